@@ -1,0 +1,63 @@
+package io.freqcap.schema;
+
+/**
+ * An input record on its way to the capping operator: either parsed ({@link #message} set) or
+ * malformed ({@link #error} set). Malformed records travel through the capping operator too, so
+ * that its {@code malformed} counter sees them (SPEC §9); they are keyed by {@link #routingKey},
+ * a negative number that no userId can take.
+ */
+public record InboundMessage(
+        long routingKey,
+        String messageId,
+        String channel,
+        String category,
+        long timestamp,
+        String error,
+        byte[] key,
+        byte[] value,
+        String topic,
+        int partition,
+        long offset) {
+
+    public boolean isMalformed() {
+        return error != null;
+    }
+
+    /** The parsed fields; only for a record that is not malformed. */
+    public OutboundMessage message() {
+        return new OutboundMessage(messageId, routingKey, channel, category, timestamp);
+    }
+
+    public static InboundMessage of(RawRecord raw) {
+        try {
+            OutboundMessage m = OutboundMessage.parse(raw.value());
+            return new InboundMessage(
+                    m.userId(),
+                    m.messageId(),
+                    m.channel(),
+                    m.category(),
+                    m.timestamp(),
+                    null,
+                    raw.key(),
+                    raw.value(),
+                    raw.topic(),
+                    raw.partition(),
+                    raw.offset());
+        } catch (MalformedRecordException e) {
+            // Spread malformed records over 1024 negative keys: they hold no state.
+            long routingKey = -1 - (raw.offset() & 1023);
+            return new InboundMessage(
+                    routingKey,
+                    null,
+                    null,
+                    null,
+                    -1,
+                    e.getMessage(),
+                    raw.key(),
+                    raw.value(),
+                    raw.topic(),
+                    raw.partition(),
+                    raw.offset());
+        }
+    }
+}

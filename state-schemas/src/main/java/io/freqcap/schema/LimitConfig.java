@@ -1,0 +1,190 @@
+package io.freqcap.schema;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A validated limit configuration (SPEC §3). Instances only exist for configs that pass every rule
+ * of the contract; {@link #parse} says which rule a rejected one broke.
+ *
+ * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
+ * @param json the config as it arrived, kept so that state can hold it as text
+ */
+public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json)
+        implements ConfigRecord {
+
+    public static final String DEFAULT_SEGMENT = "*";
+
+    /**
+     * @param limits count every non-exempt counted message of the user
+     * @param channels extra limits counting only one channel's messages
+     */
+    public record Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
+        public List<Limit> channelLimits(String channel) {
+            return channels.getOrDefault(channel, List.of());
+        }
+    }
+
+    /** The rule for users in {@code segment}, or the {@code *} rule when it has none. */
+    public Rule ruleFor(String segment) {
+        Rule r = segment == null ? null : rules.get(segment);
+        return r != null ? r : rules.get(DEFAULT_SEGMENT);
+    }
+
+    public boolean hasRule(String segment) {
+        return rules.containsKey(segment);
+    }
+
+    public boolean isExempt(String category) {
+        return exempt.contains(category);
+    }
+
+    /** The longest window of any rule: it bounds STALE and how far back histories reach. */
+    public long longestWindowMillis() {
+        long longest = 0;
+        for (Rule r : rules.values()) {
+            for (Limit l : r.limits()) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+            for (List<Limit> ls : r.channels().values()) {
+                for (Limit l : ls) {
+                    longest = Math.max(longest, l.windowMillis());
+                }
+            }
+        }
+        return longest;
+    }
+
+    /** Reads and validates a config; a command on the config topic is an error here. */
+    public static LimitConfig parse(byte[] value) throws MalformedRecordException {
+        ConfigRecord r = ConfigRecord.parse(value);
+        if (r instanceof LimitConfig c) {
+            return c;
+        }
+        throw new MalformedRecordException("expected a limit config, got a command");
+    }
+
+    public static LimitConfig parse(String json) throws MalformedRecordException {
+        return parse(json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static LimitConfig fromTree(ObjectNode root, byte[] raw) throws MalformedRecordException {
+        JsonNode v = root.get("version");
+        if (v == null || v.isNull()) {
+            throw new MalformedRecordException("version: required field is missing");
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() <= 0) {
+            throw new MalformedRecordException("version: expected a positive integer, got " + v);
+        }
+        JsonNode rulesNode = root.get("rules");
+        if (rulesNode == null || !rulesNode.isArray() || rulesNode.isEmpty()) {
+            throw new MalformedRecordException("rules: expected a non-empty array");
+        }
+        Map<String, Rule> rules = new LinkedHashMap<>();
+        for (int i = 0; i < rulesNode.size(); i++) {
+            Rule rule = rule(rulesNode.get(i), "rules[" + i + "]");
+            if (rules.put(rule.segment(), rule) != null) {
+                throw new MalformedRecordException(
+                        "rules[" + i + "].segment: \"" + rule.segment() + "\" has two rules");
+            }
+        }
+        if (!rules.containsKey(DEFAULT_SEGMENT)) {
+            throw new MalformedRecordException("rules: exactly one rule must have segment \"*\"");
+        }
+        Set<String> exempt = new LinkedHashSet<>();
+        JsonNode ex = root.get("exempt");
+        if (ex != null && !ex.isNull()) {
+            if (!ex.isArray()) {
+                throw new MalformedRecordException("exempt: expected an array of strings");
+            }
+            for (JsonNode e : ex) {
+                if (!e.isTextual()) {
+                    throw new MalformedRecordException(
+                            "exempt: expected an array of strings, got " + e);
+                }
+                exempt.add(e.textValue());
+            }
+        }
+        return new LimitConfig(
+                v.longValue(),
+                Collections.unmodifiableMap(rules),
+                Collections.unmodifiableSet(exempt),
+                new String(raw, StandardCharsets.UTF_8));
+    }
+
+    private static Rule rule(JsonNode node, String path) throws MalformedRecordException {
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + ": expected an object");
+        }
+        JsonNode seg = node.get("segment");
+        if (seg == null || !seg.isTextual() || seg.textValue().isEmpty()) {
+            throw new MalformedRecordException(path + ".segment: expected a non-empty string");
+        }
+        List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
+        Map<String, List<Limit>> channels = new LinkedHashMap<>();
+        JsonNode ch = node.get("channels");
+        if (ch != null && !ch.isNull()) {
+            if (!ch.isObject()) {
+                throw new MalformedRecordException(path + ".channels: expected an object");
+            }
+            Iterator<Map.Entry<String, JsonNode>> it = ch.fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                String name = e.getKey();
+                if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
+                    throw new MalformedRecordException(
+                            path + ".channels: channel \"" + name
+                                    + "\" does not match [a-z0-9_-]{1,32}");
+                }
+                channels.put(name, limits(e.getValue(), path + ".channels." + name, true));
+            }
+        }
+        return new Rule(seg.textValue(), limits, Collections.unmodifiableMap(channels));
+    }
+
+    private static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty)
+            throws MalformedRecordException {
+        if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
+            throw new MalformedRecordException(
+                    path + ": expected a " + (mayBeEmpty ? "" : "non-empty ") + "array");
+        }
+        List<Limit> out = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String p = path + "[" + i + "]";
+            JsonNode l = node.get(i);
+            if (!l.isObject()) {
+                throw new MalformedRecordException(p + ": expected an object");
+            }
+            JsonNode w = l.get("window");
+            if (w == null || !w.isTextual()) {
+                throw new MalformedRecordException(p + ".window: expected a string like \"1d\"");
+            }
+            long millis;
+            try {
+                millis = Limit.parseWindow(w.textValue());
+            } catch (MalformedRecordException e) {
+                throw new MalformedRecordException(p + "." + e.getMessage());
+            }
+            JsonNode m = l.get("max");
+            if (m == null
+                    || !m.isIntegralNumber()
+                    || !m.canConvertToInt()
+                    || m.intValue() < 0
+                    || m.intValue() > Limit.MAX_MAX) {
+                throw new MalformedRecordException(
+                        p + ".max: expected an integer 0..1000000, got " + m);
+            }
+            out.add(new Limit(w.textValue(), millis, m.intValue()));
+        }
+        return Collections.unmodifiableList(out);
+    }
+}

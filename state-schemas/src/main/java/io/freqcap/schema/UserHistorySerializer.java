@@ -1,0 +1,160 @@
+package io.freqcap.schema;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+
+/**
+ * The state serializer of {@link UserHistory}, format version 1:
+ *
+ * <pre>
+ * varint n                                   entries
+ * if n &gt; 0:
+ *   varint k, k x (varint len, UTF-8 bytes)  channel table
+ *   per entry: varlong timestamp (the first) or delta to the previous (sorted, so &gt;= 0),
+ *              varint channel index (only when k &gt; 1),
+ *              8 bytes fingerprint
+ * </pre>
+ *
+ * Deltas and varints keep a user with five messages in a week near 60 bytes. A later format gets a
+ * new snapshot version; this one must keep reading version 1.
+ */
+public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
+    private static final long serialVersionUID = 1L;
+    public static final UserHistorySerializer INSTANCE = new UserHistorySerializer();
+
+    @Override
+    public boolean isImmutableType() {
+        return true;
+    }
+
+    @Override
+    public UserHistory createInstance() {
+        return UserHistory.EMPTY;
+    }
+
+    @Override
+    public UserHistory copy(UserHistory from) {
+        return from;
+    }
+
+    @Override
+    public UserHistory copy(UserHistory from, UserHistory reuse) {
+        return from;
+    }
+
+    @Override
+    public int getLength() {
+        return -1;
+    }
+
+    @Override
+    public void serialize(UserHistory h, DataOutputView out) throws IOException {
+        int n = h.size();
+        writeVarLong(out, n);
+        if (n == 0) {
+            return;
+        }
+        String[] channels = h.channelArray();
+        writeVarLong(out, channels.length);
+        for (String c : channels) {
+            byte[] b = c.getBytes(StandardCharsets.UTF_8);
+            writeVarLong(out, b.length);
+            out.write(b);
+        }
+        long[] ts = h.timestampArray();
+        long[] fps = h.fingerprintArray();
+        int[] ci = h.channelIndexArray();
+        long prev = 0;
+        for (int i = 0; i < n; i++) {
+            writeVarLong(out, ts[i] - prev);
+            prev = ts[i];
+            if (channels.length > 1) {
+                writeVarLong(out, ci[i]);
+            }
+            out.writeLong(fps[i]);
+        }
+    }
+
+    @Override
+    public UserHistory deserialize(DataInputView in) throws IOException {
+        int n = checkedInt(readVarLong(in), "entry count");
+        if (n == 0) {
+            return UserHistory.EMPTY;
+        }
+        int k = checkedInt(readVarLong(in), "channel count");
+        String[] channels = new String[k];
+        for (int c = 0; c < k; c++) {
+            byte[] b = new byte[checkedInt(readVarLong(in), "channel length")];
+            in.readFully(b);
+            channels[c] = new String(b, StandardCharsets.UTF_8);
+        }
+        long[] ts = new long[n];
+        long[] fps = new long[n];
+        int[] ci = new int[n];
+        long prev = 0;
+        for (int i = 0; i < n; i++) {
+            prev += readVarLong(in);
+            ts[i] = prev;
+            ci[i] = k > 1 ? checkedInt(readVarLong(in), "channel index") : 0;
+            if (ci[i] >= k) {
+                throw new IOException("corrupt history: channel index " + ci[i] + " of " + k);
+            }
+            fps[i] = in.readLong();
+        }
+        return new UserHistory(ts, fps, ci, channels);
+    }
+
+    @Override
+    public UserHistory deserialize(UserHistory reuse, DataInputView in) throws IOException {
+        return deserialize(in);
+    }
+
+    @Override
+    public void copy(DataInputView source, DataOutputView target) throws IOException {
+        serialize(deserialize(source), target);
+    }
+
+    @Override
+    public TypeSerializerSnapshot<UserHistory> snapshotConfiguration() {
+        return new Snapshot();
+    }
+
+    /** Version 1 of the format above. */
+    public static final class Snapshot extends SimpleTypeSerializerSnapshot<UserHistory> {
+        public Snapshot() {
+            super(() -> INSTANCE);
+        }
+    }
+
+    static void writeVarLong(DataOutputView out, long v) throws IOException {
+        while ((v & ~0x7FL) != 0) {
+            out.writeByte((int) ((v & 0x7F) | 0x80));
+            v >>>= 7;
+        }
+        out.writeByte((int) v);
+    }
+
+    static long readVarLong(DataInputView in) throws IOException {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            byte b = in.readByte();
+            v |= (long) (b & 0x7F) << shift;
+            if (b >= 0) {
+                return v;
+            }
+        }
+        throw new IOException("corrupt history: varint longer than 10 bytes");
+    }
+
+    private static int checkedInt(long v, String what) throws IOException {
+        if (v < 0 || v > 10_000_000) {
+            throw new IOException("corrupt history: " + what + " " + v);
+        }
+        return (int) v;
+    }
+}
