@@ -1,0 +1,117 @@
+package io.freqcap.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class LimitConfigTest {
+    static final String STAR = "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}";
+
+    static String withRules(String... rules) {
+        return "{\"version\":3,\"rules\":[" + String.join(",", rules) + "]}";
+    }
+
+    @Test
+    void readsTheContractExample() throws Exception {
+        Path example = Path.of("../../shared/contract/examples/limit-config.json");
+        Assumptions.assumeTrue(
+                Files.exists(example),
+                "../shared (the contract examples) is not beside this clone; skipping");
+        LimitConfig c = LimitConfig.parse(Files.readAllBytes(example));
+        assertEquals(7, c.version());
+        assertEquals(List.of("new", "active", "*"), List.copyOf(c.rules().keySet()));
+        assertEquals(
+                List.of(new Limit("1d", 86_400_000L, 1)), c.ruleFor("active").channelLimits("email"));
+        assertEquals(c.rules().get("*"), c.ruleFor("dormant"));
+        assertTrue(c.isExempt("transactional"));
+        assertEquals(7 * 86_400_000L, c.longestWindowMillis());
+    }
+
+    @Test
+    void windowsInEveryUnit() throws Exception {
+        assertEquals(30_000L, Limit.parseWindow("30s"));
+        assertEquals(900_000L, Limit.parseWindow("15m"));
+        assertEquals(6 * 3_600_000L, Limit.parseWindow("6h"));
+        assertEquals(2 * 7 * 86_400_000L, Limit.parseWindow("2w"));
+        assertEquals(Limit.MAX_WINDOW_MILLIS, Limit.parseWindow("90d"));
+        assertEquals(Limit.MAX_WINDOW_MILLIS, Limit.parseWindow("2160h"));
+    }
+
+    @Test
+    void exemptAndChannelsAreOptionalAndUnknownFieldsIgnored() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"owner\":\"crm\",\"rules\":[{\"segment\":\"*\",\"note\":1,"
+                                + "\"limits\":[{\"window\":\"1d\",\"max\":0,\"x\":true}]}]}");
+        assertTrue(c.exempt().isEmpty());
+        assertEquals(0, c.ruleFor("*").limits().get(0).max());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "version missing     | {\"rules\":[" + STAR + "]} | version: required field is missing",
+                "version zero        | {\"version\":0,\"rules\":[" + STAR + "]} | version: expected a positive integer",
+                "version float       | {\"version\":1.5,\"rules\":[" + STAR + "]} | version: expected a positive integer",
+                "version text        | {\"version\":\"2\",\"rules\":[" + STAR + "]} | version: expected a positive integer",
+                "rules missing       | {\"version\":1} | rules: expected a non-empty array",
+                "rules empty         | {\"version\":1,\"rules\":[]} | rules: expected a non-empty array",
+                "no star rule        | {\"version\":1,\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules: exactly one rule must have segment \"*\"",
+                "two star rules      | {\"version\":1,\"rules\":[" + STAR + "," + STAR + "]} | rules[1].segment: \"*\" has two rules",
+                "segment missing     | {\"version\":1,\"rules\":[{\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules[0].segment: expected a non-empty string",
+                "limits empty        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[]}]} | rules[0].limits: expected a non-empty array",
+                "limits missing      | {\"version\":1,\"rules\":[{\"segment\":\"*\"}]} | rules[0].limits: expected a non-empty array",
+                "window no unit      | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"10\",\"max\":1}]}]} | rules[0].limits[0].window: expected a positive integer followed by s, m, h, d or w",
+                "window bad unit     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1y\",\"max\":1}]}]} | rules[0].limits[0].window: expected a positive integer",
+                "window zero         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"0d\",\"max\":1}]}]} | rules[0].limits[0].window: must be positive",
+                "window over 90d     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"91d\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window 13 weeks     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"13w\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window huge         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"99999999999999999999s\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window number       | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":86400,\"max\":1}]}]} | rules[0].limits[0].window: expected a string",
+                "max negative        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":-1}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "max too large       | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1000001}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "max missing         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\"}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "bad channel name    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"E-mail\":[]}}]} | rules[0].channels: channel \"E-mail\" does not match",
+                "bad channel limit   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":2000000}]}}]} | rules[0].channels.email[0].max",
+                "exempt not array    | {\"version\":1,\"rules\":[" + STAR + "],\"exempt\":\"transactional\"} | exempt: expected an array of strings",
+                "exempt numbers      | {\"version\":1,\"rules\":[" + STAR + "],\"exempt\":[1]} | exempt: expected an array of strings",
+                "not json            | {version: 1} | not valid JSON",
+                "trailing bytes      | {\"version\":1,\"rules\":[" + STAR + "]} {} | not valid JSON",
+                "not an object       | [] | expected a JSON object",
+            })
+    void rejectsConfigsThatBreakARule(String name, String json, String error) {
+        MalformedRecordException e =
+                assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
+        assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    @Test
+    void duplicateSegmentsAreRejected() {
+        String rule = "{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}";
+        MalformedRecordException e =
+                assertThrows(
+                        MalformedRecordException.class,
+                        () -> LimitConfig.parse(withRules(rule, STAR, rule)));
+        assertEquals("rules[2].segment: \"new\" has two rules", e.getMessage());
+    }
+
+    @Test
+    void commandsAreToldApartFromConfigs() throws Exception {
+        assertEquals(
+                new ConfigRecord.Command("rebuild-mirror"),
+                ConfigRecord.parse("{\"command\":\"rebuild-mirror\"}".getBytes()));
+        assertTrue(ConfigRecord.parse(withRules(STAR).getBytes()) instanceof LimitConfig);
+        assertThrows(
+                MalformedRecordException.class,
+                () -> LimitConfig.parse("{\"command\":\"rebuild-mirror\"}"));
+    }
+}

@@ -1,0 +1,100 @@
+package io.freqcap.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.HexFormat;
+import java.util.Random;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshotSerializationUtil;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+class UserHistorySerializerTest {
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final UserHistorySerializer SERIALIZER = UserHistorySerializer.INSTANCE;
+
+    /** Version 1 bytes of {@link #twoChannelHistory()}. Never change: old checkpoints hold it. */
+    static final String V1_TWO_CHANNELS =
+            "0302047075736805656d61696c80ecbddbaa33005a3dd25bb62cde3080bd8314"
+                    + "0117213fd3b7ed5f6e01005a3dd25bb62cde30";
+
+    static UserHistory twoChannelHistory() {
+        return UserHistory.EMPTY
+                .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push")
+                .with(DAY_1_NOON + 42_000_000L, 0x17213fd3b7ed5f6eL, "email")
+                .with(DAY_1_NOON + 42_000_001L, 0x5a3dd25bb62cde30L, "push");
+    }
+
+    static byte[] write(UserHistory h) throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        SERIALIZER.serialize(h, out);
+        return out.getCopyOfBuffer();
+    }
+
+    static UserHistory read(byte[] bytes) throws IOException {
+        DataInputDeserializer in = new DataInputDeserializer(bytes);
+        UserHistory h = SERIALIZER.deserialize(in);
+        assertEquals(0, in.available(), "bytes left after the history");
+        return h;
+    }
+
+    @Test
+    void roundTripsRandomHistories() throws IOException {
+        Random rnd = new Random(7);
+        String[] channels = {"push", "email", "sms", "in_app"};
+        for (int run = 0; run < 2000; run++) {
+            UserHistory h = UserHistory.EMPTY;
+            int n = rnd.nextInt(20);
+            for (int i = 0; i < n; i++) {
+                long t = rnd.nextInt(10) == 0 ? rnd.nextLong() & Long.MAX_VALUE : DAY_1_NOON + rnd.nextInt(1_000_000_000);
+                h = h.with(t, rnd.nextLong(), channels[rnd.nextInt(channels.length)]);
+            }
+            byte[] bytes = write(h);
+            assertEquals(h, read(bytes));
+            // Serializing never changes the value: the same bytes twice.
+            assertEquals(HexFormat.of().formatHex(bytes), HexFormat.of().formatHex(write(h)));
+        }
+    }
+
+    @Test
+    void readsVersionOneBytes() throws IOException {
+        assertEquals(twoChannelHistory(), read(HexFormat.of().parseHex(V1_TWO_CHANNELS)));
+        assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(twoChannelHistory())));
+    }
+
+    @Test
+    void aTypicalUserFitsInAFewBytesPerMessage() throws IOException {
+        UserHistory h = UserHistory.EMPTY;
+        for (int i = 0; i < 5; i++) {
+            h = h.with(DAY_1_NOON + i * 150_000_000L, UserHistory.fingerprint("m-" + i), "push");
+        }
+        assertTrue(write(h).length <= 1 + 6 + 6 + 4 * 4 + 5 * 8, "bytes " + write(h).length);
+    }
+
+    @Test
+    void corruptBytesFailWithAClearError() {
+        byte[] bad = HexFormat.of().parseHex("0302047075736805656d61696c80ecbddbaa330900");
+        IOException e = assertThrows(IOException.class, () -> read(bad));
+        assertTrue(e.getMessage().contains("channel index"), e.getMessage());
+    }
+
+    @Test
+    void snapshotRestoresACompatibleSerializer() throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        TypeSerializerSnapshotSerializationUtil.writeSerializerSnapshot(
+                out, SERIALIZER.snapshotConfiguration());
+        TypeSerializerSnapshot<UserHistory> restored =
+                TypeSerializerSnapshotSerializationUtil.readSerializerSnapshot(
+                        new DataInputDeserializer(out.getCopyOfBuffer()),
+                        getClass().getClassLoader());
+        TypeSerializerSchemaCompatibility<UserHistory> compat =
+                SERIALIZER.snapshotConfiguration().resolveSchemaCompatibility(restored);
+        assertTrue(compat.isCompatibleAsIs());
+        assertEquals(twoChannelHistory(), restored.restoreSerializer().copy(twoChannelHistory()));
+    }
+}
