@@ -204,7 +204,7 @@ public class CappingFunction
         if (at < latest || at > Long.MAX_VALUE - CLEANUP_ROUNDING_MILLIS) {
             return Long.MAX_VALUE - 1;
         }
-        return (at / CLEANUP_ROUNDING_MILLIS + 1) * CLEANUP_ROUNDING_MILLIS;
+        return (at + CLEANUP_ROUNDING_MILLIS - 1) / CLEANUP_ROUNDING_MILLIS * CLEANUP_ROUNDING_MILLIS;
     }
 
     @Override
