@@ -43,9 +43,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach
  * back to it. Once messages arrive a longest window W past the latest counted one, none does.
- * Each user therefore has an event-time timer at latest + 2W (rounded up to the hour, so a busy
- * user re-registers rarely) that clears the history once the watermark passes it; the extra W is
- * slack for late messages. Event time, not state TTL: TTL only knows processing time, and
+ * Each user with a history therefore has one event-time timer, at latest + 2W rounded up to the
+ * hour, that clears the history once the watermark passes it (the extra W is slack for late
+ * messages); if the history moved on meanwhile, the timer re-registers at the new due time. Event time, not state TTL: TTL only knows processing time, and
  * decisions are made on message time, which a backfill or a replay can move far from the wall
  * clock; and TTL is fixed when the job starts while W changes with every config.
  */
@@ -191,11 +191,17 @@ public class CappingFunction
         return new Delivery(key, in.value(), v.decision().name(), v.segment(), cfg.version());
     }
 
+    /**
+     * Registers the cleanup timer when a user's history comes into being. While it lives, the one
+     * timer is enough: when it fires it clears the history or, if later messages (or a longer
+     * window) moved the due time, registers the next one. One timer per user, not one per
+     * message, keeps both the timer state and the work per message small.
+     */
     private void scheduleCleanup(
             ReadOnlyContext ctx, UserHistory before, UserHistory after, LimitConfig cfg) {
-        long due = cleanupTime(after.latest(), cfg.longestWindowMillis());
-        if (before.isEmpty() || cleanupTime(before.latest(), cfg.longestWindowMillis()) != due) {
-            ctx.timerService().registerEventTimeTimer(due);
+        if (before.isEmpty()) {
+            ctx.timerService()
+                    .registerEventTimeTimer(cleanupTime(after.latest(), cfg.longestWindowMillis()));
         }
     }
 

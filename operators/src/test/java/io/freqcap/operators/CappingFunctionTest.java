@@ -260,8 +260,10 @@ class CappingFunctionTest {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
         h.processElement(message("m2", 42, DAY_1_NOON + 3 * DAY), DAY_1_NOON + 3 * DAY);
+        assertEquals(1, h.numEventTimeTimers()); // one per user, not one per message
         h.watermark(CappingFunction.cleanupTime(DAY_1_NOON, 7 * DAY));
         assertEquals(2, history(h, 42).size()); // m2 keeps the history alive
+        assertEquals(1, h.numEventTimeTimers()); // re-registered at m2's due time
         h.watermark(CappingFunction.cleanupTime(DAY_1_NOON + 3 * DAY, 7 * DAY));
         assertNull(history(h, 42));
     }

@@ -1,0 +1,224 @@
+package io.freqcap.operators.bench;
+
+import io.freqcap.operators.CappingFunction;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.runtime.event.WatermarkEvent;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.LatencyMarker;
+import org.apache.flink.streaming.runtime.streamrecord.RecordAttributes;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The capping operator alone over RocksDB state: N users, M messages over D simulated days, two
+ * parallel instances on two threads (as p=2 would run them), each owning half the key groups.
+ *
+ * <p>Run: {@code mvn -q -pl operators -am test-compile exec:java -Dexec.args="1000000 5000000 10"}
+ * (users, messages, days). Reports decisions/s and RocksDB SST bytes per user after a flush and a
+ * compaction of the history column family.
+ */
+public final class CappingBenchmark {
+    static final String CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}]}";
+    static final long START = 1_763_769_600_000L;
+    static final long DAY = 86_400_000L;
+    static final int MAX_PARALLELISM = 128;
+    static final int PARALLELISM = 2;
+
+    public static void main(String[] args) throws Exception {
+        int users = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+        int messages = args.length > 1 ? Integer.parseInt(args[1]) : 5_000_000;
+        int days = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        Path dir = Files.createTempDirectory("freqcap-bench");
+
+        // Generated up front so the timed part is the operator only. Uniform users; timestamps
+        // advance over the simulated days with up to an hour of jitter (some arrive out of order).
+        Random rnd = new Random(42);
+        long[][] userIds = new long[PARALLELISM][messages / PARALLELISM + messages / 10];
+        long[][] times = new long[PARALLELISM][userIds[0].length];
+        int[][] seq = new int[PARALLELISM][userIds[0].length];
+        int[] count = new int[PARALLELISM];
+        double step = (double) days * DAY / messages;
+        for (int i = 0; i < messages; i++) {
+            long user = rnd.nextInt(users);
+            int p =
+                    KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                            user, MAX_PARALLELISM, PARALLELISM);
+            int n = count[p]++;
+            userIds[p][n] = user;
+            times[p][n] = START + (long) (i * step) + rnd.nextInt(3_600_000);
+            seq[p][n] = i;
+        }
+        byte[] value =
+                ("{\"messageId\":\"m-0000000\",\"userId\":0,\"channel\":\"push\",\"category\":"
+                                + "\"marketing\",\"campaignId\":\"spring-sale\",\"timestamp\":0,"
+                                + "\"payload\":{\"title\":\"20% off rides this weekend\"}}")
+                        .getBytes(StandardCharsets.UTF_8);
+
+        List<KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>> hs =
+                new ArrayList<>();
+        LongAdder allowed = new LongAdder();
+        LongAdder audited = new LongAdder();
+        for (int p = 0; p < PARALLELISM; p++) {
+            var h =
+                    new KeyedBroadcastOperatorTestHarness<>(
+                            new CoBroadcastWithKeyedOperator<>(new CappingFunction(CONFIG), List.of()),
+                            InboundMessage::routingKey,
+                            Types.LONG,
+                            MAX_PARALLELISM,
+                            PARALLELISM,
+                            p);
+            EmbeddedRocksDBStateBackend backend = new EmbeddedRocksDBStateBackend(true);
+            backend.setDbStoragePath(dir.resolve("p" + p).toString());
+            // The test harness gives RocksDB almost no managed memory, which flushes a tiny
+            // memtable every few records; give each instance what a TaskManager slot would.
+            backend.getMemoryConfiguration()
+                    .setFixedMemoryPerSlot(MemorySize.parse(System.getProperty("slotMemory", "512mb")));
+            h.setStateBackend(backend);
+            h.setCheckpointStorage(new FileSystemCheckpointStorage(dir.resolve("chk").toUri()));
+            h.setOutputCreator(s -> new CountingOutput(allowed, audited));
+            h.setup();
+            h.initializeEmptyState();
+            h.open();
+            hs.add(h);
+        }
+
+        long t0 = System.nanoTime();
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < PARALLELISM; p++) {
+            int part = p;
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try {
+                                    var h = hs.get(part);
+                                    for (int n = 0; n < count[part]; n++) {
+                                        long ts = times[part][n];
+                                        h.processElement(
+                                                new InboundMessage(
+                                                        userIds[part][n],
+                                                        "m-" + seq[part][n],
+                                                        "push",
+                                                        "marketing",
+                                                        ts,
+                                                        null,
+                                                        null,
+                                                        value,
+                                                        "outbound-messages",
+                                                        part,
+                                                        n),
+                                                ts);
+                                    }
+                                } catch (Exception e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+
+        long sst = 0;
+        for (var h : hs) {
+            h.snapshot(1, 1); // flushes the memtables to SST files
+            ((RocksDBKeyedStateBackend<?>) h.getOperator().getKeyedStateBackend())
+                    .compactState(CappingFunction.HISTORY);
+        }
+        sst = sstBytes(dir);
+        System.out.printf(
+                "users=%d messages=%d days=%d parallelism=%d%n"
+                        + "decided %d in %.2f s: %.0f decisions/s (allowed %d, audited %d)%n"
+                        + "RocksDB SST bytes after flush+compaction: %d = %.1f bytes/user"
+                        + " (history and cleanup timers)%n",
+                users,
+                messages,
+                days,
+                PARALLELISM,
+                allowed.sum() + audited.sum(),
+                seconds,
+                messages / seconds,
+                allowed.sum(),
+                audited.sum(),
+                sst,
+                (double) sst / users);
+        for (var h : hs) {
+            h.close();
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+
+    static long sstBytes(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(f -> f.toString().endsWith(".sst") && !f.toString().contains("/chk/"))
+                    .mapToLong(f -> f.toFile().length())
+                    .sum();
+        }
+    }
+
+    /** Counts outputs instead of keeping them, so memory stays flat over millions of records. */
+    static final class CountingOutput implements Output<StreamRecord<Delivery>> {
+        private final LongAdder allowed;
+        private final LongAdder audited;
+
+        CountingOutput(LongAdder allowed, LongAdder audited) {
+            this.allowed = allowed;
+            this.audited = audited;
+        }
+
+        @Override
+        public void collect(StreamRecord<Delivery> record) {
+            allowed.increment();
+        }
+
+        @Override
+        public <X> void collect(OutputTag<X> tag, StreamRecord<X> record) {
+            audited.increment();
+        }
+
+        @Override
+        public void emitWatermark(Watermark mark) {}
+
+        @Override
+        public void emitWatermarkStatus(WatermarkStatus status) {}
+
+        @Override
+        public void emitLatencyMarker(LatencyMarker marker) {}
+
+        @Override
+        public void emitRecordAttributes(RecordAttributes attributes) {}
+
+        @Override
+        public void emitWatermark(WatermarkEvent event) {}
+
+        @Override
+        public void close() {}
+    }
+}
