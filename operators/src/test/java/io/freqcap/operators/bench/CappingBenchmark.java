@@ -15,6 +15,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.event.WatermarkEvent;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -91,7 +92,15 @@ public final class CappingBenchmark {
                             MAX_PARALLELISM,
                             PARALLELISM,
                             p);
-            EmbeddedRocksDBStateBackend backend = new EmbeddedRocksDBStateBackend(true);
+            Configuration rocks = new Configuration();
+            // The same RocksDB settings as deploy/flink-conf (bloom filters spare the SST reads
+            // of a user's first message).
+            rocks.setString("state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
+            rocks.setString("state.backend.rocksdb.compression.per.level", System.getProperty("compression", "SNAPPY_COMPRESSION"));
+            rocks.setString("state.backend.rocksdb.predefined-options", System.getProperty("predefined", "DEFAULT"));
+            EmbeddedRocksDBStateBackend backend =
+                    new EmbeddedRocksDBStateBackend(true)
+                            .configure(rocks, CappingBenchmark.class.getClassLoader());
             backend.setDbStoragePath(dir.resolve("p" + p).toString());
             // The test harness gives RocksDB almost no managed memory, which flushes a tiny
             // memtable every few records; give each instance what a TaskManager slot would.

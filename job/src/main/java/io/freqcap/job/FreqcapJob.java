@@ -1,0 +1,68 @@
+package io.freqcap.job;
+
+import io.freqcap.operators.CappingFunction;
+import io.freqcap.operators.ControlIdleOperator;
+import io.freqcap.operators.MessageTime;
+import io.freqcap.operators.ParseFunction;
+import io.freqcap.schema.AuditEvent;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.RawRecord;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+
+/**
+ * The freqcap graph: parse, key by user, decide against the broadcast control input, write
+ * deliveries and audit records. Sources and sinks come from the caller, so tests hand it finite
+ * sources and collecting sinks and {@link FreqcapMain} hands it Kafka.
+ */
+public final class FreqcapJob {
+    private FreqcapJob() {}
+
+    /** Operator uids: stable across versions, since savepoints map state by them. */
+    public static final String UID_PARSE = "parse";
+    public static final String UID_CAPPING = "capping";
+    public static final String UID_DELIVERY_SINK = "delivery-sink";
+    public static final String UID_AUDIT_SINK = "audit-sink";
+
+    public static void build(
+            String initialConfigJson,
+            DataStream<RawRecord> input,
+            DataStream<ControlRecord> control,
+            Sink<Delivery> deliveries,
+            Sink<AuditEvent> audit) {
+        DataStream<InboundMessage> parsed =
+                input.map(new ParseFunction())
+                        .name("parse")
+                        .uid(UID_PARSE)
+                        .assignTimestampsAndWatermarks(MessageTime.messages())
+                        .name("message-time")
+                        .uid("message-time");
+        DataStream<ControlRecord> controlTimed =
+                control.transform(
+                                "control-idle",
+                                TypeInformation.of(ControlRecord.class),
+                                new ControlIdleOperator())
+                        .uid("control-idle");
+
+        SingleOutputStreamOperator<Delivery> decided =
+                parsed.keyBy(InboundMessage::routingKey, Types.LONG)
+                        // No broadcast state descriptors: the config in force is operator state of
+                        // the capping function (see CappingFunction.CONFIG_IN_FORCE).
+                        .connect(controlTimed.broadcast(new MapStateDescriptor<?, ?>[0]))
+                        .process(new CappingFunction(initialConfigJson))
+                        .name("capping")
+                        .uid(UID_CAPPING);
+
+        decided.sinkTo(deliveries).name("deliveries").uid(UID_DELIVERY_SINK);
+        decided.getSideOutput(CappingFunction.AUDIT)
+                .sinkTo(audit)
+                .name("capping-audit")
+                .uid(UID_AUDIT_SINK);
+    }
+}

@@ -1,0 +1,113 @@
+package io.freqcap.job;
+
+import io.freqcap.job.FreqcapOptions.Guarantee;
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.RawRecord;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/** The job jar's entry point: parse options, build the Kafka graph, run. */
+public final class FreqcapMain {
+    private FreqcapMain() {}
+
+    public static void main(String[] args) throws Exception {
+        if (Arrays.asList(args).contains("--help")) {
+            System.out.println(FreqcapOptions.usage("flink run freqcap-job.jar", List.of()));
+            return;
+        }
+        Configuration options;
+        String limits;
+        try {
+            options = FreqcapOptions.parse(args, List.of());
+            limits = FreqcapOptions.requireJobOptions(options, true);
+        } catch (InvalidOptionException e) {
+            throw fail(e);
+        }
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.getExecutionEnvironment(flinkConfig(options));
+        wireKafka(env, options, limits);
+        env.execute("freqcap");
+    }
+
+    /**
+     * One clear line and a non-zero exit. {@code System.exit} only where main owns its process (the
+     * {@code flink run} client or a plain {@code java} call); when a cluster runs main (REST
+     * submission) it would take the JobManager down, so the error is thrown there instead.
+     */
+    static RuntimeException fail(InvalidOptionException e) {
+        System.err.println("freqcap: " + e.getMessage());
+        if ("main".equals(Thread.currentThread().getName())) {
+            System.exit(2);
+        }
+        return new IllegalArgumentException("freqcap: " + e.getMessage());
+    }
+
+    /**
+     * Flink settings the job needs, with defaults that make it work anywhere: RocksDB with
+     * incremental checkpoints, no silent Kryo, checkpoints kept on cancel. Cluster configuration
+     * (checkpoint storage, memory) comes from deploy/ and the cluster.
+     */
+    public static Configuration flinkConfig(Configuration options) {
+        Configuration c = new Configuration();
+        c.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        c.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        c.set(PipelineOptions.GENERIC_TYPES, false);
+        c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.get(FreqcapOptions.CHECKPOINT_INTERVAL));
+        c.set(
+                CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE,
+                options.get(FreqcapOptions.GUARANTEE) == Guarantee.EXACTLY_ONCE
+                        ? CheckpointingMode.EXACTLY_ONCE
+                        : CheckpointingMode.AT_LEAST_ONCE);
+        c.set(
+                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        // Most records are a few hundred bytes; ZSTD makes a user's history about 12% smaller.
+        c.setString("state.backend.rocksdb.compression.per.level", "ZSTD_COMPRESSION");
+        c.setString("state.backend.rocksdb.use-bloom-filter", "true");
+        options.getOptional(FreqcapOptions.PARALLELISM)
+                .ifPresent(p -> c.set(CoreOptions.DEFAULT_PARALLELISM, p));
+        return c;
+    }
+
+    /** Kafka sources and sinks around {@link FreqcapJob}. */
+    public static void wireKafka(
+            StreamExecutionEnvironment env, Configuration options, String initialConfigJson) {
+        DataStream<RawRecord> input =
+                env.fromSource(
+                                KafkaConnectors.inputSource(options),
+                                WatermarkStrategy.noWatermarks(),
+                                "outbound-messages")
+                        .uid("input-source");
+        DataStream<ControlRecord> config =
+                env.fromSource(
+                                KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(),
+                                "limit-config")
+                        .uid("config-source")
+                        .setParallelism(1);
+        DataStream<ControlRecord> segments =
+                env.fromSource(
+                                KafkaConnectors.controlSource(options, ControlRecord.Kind.SEGMENT),
+                                WatermarkStrategy.noWatermarks(),
+                                "segment-updates")
+                        .uid("segments-source")
+                        .setParallelism(1);
+        FreqcapJob.build(
+                initialConfigJson,
+                input,
+                config.union(segments),
+                KafkaConnectors.deliverySink(options),
+                KafkaConnectors.auditSink(options));
+    }
+}

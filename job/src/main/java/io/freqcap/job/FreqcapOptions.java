@@ -1,0 +1,292 @@
+package io.freqcap.job;
+
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MalformedRecordException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+
+/**
+ * Every command-line option of the job (SPEC §8), as typed Flink options with defaults and
+ * descriptions. {@link #parse} turns {@code --name value} arguments into a {@link Configuration}
+ * and rejects anything unknown or out of range with one line naming the option.
+ */
+public final class FreqcapOptions {
+    private FreqcapOptions() {}
+
+    public enum Guarantee {
+        EXACTLY_ONCE,
+        AT_LEAST_ONCE
+    }
+
+    public enum StartingOffsets {
+        EARLIEST,
+        LATEST,
+        COMMITTED
+    }
+
+    public static final ConfigOption<String> BOOTSTRAP_SERVERS =
+            ConfigOptions.key("bootstrap-servers")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("Kafka bootstrap servers (required for the job jar).");
+    public static final ConfigOption<String> GROUP_ID =
+            ConfigOptions.key("group-id")
+                    .stringType()
+                    .defaultValue("freqcap")
+                    .withDescription(
+                            "Consumer group of the input topic; also names the transactional ids.");
+    public static final ConfigOption<String> INPUT_TOPIC =
+            ConfigOptions.key("input-topic")
+                    .stringType()
+                    .defaultValue("outbound-messages")
+                    .withDescription("OutboundMessage JSON, keyed by userId.");
+    public static final ConfigOption<String> SEGMENTS_TOPIC =
+            ConfigOptions.key("segments-topic")
+                    .stringType()
+                    .defaultValue("segment-updates")
+                    .withDescription("SegmentUpdate JSON.");
+    public static final ConfigOption<String> CONFIG_TOPIC =
+            ConfigOptions.key("config-topic")
+                    .stringType()
+                    .defaultValue("limit-config")
+                    .withDescription("LimitConfig JSON or commands.");
+    public static final ConfigOption<String> DELIVERY_TOPIC =
+            ConfigOptions.key("delivery-topic")
+                    .stringType()
+                    .defaultValue("deliveries")
+                    .withDescription("Allowed and exempt messages, byte for byte, with headers.");
+    public static final ConfigOption<String> AUDIT_TOPIC =
+            ConfigOptions.key("audit-topic")
+                    .stringType()
+                    .defaultValue("capping-audit")
+                    .withDescription("AuditRecord JSON for everything not delivered.");
+    public static final ConfigOption<String> LIMITS =
+            ConfigOptions.key("limits")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("Initial LimitConfig: a file path or uri (required).");
+    public static final ConfigOption<String> SEGMENTS =
+            ConfigOptions.key("segments")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("Initial segments, a JSON array of full loads.");
+    public static final ConfigOption<String> REDIS =
+            ConfigOptions.key("redis")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription("Redis mirror uri; none = no mirror.");
+    public static final ConfigOption<String> REDIS_KEY_PREFIX =
+            ConfigOptions.key("redis-key-prefix")
+                    .stringType()
+                    .defaultValue("fc")
+                    .withDescription("Prefix of the Redis mirror's keys.");
+    public static final ConfigOption<Long> REDIS_MAX_BACKLOG =
+            ConfigOptions.key("redis-max-backlog")
+                    .longType()
+                    .defaultValue(1_000_000L)
+                    .withDescription(
+                            "Counted messages the mirror may hold unwritten while Redis is away.");
+    public static final ConfigOption<Guarantee> GUARANTEE =
+            ConfigOptions.key("guarantee")
+                    .enumType(Guarantee.class)
+                    .defaultValue(Guarantee.EXACTLY_ONCE)
+                    .withDescription("exactly-once or at-least-once.");
+    public static final ConfigOption<Duration> CHECKPOINT_INTERVAL =
+            ConfigOptions.key("checkpoint-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(10))
+                    .withDescription("How often state and Kafka transactions are committed.");
+    public static final ConfigOption<StartingOffsets> STARTING_OFFSETS =
+            ConfigOptions.key("starting-offsets")
+                    .enumType(StartingOffsets.class)
+                    .defaultValue(StartingOffsets.COMMITTED)
+                    .withDescription(
+                            "earliest, latest or committed (earliest where none is committed).");
+    public static final ConfigOption<Integer> PARALLELISM =
+            ConfigOptions.key("parallelism")
+                    .intType()
+                    .noDefaultValue()
+                    .withDescription("Parallelism; the cluster's default when not given.");
+
+    /** A bad command line; the message is the one line the user sees. */
+    public static final class InvalidOptionException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        public InvalidOptionException(String message) {
+            super(message);
+        }
+    }
+
+    /** All options of this class, in declaration order. */
+    public static List<ConfigOption<?>> all() {
+        List<ConfigOption<?>> out = new ArrayList<>();
+        for (Field f : FreqcapOptions.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigOption.class) {
+                try {
+                    out.add((ConfigOption<?>) f.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Parses {@code --name value} (or {@code --name=value}) arguments.
+     *
+     * @param extra options accepted besides the job's own (the local runner's), may be empty
+     */
+    public static Configuration parse(String[] args, List<ConfigOption<?>> extra)
+            throws InvalidOptionException {
+        Map<String, ConfigOption<?>> known = new LinkedHashMap<>();
+        for (ConfigOption<?> o : all()) {
+            known.put(o.key(), o);
+        }
+        for (ConfigOption<?> o : extra) {
+            known.put(o.key(), o);
+        }
+        Map<String, String> raw = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                throw new InvalidOptionException("unexpected argument \"" + a + "\" (options start with --)");
+            }
+            String name = a.substring(2);
+            String value;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            } else {
+                ConfigOption<?> o = known.get(name);
+                boolean flag = o != null && isBoolean(o);
+                if (flag && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                    value = "true";
+                } else if (i + 1 >= args.length) {
+                    throw new InvalidOptionException("--" + name + ": missing value");
+                } else {
+                    value = args[++i];
+                }
+            }
+            ConfigOption<?> option = known.get(name);
+            if (option == null) {
+                throw new InvalidOptionException("unknown option --" + name + " (see --help)");
+            }
+            if (option.hasDefaultValue() && option.defaultValue() instanceof Enum) {
+                value = value.replace('-', '_'); // exactly-once -> EXACTLY_ONCE
+            }
+            raw.put(name, value);
+        }
+        Configuration conf = Configuration.fromMap(raw);
+        for (ConfigOption<?> o : known.values()) {
+            try {
+                conf.getOptional(o);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidOptionException(
+                        "--" + o.key() + ": invalid value \""
+                                + String.valueOf(raw.get(o.key())).replace('_', '-') + "\" ("
+                                + describeType(o) + ")");
+            }
+        }
+        return conf;
+    }
+
+    private static boolean isBoolean(ConfigOption<?> o) {
+        return o.hasDefaultValue() && o.defaultValue() instanceof Boolean;
+    }
+
+    private static String describeType(ConfigOption<?> o) {
+        if (o == GUARANTEE) {
+            return "exactly-once or at-least-once";
+        }
+        if (o == STARTING_OFFSETS) {
+            return "earliest, latest or committed";
+        }
+        if (o == CHECKPOINT_INTERVAL) {
+            return "a duration like 10s, 500ms, 1min";
+        }
+        return o.description().toString().replaceAll("<[^>]+>", "").trim();
+    }
+
+    /** Checks the options the job itself needs and reads the initial config. */
+    public static String requireJobOptions(Configuration conf, boolean needKafka)
+            throws InvalidOptionException {
+        if (needKafka && conf.getOptional(BOOTSTRAP_SERVERS).isEmpty()) {
+            throw new InvalidOptionException("--bootstrap-servers is required");
+        }
+        if (conf.getOptional(PARALLELISM).map(p -> p < 1).orElse(false)) {
+            throw new InvalidOptionException("--parallelism: must be a positive integer");
+        }
+        if (conf.get(REDIS_MAX_BACKLOG) < 1) {
+            throw new InvalidOptionException("--redis-max-backlog: must be a positive integer");
+        }
+        if (conf.get(CHECKPOINT_INTERVAL).toMillis() < 10) {
+            throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
+        }
+        if (conf.getOptional(SEGMENTS).isPresent()) {
+            throw new InvalidOptionException(
+                    "--segments: segments are not supported by this version yet");
+        }
+        if (conf.getOptional(REDIS).isPresent()) {
+            throw new InvalidOptionException(
+                    "--redis: the Redis mirror is not supported by this version yet");
+        }
+        String limits =
+                conf.getOptional(LIMITS)
+                        .orElseThrow(() -> new InvalidOptionException("--limits is required"));
+        String json;
+        try {
+            json = readText(limits);
+        } catch (IOException e) {
+            throw new InvalidOptionException("--limits: cannot read " + limits + ": " + e.getMessage());
+        }
+        try {
+            LimitConfig.parse(json);
+        } catch (MalformedRecordException e) {
+            throw new InvalidOptionException("--limits: invalid config in " + limits + ": " + e.getMessage());
+        }
+        return json;
+    }
+
+    /** Reads a file path or uri through Flink's file systems (file://, s3://, hdfs://, ...). */
+    static String readText(String pathOrUri) throws IOException {
+        Path path = new Path(pathOrUri);
+        FileSystem fs = path.getFileSystem();
+        try (InputStream in = fs.open(path)) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            in.transferTo(out);
+            return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The --help text: every option with its default and description. */
+    public static String usage(String command, List<ConfigOption<?>> extra) {
+        StringBuilder sb = new StringBuilder("Usage: " + command + " [--option value]...\n\n");
+        List<ConfigOption<?>> options = new ArrayList<>(all());
+        options.addAll(extra);
+        for (ConfigOption<?> o : options) {
+            String def = o.hasDefaultValue() ? String.valueOf(o.defaultValue()) : "";
+            if (o.defaultValue() instanceof Enum<?> e) {
+                def = e.name().toLowerCase().replace('_', '-');
+            }
+            sb.append(String.format("  --%-22s %s%s%n", o.key(),
+                    o.description().toString().replaceAll("<[^>]+>", "").trim(),
+                    def.isEmpty() ? "" : " [default: " + def + "]"));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,177 @@
+package io.freqcap.job;
+
+import io.freqcap.job.FreqcapOptions.Guarantee;
+import io.freqcap.schema.AuditEvent;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.RawRecord;
+import java.nio.charset.StandardCharsets;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+/** Kafka sources and sinks of the job, built from its options. */
+public final class KafkaConnectors {
+    private KafkaConnectors() {}
+
+    /** Kafka's default broker limit is 15 minutes; stay under it (notes: 10 min works). */
+    static final String TRANSACTION_TIMEOUT_MS = "600000";
+
+    public static KafkaSource<RawRecord> inputSource(Configuration c) {
+        OffsetsInitializer start;
+        switch (c.get(FreqcapOptions.STARTING_OFFSETS)) {
+            case EARLIEST:
+                start = OffsetsInitializer.earliest();
+                break;
+            case LATEST:
+                start = OffsetsInitializer.latest();
+                break;
+            default:
+                start = OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+        }
+        return KafkaSource.<RawRecord>builder()
+                .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
+                .setTopics(c.get(FreqcapOptions.INPUT_TOPIC))
+                .setGroupId(c.get(FreqcapOptions.GROUP_ID))
+                .setStartingOffsets(start)
+                .setDeserializer(new RawRecordDeserializer())
+                // Upstream producers may be transactional: never decide an aborted message.
+                .setProperty("isolation.level", "read_committed")
+                .build();
+    }
+
+    /**
+     * A control topic. Read from the committed offsets, or from the beginning where none are
+     * committed, whatever --starting-offsets says: a job must never start without the configs and
+     * segments already published.
+     */
+    public static KafkaSource<ControlRecord> controlSource(
+            Configuration c, ControlRecord.Kind kind) {
+        String topic =
+                kind == ControlRecord.Kind.CONFIG
+                        ? c.get(FreqcapOptions.CONFIG_TOPIC)
+                        : c.get(FreqcapOptions.SEGMENTS_TOPIC);
+        return KafkaSource.<ControlRecord>builder()
+                .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
+                .setTopics(topic)
+                .setGroupId(c.get(FreqcapOptions.GROUP_ID) + "-" + kind.name().toLowerCase())
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new ControlRecordDeserializer(kind))
+                .setProperty("isolation.level", "read_committed")
+                .build();
+    }
+
+    public static KafkaSink<Delivery> deliverySink(Configuration c) {
+        String topic = c.get(FreqcapOptions.DELIVERY_TOPIC);
+        return sink(c, "deliveries", new DeliverySerializer(topic));
+    }
+
+    public static KafkaSink<AuditEvent> auditSink(Configuration c) {
+        String topic = c.get(FreqcapOptions.AUDIT_TOPIC);
+        return sink(c, "audit", new AuditSerializer(topic));
+    }
+
+    private static <T> KafkaSink<T> sink(
+            Configuration c, String name, KafkaRecordSerializationSchema<T> serializer) {
+        boolean exactlyOnce = c.get(FreqcapOptions.GUARANTEE) == Guarantee.EXACTLY_ONCE;
+        var builder =
+                KafkaSink.<T>builder()
+                        .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
+                        .setRecordSerializer(serializer)
+                        .setDeliveryGuarantee(
+                                exactlyOnce
+                                        ? DeliveryGuarantee.EXACTLY_ONCE
+                                        : DeliveryGuarantee.AT_LEAST_ONCE)
+                        .setProperty("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS)
+                        .setProperty("linger.ms", "5")
+                        .setProperty("compression.type", "lz4");
+        if (exactlyOnce) {
+            // One prefix per sink and per job (group id), or two jobs would fence each other.
+            builder.setTransactionalIdPrefix(c.get(FreqcapOptions.GROUP_ID) + "-" + name);
+        }
+        return builder.build();
+    }
+
+    /** Keeps the record as bytes with its origin; parsing happens in the job, where errors are audited. */
+    public static final class RawRecordDeserializer
+            implements KafkaRecordDeserializationSchema<RawRecord> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
+            out.collect(new RawRecord(r.key(), r.value(), r.topic(), r.partition(), r.offset()));
+        }
+
+        @Override
+        public TypeInformation<RawRecord> getProducedType() {
+            return TypeInformation.of(RawRecord.class);
+        }
+    }
+
+    public static final class ControlRecordDeserializer
+            implements KafkaRecordDeserializationSchema<ControlRecord> {
+        private static final long serialVersionUID = 1L;
+        private final ControlRecord.Kind kind;
+
+        public ControlRecordDeserializer(ControlRecord.Kind kind) {
+            this.kind = kind;
+        }
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<ControlRecord> out) {
+            out.collect(new ControlRecord(kind, r.value(), r.topic(), r.partition(), r.offset()));
+        }
+
+        @Override
+        public TypeInformation<ControlRecord> getProducedType() {
+            return TypeInformation.of(ControlRecord.class);
+        }
+    }
+
+    /** The input value byte for byte, the input key, and the decision headers (SPEC §5). */
+    public static final class DeliverySerializer implements KafkaRecordSerializationSchema<Delivery> {
+        private static final long serialVersionUID = 1L;
+        private final String topic;
+
+        public DeliverySerializer(String topic) {
+            this.topic = topic;
+        }
+
+        @Override
+        public ProducerRecord<byte[], byte[]> serialize(
+                Delivery d, KafkaSinkContext context, Long timestamp) {
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(Delivery.HEADER_DECISION, d.decision().getBytes(StandardCharsets.UTF_8));
+            headers.add(Delivery.HEADER_SEGMENT, d.segment().getBytes(StandardCharsets.UTF_8));
+            headers.add(
+                    Delivery.HEADER_CONFIG_VERSION,
+                    Long.toString(d.configVersion()).getBytes(StandardCharsets.UTF_8));
+            return new ProducerRecord<>(topic, null, null, d.key(), d.value(), headers);
+        }
+    }
+
+    public static final class AuditSerializer implements KafkaRecordSerializationSchema<AuditEvent> {
+        private static final long serialVersionUID = 1L;
+        private final String topic;
+
+        public AuditSerializer(String topic) {
+            this.topic = topic;
+        }
+
+        @Override
+        public ProducerRecord<byte[], byte[]> serialize(
+                AuditEvent a, KafkaSinkContext context, Long timestamp) {
+            return new ProducerRecord<>(topic, a.key(), a.json());
+        }
+    }
+}

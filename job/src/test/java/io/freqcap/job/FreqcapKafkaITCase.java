@@ -1,0 +1,210 @@
+package io.freqcap.job;
+
+import static io.freqcap.job.KafkaPipelineSupport.config;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.RawRecord;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The whole job through a real Kafka broker on a MiniCluster at parallelism 2: one output per
+ * input, read with read_committed, decisions equal to the decision core's, also across a failure.
+ */
+class FreqcapKafkaITCase {
+    static final int PARTITIONS = 4;
+    static final String CONFIG_V1 = config(1, 3, 10, 1);
+    static final String CONFIG_V2 = config(2, 2, 8, 2);
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    static EmbeddedKafka kafka;
+
+    @TempDir Path tmp;
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        kafka = EmbeddedKafka.start();
+    }
+
+    @AfterAll
+    static void stopKafka() throws Exception {
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    Configuration options(String name) throws Exception {
+        Path limits = Files.writeString(tmp.resolve("limits.json"), CONFIG_V1);
+        Configuration c =
+                FreqcapOptions.parse(
+                        new String[] {
+                            "--bootstrap-servers", kafka.bootstrapServers(),
+                            "--group-id", name,
+                            "--input-topic", name + "-in",
+                            "--config-topic", name + "-config",
+                            "--segments-topic", name + "-segments",
+                            "--delivery-topic", name + "-deliveries",
+                            "--audit-topic", name + "-audit",
+                            "--limits", limits.toString(),
+                            "--checkpoint-interval", "1s",
+                            "--parallelism", "2"
+                        },
+                        List.of());
+        kafka.createTopics(PARTITIONS, List.of(name + "-in", name + "-deliveries", name + "-audit"));
+        kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
+        return c;
+    }
+
+    StreamExecutionEnvironment env(Configuration options) {
+        Configuration flink = FreqcapMain.flinkConfig(options);
+        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        flink.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.resolve("checkpoints").toUri().toString());
+        flink.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+        return StreamExecutionEnvironment.getExecutionEnvironment(flink);
+    }
+
+    static Map<Long, LimitConfig> configs() throws Exception {
+        Map<Long, LimitConfig> m = new HashMap<>();
+        m.put(1L, LimitConfig.parse(CONFIG_V1));
+        m.put(2L, LimitConfig.parse(CONFIG_V2));
+        return m;
+    }
+
+    @Test
+    @Timeout(300)
+    void everyInputYieldsOneExactDecisionAcrossAConfigUpdate() throws Exception {
+        String name = "pipeline";
+        Configuration options = options(name);
+        List<Input> inputs = KafkaPipelineSupport.traffic(1, 100_000, 3_000, 12);
+        List<Input> firstHalf = inputs.subList(0, 50_000);
+        List<Input> secondHalf = inputs.subList(50_000, inputs.size());
+
+        StreamExecutionEnvironment env = env(options);
+        FreqcapMain.wireKafka(env, options, CONFIG_V1);
+        JobClient job = env.executeAsync("freqcap-it");
+        try {
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
+            // Wait until the job has decided some messages under version 1, then change the config.
+            KafkaPipelineSupport.readCommitted(kafka.bootstrapServers(), List.of(name + "-deliveries"), 1000, Duration.ofSeconds(60));
+            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", "{\"version\": 2, \"rules\": []}");
+            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V2);
+            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V1);
+            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
+            Thread.sleep(2000);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
+
+            var out = KafkaPipelineSupport.readCommitted(
+                    kafka.bootstrapServers(), List.of(name + "-deliveries", name + "-audit"),
+                    inputs.size() + 3, Duration.ofSeconds(180));
+            List<ConsumerRecord<byte[], byte[]>> audits = out.get(name + "-audit");
+            Map<Integer, Output> outputs = KafkaPipelineSupport.checkOutputs(inputs, out.get(name + "-deliveries"), audits, configs());
+            KafkaPipelineSupport.checkNoIntervalOverfilled(inputs, outputs, configs());
+
+            long invalidControl = audits.stream().filter(r -> new String(r.value()).contains("INVALID_CONTROL")).count();
+            assertEquals(3, invalidControl, "bad config, stale version, unknown command: each audited once");
+            Map<String, Long> byDecision = new HashMap<>();
+            outputs.values().forEach(o -> byDecision.merge(o.decision() + "@v" + o.configVersion(), 1L, Long::sum));
+            for (String d : List.of("ALLOWED", "REJECTED", "EXEMPT", "DUPLICATE", "STALE")) {
+                assertTrue(byDecision.getOrDefault(d + "@v1", 0L) > 0, d + " under v1: " + byDecision);
+                assertTrue(byDecision.getOrDefault(d + "@v2", 0L) > 0, d + " under v2: " + byDecision);
+            }
+            assertTrue(byDecision.getOrDefault("MALFORMED@v-1", 0L) > 300, byDecision.toString());
+        } finally {
+            job.cancel().get();
+        }
+    }
+
+    /** Fails once, after a few checkpoints, in the middle of the input. Test-only, hence static. */
+    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord> implements CheckpointListener {
+        static final AtomicBoolean FAILED = new AtomicBoolean();
+        static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+        static final AtomicInteger SEEN = new AtomicInteger();
+
+        @Override
+        public RawRecord map(RawRecord r) {
+            if (SEEN.incrementAndGet() > 15_000 && CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true)) {
+                throw new IllegalStateException("injected failure");
+            }
+            return r;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            CHECKPOINTS.incrementAndGet();
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void exactlyOnceSurvivesAFailure() throws Exception {
+        String name = "failover";
+        Configuration options = options(name);
+        List<Input> inputs = KafkaPipelineSupport.traffic(2, 40_000, 1_000, 10);
+
+        StreamExecutionEnvironment env = env(options);
+        DataStream<RawRecord> input =
+                env.fromSource(KafkaConnectors.inputSource(options), WatermarkStrategy.noWatermarks(), "in")
+                        .map(new FailOnce())
+                        .name("fail-once");
+        DataStream<ControlRecord> control =
+                env.fromSource(KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(), "config")
+                        .setParallelism(1);
+        FreqcapJob.build(CONFIG_V1, input, control, KafkaConnectors.deliverySink(options), KafkaConnectors.auditSink(options));
+        JobClient job = env.executeAsync("freqcap-failover");
+        try {
+            // Slowly, so that checkpoints complete while input still flows.
+            for (int i = 0; i < inputs.size(); i += 5_000) {
+                KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs.subList(i, i + 5_000));
+                Thread.sleep(700);
+            }
+            var out = KafkaPipelineSupport.readCommitted(
+                    kafka.bootstrapServers(), List.of(name + "-deliveries", name + "-audit"),
+                    inputs.size(), Duration.ofSeconds(180));
+            assertTrue(FailOnce.FAILED.get(), "the failure was injected");
+            assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+            KafkaPipelineSupport.checkOutputs(inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs());
+        } finally {
+            job.cancel().get();
+        }
+    }
+}

@@ -1,0 +1,365 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.CappingRule;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.Limit;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.UserHistory;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Test traffic for the Kafka pipeline tests and the checks on what the job wrote: seeded input
+ * with every kind of record, the outputs read back with read_committed, and a replay of the
+ * decision core over each user's messages in partition order.
+ */
+final class KafkaPipelineSupport {
+    static final long DAY = 86_400_000L;
+    static final long START = 1_763_769_600_000L;
+
+    static String config(long version, int perDay, int perWeek, int emailPerDay) {
+        return "{\"version\":" + version + ",\"rules\":[{\"segment\":\"*\",\"limits\":["
+                + "{\"window\":\"1d\",\"max\":" + perDay + "},{\"window\":\"7d\",\"max\":" + perWeek + "}],"
+                + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":" + emailPerDay + "}]}}],"
+                + "\"exempt\":[\"transactional\"]}";
+    }
+
+    /** One input record as produced, and where it landed. */
+    static final class Input {
+        final int seq;
+        final byte[] key;
+        final byte[] value;
+        int partition;
+        long offset;
+
+        Input(int seq, byte[] key, byte[] value) {
+            this.seq = seq;
+            this.key = key;
+            this.value = value;
+        }
+    }
+
+    /**
+     * Seeded traffic: users over days of message time, two channels, exempt categories,
+     * out-of-order and very late (stale) timestamps, resent messages (duplicates), records
+     * without a key, and malformed records of several kinds. Every record carries a unique
+     * {@code seq} so its output can be found.
+     */
+    static List<Input> traffic(long seed, int messages, int users, int days) {
+        Random rnd = new Random(seed);
+        List<Input> out = new ArrayList<>();
+        Map<Long, List<String>> sentByUser = new HashMap<>();
+        double step = (double) days * DAY / messages;
+        for (int i = 0; i < messages; i++) {
+            long user = rnd.nextInt(users);
+            byte[] key = String.valueOf(user).getBytes(StandardCharsets.UTF_8);
+            int kind = rnd.nextInt(1000);
+            if (kind < 6) {
+                out.add(new Input(i, rnd.nextBoolean() ? key : null, malformed(rnd, i, user)));
+                continue;
+            }
+            long t = START + (long) (i * step);
+            int shift = rnd.nextInt(100);
+            if (shift < 10) {
+                t -= rnd.nextInt(6 * 3600_000); // a few hours out of order
+            } else if (shift < 11) {
+                t -= 8 * DAY + rnd.nextInt((int) DAY); // far too late: stale for active users
+            }
+            List<String> sent = sentByUser.computeIfAbsent(user, u -> new ArrayList<>());
+            String messageId =
+                    !sent.isEmpty() && rnd.nextInt(50) == 0
+                            ? sent.get(rnd.nextInt(sent.size()))
+                            : "m-" + i;
+            sent.add(messageId);
+            String channel = rnd.nextInt(3) == 0 ? "email" : "push";
+            String category =
+                    rnd.nextInt(20) == 0 ? "transactional" : rnd.nextInt(10) == 0 ? "promo" : "marketing";
+            String json =
+                    "{\"messageId\":\"" + messageId + "\",\"userId\":" + user
+                            + ",\"channel\":\"" + channel + "\",\"category\":\"" + category
+                            + "\",\"campaignId\":\"c" + rnd.nextInt(5) + "\",\"timestamp\":" + t
+                            + ",\"seq\":" + i + ",\"payload\":{\"title\":\"Sale \\u00e9 " + i + "\"}}";
+            out.add(new Input(i, rnd.nextInt(20) == 0 ? null : key, json.getBytes(StandardCharsets.UTF_8)));
+        }
+        return out;
+    }
+
+    private static byte[] malformed(Random rnd, int seq, long user) {
+        String s;
+        switch (rnd.nextInt(6)) {
+            case 0:
+                return null; // tombstone
+            case 1:
+                s = "{\"messageId\":\"x" + seq + "\",\"userId\":\"" + user + "\",\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "}";
+                break;
+            case 2:
+                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ",\"timestamp\":1,\"seq\":" + seq + "}";
+                break;
+            case 3:
+                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ",\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "} trailing";
+                break;
+            case 4:
+                s = "not json at all " + seq;
+                break;
+            default:
+                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ".0,\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "}";
+        }
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static Properties producerProps(String bootstrap) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        return p;
+    }
+
+    /**
+     * Produces inputs in order, recording partitions and offsets. Records without a key go to
+     * the partition their user's keyed records use, as the contract asks of producers.
+     */
+    static void produce(String bootstrap, String topic, int partitions, List<Input> inputs) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(bootstrap))) {
+            List<Future<RecordMetadata>> acks = new ArrayList<>();
+            for (Input in : inputs) {
+                Integer partition = null;
+                if (in.key == null) {
+                    partition = Math.floorMod(in.seq, partitions);
+                    Long user = userOf(in);
+                    if (user != null) {
+                        partition = partitionFor(String.valueOf(user).getBytes(StandardCharsets.UTF_8), partitions);
+                    }
+                }
+                acks.add(producer.send(new ProducerRecord<>(topic, partition, in.key, in.value)));
+            }
+            for (int i = 0; i < inputs.size(); i++) {
+                RecordMetadata md = acks.get(i).get();
+                inputs.get(i).partition = md.partition();
+                inputs.get(i).offset = md.offset();
+            }
+        }
+    }
+
+    /** Kafka's default partitioner for a keyed record. */
+    static int partitionFor(byte[] key, int partitions) {
+        return org.apache.kafka.clients.producer.internals.BuiltInPartitioner.partitionForKey(key, partitions);
+    }
+
+    static Long userOf(Input in) {
+        try {
+            return OutboundMessage.parse(in.value).userId();
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    static void send(String bootstrap, String topic, String value) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(bootstrap))) {
+            producer.send(new ProducerRecord<>(topic, null, value.getBytes(StandardCharsets.UTF_8))).get();
+        }
+    }
+
+    /** What the job wrote for one input record. */
+    record Output(String decision, long configVersion, String segment, byte[] key, byte[] value, JsonNode audit) {}
+
+    /** Reads both output topics with read_committed until {@code expected} records arrived. */
+    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
+            String bootstrap, List<String> topics, int expected, Duration timeout) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "verifier-" + System.nanoTime());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> out = new LinkedHashMap<>();
+        topics.forEach(t -> out.put(t, new ArrayList<>()));
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            consumer.subscribe(topics);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            long quietUntil = Long.MAX_VALUE;
+            int total = 0;
+            while (System.nanoTime() < Math.min(deadline, quietUntil)) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    out.get(r.topic()).add(r);
+                    total++;
+                }
+                if (total >= expected && quietUntil == Long.MAX_VALUE) {
+                    // Keep reading a little: a record too many must show up too.
+                    quietUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+                }
+            }
+        }
+        return out;
+    }
+
+    static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Matches every output to its input and checks: exactly one output per input; deliveries
+     * byte-identical with the right headers and key; every decision equal to the decision core's
+     * over the user's messages in partition order, under the config version the job reported.
+     *
+     * @return outputs by input seq
+     */
+    static Map<Integer, Output> checkOutputs(
+            List<Input> inputs,
+            List<ConsumerRecord<byte[], byte[]>> deliveries,
+            List<ConsumerRecord<byte[], byte[]>> audits,
+            Map<Long, LimitConfig> configs) throws Exception {
+        Map<Integer, Output> bySeq = new HashMap<>();
+        Map<String, Integer> seqBySource = new HashMap<>();
+        for (Input in : inputs) {
+            seqBySource.put(in.partition + "/" + in.offset, in.seq);
+        }
+        for (ConsumerRecord<byte[], byte[]> r : deliveries) {
+            int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
+            Output o = new Output(header(r, Delivery.HEADER_DECISION),
+                    Long.parseLong(header(r, Delivery.HEADER_CONFIG_VERSION)),
+                    header(r, Delivery.HEADER_SEGMENT), r.key(), r.value(), null);
+            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
+        }
+        int invalidControl = 0;
+        for (ConsumerRecord<byte[], byte[]> r : audits) {
+            JsonNode a = Json.MAPPER.readTree(r.value());
+            String decision = a.get("decision").asText();
+            int seq;
+            if (decision.equals("INVALID_CONTROL")) {
+                invalidControl++;
+                continue;
+            } else if (decision.equals("MALFORMED")) {
+                seq = seqBySource.get(a.get("source").get("partition").asInt() + "/" + a.get("source").get("offset").asLong());
+            } else {
+                seq = a.get("message").get("seq").asInt();
+            }
+            Output o = new Output(decision, a.path("configVersion").asLong(-1), a.path("segment").asText(null), r.key(), null, a);
+            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
+        }
+        assertEquals(inputs.size(), bySeq.size(), "one output per input");
+
+        // Replay each user's messages in partition order through the decision core.
+        Map<Long, UserHistory> histories = new HashMap<>();
+        List<Input> ordered = new ArrayList<>(inputs);
+        ordered.sort((x, y) -> x.partition != y.partition ? Integer.compare(x.partition, y.partition) : Long.compare(x.offset, y.offset));
+        for (Input in : ordered) {
+            Output o = bySeq.get(in.seq);
+            OutboundMessage m;
+            try {
+                m = OutboundMessage.parse(in.value);
+            } catch (Exception e) {
+                assertEquals("MALFORMED", o.decision(), "input " + in.seq);
+                assertEquals(in.value == null ? null : Base64.getEncoder().encodeToString(in.value),
+                        o.audit().get("raw").isNull() ? null : o.audit().get("raw").asText());
+                continue;
+            }
+            LimitConfig config = configs.get(o.configVersion());
+            assertTrue(config != null, "unknown config version " + o.configVersion() + " for " + in.seq);
+            UserHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
+            CappingRule.Verdict v = CappingRule.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT);
+            histories.put(m.userId(), v.history());
+            if (!v.decision().name().equals(o.decision())) {
+                StringBuilder sb = new StringBuilder();
+                for (Input x : ordered) {
+                    Long u = userOf(x);
+                    if (u != null && u == m.userId()) {
+                        sb.append("\n  ").append(x.partition).append('/').append(x.offset).append(' ')
+                                .append(bySeq.get(x.seq).decision()).append("@v").append(bySeq.get(x.seq).configVersion())
+                                .append(' ').append(new String(x.value, StandardCharsets.UTF_8), 0, 120);
+                    }
+                }
+                System.err.println("MISMATCH at " + in.seq + " history " + h + sb);
+            }
+            assertEquals(v.decision().name(), o.decision(), "input " + in.seq + " " + m);
+            assertEquals("*", o.segment());
+            if (o.value() != null) {
+                assertTrue(Arrays.equals(in.value, o.value()), "delivery bytes of " + in.seq);
+                byte[] expectedKey = in.key != null ? in.key : String.valueOf(m.userId()).getBytes(StandardCharsets.UTF_8);
+                assertTrue(Arrays.equals(expectedKey, o.key()), "delivery key of " + in.seq);
+            } else if (v.decision() == Decision.REJECTED) {
+                assertEquals(v.violations().size(), o.audit().get("violations").size());
+                assertEquals(String.valueOf(m.userId()), new String(o.key(), StandardCharsets.UTF_8));
+            }
+        }
+        return bySeq;
+    }
+
+    /**
+     * The promise itself, checked on the decisions: whenever a message was counted, no interval
+     * of any window in force held more than its max, counting what was counted up to then.
+     */
+    static void checkNoIntervalOverfilled(List<Input> inputs, Map<Integer, Output> outputs, Map<Long, LimitConfig> configs) throws Exception {
+        Map<Long, List<long[]>> counted = new HashMap<>(); // user -> {timestamp, isEmail}
+        List<Input> ordered = new ArrayList<>(inputs);
+        ordered.sort((x, y) -> x.partition != y.partition ? Integer.compare(x.partition, y.partition) : Long.compare(x.offset, y.offset));
+        for (Input in : ordered) {
+            Output o = outputs.get(in.seq);
+            if (!"ALLOWED".equals(o.decision())) {
+                continue;
+            }
+            OutboundMessage m = OutboundMessage.parse(in.value);
+            List<long[]> mine = counted.computeIfAbsent(m.userId(), u -> new ArrayList<>());
+            mine.add(new long[] {m.timestamp(), m.channel().equals("email") ? 1 : 0});
+            LimitConfig.Rule rule = configs.get(o.configVersion()).ruleFor("*");
+            for (Limit l : rule.limits()) {
+                assertTrue(most(mine, m.timestamp(), l.windowMillis(), false) <= l.max(), "user " + m.userId() + " over " + l);
+            }
+            if (m.channel().equals("email")) {
+                for (Limit l : rule.channelLimits("email")) {
+                    assertTrue(most(mine, m.timestamp(), l.windowMillis(), true) <= l.max(), "user " + m.userId() + " over email " + l);
+                }
+            }
+        }
+    }
+
+    private static int most(List<long[]> entries, long t, long w, boolean emailOnly) {
+        int most = 0;
+        for (long[] start : entries) {
+            long s = start[0];
+            if (s > t || s <= t - w) {
+                continue;
+            }
+            int n = 0;
+            for (long[] e : entries) {
+                if ((!emailOnly || e[1] == 1) && e[0] >= s && e[0] - s < w) {
+                    n++;
+                }
+            }
+            most = Math.max(most, n);
+        }
+        return most;
+    }
+}
