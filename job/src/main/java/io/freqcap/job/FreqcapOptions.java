@@ -15,8 +15,11 @@ import java.util.Map;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.description.BlockElement;
+import org.apache.flink.configuration.description.TextElement;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.util.TimeUtils;
 
 /**
  * Every command-line option of the job (SPEC §8), as typed Flink options with defaults and
@@ -219,7 +222,21 @@ public final class FreqcapOptions {
         if (o == CHECKPOINT_INTERVAL) {
             return "a duration like 10s, 500ms, 1min";
         }
-        return o.description().toString().replaceAll("<[^>]+>", "").trim();
+        if (o.hasDefaultValue() ? o.defaultValue() instanceof Number : o == PARALLELISM) {
+            return "an integer";
+        }
+        return text(o);
+    }
+
+    /** The plain text of an option's description. */
+    static String text(ConfigOption<?> o) {
+        StringBuilder sb = new StringBuilder();
+        for (BlockElement b : o.description().getBlocks()) {
+            if (b instanceof TextElement t) {
+                sb.append(t.getFormat());
+            }
+        }
+        return sb.toString();
     }
 
     /** Checks the options the job itself needs and reads the initial config. */
@@ -282,9 +299,11 @@ public final class FreqcapOptions {
             String def = o.hasDefaultValue() ? String.valueOf(o.defaultValue()) : "";
             if (o.defaultValue() instanceof Enum<?> e) {
                 def = e.name().toLowerCase().replace('_', '-');
+            } else if (o.defaultValue() instanceof Duration d) {
+                def = TimeUtils.formatWithHighestUnit(d);
             }
             sb.append(String.format("  --%-22s %s%s%n", o.key(),
-                    o.description().toString().replaceAll("<[^>]+>", "").trim(),
+                    text(o),
                     def.isEmpty() ? "" : " [default: " + def + "]"));
         }
         return sb.toString();

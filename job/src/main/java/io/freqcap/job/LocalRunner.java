@@ -1,0 +1,229 @@
+package io.freqcap.job;
+
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * Runs the job in an embedded Flink with its web UI. Started with no options it also starts a
+ * Kafka broker, creates the topics, uses a sample limit config and generates campaign traffic,
+ * printing progress until Ctrl-C or {@code --duration}. Given {@code --bootstrap-servers} it uses
+ * that Kafka and generates nothing unless {@code --generate}.
+ */
+public final class LocalRunner {
+    private LocalRunner() {}
+
+    public static final ConfigOption<Duration> DURATION =
+            ConfigOptions.key("duration")
+                    .durationType()
+                    .noDefaultValue()
+                    .withDescription("Stop after this long (e.g. 60s); default: run until Ctrl-C.");
+    public static final ConfigOption<Integer> USERS =
+            ConfigOptions.key("users")
+                    .intType()
+                    .defaultValue(100_000)
+                    .withDescription("Generator: number of users.");
+    public static final ConfigOption<Integer> RATE =
+            ConfigOptions.key("rate")
+                    .intType()
+                    .defaultValue(2_000)
+                    .withDescription("Generator: messages per second.");
+    public static final ConfigOption<Boolean> GENERATE =
+            ConfigOptions.key("generate")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription("Generate traffic also into an external Kafka.");
+    public static final ConfigOption<Integer> WEB_PORT =
+            ConfigOptions.key("web-port")
+                    .intType()
+                    .defaultValue(8081)
+                    .withDescription("Port of the Flink web UI and REST API.");
+
+    static final List<ConfigOption<?>> RUNNER_OPTIONS =
+            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT);
+
+    /** What a run did, for its closing summary. */
+    public record Summary(long sent, Map<String, Long> decisions, JobStatus finalStatus) {}
+
+    public static void main(String[] args) throws Exception {
+        if (Arrays.asList(args).contains("--help")) {
+            System.out.println(FreqcapOptions.usage("bin/freqcap-local", RUNNER_OPTIONS));
+            return;
+        }
+        try {
+            run(args, System.out, null);
+        } catch (InvalidOptionException e) {
+            System.err.println("freqcap: " + e.getMessage());
+            System.exit(2);
+        }
+        System.exit(0);
+    }
+
+    /**
+     * Runs until {@code --duration} passes, {@code stop} counts down, or the JVM is asked to stop.
+     *
+     * @param stop an extra way to stop the run (tests); may be null
+     */
+    public static Summary run(String[] args, PrintStream out, CountDownLatch stop) throws Exception {
+        Configuration options = FreqcapOptions.parse(args, RUNNER_OPTIONS);
+        if (options.getOptional(FreqcapOptions.CHECKPOINT_INTERVAL).isEmpty()) {
+            // Outputs become visible (read_committed) at each checkpoint: keep the demo lively.
+            options.set(FreqcapOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+        }
+        boolean embedded = options.getOptional(FreqcapOptions.BOOTSTRAP_SERVERS).isEmpty();
+        Path work = Files.createTempDirectory("freqcap-local");
+        if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
+            Path limits = work.resolve("sample-limit-config.json");
+            try (InputStream in = LocalRunner.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
+                Files.write(limits, in.readAllBytes());
+            }
+            options.set(FreqcapOptions.LIMITS, limits.toString());
+        }
+        String limitsJson = FreqcapOptions.requireJobOptions(options, false);
+
+        List<AutoCloseable> resources = new ArrayList<>();
+        EmbeddedKafka kafka = null;
+        if (embedded) {
+            out.println("Starting an embedded Kafka broker ...");
+            kafka = EmbeddedKafka.start();
+            resources.add(kafka);
+            options.set(FreqcapOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+            kafka.createTopics(4, List.of(options.get(FreqcapOptions.INPUT_TOPIC),
+                    options.get(FreqcapOptions.DELIVERY_TOPIC), options.get(FreqcapOptions.AUDIT_TOPIC)));
+            kafka.createTopics(1, List.of(options.get(FreqcapOptions.CONFIG_TOPIC),
+                    options.get(FreqcapOptions.SEGMENTS_TOPIC)));
+        }
+        String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
+
+        Configuration flink = FreqcapMain.flinkConfig(options);
+        flink.set(RestOptions.PORT, options.get(WEB_PORT));
+        flink.set(RestOptions.BIND_ADDRESS, "localhost");
+        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        flink.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, work.resolve("checkpoints").toUri().toString());
+        if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
+            flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
+        FreqcapMain.wireKafka(env, options, limitsJson);
+        JobClient job = env.executeAsync("freqcap (local)");
+
+        TrafficGenerator generator = null;
+        if (embedded || options.get(GENERATE)) {
+            generator = new TrafficGenerator(bootstrap, options.get(FreqcapOptions.INPUT_TOPIC),
+                    options.get(USERS), options.get(RATE));
+            Thread t = new Thread(generator, "freqcap-generator");
+            t.setDaemon(true);
+            t.start();
+        }
+        OutputCounter counter = new OutputCounter(bootstrap, options.get(FreqcapOptions.DELIVERY_TOPIC),
+                options.get(FreqcapOptions.AUDIT_TOPIC));
+        Thread ct = new Thread(counter, "freqcap-progress");
+        ct.setDaemon(true);
+        ct.start();
+
+        out.printf("freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
+                options.get(WEB_PORT), bootstrap);
+        out.printf("  in: %s  deliveries: %s  audit: %s  config: %s%n",
+                options.get(FreqcapOptions.INPUT_TOPIC), options.get(FreqcapOptions.DELIVERY_TOPIC),
+                options.get(FreqcapOptions.AUDIT_TOPIC), options.get(FreqcapOptions.CONFIG_TOPIC));
+        out.println("  Ctrl-C stops everything" + options.getOptional(DURATION).map(d -> " (or after " + d.toSeconds() + "s)").orElse(""));
+
+        CountDownLatch stopRequested = new CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            stopRequested.countDown();
+            try {
+                stopped.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "freqcap-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        if (stop != null) {
+            Thread relay = new Thread(() -> {
+                try {
+                    stop.await();
+                    stopRequested.countDown();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            relay.setDaemon(true);
+            relay.start();
+        }
+
+        TrafficGenerator gen = generator;
+        long[] last = {0, System.nanoTime()};
+        ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
+        progress.scheduleAtFixedRate(() -> {
+            long now = System.nanoTime();
+            long total = counter.total();
+            double rate = (total - last[0]) / ((now - last[1]) / 1e9);
+            last[0] = total;
+            last[1] = now;
+            out.printf("in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%n",
+                    gen == null ? -1 : gen.sent(), counter.count("ALLOWED"), counter.count("EXEMPT"),
+                    counter.count("REJECTED"), counter.count("DUPLICATE"), counter.count("STALE"),
+                    counter.count("MALFORMED"), rate);
+        }, 5, 5, TimeUnit.SECONDS);
+
+        Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
+        long deadline = System.nanoTime() + duration.toNanos();
+        JobStatus status = job.getJobStatus().get();
+        while (stopRequested.getCount() > 0 && System.nanoTime() < deadline) {
+            stopRequested.await(500, TimeUnit.MILLISECONDS);
+            status = job.getJobStatus().get();
+            if (status.isGloballyTerminalState()) {
+                out.println("The job ended: " + status);
+                break;
+            }
+        }
+
+        out.println("Stopping ...");
+        if (generator != null) {
+            generator.stop();
+        }
+        // Let the last checkpoint commit what was decided, so the summary sees it.
+        Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+        if (!status.isGloballyTerminalState()) {
+            job.cancel().get(30, TimeUnit.SECONDS);
+            status = JobStatus.CANCELED;
+        }
+        progress.shutdownNow();
+        counter.close();
+        ct.join(5000);
+        for (AutoCloseable r : resources) {
+            r.close();
+        }
+        Summary summary = new Summary(generator == null ? -1 : generator.sent(), counter.snapshot(), status);
+        out.printf("Summary: sent %,d; decisions read back %s; job %s%n", summary.sent(), summary.decisions(), status);
+        stopped.countDown();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // Ctrl-C: the hook is running and waits for 'stopped'.
+        }
+        return summary;
+    }
+}

@@ -1,0 +1,99 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.apache.flink.configuration.Configuration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FreqcapOptionsTest {
+    static final String VALID =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}";
+
+    @TempDir Path tmp;
+
+    static Configuration parse(String... args) throws InvalidOptionException {
+        return FreqcapOptions.parse(args, List.of());
+    }
+
+    static String error(Path limitsOrNull, String... args) {
+        return assertThrows(InvalidOptionException.class, () -> {
+            Configuration c = parse(args);
+            FreqcapOptions.requireJobOptions(c, true);
+        }).getMessage();
+    }
+
+    @Test
+    void defaultsFollowTheContract() throws Exception {
+        Configuration c = parse("--bootstrap-servers", "k:9092", "--limits", "x");
+        assertEquals("freqcap", c.get(FreqcapOptions.GROUP_ID));
+        assertEquals("outbound-messages", c.get(FreqcapOptions.INPUT_TOPIC));
+        assertEquals("segment-updates", c.get(FreqcapOptions.SEGMENTS_TOPIC));
+        assertEquals("limit-config", c.get(FreqcapOptions.CONFIG_TOPIC));
+        assertEquals("deliveries", c.get(FreqcapOptions.DELIVERY_TOPIC));
+        assertEquals("capping-audit", c.get(FreqcapOptions.AUDIT_TOPIC));
+        assertEquals("fc", c.get(FreqcapOptions.REDIS_KEY_PREFIX));
+        assertEquals(1_000_000L, c.get(FreqcapOptions.REDIS_MAX_BACKLOG));
+        assertEquals(FreqcapOptions.Guarantee.EXACTLY_ONCE, c.get(FreqcapOptions.GUARANTEE));
+        assertEquals(Duration.ofSeconds(10), c.get(FreqcapOptions.CHECKPOINT_INTERVAL));
+        assertEquals(FreqcapOptions.StartingOffsets.COMMITTED, c.get(FreqcapOptions.STARTING_OFFSETS));
+        assertTrue(c.getOptional(FreqcapOptions.PARALLELISM).isEmpty());
+    }
+
+    @Test
+    void readsEveryFormOfValue() throws Exception {
+        Configuration c = parse("--guarantee", "at-least-once", "--starting-offsets=latest",
+                "--checkpoint-interval", "500ms", "--parallelism", "4");
+        assertEquals(FreqcapOptions.Guarantee.AT_LEAST_ONCE, c.get(FreqcapOptions.GUARANTEE));
+        assertEquals(FreqcapOptions.StartingOffsets.LATEST, c.get(FreqcapOptions.STARTING_OFFSETS));
+        assertEquals(Duration.ofMillis(500), c.get(FreqcapOptions.CHECKPOINT_INTERVAL));
+        assertEquals(4, c.get(FreqcapOptions.PARALLELISM));
+    }
+
+    @Test
+    void rejectsBadOptionsWithOneLine() throws Exception {
+        Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
+        Path bad = Files.writeString(tmp.resolve("bad.json"), "{\"version\":1,\"rules\":[]}");
+        assertEquals("unknown option --limit (see --help)", error(null, "--limit", "x"));
+        assertEquals("--limits is required", error(null, "--bootstrap-servers", "k:9092"));
+        assertEquals("--bootstrap-servers is required", error(null, "--limits", good.toString()));
+        assertEquals("--parallelism: invalid value \"two\" (an integer)",
+                error(null, "--parallelism", "two"));
+        assertEquals("--parallelism: must be a positive integer",
+                error(null, "--bootstrap-servers", "k", "--limits", good.toString(), "--parallelism", "0"));
+        assertEquals("--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
+                error(null, "--checkpoint-interval", "soon"));
+        assertEquals("--starting-offsets: invalid value \"middle\" (earliest, latest or committed)",
+                error(null, "--starting-offsets", "middle"));
+        assertEquals("--group-id: missing value", error(null, "--group-id"));
+        assertEquals("unexpected argument \"oops\" (options start with --)", error(null, "oops"));
+        assertTrue(error(null, "--bootstrap-servers", "k", "--limits", tmp.resolve("none.json").toString())
+                .startsWith("--limits: cannot read " + tmp.resolve("none.json")));
+        assertEquals("--limits: invalid config in " + bad + ": rules: expected a non-empty array",
+                error(null, "--bootstrap-servers", "k", "--limits", bad.toString()));
+    }
+
+    @Test
+    void readsLimitsFromAFileUri() throws Exception {
+        Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
+        String json = FreqcapOptions.requireJobOptions(
+                parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()), true);
+        assertEquals(VALID, json);
+    }
+
+    @Test
+    void helpListsEveryOption() {
+        String help = FreqcapOptions.usage("freqcap", List.of());
+        for (var o : FreqcapOptions.all()) {
+            assertTrue(help.contains("--" + o.key()), o.key());
+        }
+        assertTrue(help.contains("[default: exactly-once]"), help);
+    }
+}

@@ -1,0 +1,81 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.apache.flink.api.common.JobStatus;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The local runner's embedded stack starts, moves messages, serves the web UI and stops cleanly. */
+class LocalRunnerITCase {
+
+    static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void embeddedStackMovesMessagesAndStopsCleanly() throws Exception {
+        int port = freePort();
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        CountDownLatch neverStop = new CountDownLatch(1);
+        CompletableFuture<LocalRunner.Summary> run =
+                CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return LocalRunner.run(
+                                new String[] {"--duration", "20s", "--rate", "500", "--users", "2000", "--web-port", String.valueOf(port)},
+                                out, neverStop);
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+
+        // While it runs, the web UI's REST API lists the running job.
+        HttpClient http = HttpClient.newHttpClient();
+        String jobs = "";
+        for (int i = 0; i < 60 && !jobs.contains("RUNNING"); i++) {
+            Thread.sleep(500);
+            try {
+                jobs = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/jobs/overview")).build(),
+                        HttpResponse.BodyHandlers.ofString()).body();
+            } catch (java.io.IOException notUpYet) {
+                // the UI starts with the job
+            }
+        }
+        assertTrue(jobs.contains("freqcap (local)") && jobs.contains("RUNNING"), jobs);
+
+        LocalRunner.Summary summary = run.get();
+        String text = printed.toString(StandardCharsets.UTF_8);
+        assertEquals(JobStatus.CANCELED, summary.finalStatus(), text);
+        assertTrue(summary.sent() > 5_000, text);
+        long decided = summary.decisions().values().stream().mapToLong(Long::longValue).sum();
+        assertTrue(decided > summary.sent() / 2, "decisions read back: " + summary + "\n" + text);
+        assertTrue(decided <= summary.sent(), "never more outputs than inputs: " + summary);
+        assertTrue(summary.decisions().getOrDefault("ALLOWED", 0L) > 0, summary.toString());
+        assertTrue(summary.decisions().getOrDefault("MALFORMED", 0L) >= 0, summary.toString());
+        assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
+        assertTrue(text.contains("| allowed "), "progress lines: " + text);
+        assertTrue(text.contains("Summary: sent"), text);
+    }
+
+    @Test
+    void badOptionsFailWithOneClearLine() {
+        var e = org.junit.jupiter.api.Assertions.assertThrows(FreqcapOptions.InvalidOptionException.class,
+                () -> LocalRunner.run(new String[] {"--guarantee", "maybe-once"}, System.out, null));
+        assertEquals("--guarantee: invalid value \"maybe-once\" (exactly-once or at-least-once)", e.getMessage());
+    }
+}
