@@ -26,6 +26,7 @@ public final class FreqcapJob {
 
     /** Operator uids: stable across versions, since savepoints map state by them. */
     public static final String UID_PARSE = "parse";
+
     public static final String UID_CAPPING = "capping";
     public static final String UID_DELIVERY_SINK = "delivery-sink";
     public static final String UID_AUDIT_SINK = "audit-sink";

@@ -63,7 +63,9 @@ public final class FreqcapMain {
         c.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         c.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         c.set(PipelineOptions.GENERIC_TYPES, false);
-        c.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.get(FreqcapOptions.CHECKPOINT_INTERVAL));
+        c.set(
+                CheckpointingOptions.CHECKPOINTING_INTERVAL,
+                options.get(FreqcapOptions.CHECKPOINT_INTERVAL));
         c.set(
                 CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE,
                 options.get(FreqcapOptions.GUARANTEE) == Guarantee.EXACTLY_ONCE

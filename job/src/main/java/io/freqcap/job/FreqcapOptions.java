@@ -166,7 +166,8 @@ public final class FreqcapOptions {
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (!a.startsWith("--")) {
-                throw new InvalidOptionException("unexpected argument \"" + a + "\" (options start with --)");
+                throw new InvalidOptionException(
+                        "unexpected argument \"" + a + "\" (options start with --)");
             }
             String name = a.substring(2);
             String value;
@@ -200,9 +201,13 @@ public final class FreqcapOptions {
                 conf.getOptional(o);
             } catch (IllegalArgumentException e) {
                 throw new InvalidOptionException(
-                        "--" + o.key() + ": invalid value \""
-                                + String.valueOf(raw.get(o.key())).replace('_', '-') + "\" ("
-                                + describeType(o) + ")");
+                        "--"
+                                + o.key()
+                                + ": invalid value \""
+                                + String.valueOf(raw.get(o.key())).replace('_', '-')
+                                + "\" ("
+                                + describeType(o)
+                                + ")");
             }
         }
         return conf;
@@ -269,12 +274,14 @@ public final class FreqcapOptions {
         try {
             json = readText(limits);
         } catch (IOException e) {
-            throw new InvalidOptionException("--limits: cannot read " + limits + ": " + e.getMessage());
+            throw new InvalidOptionException(
+                    "--limits: cannot read " + limits + ": " + e.getMessage());
         }
         try {
             LimitConfig.parse(json);
         } catch (MalformedRecordException e) {
-            throw new InvalidOptionException("--limits: invalid config in " + limits + ": " + e.getMessage());
+            throw new InvalidOptionException(
+                    "--limits: invalid config in " + limits + ": " + e.getMessage());
         }
         return json;
     }
@@ -302,9 +309,10 @@ public final class FreqcapOptions {
             } else if (o.defaultValue() instanceof Duration d) {
                 def = TimeUtils.formatWithHighestUnit(d);
             }
-            sb.append(String.format("  --%-22s %s%s%n", o.key(),
-                    text(o),
-                    def.isEmpty() ? "" : " [default: " + def + "]"));
+            sb.append(
+                    String.format(
+                            "  --%-22s %s%s%n",
+                            o.key(), text(o), def.isEmpty() ? "" : " [default: " + def + "]"));
         }
         return sb.toString();
     }

@@ -65,7 +65,8 @@ public final class KafkaConnectors {
                 .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
                 .setTopics(topic)
                 .setGroupId(c.get(FreqcapOptions.GROUP_ID) + "-" + kind.name().toLowerCase())
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setStartingOffsets(
+                        OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
                 .setDeserializer(new ControlRecordDeserializer(kind))
                 .setProperty("isolation.level", "read_committed")
                 .build();
@@ -102,7 +103,10 @@ public final class KafkaConnectors {
         return builder.build();
     }
 
-    /** Keeps the record as bytes with its origin; parsing happens in the job, where errors are audited. */
+    /**
+     * Keeps the record as bytes with its origin; parsing happens in the job, where errors are
+     * audited.
+     */
     public static final class RawRecordDeserializer
             implements KafkaRecordDeserializationSchema<RawRecord> {
         private static final long serialVersionUID = 1L;
@@ -139,7 +143,8 @@ public final class KafkaConnectors {
     }
 
     /** The input value byte for byte, the input key, and the decision headers (SPEC §5). */
-    public static final class DeliverySerializer implements KafkaRecordSerializationSchema<Delivery> {
+    public static final class DeliverySerializer
+            implements KafkaRecordSerializationSchema<Delivery> {
         private static final long serialVersionUID = 1L;
         private final String topic;
 
@@ -160,7 +165,8 @@ public final class KafkaConnectors {
         }
     }
 
-    public static final class AuditSerializer implements KafkaRecordSerializationSchema<AuditEvent> {
+    public static final class AuditSerializer
+            implements KafkaRecordSerializationSchema<AuditEvent> {
         private static final long serialVersionUID = 1L;
         private final String topic;
 

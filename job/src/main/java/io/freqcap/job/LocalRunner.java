@@ -3,7 +3,6 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,10 +25,10 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * Runs the job in an embedded Flink with its web UI. Started with no options it also starts a
- * Kafka broker, creates the topics, uses a sample limit config and generates campaign traffic,
- * printing progress until Ctrl-C or {@code --duration}. Given {@code --bootstrap-servers} it uses
- * that Kafka and generates nothing unless {@code --generate}.
+ * Runs the job in an embedded Flink with its web UI. Started with no options it also starts a Kafka
+ * broker, creates the topics, uses a sample limit config and generates campaign traffic, printing
+ * progress until Ctrl-C or {@code --duration}. Given {@code --bootstrap-servers} it uses that Kafka
+ * and generates nothing unless {@code --generate}.
  */
 public final class LocalRunner {
     private LocalRunner() {}
@@ -85,7 +84,8 @@ public final class LocalRunner {
      *
      * @param stop an extra way to stop the run (tests); may be null
      */
-    public static Summary run(String[] args, PrintStream out, CountDownLatch stop) throws Exception {
+    public static Summary run(String[] args, PrintStream out, CountDownLatch stop)
+            throws Exception {
         Configuration options = FreqcapOptions.parse(args, RUNNER_OPTIONS);
         if (options.getOptional(FreqcapOptions.CHECKPOINT_INTERVAL).isEmpty()) {
             // Outputs become visible (read_committed) at each checkpoint: keep the demo lively.
@@ -95,7 +95,8 @@ public final class LocalRunner {
         Path work = Files.createTempDirectory("freqcap-local");
         if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
             Path limits = work.resolve("sample-limit-config.json");
-            try (InputStream in = LocalRunner.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
+            try (InputStream in =
+                    LocalRunner.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
                 Files.write(limits, in.readAllBytes());
             }
             options.set(FreqcapOptions.LIMITS, limits.toString());
@@ -109,10 +110,17 @@ public final class LocalRunner {
             kafka = EmbeddedKafka.start();
             resources.add(kafka);
             options.set(FreqcapOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
-            kafka.createTopics(4, List.of(options.get(FreqcapOptions.INPUT_TOPIC),
-                    options.get(FreqcapOptions.DELIVERY_TOPIC), options.get(FreqcapOptions.AUDIT_TOPIC)));
-            kafka.createTopics(1, List.of(options.get(FreqcapOptions.CONFIG_TOPIC),
-                    options.get(FreqcapOptions.SEGMENTS_TOPIC)));
+            kafka.createTopics(
+                    4,
+                    List.of(
+                            options.get(FreqcapOptions.INPUT_TOPIC),
+                            options.get(FreqcapOptions.DELIVERY_TOPIC),
+                            options.get(FreqcapOptions.AUDIT_TOPIC)));
+            kafka.createTopics(
+                    1,
+                    List.of(
+                            options.get(FreqcapOptions.CONFIG_TOPIC),
+                            options.get(FreqcapOptions.SEGMENTS_TOPIC)));
         }
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
 
@@ -120,55 +128,78 @@ public final class LocalRunner {
         flink.set(RestOptions.PORT, options.get(WEB_PORT));
         flink.set(RestOptions.BIND_ADDRESS, "localhost");
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-        flink.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, work.resolve("checkpoints").toUri().toString());
+        flink.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                work.resolve("checkpoints").toUri().toString());
         if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
             flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
         }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
         FreqcapMain.wireKafka(env, options, limitsJson);
         JobClient job = env.executeAsync("freqcap (local)");
 
         TrafficGenerator generator = null;
         if (embedded || options.get(GENERATE)) {
-            generator = new TrafficGenerator(bootstrap, options.get(FreqcapOptions.INPUT_TOPIC),
-                    options.get(USERS), options.get(RATE));
+            generator =
+                    new TrafficGenerator(
+                            bootstrap,
+                            options.get(FreqcapOptions.INPUT_TOPIC),
+                            options.get(USERS),
+                            options.get(RATE));
             Thread t = new Thread(generator, "freqcap-generator");
             t.setDaemon(true);
             t.start();
         }
-        OutputCounter counter = new OutputCounter(bootstrap, options.get(FreqcapOptions.DELIVERY_TOPIC),
-                options.get(FreqcapOptions.AUDIT_TOPIC));
+        OutputCounter counter =
+                new OutputCounter(
+                        bootstrap,
+                        options.get(FreqcapOptions.DELIVERY_TOPIC),
+                        options.get(FreqcapOptions.AUDIT_TOPIC));
         Thread ct = new Thread(counter, "freqcap-progress");
         ct.setDaemon(true);
         ct.start();
 
-        out.printf("freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
+        out.printf(
+                "freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
                 options.get(WEB_PORT), bootstrap);
-        out.printf("  in: %s  deliveries: %s  audit: %s  config: %s%n",
-                options.get(FreqcapOptions.INPUT_TOPIC), options.get(FreqcapOptions.DELIVERY_TOPIC),
-                options.get(FreqcapOptions.AUDIT_TOPIC), options.get(FreqcapOptions.CONFIG_TOPIC));
-        out.println("  Ctrl-C stops everything" + options.getOptional(DURATION).map(d -> " (or after " + d.toSeconds() + "s)").orElse(""));
+        out.printf(
+                "  in: %s  deliveries: %s  audit: %s  config: %s%n",
+                options.get(FreqcapOptions.INPUT_TOPIC),
+                options.get(FreqcapOptions.DELIVERY_TOPIC),
+                options.get(FreqcapOptions.AUDIT_TOPIC),
+                options.get(FreqcapOptions.CONFIG_TOPIC));
+        out.println(
+                "  Ctrl-C stops everything"
+                        + options.getOptional(DURATION)
+                                .map(d -> " (or after " + d.toSeconds() + "s)")
+                                .orElse(""));
 
         CountDownLatch stopRequested = new CountDownLatch(1);
         CountDownLatch stopped = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            stopRequested.countDown();
-            try {
-                stopped.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "freqcap-shutdown");
+        Thread hook =
+                new Thread(
+                        () -> {
+                            stopRequested.countDown();
+                            try {
+                                stopped.await(60, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        },
+                        "freqcap-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         if (stop != null) {
-            Thread relay = new Thread(() -> {
-                try {
-                    stop.await();
-                    stopRequested.countDown();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            Thread relay =
+                    new Thread(
+                            () -> {
+                                try {
+                                    stop.await();
+                                    stopRequested.countDown();
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
             relay.setDaemon(true);
             relay.start();
         }
@@ -176,17 +207,27 @@ public final class LocalRunner {
         TrafficGenerator gen = generator;
         long[] last = {0, System.nanoTime()};
         ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
-        progress.scheduleAtFixedRate(() -> {
-            long now = System.nanoTime();
-            long total = counter.total();
-            double rate = (total - last[0]) / ((now - last[1]) / 1e9);
-            last[0] = total;
-            last[1] = now;
-            out.printf("in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%n",
-                    gen == null ? -1 : gen.sent(), counter.count("ALLOWED"), counter.count("EXEMPT"),
-                    counter.count("REJECTED"), counter.count("DUPLICATE"), counter.count("STALE"),
-                    counter.count("MALFORMED"), rate);
-        }, 5, 5, TimeUnit.SECONDS);
+        progress.scheduleAtFixedRate(
+                () -> {
+                    long now = System.nanoTime();
+                    long total = counter.total();
+                    double rate = (total - last[0]) / ((now - last[1]) / 1e9);
+                    last[0] = total;
+                    last[1] = now;
+                    out.printf(
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%n",
+                            gen == null ? -1 : gen.sent(),
+                            counter.count("ALLOWED"),
+                            counter.count("EXEMPT"),
+                            counter.count("REJECTED"),
+                            counter.count("DUPLICATE"),
+                            counter.count("STALE"),
+                            counter.count("MALFORMED"),
+                            rate);
+                },
+                5,
+                5,
+                TimeUnit.SECONDS);
 
         Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
         long deadline = System.nanoTime() + duration.toNanos();
@@ -216,8 +257,11 @@ public final class LocalRunner {
         for (AutoCloseable r : resources) {
             r.close();
         }
-        Summary summary = new Summary(generator == null ? -1 : generator.sent(), counter.snapshot(), status);
-        out.printf("Summary: sent %,d; decisions read back %s; job %s%n", summary.sent(), summary.decisions(), status);
+        Summary summary =
+                new Summary(generator == null ? -1 : generator.sent(), counter.snapshot(), status);
+        out.printf(
+                "Summary: sent %,d; decisions read back %s; job %s%n",
+                summary.sent(), summary.decisions(), status);
         stopped.countDown();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);

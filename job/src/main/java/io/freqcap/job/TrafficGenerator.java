@@ -11,14 +11,16 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Synthetic campaign traffic for the local runner: users picked with a skew (a few are messaged
- * a lot), four channels, mostly marketing with some transactional (exempt) messages, about 1% resent
+ * Synthetic campaign traffic for the local runner: users picked with a skew (a few are messaged a
+ * lot), four channels, mostly marketing with some transactional (exempt) messages, about 1% resent
  * messages (duplicates) and 0.3% malformed records. Message time is the wall clock, with a few
  * messages scheduled minutes late.
  */
 public final class TrafficGenerator implements Runnable {
     private static final String[] CHANNELS = {"push", "push", "email", "sms", "in_app"};
-    private static final String[] CAMPAIGNS = {"spring-sale", "weekly-digest", "win-back", "new-feature"};
+    private static final String[] CAMPAIGNS = {
+        "spring-sale", "weekly-digest", "win-back", "new-feature"
+    };
 
     private final String bootstrap;
     private final String topic;
@@ -69,19 +71,37 @@ public final class TrafficGenerator implements Runnable {
                     lastId = id;
                     byte[] value;
                     if (rnd.nextInt(1000) < 3) {
-                        value = ("{\"messageId\": \"" + id + "\", \"userId\": \"" + user + "\"}").getBytes(StandardCharsets.UTF_8);
+                        value =
+                                ("{\"messageId\": \"" + id + "\", \"userId\": \"" + user + "\"}")
+                                        .getBytes(StandardCharsets.UTF_8);
                     } else {
-                        long t = System.currentTimeMillis() - (rnd.nextInt(50) == 0 ? rnd.nextInt(600_000) : 0);
+                        long t =
+                                System.currentTimeMillis()
+                                        - (rnd.nextInt(50) == 0 ? rnd.nextInt(600_000) : 0);
                         String category = rnd.nextInt(10) == 0 ? "transactional" : "marketing";
-                        value = ("{\"messageId\": \"" + id + "\", \"userId\": " + user
-                                        + ", \"channel\": \"" + CHANNELS[rnd.nextInt(CHANNELS.length)]
-                                        + "\", \"category\": \"" + category
-                                        + "\", \"campaignId\": \"" + CAMPAIGNS[rnd.nextInt(CAMPAIGNS.length)]
-                                        + "\", \"timestamp\": " + t
-                                        + ", \"payload\": {\"title\": \"Offer " + seq + "\"}}")
-                                .getBytes(StandardCharsets.UTF_8);
+                        value =
+                                ("{\"messageId\": \""
+                                                + id
+                                                + "\", \"userId\": "
+                                                + user
+                                                + ", \"channel\": \""
+                                                + CHANNELS[rnd.nextInt(CHANNELS.length)]
+                                                + "\", \"category\": \""
+                                                + category
+                                                + "\", \"campaignId\": \""
+                                                + CAMPAIGNS[rnd.nextInt(CAMPAIGNS.length)]
+                                                + "\", \"timestamp\": "
+                                                + t
+                                                + ", \"payload\": {\"title\": \"Offer "
+                                                + seq
+                                                + "\"}}")
+                                        .getBytes(StandardCharsets.UTF_8);
                     }
-                    producer.send(new ProducerRecord<>(topic, Long.toString(user).getBytes(StandardCharsets.UTF_8), value));
+                    producer.send(
+                            new ProducerRecord<>(
+                                    topic,
+                                    Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                                    value));
                     sent.incrementAndGet();
                 }
                 Thread.sleep(5);

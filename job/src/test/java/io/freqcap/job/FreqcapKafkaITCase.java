@@ -75,19 +75,30 @@ class FreqcapKafkaITCase {
         Configuration c =
                 FreqcapOptions.parse(
                         new String[] {
-                            "--bootstrap-servers", kafka.bootstrapServers(),
-                            "--group-id", name,
-                            "--input-topic", name + "-in",
-                            "--config-topic", name + "-config",
-                            "--segments-topic", name + "-segments",
-                            "--delivery-topic", name + "-deliveries",
-                            "--audit-topic", name + "-audit",
-                            "--limits", limits.toString(),
-                            "--checkpoint-interval", "1s",
-                            "--parallelism", "2"
+                            "--bootstrap-servers",
+                            kafka.bootstrapServers(),
+                            "--group-id",
+                            name,
+                            "--input-topic",
+                            name + "-in",
+                            "--config-topic",
+                            name + "-config",
+                            "--segments-topic",
+                            name + "-segments",
+                            "--delivery-topic",
+                            name + "-deliveries",
+                            "--audit-topic",
+                            name + "-audit",
+                            "--limits",
+                            limits.toString(),
+                            "--checkpoint-interval",
+                            "1s",
+                            "--parallelism",
+                            "2"
                         },
                         List.of());
-        kafka.createTopics(PARTITIONS, List.of(name + "-in", name + "-deliveries", name + "-audit"));
+        kafka.createTopics(
+                PARTITIONS, List.of(name + "-in", name + "-deliveries", name + "-audit"));
         kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
         return c;
     }
@@ -95,10 +106,13 @@ class FreqcapKafkaITCase {
     StreamExecutionEnvironment env(Configuration options) {
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-        flink.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, tmp.resolve("checkpoints").toUri().toString());
+        flink.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve("checkpoints").toUri().toString());
         flink.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+        flink.set(
+                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
         return StreamExecutionEnvironment.getExecutionEnvironment(flink);
     }
 
@@ -122,30 +136,57 @@ class FreqcapKafkaITCase {
         FreqcapMain.wireKafka(env, options, CONFIG_V1);
         JobClient job = env.executeAsync("freqcap-it");
         try {
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
             // Wait until the job has decided some messages under version 1, then change the config.
-            KafkaPipelineSupport.readCommitted(kafka.bootstrapServers(), List.of(name + "-deliveries"), 1000, Duration.ofSeconds(60));
-            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", "{\"version\": 2, \"rules\": []}");
+            KafkaPipelineSupport.readCommitted(
+                    kafka.bootstrapServers(),
+                    List.of(name + "-deliveries"),
+                    1000,
+                    Duration.ofSeconds(60));
+            KafkaPipelineSupport.send(
+                    kafka.bootstrapServers(), name + "-config", "{\"version\": 2, \"rules\": []}");
             KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V2);
             KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V1);
-            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
+            KafkaPipelineSupport.send(
+                    kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
             Thread.sleep(2000);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
 
-            var out = KafkaPipelineSupport.readCommitted(
-                    kafka.bootstrapServers(), List.of(name + "-deliveries", name + "-audit"),
-                    inputs.size() + 3, Duration.ofSeconds(180));
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(name + "-deliveries", name + "-audit"),
+                            inputs.size() + 3,
+                            Duration.ofSeconds(180));
             List<ConsumerRecord<byte[], byte[]>> audits = out.get(name + "-audit");
-            Map<Integer, Output> outputs = KafkaPipelineSupport.checkOutputs(inputs, out.get(name + "-deliveries"), audits, configs());
+            Map<Integer, Output> outputs =
+                    KafkaPipelineSupport.checkOutputs(
+                            inputs, out.get(name + "-deliveries"), audits, configs());
             KafkaPipelineSupport.checkNoIntervalOverfilled(inputs, outputs, configs());
 
-            long invalidControl = audits.stream().filter(r -> new String(r.value()).contains("INVALID_CONTROL")).count();
-            assertEquals(3, invalidControl, "bad config, stale version, unknown command: each audited once");
+            long invalidControl =
+                    audits.stream()
+                            .filter(r -> new String(r.value()).contains("INVALID_CONTROL"))
+                            .count();
+            assertEquals(
+                    3,
+                    invalidControl,
+                    "bad config, stale version, unknown command: each audited once");
             Map<String, Long> byDecision = new HashMap<>();
-            outputs.values().forEach(o -> byDecision.merge(o.decision() + "@v" + o.configVersion(), 1L, Long::sum));
+            outputs.values()
+                    .forEach(
+                            o ->
+                                    byDecision.merge(
+                                            o.decision() + "@v" + o.configVersion(),
+                                            1L,
+                                            Long::sum));
             for (String d : List.of("ALLOWED", "REJECTED", "EXEMPT", "DUPLICATE", "STALE")) {
-                assertTrue(byDecision.getOrDefault(d + "@v1", 0L) > 0, d + " under v1: " + byDecision);
-                assertTrue(byDecision.getOrDefault(d + "@v2", 0L) > 0, d + " under v2: " + byDecision);
+                assertTrue(
+                        byDecision.getOrDefault(d + "@v1", 0L) > 0, d + " under v1: " + byDecision);
+                assertTrue(
+                        byDecision.getOrDefault(d + "@v2", 0L) > 0, d + " under v2: " + byDecision);
             }
             assertTrue(byDecision.getOrDefault("MALFORMED@v-1", 0L) > 300, byDecision.toString());
         } finally {
@@ -154,14 +195,17 @@ class FreqcapKafkaITCase {
     }
 
     /** Fails once, after a few checkpoints, in the middle of the input. Test-only, hence static. */
-    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord> implements CheckpointListener {
+    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
+            implements CheckpointListener {
         static final AtomicBoolean FAILED = new AtomicBoolean();
         static final AtomicInteger CHECKPOINTS = new AtomicInteger();
         static final AtomicInteger SEEN = new AtomicInteger();
 
         @Override
         public RawRecord map(RawRecord r) {
-            if (SEEN.incrementAndGet() > 15_000 && CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true)) {
+            if (SEEN.incrementAndGet() > 15_000
+                    && CHECKPOINTS.get() >= 2
+                    && FAILED.compareAndSet(false, true)) {
                 throw new IllegalStateException("injected failure");
             }
             return r;
@@ -182,27 +226,44 @@ class FreqcapKafkaITCase {
 
         StreamExecutionEnvironment env = env(options);
         DataStream<RawRecord> input =
-                env.fromSource(KafkaConnectors.inputSource(options), WatermarkStrategy.noWatermarks(), "in")
+                env.fromSource(
+                                KafkaConnectors.inputSource(options),
+                                WatermarkStrategy.noWatermarks(),
+                                "in")
                         .map(new FailOnce())
                         .name("fail-once");
         DataStream<ControlRecord> control =
-                env.fromSource(KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
-                                WatermarkStrategy.noWatermarks(), "config")
+                env.fromSource(
+                                KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(),
+                                "config")
                         .setParallelism(1);
-        FreqcapJob.build(CONFIG_V1, input, control, KafkaConnectors.deliverySink(options), KafkaConnectors.auditSink(options));
+        FreqcapJob.build(
+                CONFIG_V1,
+                input,
+                control,
+                KafkaConnectors.deliverySink(options),
+                KafkaConnectors.auditSink(options));
         JobClient job = env.executeAsync("freqcap-failover");
         try {
             // Slowly, so that checkpoints complete while input still flows.
             for (int i = 0; i < inputs.size(); i += 5_000) {
-                KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs.subList(i, i + 5_000));
+                KafkaPipelineSupport.produce(
+                        kafka.bootstrapServers(),
+                        name + "-in",
+                        PARTITIONS,
+                        inputs.subList(i, i + 5_000));
                 Thread.sleep(700);
             }
-            var out = KafkaPipelineSupport.readCommitted(
-                    kafka.bootstrapServers(), List.of(name + "-deliveries", name + "-audit"),
-                    inputs.size(), Duration.ofSeconds(180));
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                                    List.of(name + "-deliveries", name + "-audit"),
+                            inputs.size(), Duration.ofSeconds(180));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
-            KafkaPipelineSupport.checkOutputs(inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs());
+            KafkaPipelineSupport.checkOutputs(
+                    inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs());
         } finally {
             job.cancel().get();
         }

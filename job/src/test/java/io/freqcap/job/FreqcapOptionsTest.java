@@ -24,10 +24,13 @@ class FreqcapOptionsTest {
     }
 
     static String error(Path limitsOrNull, String... args) {
-        return assertThrows(InvalidOptionException.class, () -> {
-            Configuration c = parse(args);
-            FreqcapOptions.requireJobOptions(c, true);
-        }).getMessage();
+        return assertThrows(
+                        InvalidOptionException.class,
+                        () -> {
+                            Configuration c = parse(args);
+                            FreqcapOptions.requireJobOptions(c, true);
+                        })
+                .getMessage();
     }
 
     @Test
@@ -43,14 +46,22 @@ class FreqcapOptionsTest {
         assertEquals(1_000_000L, c.get(FreqcapOptions.REDIS_MAX_BACKLOG));
         assertEquals(FreqcapOptions.Guarantee.EXACTLY_ONCE, c.get(FreqcapOptions.GUARANTEE));
         assertEquals(Duration.ofSeconds(10), c.get(FreqcapOptions.CHECKPOINT_INTERVAL));
-        assertEquals(FreqcapOptions.StartingOffsets.COMMITTED, c.get(FreqcapOptions.STARTING_OFFSETS));
+        assertEquals(
+                FreqcapOptions.StartingOffsets.COMMITTED, c.get(FreqcapOptions.STARTING_OFFSETS));
         assertTrue(c.getOptional(FreqcapOptions.PARALLELISM).isEmpty());
     }
 
     @Test
     void readsEveryFormOfValue() throws Exception {
-        Configuration c = parse("--guarantee", "at-least-once", "--starting-offsets=latest",
-                "--checkpoint-interval", "500ms", "--parallelism", "4");
+        Configuration c =
+                parse(
+                        "--guarantee",
+                        "at-least-once",
+                        "--starting-offsets=latest",
+                        "--checkpoint-interval",
+                        "500ms",
+                        "--parallelism",
+                        "4");
         assertEquals(FreqcapOptions.Guarantee.AT_LEAST_ONCE, c.get(FreqcapOptions.GUARANTEE));
         assertEquals(FreqcapOptions.StartingOffsets.LATEST, c.get(FreqcapOptions.STARTING_OFFSETS));
         assertEquals(Duration.ofMillis(500), c.get(FreqcapOptions.CHECKPOINT_INTERVAL));
@@ -64,27 +75,47 @@ class FreqcapOptionsTest {
         assertEquals("unknown option --limit (see --help)", error(null, "--limit", "x"));
         assertEquals("--limits is required", error(null, "--bootstrap-servers", "k:9092"));
         assertEquals("--bootstrap-servers is required", error(null, "--limits", good.toString()));
-        assertEquals("--parallelism: invalid value \"two\" (an integer)",
+        assertEquals(
+                "--parallelism: invalid value \"two\" (an integer)",
                 error(null, "--parallelism", "two"));
-        assertEquals("--parallelism: must be a positive integer",
-                error(null, "--bootstrap-servers", "k", "--limits", good.toString(), "--parallelism", "0"));
-        assertEquals("--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
+        assertEquals(
+                "--parallelism: must be a positive integer",
+                error(
+                        null,
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        good.toString(),
+                        "--parallelism",
+                        "0"));
+        assertEquals(
+                "--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
                 error(null, "--checkpoint-interval", "soon"));
-        assertEquals("--starting-offsets: invalid value \"middle\" (earliest, latest or committed)",
+        assertEquals(
+                "--starting-offsets: invalid value \"middle\" (earliest, latest or committed)",
                 error(null, "--starting-offsets", "middle"));
         assertEquals("--group-id: missing value", error(null, "--group-id"));
         assertEquals("unexpected argument \"oops\" (options start with --)", error(null, "oops"));
-        assertTrue(error(null, "--bootstrap-servers", "k", "--limits", tmp.resolve("none.json").toString())
-                .startsWith("--limits: cannot read " + tmp.resolve("none.json")));
-        assertEquals("--limits: invalid config in " + bad + ": rules: expected a non-empty array",
+        assertTrue(
+                error(
+                                null,
+                                "--bootstrap-servers",
+                                "k",
+                                "--limits",
+                                tmp.resolve("none.json").toString())
+                        .startsWith("--limits: cannot read " + tmp.resolve("none.json")));
+        assertEquals(
+                "--limits: invalid config in " + bad + ": rules: expected a non-empty array",
                 error(null, "--bootstrap-servers", "k", "--limits", bad.toString()));
     }
 
     @Test
     void readsLimitsFromAFileUri() throws Exception {
         Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
-        String json = FreqcapOptions.requireJobOptions(
-                parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()), true);
+        String json =
+                FreqcapOptions.requireJobOptions(
+                        parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()),
+                        true);
         assertEquals(VALID, json);
     }
 

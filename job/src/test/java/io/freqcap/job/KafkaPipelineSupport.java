@@ -36,18 +36,26 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Test traffic for the Kafka pipeline tests and the checks on what the job wrote: seeded input
- * with every kind of record, the outputs read back with read_committed, and a replay of the
- * decision core over each user's messages in partition order.
+ * Test traffic for the Kafka pipeline tests and the checks on what the job wrote: seeded input with
+ * every kind of record, the outputs read back with read_committed, and a replay of the decision
+ * core over each user's messages in partition order.
  */
 final class KafkaPipelineSupport {
     static final long DAY = 86_400_000L;
     static final long START = 1_763_769_600_000L;
 
     static String config(long version, int perDay, int perWeek, int emailPerDay) {
-        return "{\"version\":" + version + ",\"rules\":[{\"segment\":\"*\",\"limits\":["
-                + "{\"window\":\"1d\",\"max\":" + perDay + "},{\"window\":\"7d\",\"max\":" + perWeek + "}],"
-                + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":" + emailPerDay + "}]}}],"
+        return "{\"version\":"
+                + version
+                + ",\"rules\":[{\"segment\":\"*\",\"limits\":["
+                + "{\"window\":\"1d\",\"max\":"
+                + perDay
+                + "},{\"window\":\"7d\",\"max\":"
+                + perWeek
+                + "}],"
+                + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":"
+                + emailPerDay
+                + "}]}}],"
                 + "\"exempt\":[\"transactional\"]}";
     }
 
@@ -68,9 +76,9 @@ final class KafkaPipelineSupport {
 
     /**
      * Seeded traffic: users over days of message time, two channels, exempt categories,
-     * out-of-order and very late (stale) timestamps, resent messages (duplicates), records
-     * without a key, and malformed records of several kinds. Every record carries a unique
-     * {@code seq} so its output can be found.
+     * out-of-order and very late (stale) timestamps, resent messages (duplicates), records without
+     * a key, and malformed records of several kinds. Every record carries a unique {@code seq} so
+     * its output can be found.
      */
     static List<Input> traffic(long seed, int messages, int users, int days) {
         Random rnd = new Random(seed);
@@ -100,13 +108,32 @@ final class KafkaPipelineSupport {
             sent.add(messageId);
             String channel = rnd.nextInt(3) == 0 ? "email" : "push";
             String category =
-                    rnd.nextInt(20) == 0 ? "transactional" : rnd.nextInt(10) == 0 ? "promo" : "marketing";
+                    rnd.nextInt(20) == 0
+                            ? "transactional"
+                            : rnd.nextInt(10) == 0 ? "promo" : "marketing";
             String json =
-                    "{\"messageId\":\"" + messageId + "\",\"userId\":" + user
-                            + ",\"channel\":\"" + channel + "\",\"category\":\"" + category
-                            + "\",\"campaignId\":\"c" + rnd.nextInt(5) + "\",\"timestamp\":" + t
-                            + ",\"seq\":" + i + ",\"payload\":{\"title\":\"Sale \\u00e9 " + i + "\"}}";
-            out.add(new Input(i, rnd.nextInt(20) == 0 ? null : key, json.getBytes(StandardCharsets.UTF_8)));
+                    "{\"messageId\":\""
+                            + messageId
+                            + "\",\"userId\":"
+                            + user
+                            + ",\"channel\":\""
+                            + channel
+                            + "\",\"category\":\""
+                            + category
+                            + "\",\"campaignId\":\"c"
+                            + rnd.nextInt(5)
+                            + "\",\"timestamp\":"
+                            + t
+                            + ",\"seq\":"
+                            + i
+                            + ",\"payload\":{\"title\":\"Sale \\u00e9 "
+                            + i
+                            + "\"}}";
+            out.add(
+                    new Input(
+                            i,
+                            rnd.nextInt(20) == 0 ? null : key,
+                            json.getBytes(StandardCharsets.UTF_8)));
         }
         return out;
     }
@@ -117,19 +144,47 @@ final class KafkaPipelineSupport {
             case 0:
                 return null; // tombstone
             case 1:
-                s = "{\"messageId\":\"x" + seq + "\",\"userId\":\"" + user + "\",\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "}";
+                s =
+                        "{\"messageId\":\"x"
+                                + seq
+                                + "\",\"userId\":\""
+                                + user
+                                + "\",\"channel\":\"push\",\"timestamp\":1,\"seq\":"
+                                + seq
+                                + "}";
                 break;
             case 2:
-                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ",\"timestamp\":1,\"seq\":" + seq + "}";
+                s =
+                        "{\"messageId\":\"x"
+                                + seq
+                                + "\",\"userId\":"
+                                + user
+                                + ",\"timestamp\":1,\"seq\":"
+                                + seq
+                                + "}";
                 break;
             case 3:
-                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ",\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "} trailing";
+                s =
+                        "{\"messageId\":\"x"
+                                + seq
+                                + "\",\"userId\":"
+                                + user
+                                + ",\"channel\":\"push\",\"timestamp\":1,\"seq\":"
+                                + seq
+                                + "} trailing";
                 break;
             case 4:
                 s = "not json at all " + seq;
                 break;
             default:
-                s = "{\"messageId\":\"x" + seq + "\",\"userId\":" + user + ".0,\"channel\":\"push\",\"timestamp\":1,\"seq\":" + seq + "}";
+                s =
+                        "{\"messageId\":\"x"
+                                + seq
+                                + "\",\"userId\":"
+                                + user
+                                + ".0,\"channel\":\"push\",\"timestamp\":1,\"seq\":"
+                                + seq
+                                + "}";
         }
         return s.getBytes(StandardCharsets.UTF_8);
     }
@@ -146,11 +201,13 @@ final class KafkaPipelineSupport {
     }
 
     /**
-     * Produces inputs in order, recording partitions and offsets. Records without a key go to
-     * the partition their user's keyed records use, as the contract asks of producers.
+     * Produces inputs in order, recording partitions and offsets. Records without a key go to the
+     * partition their user's keyed records use, as the contract asks of producers.
      */
-    static void produce(String bootstrap, String topic, int partitions, List<Input> inputs) throws Exception {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(bootstrap))) {
+    static void produce(String bootstrap, String topic, int partitions, List<Input> inputs)
+            throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(producerProps(bootstrap))) {
             List<Future<RecordMetadata>> acks = new ArrayList<>();
             for (Input in : inputs) {
                 Integer partition = null;
@@ -158,7 +215,10 @@ final class KafkaPipelineSupport {
                     partition = Math.floorMod(in.seq, partitions);
                     Long user = userOf(in);
                     if (user != null) {
-                        partition = partitionFor(String.valueOf(user).getBytes(StandardCharsets.UTF_8), partitions);
+                        partition =
+                                partitionFor(
+                                        String.valueOf(user).getBytes(StandardCharsets.UTF_8),
+                                        partitions);
                     }
                 }
                 acks.add(producer.send(new ProducerRecord<>(topic, partition, in.key, in.value)));
@@ -173,7 +233,8 @@ final class KafkaPipelineSupport {
 
     /** Kafka's default partitioner for a keyed record. */
     static int partitionFor(byte[] key, int partitions) {
-        return org.apache.kafka.clients.producer.internals.BuiltInPartitioner.partitionForKey(key, partitions);
+        return org.apache.kafka.clients.producer.internals.BuiltInPartitioner.partitionForKey(
+                key, partitions);
     }
 
     static Long userOf(Input in) {
@@ -185,13 +246,21 @@ final class KafkaPipelineSupport {
     }
 
     static void send(String bootstrap, String topic, String value) throws Exception {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(bootstrap))) {
-            producer.send(new ProducerRecord<>(topic, null, value.getBytes(StandardCharsets.UTF_8))).get();
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(producerProps(bootstrap))) {
+            producer.send(new ProducerRecord<>(topic, null, value.getBytes(StandardCharsets.UTF_8)))
+                    .get();
         }
     }
 
     /** What the job wrote for one input record. */
-    record Output(String decision, long configVersion, String segment, byte[] key, byte[] value, JsonNode audit) {}
+    record Output(
+            String decision,
+            long configVersion,
+            String segment,
+            byte[] key,
+            byte[] value,
+            JsonNode audit) {}
 
     /** Reads both output topics with read_committed until {@code expected} records arrived. */
     static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
@@ -202,7 +271,9 @@ final class KafkaPipelineSupport {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
         Map<String, List<ConsumerRecord<byte[], byte[]>>> out = new LinkedHashMap<>();
         topics.forEach(t -> out.put(t, new ArrayList<>()));
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
@@ -240,7 +311,8 @@ final class KafkaPipelineSupport {
             List<Input> inputs,
             List<ConsumerRecord<byte[], byte[]>> deliveries,
             List<ConsumerRecord<byte[], byte[]>> audits,
-            Map<Long, LimitConfig> configs) throws Exception {
+            Map<Long, LimitConfig> configs)
+            throws Exception {
         Map<Integer, Output> bySeq = new HashMap<>();
         Map<String, Integer> seqBySource = new HashMap<>();
         for (Input in : inputs) {
@@ -248,9 +320,14 @@ final class KafkaPipelineSupport {
         }
         for (ConsumerRecord<byte[], byte[]> r : deliveries) {
             int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
-            Output o = new Output(header(r, Delivery.HEADER_DECISION),
-                    Long.parseLong(header(r, Delivery.HEADER_CONFIG_VERSION)),
-                    header(r, Delivery.HEADER_SEGMENT), r.key(), r.value(), null);
+            Output o =
+                    new Output(
+                            header(r, Delivery.HEADER_DECISION),
+                            Long.parseLong(header(r, Delivery.HEADER_CONFIG_VERSION)),
+                            header(r, Delivery.HEADER_SEGMENT),
+                            r.key(),
+                            r.value(),
+                            null);
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         int invalidControl = 0;
@@ -262,11 +339,22 @@ final class KafkaPipelineSupport {
                 invalidControl++;
                 continue;
             } else if (decision.equals("MALFORMED")) {
-                seq = seqBySource.get(a.get("source").get("partition").asInt() + "/" + a.get("source").get("offset").asLong());
+                seq =
+                        seqBySource.get(
+                                a.get("source").get("partition").asInt()
+                                        + "/"
+                                        + a.get("source").get("offset").asLong());
             } else {
                 seq = a.get("message").get("seq").asInt();
             }
-            Output o = new Output(decision, a.path("configVersion").asLong(-1), a.path("segment").asText(null), r.key(), null, a);
+            Output o =
+                    new Output(
+                            decision,
+                            a.path("configVersion").asLong(-1),
+                            a.path("segment").asText(null),
+                            r.key(),
+                            null,
+                            a);
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         assertEquals(inputs.size(), bySeq.size(), "one output per input");
@@ -274,7 +362,11 @@ final class KafkaPipelineSupport {
         // Replay each user's messages in partition order through the decision core.
         Map<Long, UserHistory> histories = new HashMap<>();
         List<Input> ordered = new ArrayList<>(inputs);
-        ordered.sort((x, y) -> x.partition != y.partition ? Integer.compare(x.partition, y.partition) : Long.compare(x.offset, y.offset));
+        ordered.sort(
+                (x, y) ->
+                        x.partition != y.partition
+                                ? Integer.compare(x.partition, y.partition)
+                                : Long.compare(x.offset, y.offset));
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);
             OutboundMessage m;
@@ -282,12 +374,15 @@ final class KafkaPipelineSupport {
                 m = OutboundMessage.parse(in.value);
             } catch (Exception e) {
                 assertEquals("MALFORMED", o.decision(), "input " + in.seq);
-                assertEquals(in.value == null ? null : Base64.getEncoder().encodeToString(in.value),
+                assertEquals(
+                        in.value == null ? null : Base64.getEncoder().encodeToString(in.value),
                         o.audit().get("raw").isNull() ? null : o.audit().get("raw").asText());
                 continue;
             }
             LimitConfig config = configs.get(o.configVersion());
-            assertTrue(config != null, "unknown config version " + o.configVersion() + " for " + in.seq);
+            assertTrue(
+                    config != null,
+                    "unknown config version " + o.configVersion() + " for " + in.seq);
             UserHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             CappingRule.Verdict v = CappingRule.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT);
             histories.put(m.userId(), v.history());
@@ -296,9 +391,16 @@ final class KafkaPipelineSupport {
                 for (Input x : ordered) {
                     Long u = userOf(x);
                     if (u != null && u == m.userId()) {
-                        sb.append("\n  ").append(x.partition).append('/').append(x.offset).append(' ')
-                                .append(bySeq.get(x.seq).decision()).append("@v").append(bySeq.get(x.seq).configVersion())
-                                .append(' ').append(new String(x.value, StandardCharsets.UTF_8), 0, 120);
+                        sb.append("\n  ")
+                                .append(x.partition)
+                                .append('/')
+                                .append(x.offset)
+                                .append(' ')
+                                .append(bySeq.get(x.seq).decision())
+                                .append("@v")
+                                .append(bySeq.get(x.seq).configVersion())
+                                .append(' ')
+                                .append(new String(x.value, StandardCharsets.UTF_8), 0, 120);
                     }
                 }
                 System.err.println("MISMATCH at " + in.seq + " history " + h + sb);
@@ -307,24 +409,34 @@ final class KafkaPipelineSupport {
             assertEquals("*", o.segment());
             if (o.value() != null) {
                 assertTrue(Arrays.equals(in.value, o.value()), "delivery bytes of " + in.seq);
-                byte[] expectedKey = in.key != null ? in.key : String.valueOf(m.userId()).getBytes(StandardCharsets.UTF_8);
+                byte[] expectedKey =
+                        in.key != null
+                                ? in.key
+                                : String.valueOf(m.userId()).getBytes(StandardCharsets.UTF_8);
                 assertTrue(Arrays.equals(expectedKey, o.key()), "delivery key of " + in.seq);
             } else if (v.decision() == Decision.REJECTED) {
                 assertEquals(v.violations().size(), o.audit().get("violations").size());
-                assertEquals(String.valueOf(m.userId()), new String(o.key(), StandardCharsets.UTF_8));
+                assertEquals(
+                        String.valueOf(m.userId()), new String(o.key(), StandardCharsets.UTF_8));
             }
         }
         return bySeq;
     }
 
     /**
-     * The promise itself, checked on the decisions: whenever a message was counted, no interval
-     * of any window in force held more than its max, counting what was counted up to then.
+     * The promise itself, checked on the decisions: whenever a message was counted, no interval of
+     * any window in force held more than its max, counting what was counted up to then.
      */
-    static void checkNoIntervalOverfilled(List<Input> inputs, Map<Integer, Output> outputs, Map<Long, LimitConfig> configs) throws Exception {
+    static void checkNoIntervalOverfilled(
+            List<Input> inputs, Map<Integer, Output> outputs, Map<Long, LimitConfig> configs)
+            throws Exception {
         Map<Long, List<long[]>> counted = new HashMap<>(); // user -> {timestamp, isEmail}
         List<Input> ordered = new ArrayList<>(inputs);
-        ordered.sort((x, y) -> x.partition != y.partition ? Integer.compare(x.partition, y.partition) : Long.compare(x.offset, y.offset));
+        ordered.sort(
+                (x, y) ->
+                        x.partition != y.partition
+                                ? Integer.compare(x.partition, y.partition)
+                                : Long.compare(x.offset, y.offset));
         for (Input in : ordered) {
             Output o = outputs.get(in.seq);
             if (!"ALLOWED".equals(o.decision())) {
@@ -335,11 +447,15 @@ final class KafkaPipelineSupport {
             mine.add(new long[] {m.timestamp(), m.channel().equals("email") ? 1 : 0});
             LimitConfig.Rule rule = configs.get(o.configVersion()).ruleFor("*");
             for (Limit l : rule.limits()) {
-                assertTrue(most(mine, m.timestamp(), l.windowMillis(), false) <= l.max(), "user " + m.userId() + " over " + l);
+                assertTrue(
+                        most(mine, m.timestamp(), l.windowMillis(), false) <= l.max(),
+                        "user " + m.userId() + " over " + l);
             }
             if (m.channel().equals("email")) {
                 for (Limit l : rule.channelLimits("email")) {
-                    assertTrue(most(mine, m.timestamp(), l.windowMillis(), true) <= l.max(), "user " + m.userId() + " over email " + l);
+                    assertTrue(
+                            most(mine, m.timestamp(), l.windowMillis(), true) <= l.max(),
+                            "user " + m.userId() + " over email " + l);
                 }
             }
         }

@@ -17,7 +17,9 @@ import org.apache.flink.api.common.JobStatus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The local runner's embedded stack starts, moves messages, serves the web UI and stops cleanly. */
+/**
+ * The local runner's embedded stack starts, moves messages, serves the web UI and stops cleanly.
+ */
 class LocalRunnerITCase {
 
     static int freePort() throws Exception {
@@ -34,15 +36,26 @@ class LocalRunnerITCase {
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
         CountDownLatch neverStop = new CountDownLatch(1);
         CompletableFuture<LocalRunner.Summary> run =
-                CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return LocalRunner.run(
-                                new String[] {"--duration", "20s", "--rate", "500", "--users", "2000", "--web-port", String.valueOf(port)},
-                                out, neverStop);
-                    } catch (Exception e) {
-                        throw new RuntimeException(e);
-                    }
-                });
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return LocalRunner.run(
+                                        new String[] {
+                                            "--duration",
+                                            "20s",
+                                            "--rate",
+                                            "500",
+                                            "--users",
+                                            "2000",
+                                            "--web-port",
+                                            String.valueOf(port)
+                                        },
+                                        out,
+                                        neverStop);
+                            } catch (Exception e) {
+                                throw new RuntimeException(e);
+                            }
+                        });
 
         // While it runs, the web UI's REST API lists the running job.
         HttpClient http = HttpClient.newHttpClient();
@@ -50,8 +63,16 @@ class LocalRunnerITCase {
         for (int i = 0; i < 60 && !jobs.contains("RUNNING"); i++) {
             Thread.sleep(500);
             try {
-                jobs = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/jobs/overview")).build(),
-                        HttpResponse.BodyHandlers.ofString()).body();
+                jobs =
+                        http.send(
+                                        HttpRequest.newBuilder(
+                                                        URI.create(
+                                                                "http://localhost:"
+                                                                        + port
+                                                                        + "/jobs/overview"))
+                                                .build(),
+                                        HttpResponse.BodyHandlers.ofString())
+                                .body();
             } catch (java.io.IOException notUpYet) {
                 // the UI starts with the job
             }
@@ -74,8 +95,16 @@ class LocalRunnerITCase {
 
     @Test
     void badOptionsFailWithOneClearLine() {
-        var e = org.junit.jupiter.api.Assertions.assertThrows(FreqcapOptions.InvalidOptionException.class,
-                () -> LocalRunner.run(new String[] {"--guarantee", "maybe-once"}, System.out, null));
-        assertEquals("--guarantee: invalid value \"maybe-once\" (exactly-once or at-least-once)", e.getMessage());
+        var e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        FreqcapOptions.InvalidOptionException.class,
+                        () ->
+                                LocalRunner.run(
+                                        new String[] {"--guarantee", "maybe-once"},
+                                        System.out,
+                                        null));
+        assertEquals(
+                "--guarantee: invalid value \"maybe-once\" (exactly-once or at-least-once)",
+                e.getMessage());
     }
 }

@@ -38,16 +38,18 @@ import org.slf4j.LoggerFactory;
  * and touch no state.
  *
  * <p>Control records (the broadcast input) are parsed by every parallel instance and applied by
- * version (a config replaces the one in force only if its version is higher), so instances agree whatever order they see them in. Only instance 0 writes the
- * INVALID_CONTROL audit record of a control record that is not applied, so each is audited once.
+ * version (a config replaces the one in force only if its version is higher), so instances agree
+ * whatever order they see them in. Only instance 0 writes the INVALID_CONTROL audit record of a
+ * control record that is not applied, so each is audited once.
  *
- * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach
- * back to it. Once messages arrive a longest window W past the latest counted one, none does.
- * Each user with a history therefore has one event-time timer, at latest + 2W rounded up to the
- * hour, that clears the history once the watermark passes it (the extra W is slack for late
- * messages); if the history moved on meanwhile, the timer re-registers at the new due time. Event time, not state TTL: TTL only knows processing time, and
- * decisions are made on message time, which a backfill or a replay can move far from the wall
- * clock; and TTL is fixed when the job starts while W changes with every config.
+ * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach back
+ * to it. Once messages arrive a longest window W past the latest counted one, none does. Each user
+ * with a history therefore has one event-time timer, at latest + 2W rounded up to the hour, that
+ * clears the history once the watermark passes it (the extra W is slack for late messages); if the
+ * history moved on meanwhile, the timer re-registers at the new due time. Event time, not state
+ * TTL: TTL only knows processing time, and decisions are made on message time, which a backfill or
+ * a replay can move far from the wall clock; and TTL is fixed when the job starts while W changes
+ * with every config.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -194,8 +196,8 @@ public class CappingFunction
     /**
      * Registers the cleanup timer when a user's history comes into being. While it lives, the one
      * timer is enough: when it fires it clears the history or, if later messages (or a longer
-     * window) moved the due time, registers the next one. One timer per user, not one per
-     * message, keeps both the timer state and the work per message small.
+     * window) moved the due time, registers the next one. One timer per user, not one per message,
+     * keeps both the timer state and the work per message small.
      */
     private void scheduleCleanup(
             ReadOnlyContext ctx, UserHistory before, UserHistory after, LimitConfig cfg) {
@@ -210,7 +212,9 @@ public class CappingFunction
         if (at < latest || at > Long.MAX_VALUE - CLEANUP_ROUNDING_MILLIS) {
             return Long.MAX_VALUE - 1;
         }
-        return (at + CLEANUP_ROUNDING_MILLIS - 1) / CLEANUP_ROUNDING_MILLIS * CLEANUP_ROUNDING_MILLIS;
+        return (at + CLEANUP_ROUNDING_MILLIS - 1)
+                / CLEANUP_ROUNDING_MILLIS
+                * CLEANUP_ROUNDING_MILLIS;
     }
 
     @Override

@@ -9,16 +9,16 @@ import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 
 /**
- * Event time for the capping operator. Decisions read each message's own timestamp; event time
- * only drives state cleanup, so the watermark errs on the late side:
+ * Event time for the capping operator. Decisions read each message's own timestamp; event time only
+ * drives state cleanup, so the watermark errs on the late side:
  *
  * <ul>
  *   <li>it trails the highest message timestamp seen by {@link #MAX_OUT_OF_ORDERNESS};
- *   <li>malformed records have no message time and never move it (their Kafka timestamp is the
- *       wall clock, which for a backfill is far ahead of message time);
+ *   <li>malformed records have no message time and never move it (their Kafka timestamp is the wall
+ *       clock, which for a backfill is far ahead of message time);
  *   <li>a timestamp more than {@link #MAX_AHEAD_OF_WALL_CLOCK} ahead of the wall clock counts as
- *       that much ahead: one message stamped in the year 2099 by a bug upstream must not end
- *       event time and clear every history.
+ *       that much ahead: one message stamped in the year 2099 by a bug upstream must not end event
+ *       time and clear every history.
  * </ul>
  */
 public final class MessageTime {

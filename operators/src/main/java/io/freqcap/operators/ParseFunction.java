@@ -4,7 +4,10 @@ import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.RawRecord;
 import org.apache.flink.api.common.functions.MapFunction;
 
-/** Parses input records; an unreadable one becomes a malformed {@link InboundMessage}, never an error. */
+/**
+ * Parses input records; an unreadable one becomes a malformed {@link InboundMessage}, never an
+ * error.
+ */
 public class ParseFunction implements MapFunction<RawRecord, InboundMessage> {
     private static final long serialVersionUID = 1L;
 

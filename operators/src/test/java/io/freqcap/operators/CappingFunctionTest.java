@@ -21,7 +21,6 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
-import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -35,12 +34,18 @@ class CappingFunctionTest {
     static final String ONE_A_DAY_V1 = config(1, 1);
 
     static String config(long version, int perDay) {
-        return "{\"version\":" + version + ",\"rules\":[{\"segment\":\"*\",\"limits\":"
-                + "[{\"window\":\"1d\",\"max\":" + perDay + "},{\"window\":\"7d\",\"max\":5}]}],"
+        return "{\"version\":"
+                + version
+                + ",\"rules\":[{\"segment\":\"*\",\"limits\":"
+                + "[{\"window\":\"1d\",\"max\":"
+                + perDay
+                + "},{\"window\":\"7d\",\"max\":5}]}],"
                 + "\"exempt\":[\"transactional\"]}";
     }
 
-    private final List<KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>>
+    private final List<
+                    KeyedBroadcastOperatorTestHarness<
+                            Long, InboundMessage, ControlRecord, Delivery>>
             open = new ArrayList<>();
     private long offset;
 
@@ -82,9 +87,15 @@ class CappingFunctionTest {
 
     InboundMessage message(String id, long userId, String category, long t, byte[] key) {
         String json =
-                "{\"messageId\":\"" + id + "\",\"userId\":" + userId
-                        + ",\"channel\":\"push\",\"category\":\"" + category
-                        + "\",\"timestamp\":" + t + ",\"payload\":{\"title\":\"hi\"}}";
+                "{\"messageId\":\""
+                        + id
+                        + "\",\"userId\":"
+                        + userId
+                        + ",\"channel\":\"push\",\"category\":\""
+                        + category
+                        + "\",\"timestamp\":"
+                        + t
+                        + ",\"payload\":{\"title\":\"hi\"}}";
         return InboundMessage.of(
                 new RawRecord(key, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
     }
@@ -95,7 +106,11 @@ class CappingFunctionTest {
 
     static ControlRecord control(String json) {
         return new ControlRecord(
-                ControlRecord.Kind.CONFIG, json.getBytes(StandardCharsets.UTF_8), "limit-config", 0, 9);
+                ControlRecord.Kind.CONFIG,
+                json.getBytes(StandardCharsets.UTF_8),
+                "limit-config",
+                0,
+                9);
     }
 
     static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
@@ -166,7 +181,8 @@ class CappingFunctionTest {
     void malformedIsAuditedWithItsSource() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(
-                InboundMessage.of(new RawRecord(null, "{\"userId\":\"abc\"}".getBytes(), "in", 3, 1287)),
+                InboundMessage.of(
+                        new RawRecord(null, "{\"userId\":\"abc\"}".getBytes(), "in", 3, 1287)),
                 0);
         JsonNode a = audits(h).get(0);
         assertEquals("MALFORMED", a.get("decision").asText());
@@ -199,7 +215,9 @@ class CappingFunctionTest {
         JsonNode a = audits(h).get(0);
         assertEquals("INVALID_CONTROL", a.get("decision").asText());
         assertTrue(a.get("error").asText().contains("segment \"*\""), a.toString());
-        assertEquals(noStarRule, new String(java.util.Base64.getDecoder().decode(a.get("raw").asText())));
+        assertEquals(
+                noStarRule,
+                new String(java.util.Base64.getDecoder().decode(a.get("raw").asText())));
         assertEquals("limit-config", a.get("source").get("topic").asText());
         assertEquals(List.of("ALLOWED@v1"), decisions(h));
         assertEquals("REJECTED", audits(h).get(1).get("decision").asText());
@@ -269,12 +287,15 @@ class CappingFunctionTest {
     }
 
     static UserHistory history(
-            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h, long user)
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
+            long user)
             throws Exception {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(user);
         return backend.getPartitionedState(
-                        VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, CappingFunction.HISTORY)
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        CappingFunction.HISTORY)
                 .value();
     }
 

@@ -44,7 +44,12 @@ class CappingRulePropertyTest {
             for (int i = 0; i < messages; i++) {
                 clock += rnd.nextInt(30) * GRID;
                 // Mostly near the clock, sometimes far behind it (late) or ahead of it.
-                long t = Math.max(0, clock + (rnd.nextInt(10) < 3 ? -rnd.nextInt(150) : rnd.nextInt(5)) * GRID);
+                long t =
+                        Math.max(
+                                0,
+                                clock
+                                        + (rnd.nextInt(10) < 3 ? -rnd.nextInt(150) : rnd.nextInt(5))
+                                                * GRID);
                 String id =
                         !ids.isEmpty() && rnd.nextInt(10) == 0
                                 ? ids.get(rnd.nextInt(ids.size()))
@@ -104,7 +109,8 @@ class CappingRulePropertyTest {
     }
 
     static LimitConfig randomConfig(Random rnd) {
-        StringBuilder sb = new StringBuilder("{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[");
+        StringBuilder sb =
+                new StringBuilder("{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[");
         int n = 1 + rnd.nextInt(2);
         for (int i = 0; i < n; i++) {
             sb.append(i > 0 ? "," : "")
@@ -162,8 +168,7 @@ class CappingRulePropertyTest {
                 return new Result(Decision.ALLOWED, List.of(), null);
             }
             Long retry = null;
-            boolean zero =
-                    allLimits(m.channel()).stream().anyMatch(l -> l.max() == 0);
+            boolean zero = allLimits(m.channel()).stream().anyMatch(l -> l.max() == 0);
             if (!zero) {
                 for (long at = m.timestamp(); ; at += GRID) {
                     if (violationsAt(at, ch, m.channel()).isEmpty()) {
@@ -226,7 +231,10 @@ class CappingRulePropertyTest {
             for (Limit l : config.ruleFor("*").limits()) {
                 for (long s = lo - l.windowMillis(); s <= hi; s += GRID) {
                     long start = s;
-                    long n = counted.stream().filter(e -> e[0] >= start && e[0] < start + l.windowMillis()).count();
+                    long n =
+                            counted.stream()
+                                    .filter(e -> e[0] >= start && e[0] < start + l.windowMillis())
+                                    .count();
                     assertTrue(n <= l.max(), "interval at " + s + " holds " + n + " > " + l.max());
                 }
             }

@@ -185,8 +185,7 @@ class CappingRuleTest {
                                         + "[{\"window\":\"7d\",\"max\":7}]}]}"));
         for (int d = 0; d < 30; d++) {
             assertEquals(
-                    Decision.ALLOWED,
-                    daily.send("m" + d, "push", DAY_1_NOON + d * DAY).decision());
+                    Decision.ALLOWED, daily.send("m" + d, "push", DAY_1_NOON + d * DAY).decision());
         }
         UserHistory h = daily.history();
         assertEquals(DAY_1_NOON + 29 * DAY, h.latest());

@@ -16,8 +16,10 @@ class MessageTimeTest {
     static final long DAY_1_NOON = 1_763_812_800_000L;
 
     static InboundMessage at(long t) {
-        String json = "{\"messageId\":\"m\",\"userId\":1,\"channel\":\"push\",\"timestamp\":" + t + "}";
-        return InboundMessage.of(new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, 0));
+        String json =
+                "{\"messageId\":\"m\",\"userId\":1,\"channel\":\"push\",\"timestamp\":" + t + "}";
+        return InboundMessage.of(
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, 0));
     }
 
     static final class Collected implements WatermarkOutput {
@@ -44,7 +46,8 @@ class MessageTimeTest {
         g.onEvent(at(DAY_1_NOON), DAY_1_NOON, out);
         g.onEvent(at(DAY_1_NOON - 1000), DAY_1_NOON - 1000, out);
         g.onPeriodicEmit(out);
-        assertEquals(List.of(DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1), out.marks);
+        assertEquals(
+                List.of(DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1), out.marks);
     }
 
     @Test
@@ -54,10 +57,13 @@ class MessageTimeTest {
         g.onEvent(at(DAY_1_NOON), DAY_1_NOON, out);
         InboundMessage bad = InboundMessage.of(new RawRecord(null, "x".getBytes(), "in", 0, 1));
         long kafkaTime = System.currentTimeMillis();
-        assertEquals(Long.MIN_VALUE, new MessageTime.MessageTimestamp().extractTimestamp(bad, kafkaTime));
+        assertEquals(
+                Long.MIN_VALUE,
+                new MessageTime.MessageTimestamp().extractTimestamp(bad, kafkaTime));
         g.onEvent(bad, kafkaTime, out);
         g.onPeriodicEmit(out);
-        assertEquals(DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1, out.marks.get(0));
+        assertEquals(
+                DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1, out.marks.get(0));
     }
 
     @Test
@@ -69,6 +75,8 @@ class MessageTimeTest {
         g.onEvent(at(year2099), year2099, out);
         g.onPeriodicEmit(out);
         long limit = System.currentTimeMillis() + MessageTime.MAX_AHEAD_OF_WALL_CLOCK.toMillis();
-        assertTrue(out.marks.get(0) <= limit && out.marks.get(0) >= before, "watermark " + out.marks.get(0));
+        assertTrue(
+                out.marks.get(0) <= limit && out.marks.get(0) >= before,
+                "watermark " + out.marks.get(0));
     }
 }

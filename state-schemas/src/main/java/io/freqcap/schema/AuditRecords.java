@@ -72,7 +72,8 @@ public final class AuditRecords {
     /** A MALFORMED or INVALID_CONTROL record: the error, the raw bytes and where they came from. */
     public static AuditEvent unreadable(
             Decision decision, String error, byte[] raw, String topic, int partition, long offset) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(128 + (raw == null ? 0 : raw.length * 2));
+        ByteArrayOutputStream bytes =
+                new ByteArrayOutputStream(128 + (raw == null ? 0 : raw.length * 2));
         try (JsonGenerator g = Json.FACTORY.createGenerator(bytes)) {
             g.writeStartObject();
             g.writeStringField("decision", decision.name());

@@ -20,7 +20,9 @@ public final class Json {
 
     private Json() {}
 
-    /** Describes the current token for an error message: {@code "abc"}, {@code 42.0}, {@code null}. */
+    /**
+     * Describes the current token for an error message: {@code "abc"}, {@code 42.0}, {@code null}.
+     */
     static String describe(JsonParser p) throws IOException {
         JsonToken t = p.currentToken();
         if (t == null) {

@@ -20,7 +20,8 @@ public record Limit(String window, long windowMillis, int max) {
         if (!m.matches()) {
             throw new MalformedRecordException(
                     "window: expected a positive integer followed by s, m, h, d or w, got \""
-                            + text + "\"");
+                            + text
+                            + "\"");
         }
         long unit;
         switch (m.group(2)) {

@@ -142,7 +142,9 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
                 String name = e.getKey();
                 if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
                     throw new MalformedRecordException(
-                            path + ".channels: channel \"" + name
+                            path
+                                    + ".channels: channel \""
+                                    + name
                                     + "\" does not match [a-z0-9_-]{1,32}");
                 }
                 channels.put(name, limits(e.getValue(), path + ".channels." + name, true));

@@ -1,8 +1,8 @@
 package io.freqcap.schema;
 
 /**
- * A record that cannot be read as the contract says. The message names the field and what was
- * wrong with it; it becomes the {@code error} of a MALFORMED or INVALID_CONTROL audit record.
+ * A record that cannot be read as the contract says. The message names the field and what was wrong
+ * with it; it becomes the {@code error} of a MALFORMED or INVALID_CONTROL audit record.
  */
 public final class MalformedRecordException extends Exception {
     private static final long serialVersionUID = 1L;

@@ -49,8 +49,10 @@ public record OutboundMessage(
                         int n = messageId.codePointCount(0, messageId.length());
                         if (n < 1 || n > MAX_MESSAGE_ID_CHARS) {
                             throw new MalformedRecordException(
-                                    "messageId: must be 1.." + MAX_MESSAGE_ID_CHARS
-                                            + " characters, got " + n);
+                                    "messageId: must be 1.."
+                                            + MAX_MESSAGE_ID_CHARS
+                                            + " characters, got "
+                                            + n);
                         }
                         break;
                     case "userId":

@@ -144,7 +144,9 @@ public final class UserHistory {
         return compactChannels(ts, fps, oldIndex, channels);
     }
 
-    /** Builds a history, dropping channels no entry uses so the table never outgrows the entries. */
+    /**
+     * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
+     */
     static UserHistory compactChannels(long[] ts, long[] fps, int[] index, String[] channels) {
         int[] remap = new int[channels.length];
         Arrays.fill(remap, -1);

@@ -18,7 +18,8 @@ class AuditRecordsTest {
     static byte[] example(String name) throws Exception {
         Path p = EXAMPLES.resolve(name);
         Assumptions.assumeTrue(
-                Files.exists(p), "../shared (the contract examples) is not beside this clone; skipping");
+                Files.exists(p),
+                "../shared (the contract examples) is not beside this clone; skipping");
         return Files.readAllBytes(p);
     }
 
@@ -38,7 +39,8 @@ class AuditRecordsTest {
                         message);
 
         assertEquals(
-                Json.MAPPER.readTree(example("audit-rejected.json")), Json.MAPPER.readTree(e.json()));
+                Json.MAPPER.readTree(example("audit-rejected.json")),
+                Json.MAPPER.readTree(e.json()));
         assertEquals("42", new String(e.key(), StandardCharsets.UTF_8));
     }
 
@@ -55,7 +57,8 @@ class AuditRecordsTest {
                         1287);
 
         assertEquals(
-                Json.MAPPER.readTree(example("audit-malformed.json")), Json.MAPPER.readTree(e.json()));
+                Json.MAPPER.readTree(example("audit-malformed.json")),
+                Json.MAPPER.readTree(e.json()));
         assertNull(e.key());
     }
 
@@ -64,17 +67,25 @@ class AuditRecordsTest {
         byte[] raw = {(byte) 0xff, 0, 10, (byte) 0x80};
         JsonNode audit =
                 Json.MAPPER.readTree(
-                        AuditRecords.unreadable(Decision.MALFORMED, "not valid JSON", raw, "t", 0, 5)
+                        AuditRecords.unreadable(
+                                        Decision.MALFORMED, "not valid JSON", raw, "t", 0, 5)
                                 .json());
         assertEquals(
-                HexOf.bytes(raw), HexOf.bytes(Base64.getDecoder().decode(audit.get("raw").asText())));
+                HexOf.bytes(raw),
+                HexOf.bytes(Base64.getDecoder().decode(audit.get("raw").asText())));
     }
 
     @Test
     void tombstoneHasNullRaw() throws Exception {
         JsonNode audit =
                 Json.MAPPER.readTree(
-                        AuditRecords.unreadable(Decision.MALFORMED, "record has no value (tombstone)", null, "t", 0, 5)
+                        AuditRecords.unreadable(
+                                        Decision.MALFORMED,
+                                        "record has no value (tombstone)",
+                                        null,
+                                        "t",
+                                        0,
+                                        5)
                                 .json());
         assertEquals(true, audit.get("raw").isNull());
     }

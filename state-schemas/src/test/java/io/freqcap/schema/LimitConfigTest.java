@@ -29,7 +29,8 @@ class LimitConfigTest {
         assertEquals(7, c.version());
         assertEquals(List.of("new", "active", "*"), List.copyOf(c.rules().keySet()));
         assertEquals(
-                List.of(new Limit("1d", 86_400_000L, 1)), c.ruleFor("active").channelLimits("email"));
+                List.of(new Limit("1d", 86_400_000L, 1)),
+                c.ruleFor("active").channelLimits("email"));
         assertEquals(c.rules().get("*"), c.ruleFor("dormant"));
         assertTrue(c.isExempt("transactional"));
         assertEquals(7 * 86_400_000L, c.longestWindowMillis());
@@ -59,14 +60,26 @@ class LimitConfigTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "version missing     | {\"rules\":[" + STAR + "]} | version: required field is missing",
-                "version zero        | {\"version\":0,\"rules\":[" + STAR + "]} | version: expected a positive integer",
-                "version float       | {\"version\":1.5,\"rules\":[" + STAR + "]} | version: expected a positive integer",
-                "version text        | {\"version\":\"2\",\"rules\":[" + STAR + "]} | version: expected a positive integer",
+                "version missing     | {\"rules\":["
+                        + STAR
+                        + "]} | version: required field is missing",
+                "version zero        | {\"version\":0,\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
+                "version float       | {\"version\":1.5,\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
+                "version text        | {\"version\":\"2\",\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
                 "rules missing       | {\"version\":1} | rules: expected a non-empty array",
                 "rules empty         | {\"version\":1,\"rules\":[]} | rules: expected a non-empty array",
                 "no star rule        | {\"version\":1,\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules: exactly one rule must have segment \"*\"",
-                "two star rules      | {\"version\":1,\"rules\":[" + STAR + "," + STAR + "]} | rules[1].segment: \"*\" has two rules",
+                "two star rules      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + ","
+                        + STAR
+                        + "]} | rules[1].segment: \"*\" has two rules",
                 "segment missing     | {\"version\":1,\"rules\":[{\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules[0].segment: expected a non-empty string",
                 "limits empty        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[]}]} | rules[0].limits: expected a non-empty array",
                 "limits missing      | {\"version\":1,\"rules\":[{\"segment\":\"*\"}]} | rules[0].limits: expected a non-empty array",
@@ -82,10 +95,16 @@ class LimitConfigTest {
                 "max missing         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\"}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
                 "bad channel name    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"E-mail\":[]}}]} | rules[0].channels: channel \"E-mail\" does not match",
                 "bad channel limit   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":2000000}]}}]} | rules[0].channels.email[0].max",
-                "exempt not array    | {\"version\":1,\"rules\":[" + STAR + "],\"exempt\":\"transactional\"} | exempt: expected an array of strings",
-                "exempt numbers      | {\"version\":1,\"rules\":[" + STAR + "],\"exempt\":[1]} | exempt: expected an array of strings",
+                "exempt not array    | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"exempt\":\"transactional\"} | exempt: expected an array of strings",
+                "exempt numbers      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"exempt\":[1]} | exempt: expected an array of strings",
                 "not json            | {version: 1} | not valid JSON",
-                "trailing bytes      | {\"version\":1,\"rules\":[" + STAR + "]} {} | not valid JSON",
+                "trailing bytes      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "]} {} | not valid JSON",
                 "not an object       | [] | expected a JSON object",
             })
     void rejectsConfigsThatBreakARule(String name, String json, String error) {

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 class OutboundMessageTest {
     static final String VALID =
@@ -34,16 +34,18 @@ class OutboundMessageTest {
                         .category());
         assertEquals(
                 "marketing",
-                parse("{\"messageId\":\"a\",\"userId\":1,\"channel\":\"sms\",\"timestamp\":0,"
-                                + "\"category\":null}")
+                parse(
+                                "{\"messageId\":\"a\",\"userId\":1,\"channel\":\"sms\",\"timestamp\":0,"
+                                        + "\"category\":null}")
                         .category());
     }
 
     @Test
     void acceptsTheLargestUserIdAndUnknownFields() throws Exception {
         OutboundMessage m =
-                parse("{\"x\":[1,{\"y\":2}],\"messageId\":\"a\",\"userId\":9223372036854775807,"
-                        + "\"channel\":\"in_app-2\",\"timestamp\":5}");
+                parse(
+                        "{\"x\":[1,{\"y\":2}],\"messageId\":\"a\",\"userId\":9223372036854775807,"
+                                + "\"channel\":\"in_app-2\",\"timestamp\":5}");
         assertEquals(Long.MAX_VALUE, m.userId());
     }
 
@@ -71,7 +73,8 @@ class OutboundMessageTest {
                 "duplicate key        | {\"messageId\":\"a\",\"userId\":1,\"userId\":2,\"channel\":\"push\",\"timestamp\":1} | not valid JSON: Duplicate field 'userId'",
             })
     void rejectsWithFieldAndReason(String name, String json, String error) {
-        MalformedRecordException e = assertThrows(MalformedRecordException.class, () -> parse(json));
+        MalformedRecordException e =
+                assertThrows(MalformedRecordException.class, () -> parse(json));
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
     }
 
@@ -82,8 +85,10 @@ class OutboundMessageTest {
                 assertThrows(
                         MalformedRecordException.class,
                         () ->
-                                parse("{\"messageId\":\"" + id
-                                        + "\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}"));
+                                parse(
+                                        "{\"messageId\":\""
+                                                + id
+                                                + "\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}"));
         assertEquals("messageId: must be 1..128 characters, got 129", e.getMessage());
     }
 

@@ -51,7 +51,10 @@ class UserHistorySerializerTest {
             UserHistory h = UserHistory.EMPTY;
             int n = rnd.nextInt(20);
             for (int i = 0; i < n; i++) {
-                long t = rnd.nextInt(10) == 0 ? rnd.nextLong() & Long.MAX_VALUE : DAY_1_NOON + rnd.nextInt(1_000_000_000);
+                long t =
+                        rnd.nextInt(10) == 0
+                                ? rnd.nextLong() & Long.MAX_VALUE
+                                : DAY_1_NOON + rnd.nextInt(1_000_000_000);
                 h = h.with(t, rnd.nextLong(), channels[rnd.nextInt(channels.length)]);
             }
             byte[] bytes = write(h);

@@ -86,7 +86,8 @@ public final class CappingBenchmark {
         for (int p = 0; p < PARALLELISM; p++) {
             var h =
                     new KeyedBroadcastOperatorTestHarness<>(
-                            new CoBroadcastWithKeyedOperator<>(new CappingFunction(CONFIG), List.of()),
+                            new CoBroadcastWithKeyedOperator<>(
+                                    new CappingFunction(CONFIG), List.of()),
                             InboundMessage::routingKey,
                             Types.LONG,
                             MAX_PARALLELISM,
@@ -95,9 +96,14 @@ public final class CappingBenchmark {
             Configuration rocks = new Configuration();
             // The same RocksDB settings as deploy/flink-conf (bloom filters spare the SST reads
             // of a user's first message).
-            rocks.setString("state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
-            rocks.setString("state.backend.rocksdb.compression.per.level", System.getProperty("compression", "SNAPPY_COMPRESSION"));
-            rocks.setString("state.backend.rocksdb.predefined-options", System.getProperty("predefined", "DEFAULT"));
+            rocks.setString(
+                    "state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
+            rocks.setString(
+                    "state.backend.rocksdb.compression.per.level",
+                    System.getProperty("compression", "SNAPPY_COMPRESSION"));
+            rocks.setString(
+                    "state.backend.rocksdb.predefined-options",
+                    System.getProperty("predefined", "DEFAULT"));
             EmbeddedRocksDBStateBackend backend =
                     new EmbeddedRocksDBStateBackend(true)
                             .configure(rocks, CappingBenchmark.class.getClassLoader());
@@ -105,7 +111,8 @@ public final class CappingBenchmark {
             // The test harness gives RocksDB almost no managed memory, which flushes a tiny
             // memtable every few records; give each instance what a TaskManager slot would.
             backend.getMemoryConfiguration()
-                    .setFixedMemoryPerSlot(MemorySize.parse(System.getProperty("slotMemory", "512mb")));
+                    .setFixedMemoryPerSlot(
+                            MemorySize.parse(System.getProperty("slotMemory", "512mb")));
             h.setStateBackend(backend);
             h.setCheckpointStorage(new FileSystemCheckpointStorage(dir.resolve("chk").toUri()));
             h.setOutputCreator(s -> new CountingOutput(allowed, audited));
@@ -186,7 +193,8 @@ public final class CappingBenchmark {
 
     static long sstBytes(Path dir) throws IOException {
         try (Stream<Path> files = Files.walk(dir)) {
-            return files.filter(f -> f.toString().endsWith(".sst") && !f.toString().contains("/chk/"))
+            return files.filter(
+                            f -> f.toString().endsWith(".sst") && !f.toString().contains("/chk/"))
                     .mapToLong(f -> f.toFile().length())
                     .sum();
         }
