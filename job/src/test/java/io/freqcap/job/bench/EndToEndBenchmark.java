@@ -1,0 +1,183 @@
+package io.freqcap.job.bench;
+
+import io.freqcap.job.EmbeddedKafka;
+import io.freqcap.job.FreqcapMain;
+import io.freqcap.job.FreqcapOptions;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The whole job end to end on a local broker: M messages (about 300 bytes) over N users and D days
+ * of message time are produced first, then the job (exactly-once, RocksDB, parallelism 2,
+ * checkpoints every 2 s) decides them, and a read_committed consumer waits for the last output.
+ *
+ * <p>Run: {@code mvn -q -DskipTests install && mvn -q -pl job exec:exec@e2e} (system properties
+ * bench.messages, bench.users, bench.days change the workload).
+ */
+public final class EndToEndBenchmark {
+    public static void main(String[] args) throws Exception {
+        int messages = Integer.getInteger("bench.messages", 3_000_000);
+        int users = Integer.getInteger("bench.users", 1_000_000);
+        int days = Integer.getInteger("bench.days", 10);
+        long start = 1_763_769_600_000L;
+        Path work = Files.createTempDirectory("freqcap-e2e");
+        Path limits =
+                Files.writeString(
+                        work.resolve("limits.json"),
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
+                                + "\"exempt\":[\"transactional\"]}");
+
+        try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+            kafka.createTopics(4, List.of("in", "deliveries", "audit"));
+            kafka.createTopics(1, List.of("config", "segments"));
+
+            Properties pp = new Properties();
+            pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            pp.put(
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                    ByteArraySerializer.class.getName());
+            pp.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+            pp.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
+            pp.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+            Random rnd = new Random(42);
+            long p0 = System.nanoTime();
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(pp)) {
+                double step = (double) days * 86_400_000L / messages;
+                for (int i = 0; i < messages; i++) {
+                    long user = rnd.nextInt(users);
+                    long t = start + (long) (i * step) + rnd.nextInt(3_600_000);
+                    String v =
+                            "{\"messageId\":\"m-"
+                                    + i
+                                    + "\",\"userId\":"
+                                    + user
+                                    + ",\"channel\":\""
+                                    + (i % 3 == 0 ? "email" : "push")
+                                    + "\",\"category\":\"marketing\",\"campaignId\":\"spring-sale-2026\","
+                                    + "\"timestamp\":"
+                                    + t
+                                    + ",\"payload\":{\"title\":\"20% off rides this weekend\","
+                                    + "\"body\":\"Ride anywhere in town for less, this weekend only.\","
+                                    + "\"deeplink\":\"app://promo/spring?src=push&id="
+                                    + i
+                                    + "\"}}";
+                    producer.send(
+                            new ProducerRecord<>(
+                                    "in",
+                                    Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                                    v.getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+            double produceSeconds = (System.nanoTime() - p0) / 1e9;
+            System.out.printf(
+                    "produced %,d messages in %.1f s (%,.0f/s)%n",
+                    messages, produceSeconds, messages / produceSeconds);
+
+            Configuration options =
+                    FreqcapOptions.parse(
+                            new String[] {
+                                "--bootstrap-servers",
+                                kafka.bootstrapServers(),
+                                "--input-topic",
+                                "in",
+                                "--delivery-topic",
+                                "deliveries",
+                                "--audit-topic",
+                                "audit",
+                                "--config-topic",
+                                "config",
+                                "--segments-topic",
+                                "segments",
+                                "--limits",
+                                limits.toString(),
+                                "--starting-offsets",
+                                "earliest",
+                                "--checkpoint-interval",
+                                "2s",
+                                "--parallelism",
+                                "2"
+                            },
+                            List.of());
+            String json = FreqcapOptions.requireJobOptions(options, true);
+            Configuration flink = FreqcapMain.flinkConfig(options);
+            flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+            flink.set(
+                    CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                    work.resolve("chk").toUri().toString());
+            flink.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("1g"));
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(flink);
+            FreqcapMain.wireKafka(env, options, json);
+
+            Properties cp = new Properties();
+            cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            cp.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-reader");
+            cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            cp.put(
+                    ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                    ByteArrayDeserializer.class.getName());
+            cp.put(
+                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                    ByteArrayDeserializer.class.getName());
+            cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(cp)) {
+                consumer.subscribe(List.of("deliveries", "audit"));
+                long submitted = System.nanoTime();
+                JobClient job = env.executeAsync("freqcap-e2e");
+                long seen = 0;
+                long delivered = 0;
+                long firstOutput = 0;
+                long deadline = submitted + Duration.ofMinutes(15).toNanos();
+                while (seen < messages && System.nanoTime() < deadline) {
+                    var records = consumer.poll(Duration.ofMillis(200));
+                    if (!records.isEmpty() && firstOutput == 0) {
+                        firstOutput = System.nanoTime();
+                    }
+                    seen += records.count();
+                    delivered +=
+                            records.records("deliveries").spliterator().getExactSizeIfKnown() >= 0
+                                    ? ((java.util.Collection<?>)
+                                                    toList(records.records("deliveries")))
+                                            .size()
+                                    : 0;
+                }
+                long done = System.nanoTime();
+                job.cancel().get();
+                double total = (done - submitted) / 1e9;
+                double steady = (done - firstOutput) / 1e9;
+                System.out.printf(
+                        "decided %,d of %,d (%,d delivered) | submit->last committed output %.1f s = %,.0f msg/s"
+                                + " | first->last committed output %.1f s = %,.0f msg/s%n",
+                        seen, messages, delivered, total, seen / total, steady, seen / steady);
+            }
+        }
+        System.exit(0);
+    }
+
+    private static <T> List<T> toList(Iterable<T> it) {
+        List<T> l = new java.util.ArrayList<>();
+        it.forEach(l::add);
+        return l;
+    }
+}
