@@ -63,6 +63,8 @@ public final class FreqcapMain {
         c.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         c.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         c.set(PipelineOptions.GENERIC_TYPES, false);
+        // Records are immutable and no function keeps one: chained operators may share them.
+        c.set(PipelineOptions.OBJECT_REUSE, true);
         c.set(
                 CheckpointingOptions.CHECKPOINTING_INTERVAL,
                 options.get(FreqcapOptions.CHECKPOINT_INTERVAL));

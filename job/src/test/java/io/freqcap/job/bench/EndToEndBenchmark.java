@@ -113,7 +113,7 @@ public final class EndToEndBenchmark {
                                 "--starting-offsets",
                                 "earliest",
                                 "--checkpoint-interval",
-                                "2s",
+                                System.getProperty("bench.checkpoint", "2s"),
                                 "--parallelism",
                                 "2"
                             },
