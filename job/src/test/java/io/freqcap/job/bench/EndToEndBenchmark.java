@@ -155,12 +155,9 @@ public final class EndToEndBenchmark {
                         firstOutput = System.nanoTime();
                     }
                     seen += records.count();
-                    delivered +=
-                            records.records("deliveries").spliterator().getExactSizeIfKnown() >= 0
-                                    ? ((java.util.Collection<?>)
-                                                    toList(records.records("deliveries")))
-                                            .size()
-                                    : 0;
+                    for (var r : records.records("deliveries")) {
+                        delivered++;
+                    }
                 }
                 long done = System.nanoTime();
                 job.cancel().get();
@@ -173,11 +170,5 @@ public final class EndToEndBenchmark {
             }
         }
         System.exit(0);
-    }
-
-    private static <T> List<T> toList(Iterable<T> it) {
-        List<T> l = new java.util.ArrayList<>();
-        it.forEach(l::add);
-        return l;
     }
 }
