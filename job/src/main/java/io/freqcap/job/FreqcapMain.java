@@ -76,8 +76,10 @@ public final class FreqcapMain {
         c.set(
                 CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
-        // Most records are a few hundred bytes; ZSTD makes a user's history about 12% smaller.
+        // A user's history is ~50 bytes: ZSTD over 16 KB blocks finds what histories share
+        // (channel names, timestamp prefixes); 74 -> 64 bytes per user in the operator benchmark.
         c.setString("state.backend.rocksdb.compression.per.level", "ZSTD_COMPRESSION");
+        c.setString("state.backend.rocksdb.block.blocksize", "16kb");
         c.setString("state.backend.rocksdb.use-bloom-filter", "true");
         options.getOptional(FreqcapOptions.PARALLELISM)
                 .ifPresent(p -> c.set(CoreOptions.DEFAULT_PARALLELISM, p));
@@ -107,10 +109,17 @@ public final class FreqcapMain {
                                 "segment-updates")
                         .uid("segments-source")
                         .setParallelism(1);
+        DataStream<ControlRecord> sweeps =
+                env.fromSource(
+                                CleanupTicks.source(options.get(FreqcapOptions.CLEANUP_INTERVAL)),
+                                WatermarkStrategy.noWatermarks(),
+                                "cleanup-ticks")
+                        .uid("cleanup-ticks")
+                        .setParallelism(1);
         FreqcapJob.build(
                 initialConfigJson,
                 input,
-                config.union(segments),
+                config.union(segments, sweeps),
                 KafkaConnectors.deliverySink(options),
                 KafkaConnectors.auditSink(options));
     }

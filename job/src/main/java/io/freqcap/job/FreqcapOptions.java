@@ -118,6 +118,13 @@ public final class FreqcapOptions {
                     .defaultValue(StartingOffsets.COMMITTED)
                     .withDescription(
                             "earliest, latest or committed (earliest where none is committed).");
+    public static final ConfigOption<Duration> CLEANUP_INTERVAL =
+            ConfigOptions.key("cleanup-interval")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(10))
+                    .withDescription(
+                            "How often each capping task clears the histories nothing can need"
+                                    + " any more (not in the contract; an addition).");
     public static final ConfigOption<Integer> PARALLELISM =
             ConfigOptions.key("parallelism")
                     .intType()
@@ -224,7 +231,7 @@ public final class FreqcapOptions {
         if (o == STARTING_OFFSETS) {
             return "earliest, latest or committed";
         }
-        if (o == CHECKPOINT_INTERVAL) {
+        if (o == CHECKPOINT_INTERVAL || o == CLEANUP_INTERVAL) {
             return "a duration like 10s, 500ms, 1min";
         }
         if (o.hasDefaultValue() ? o.defaultValue() instanceof Number : o == PARALLELISM) {
@@ -258,6 +265,9 @@ public final class FreqcapOptions {
         }
         if (conf.get(CHECKPOINT_INTERVAL).toMillis() < 10) {
             throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
+        }
+        if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
+            throw new InvalidOptionException("--cleanup-interval: at least 1s");
         }
         if (conf.getOptional(SEGMENTS).isPresent()) {
             throw new InvalidOptionException(

@@ -43,13 +43,15 @@ import org.slf4j.LoggerFactory;
  * control record that is not applied, so each is audited once.
  *
  * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach back
- * to it. Once messages arrive a longest window W past the latest counted one, none does. Each user
- * with a history therefore has one event-time timer, at latest + 2W rounded up to the hour, that
- * clears the history once the watermark passes it (the extra W is slack for late messages); if the
- * history moved on meanwhile, the timer re-registers at the new due time. Event time, not state
- * TTL: TTL only knows processing time, and decisions are made on message time, which a backfill or
- * a replay can move far from the wall clock; and TTL is fixed when the job starts while W changes
- * with every config.
+ * to it. Once messages arrive a longest window W past the latest counted one, none does. A periodic
+ * sweep ({@link ControlRecord.Kind#SWEEP}, broadcast to every instance) therefore clears each
+ * history whose latest counted message is 2W or more behind the watermark (the extra W is slack for
+ * late messages). A sweep rather than a timer per user: timers cost a RocksDB write on a user's
+ * first message and about 8 bytes of state per user, for nothing a sweep cannot do. A sweep visits
+ * every key of the instance, about a second per million users, every few minutes. Event time, not
+ * state TTL: TTL only knows processing time, and decisions are made on message time, which a
+ * backfill or a replay can move far from the wall clock; and TTL is fixed when the job starts while
+ * W changes with every config.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -71,8 +73,6 @@ public class CappingFunction
     public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
-    static final long CLEANUP_ROUNDING_MILLIS = 3_600_000L;
-
     private final String initialConfigJson;
 
     private transient LimitConfig config;
@@ -86,6 +86,7 @@ public class CappingFunction
     private transient Counter stale;
     private transient Counter malformed;
     private transient Counter invalidControl;
+    private transient Counter cleared;
 
     /**
      * @param initialConfigJson the config given at start; in force until a higher version arrives
@@ -124,6 +125,7 @@ public class CappingFunction
         stale = metrics.counter("stale");
         malformed = metrics.counter("malformed");
         invalidControl = metrics.counter("invalidControl");
+        cleared = metrics.counter("historiesCleared");
         metrics.gauge("configVersion", () -> config.version());
         // Segments arrive with the segments issue; until then every user has the "*" rule.
         metrics.gauge("segments", () -> 0);
@@ -158,7 +160,6 @@ public class CappingFunction
             case ALLOWED:
                 allowed.inc();
                 history.update(v.history());
-                scheduleCleanup(ctx, before, v.history(), cfg);
                 out.collect(delivery(in, m, v, cfg));
                 break;
             case EXEMPT:
@@ -194,49 +195,37 @@ public class CappingFunction
     }
 
     /**
-     * Registers the cleanup timer when a user's history comes into being. While it lives, the one
-     * timer is enough: when it fires it clears the history or, if later messages (or a longer
-     * window) moved the due time, registers the next one. One timer per user, not one per message,
-     * keeps both the timer state and the work per message small.
+     * Clears every history of this instance that nothing can need any more: its latest counted
+     * message is at least twice the longest window behind the watermark.
      */
-    private void scheduleCleanup(
-            ReadOnlyContext ctx, UserHistory before, UserHistory after, LimitConfig cfg) {
-        if (before.isEmpty()) {
-            ctx.timerService()
-                    .registerEventTimeTimer(cleanupTime(after.latest(), cfg.longestWindowMillis()));
+    private void sweep(Context ctx) throws Exception {
+        long watermark = ctx.currentWatermark();
+        long longest = config.longestWindowMillis();
+        if (watermark < Long.MIN_VALUE + 2 * longest) {
+            return; // no event time yet
         }
-    }
-
-    static long cleanupTime(long latest, long longestWindow) {
-        long at = latest + 2 * longestWindow;
-        if (at < latest || at > Long.MAX_VALUE - CLEANUP_ROUNDING_MILLIS) {
-            return Long.MAX_VALUE - 1;
-        }
-        return (at + CLEANUP_ROUNDING_MILLIS - 1)
-                / CLEANUP_ROUNDING_MILLIS
-                * CLEANUP_ROUNDING_MILLIS;
-    }
-
-    @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
-            throws Exception {
-        UserHistory h = history.value();
-        if (h == null || h.isEmpty()) {
-            history.clear();
-            return;
-        }
-        long due = cleanupTime(h.latest(), config.longestWindowMillis());
-        if (due <= timestamp) {
-            history.clear();
-        } else {
-            // A later message or a longer window moved the due time; its timer may not exist yet.
-            ctx.timerService().registerEventTimeTimer(due);
-        }
+        long before = watermark - 2 * longest;
+        long[] count = {0};
+        ctx.applyToKeyedState(
+                HISTORY,
+                (user, state) -> {
+                    UserHistory h = state.value();
+                    if (h != null && (h.isEmpty() || h.latest() <= before)) {
+                        state.clear();
+                        count[0]++;
+                    }
+                });
+        cleared.inc(count[0]);
+        LOG.debug("Sweep at watermark {} cleared {} histories", watermark, count[0]);
     }
 
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
+        if (rec.kind() == ControlRecord.Kind.SWEEP) {
+            sweep(ctx);
+            return;
+        }
         String error;
         try {
             if (rec.kind() != ControlRecord.Kind.CONFIG) {

@@ -259,30 +259,48 @@ class CappingFunctionTest {
     }
 
     @Test
-    void historyIsClearedOnceTheWatermarkPassesTwiceTheLongestWindow() throws Exception {
+    void sweepClearsHistoriesTwiceTheLongestWindowBehindTheWatermark() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
-        assertEquals(1, h.numEventTimeTimers());
-        long due = CappingFunction.cleanupTime(DAY_1_NOON, 7 * DAY);
-        assertTrue(due >= DAY_1_NOON + 14 * DAY && due < DAY_1_NOON + 14 * DAY + HOUR);
+        h.processElement(message("m2", 43, DAY_1_NOON + 3 * DAY), DAY_1_NOON + 3 * DAY);
+        assertEquals(0, h.numEventTimeTimers(), "no timer per user");
 
-        h.watermark(due - 1);
+        h.watermark(DAY_1_NOON + 14 * DAY - 1);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
         assertEquals(1, history(h, 42).size());
-        h.watermark(due);
+
+        h.watermark(DAY_1_NOON + 14 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
         assertNull(history(h, 42));
-        assertEquals(0, h.numEventTimeTimers());
+        assertEquals(1, history(h, 43).size(), "a user with later messages is kept");
+        assertTrue(audits(h).isEmpty(), "a sweep is not a control record to audit");
+
+        // Cleared means forgotten: the same messageId counts again.
+        h.processElement(message("m1", 42, DAY_1_NOON + 15 * DAY), DAY_1_NOON + 15 * DAY);
+        assertEquals(List.of("ALLOWED@v1", "ALLOWED@v1", "ALLOWED@v1"), decisions(h));
     }
 
     @Test
-    void laterMessageMovesTheCleanup() throws Exception {
+    void sweepBeforeAnyWatermarkKeepsEverything() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
-        h.processElement(message("m2", 42, DAY_1_NOON + 3 * DAY), DAY_1_NOON + 3 * DAY);
-        assertEquals(1, h.numEventTimeTimers()); // one per user, not one per message
-        h.watermark(CappingFunction.cleanupTime(DAY_1_NOON, 7 * DAY));
-        assertEquals(2, history(h, 42).size()); // m2 keeps the history alive
-        assertEquals(1, h.numEventTimeTimers()); // re-registered at m2's due time
-        h.watermark(CappingFunction.cleanupTime(DAY_1_NOON + 3 * DAY, 7 * DAY));
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertEquals(1, history(h, 42).size());
+    }
+
+    @Test
+    void sweepUsesTheLongestWindowInForce() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        String thirtyDays =
+                "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"30d\",\"max\":9}]}]}";
+        h.processBroadcastElement(control(thirtyDays), 0);
+        h.watermark(DAY_1_NOON + 20 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertEquals(1, history(h, 42).size(), "needed for 60 days under a 30-day window");
+        h.watermark(DAY_1_NOON + 60 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
         assertNull(history(h, 42));
     }
 

@@ -2,12 +2,18 @@ package io.freqcap.schema;
 
 /**
  * A record from a control topic, as read: a config or command ({@link Kind#CONFIG}) or a segment
- * update ({@link Kind#SEGMENT}). It is parsed by every parallel capping task, so that all apply the
- * same updates by version whatever order they see them in.
+ * update ({@link Kind#SEGMENT}); or a {@link Kind#SWEEP} tick that asks every capping instance to
+ * clear the histories nothing can need any more. It is parsed by every parallel capping task, so
+ * that all apply the same updates by version whatever order they see them in.
  */
 public record ControlRecord(Kind kind, byte[] value, String topic, int partition, long offset) {
     public enum Kind {
         CONFIG,
-        SEGMENT
+        SEGMENT,
+        SWEEP
+    }
+
+    public static ControlRecord sweep(long sequence) {
+        return new ControlRecord(Kind.SWEEP, null, "cleanup-tick", 0, sequence);
     }
 }

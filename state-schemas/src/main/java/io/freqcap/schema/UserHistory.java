@@ -11,8 +11,10 @@ import java.util.Arrays;
  * from state can be shared and a serializer never sees it change.
  *
  * <p>Why a fingerprint and not the messageId: the id is up to 128 characters and only equality is
- * ever asked of it (DUPLICATE). A 64-bit fingerprint keeps a user's state small and makes a false
- * DUPLICATE about as likely as a hardware error (below 1e-18 per message for a history of ten).
+ * ever asked of it (DUPLICATE). A 56-bit fingerprint keeps a user's state small: a new message is
+ * falsely taken for a duplicate with probability (entries kept) / 2^56, about 7e-17 for a typical
+ * history of five; at 200,000 messages/s that is one false DUPLICATE in about 2,000 years (in about
+ * 10 years if every user kept a thousand entries).
  */
 public final class UserHistory {
     public static final UserHistory EMPTY =
@@ -56,6 +58,7 @@ public final class UserHistory {
     }
 
     public boolean containsFingerprint(long fingerprint) {
+        fingerprint &= FINGERPRINT_MASK;
         for (long f : fingerprints) {
             if (f == fingerprint) {
                 return true;
@@ -99,6 +102,7 @@ public final class UserHistory {
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
     public UserHistory with(long timestamp, long fingerprint, String channel) {
+        fingerprint &= FINGERPRINT_MASK;
         int n = timestamps.length;
         int pos = n;
         while (pos > 0 && timestamps[pos - 1] > timestamp) {
@@ -194,7 +198,10 @@ public final class UserHistory {
         return fingerprints;
     }
 
-    /** A 64-bit fingerprint of a messageId: FNV-1a over its chars, then a full avalanche. */
+    /** Fingerprints keep 56 bits: seven bytes in state. */
+    public static final long FINGERPRINT_MASK = (1L << 56) - 1;
+
+    /** A 56-bit fingerprint of a messageId: FNV-1a over its chars, a full avalanche, 56 bits. */
     public static long fingerprint(String messageId) {
         long h = 0xcbf29ce484222325L;
         for (int i = 0; i < messageId.length(); i++) {
@@ -207,7 +214,7 @@ public final class UserHistory {
         h ^= h >>> 33;
         h *= 0xc4ceb9fe1a85ec53L;
         h ^= h >>> 33;
-        return h;
+        return h & FINGERPRINT_MASK;
     }
 
     @Override

@@ -12,12 +12,13 @@ import org.apache.flink.core.memory.DataOutputView;
  * The state serializer of {@link UserHistory}, format version 1:
  *
  * <pre>
- * varint n                                   entries
+ * varint (n &lt;&lt; 3 | min(k, 7))               n entries, k channels
+ * if k &gt;= 7: varint k
  * if n &gt; 0:
- *   varint k, k x (varint len, UTF-8 bytes)  channel table
+ *   k x (varint len, UTF-8 bytes)            channel table
  *   per entry: varlong timestamp (the first) or delta to the previous (sorted, so &gt;= 0),
  *              varint channel index (only when k &gt; 1),
- *              8 bytes fingerprint
+ *              7 bytes fingerprint (56 bits, big-endian)
  * </pre>
  *
  * Deltas and varints keep a user with five messages in a week near 60 bytes. A later format gets a
@@ -55,12 +56,15 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
     @Override
     public void serialize(UserHistory h, DataOutputView out) throws IOException {
         int n = h.size();
-        writeVarLong(out, n);
+        String[] channels = h.channelArray();
+        // One header byte for the usual user: a few entries on fewer than 7 channels.
+        writeVarLong(out, ((long) n << 3) | Math.min(channels.length, 7));
+        if (channels.length >= 7) {
+            writeVarLong(out, channels.length);
+        }
         if (n == 0) {
             return;
         }
-        String[] channels = h.channelArray();
-        writeVarLong(out, channels.length);
         for (String c : channels) {
             byte[] b = c.getBytes(StandardCharsets.UTF_8);
             writeVarLong(out, b.length);
@@ -76,17 +80,27 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             if (channels.length > 1) {
                 writeVarLong(out, ci[i]);
             }
-            out.writeLong(fps[i]);
+            long fp = fps[i];
+            out.writeByte((int) (fp >>> 48));
+            out.writeShort((int) (fp >>> 32));
+            out.writeInt((int) fp);
         }
     }
 
     @Override
     public UserHistory deserialize(DataInputView in) throws IOException {
-        int n = checkedInt(readVarLong(in), "entry count");
+        long header = readVarLong(in);
+        int n = checkedInt(header >>> 3, "entry count");
+        int k = (int) (header & 7);
+        if (k == 7) {
+            k = checkedInt(readVarLong(in), "channel count");
+        }
         if (n == 0) {
             return UserHistory.EMPTY;
         }
-        int k = checkedInt(readVarLong(in), "channel count");
+        if (k == 0) {
+            throw new IOException("corrupt history: " + n + " entries without a channel");
+        }
         String[] channels = new String[k];
         for (int c = 0; c < k; c++) {
             byte[] b = new byte[checkedInt(readVarLong(in), "channel length")];
@@ -104,7 +118,10 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             if (ci[i] >= k) {
                 throw new IOException("corrupt history: channel index " + ci[i] + " of " + k);
             }
-            fps[i] = in.readLong();
+            fps[i] =
+                    ((long) (in.readByte() & 0xFF) << 48)
+                            | ((long) (in.readShort() & 0xFFFF) << 32)
+                            | (in.readInt() & 0xFFFFFFFFL);
         }
         return new UserHistory(ts, fps, ci, channels);
     }
