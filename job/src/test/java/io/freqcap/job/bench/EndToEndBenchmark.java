@@ -125,6 +125,10 @@ public final class EndToEndBenchmark {
                     CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                     work.resolve("chk").toUri().toString());
             flink.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("1g"));
+            // Experiments: any -Dflink.<key>=<value> overrides a Flink setting.
+            System.getProperties().stringPropertyNames().stream()
+                    .filter(k -> k.startsWith("flink."))
+                    .forEach(k -> flink.setString(k.substring(6), System.getProperty(k)));
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(flink);
             FreqcapMain.wireKafka(env, options, json);
