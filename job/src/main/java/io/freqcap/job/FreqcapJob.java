@@ -2,6 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.operators.CappingFunction;
 import io.freqcap.operators.ControlIdleOperator;
+import io.freqcap.operators.ControlState;
 import io.freqcap.operators.MessageTime;
 import io.freqcap.operators.ParseFunction;
 import io.freqcap.schema.AuditEvent;
@@ -9,7 +10,6 @@ import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.RawRecord;
-import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -37,6 +37,20 @@ public final class FreqcapJob {
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit) {
+        build(initialConfigJson, null, input, control, deliveries, audit);
+    }
+
+    /**
+     * @param initialSegmentsJson the --segments file's content (full loads in force before the
+     *     first message), or null
+     */
+    public static void build(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            DataStream<RawRecord> input,
+            DataStream<ControlRecord> control,
+            Sink<Delivery> deliveries,
+            Sink<AuditEvent> audit) {
         DataStream<InboundMessage> parsed =
                 input.map(new ParseFunction())
                         .name("parse")
@@ -53,10 +67,10 @@ public final class FreqcapJob {
 
         SingleOutputStreamOperator<Delivery> decided =
                 parsed.keyBy(InboundMessage::routingKey, Types.LONG)
-                        // No broadcast state descriptors: the config in force is operator state of
-                        // the capping function (see CappingFunction.CONFIG_IN_FORCE).
-                        .connect(controlTimed.broadcast(new MapStateDescriptor<?, ?>[0]))
-                        .process(new CappingFunction(initialConfigJson))
+                        // The config in force is operator state of the capping function (see
+                        // CappingFunction.CONFIG_IN_FORCE); segments are broadcast state.
+                        .connect(controlTimed.broadcast(ControlState.SEGMENTS))
+                        .process(new CappingFunction(initialConfigJson, initialSegmentsJson))
                         .name("capping")
                         .uid(UID_CAPPING);
 

@@ -29,15 +29,17 @@ public final class FreqcapMain {
         }
         Configuration options;
         String limits;
+        String segments;
         try {
             options = FreqcapOptions.parse(args, List.of());
             limits = FreqcapOptions.requireJobOptions(options, true);
+            segments = FreqcapOptions.readSegments(options);
         } catch (InvalidOptionException e) {
             throw fail(e);
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(flinkConfig(options));
-        wireKafka(env, options, limits);
+        wireKafka(env, options, limits, segments);
         env.execute("freqcap");
     }
 
@@ -95,6 +97,15 @@ public final class FreqcapMain {
     /** Kafka sources and sinks around {@link FreqcapJob}. */
     public static void wireKafka(
             StreamExecutionEnvironment env, Configuration options, String initialConfigJson) {
+        wireKafka(env, options, initialConfigJson, null);
+    }
+
+    /** Kafka sources and sinks around {@link FreqcapJob}, with initial segments (or null). */
+    public static void wireKafka(
+            StreamExecutionEnvironment env,
+            Configuration options,
+            String initialConfigJson,
+            String initialSegmentsJson) {
         DataStream<RawRecord> input =
                 env.fromSource(
                                 KafkaConnectors.inputSource(options),
@@ -124,6 +135,7 @@ public final class FreqcapMain {
                         .setParallelism(1);
         FreqcapJob.build(
                 initialConfigJson,
+                initialSegmentsJson,
                 input,
                 config.union(segments, sweeps),
                 KafkaConnectors.deliverySink(options),

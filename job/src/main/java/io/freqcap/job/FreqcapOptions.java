@@ -1,7 +1,11 @@
 package io.freqcap.job;
 
+import io.freqcap.operators.CappingFunction;
+import io.freqcap.operators.FlinkFileLoader;
+import io.freqcap.operators.SegmentTable;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
+import io.freqcap.schema.SegmentUpdate;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -269,10 +273,6 @@ public final class FreqcapOptions {
         if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
             throw new InvalidOptionException("--cleanup-interval: at least 1s");
         }
-        if (conf.getOptional(SEGMENTS).isPresent()) {
-            throw new InvalidOptionException(
-                    "--segments: segments are not supported by this version yet");
-        }
         if (conf.getOptional(REDIS).isPresent()) {
             throw new InvalidOptionException(
                     "--redis: the Redis mirror is not supported by this version yet");
@@ -292,6 +292,38 @@ public final class FreqcapOptions {
         } catch (MalformedRecordException e) {
             throw new InvalidOptionException(
                     "--limits: invalid config in " + limits + ": " + e.getMessage());
+        }
+        return json;
+    }
+
+    /**
+     * Reads and checks the --segments file: every entry a full load whose bitmap reads as valid.
+     *
+     * @return the file's JSON, or null without --segments
+     */
+    public static String readSegments(Configuration conf) throws InvalidOptionException {
+        String file = conf.getOptional(SEGMENTS).orElse(null);
+        if (file == null) {
+            return null;
+        }
+        String json;
+        try {
+            json = readText(file);
+        } catch (IOException e) {
+            throw new InvalidOptionException(
+                    "--segments: cannot read " + file + ": " + e.getMessage());
+        }
+        try {
+            SegmentTable check = new SegmentTable();
+            for (SegmentUpdate u : CappingFunction.initialSegments(json)) {
+                String error = check.apply(u, FlinkFileLoader.INSTANCE);
+                if (error != null) {
+                    throw new MalformedRecordException(error);
+                }
+            }
+        } catch (MalformedRecordException e) {
+            throw new InvalidOptionException(
+                    "--segments: invalid segments in " + file + ": " + e.getMessage());
         }
         return json;
     }

@@ -102,6 +102,7 @@ public final class LocalRunner {
             options.set(FreqcapOptions.LIMITS, limits.toString());
         }
         String limitsJson = FreqcapOptions.requireJobOptions(options, false);
+        String segmentsJson = FreqcapOptions.readSegments(options);
 
         List<AutoCloseable> resources = new ArrayList<>();
         EmbeddedKafka kafka = null;
@@ -136,7 +137,7 @@ public final class LocalRunner {
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
-        FreqcapMain.wireKafka(env, options, limitsJson);
+        FreqcapMain.wireKafka(env, options, limitsJson, segmentsJson);
         JobClient job = env.executeAsync("freqcap (local)");
 
         TrafficGenerator generator = null;

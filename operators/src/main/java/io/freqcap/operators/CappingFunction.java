@@ -1,5 +1,6 @@
 package io.freqcap.operators;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.ConfigRecord;
@@ -7,14 +8,21 @@ import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.SegmentUpdate;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.BroadcastState;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -74,8 +82,10 @@ public class CappingFunction
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
     private final String initialConfigJson;
+    private final String initialSegmentsJson;
 
     private transient LimitConfig config;
+    private transient SegmentTable segments;
     private transient ListState<String> configState;
     private transient boolean auditsControl;
     private transient ValueState<UserHistory> history;
@@ -92,7 +102,16 @@ public class CappingFunction
      * @param initialConfigJson the config given at start; in force until a higher version arrives
      */
     public CappingFunction(String initialConfigJson) {
+        this(initialConfigJson, null);
+    }
+
+    /**
+     * @param initialSegmentsJson a JSON array of full loads in force before the first message, or
+     *     null
+     */
+    public CappingFunction(String initialConfigJson, String initialSegmentsJson) {
         this.initialConfigJson = initialConfigJson;
+        this.initialSegmentsJson = initialSegmentsJson;
     }
 
     @Override
@@ -106,6 +125,55 @@ public class CappingFunction
             }
         }
         LOG.info("Limit config version {} is in force", config.version());
+
+        BroadcastState<String, String> held =
+                context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
+        Map<String, String> descriptors = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : held.entries()) {
+            descriptors.put(e.getKey(), e.getValue());
+        }
+        List<String> problems = new ArrayList<>();
+        segments = SegmentTable.restore(descriptors, FlinkFileLoader.INSTANCE, problems);
+        problems.forEach(pr -> LOG.error("Restoring segments: {}", pr));
+        if (initialSegmentsJson != null) {
+            for (SegmentUpdate u : initialSegments(initialSegmentsJson)) {
+                String error = segments.apply(u, FlinkFileLoader.INSTANCE);
+                if (error != null) {
+                    // Restored state may hold newer versions; anything else was checked at start.
+                    LOG.info("Initial segment {} not applied: {}", u.segmentId(), error);
+                }
+            }
+            held.clear();
+            held.putAll(segments.descriptors());
+        }
+    }
+
+    /** Parses the --segments file: a JSON array of full loads. */
+    public static List<SegmentUpdate> initialSegments(String json) throws MalformedRecordException {
+        JsonNode root;
+        try {
+            root = Json.MAPPER.readTree(json);
+        } catch (IOException e) {
+            throw new MalformedRecordException("not valid JSON: " + e.getMessage());
+        }
+        if (root == null || !root.isArray()) {
+            throw new MalformedRecordException("expected a JSON array of full loads");
+        }
+        List<SegmentUpdate> out = new ArrayList<>();
+        for (int i = 0; i < root.size(); i++) {
+            SegmentUpdate u;
+            try {
+                u = SegmentUpdate.fromTree(root.get(i));
+            } catch (MalformedRecordException e) {
+                throw new MalformedRecordException("[" + i + "]: " + e.getMessage());
+            }
+            if (u.op() != SegmentUpdate.Op.LOAD) {
+                throw new MalformedRecordException(
+                        "[" + i + "]: only full loads (uri or bitmap) are allowed");
+            }
+            out.add(u);
+        }
+        return out;
     }
 
     @Override
@@ -127,9 +195,8 @@ public class CappingFunction
         invalidControl = metrics.counter("invalidControl");
         cleared = metrics.counter("historiesCleared");
         metrics.gauge("configVersion", () -> config.version());
-        // Segments arrive with the segments issue; until then every user has the "*" rule.
-        metrics.gauge("segments", () -> 0);
-        metrics.gauge("segmentBytes", () -> 0L);
+        metrics.gauge("segments", () -> segments.size());
+        metrics.gauge("segmentBytes", () -> segments.bytes());
     }
 
     @Override
@@ -154,7 +221,7 @@ public class CappingFunction
         if (before == null) {
             before = UserHistory.EMPTY;
         }
-        String segment = LimitConfig.DEFAULT_SEGMENT;
+        String segment = segments.resolve(m.userId(), cfg);
         CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment);
         switch (v.decision()) {
             case ALLOWED:
@@ -228,8 +295,20 @@ public class CappingFunction
         }
         String error;
         try {
-            if (rec.kind() != ControlRecord.Kind.CONFIG) {
-                throw new MalformedRecordException("segment updates are not supported yet");
+            if (rec.kind() == ControlRecord.Kind.SEGMENT) {
+                SegmentUpdate u = SegmentUpdate.parse(rec.value());
+                error = segments.apply(u, FlinkFileLoader.INSTANCE);
+                if (error == null) {
+                    ctx.getBroadcastState(ControlState.SEGMENTS)
+                            .put(u.segmentId(), segments.descriptors().get(u.segmentId()));
+                    LOG.info(
+                            "Segment {} version {} applied ({})",
+                            u.segmentId(),
+                            u.version(),
+                            u.op());
+                    return;
+                }
+                throw new MalformedRecordException(error);
             }
             ConfigRecord parsed = ConfigRecord.parse(rec.value());
             if (parsed instanceof ConfigRecord.Command c) {

@@ -62,7 +62,7 @@ class CappingFunctionTest {
         var h =
                 new KeyedBroadcastOperatorTestHarness<>(
                         new CoBroadcastWithKeyedOperator<>(
-                                new CappingFunction(initialConfig), List.of()),
+                                new CappingFunction(initialConfig), List.of(ControlState.SEGMENTS)),
                         InboundMessage::routingKey,
                         Types.LONG,
                         128,

@@ -1,6 +1,7 @@
 package io.freqcap.operators.bench;
 
 import io.freqcap.operators.CappingFunction;
+import io.freqcap.operators.ControlState;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
@@ -87,7 +88,7 @@ public final class CappingBenchmark {
             var h =
                     new KeyedBroadcastOperatorTestHarness<>(
                             new CoBroadcastWithKeyedOperator<>(
-                                    new CappingFunction(CONFIG), List.of()),
+                                    new CappingFunction(CONFIG), List.of(ControlState.SEGMENTS)),
                             InboundMessage::routingKey,
                             Types.LONG,
                             MAX_PARALLELISM,
