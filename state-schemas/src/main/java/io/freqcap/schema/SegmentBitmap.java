@@ -66,6 +66,16 @@ public final class SegmentBitmap {
         return i >= 0 && buckets[i].contains((int) userId);
     }
 
+    /** Every member, in increasing order. */
+    public void forEach(java.util.function.LongConsumer action) {
+        for (int i = 0; i < highs.length; i++) {
+            long high = (long) highs[i] << 32;
+            buckets[i].forEach(
+                    (org.roaringbitmap.IntConsumer)
+                            low -> action.accept(high | (low & 0xFFFFFFFFL)));
+        }
+    }
+
     public long cardinality() {
         long n = 0;
         for (RoaringBitmap b : buckets) {
@@ -96,6 +106,34 @@ public final class SegmentBitmap {
 
     public boolean fitsRoaring32() {
         return highs.length == 0 || (highs.length == 1 && highs[0] == 0);
+    }
+
+    /** Collects ids in any order; memory is the bitmap's own, whatever the number of ids. */
+    public static final class Builder {
+        private final java.util.TreeMap<Integer, RoaringBitmap> buckets = new java.util.TreeMap<>();
+        private RoaringBitmap low = null;
+
+        public Builder add(long userId) {
+            if (userId < 0) {
+                throw new IllegalArgumentException("userIds are never negative: " + userId);
+            }
+            int high = (int) (userId >>> 32);
+            if (high == 0) {
+                if (low == null) {
+                    low = buckets.computeIfAbsent(0, k -> new RoaringBitmap());
+                }
+                low.add((int) userId);
+            } else {
+                buckets.computeIfAbsent(high, k -> new RoaringBitmap()).add((int) userId);
+            }
+            return this;
+        }
+
+        /** The bitmap, run-optimized. */
+        public SegmentBitmap build() {
+            return SegmentBitmap.build(
+                    new ArrayList<>(buckets.keySet()), new ArrayList<>(buckets.values()));
+        }
     }
 
     public static SegmentBitmap of(long... userIds) {
@@ -206,6 +244,21 @@ public final class SegmentBitmap {
         }
         in.position(in.position() + size);
         return bitmap;
+    }
+
+    /**
+     * Guesses the format of serialized bytes: the 32-bit portable format starts with its cookie
+     * (12346, or 12347 with run containers, little-endian), which no plausible roaring64 bucket
+     * count does.
+     */
+    public static Format detect(byte[] bytes) {
+        if (bytes.length >= 4) {
+            int cookie = (bytes[0] & 0xFF) | (bytes[1] & 0xFF) << 8;
+            if (cookie == 12346 || cookie == 12347) {
+                return Format.ROARING32;
+            }
+        }
+        return Format.ROARING64;
     }
 
     /** Writes roaring32 (all ids below 2^32) or roaring64. */
