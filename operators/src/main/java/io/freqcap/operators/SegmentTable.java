@@ -51,6 +51,9 @@ public final class SegmentTable {
         final Roaring64NavigableMap added;
         final Roaring64NavigableMap removed;
         final boolean deleted;
+        // Most segments have no deltas: skip their lookups (half the cost of a resolution).
+        final boolean anyAdded;
+        final boolean anyRemoved;
 
         Segment(
                 String id,
@@ -75,13 +78,15 @@ public final class SegmentTable {
             this.added = added;
             this.removed = removed;
             this.deleted = deleted;
+            this.anyAdded = !added.isEmpty();
+            this.anyRemoved = !removed.isEmpty();
         }
 
         boolean contains(long userId) {
-            if (removed.contains(userId)) {
+            if (anyRemoved && removed.contains(userId)) {
                 return false;
             }
-            return base.contains(userId) || added.contains(userId);
+            return base.contains(userId) || (anyAdded && added.contains(userId));
         }
 
         Segment withVersion(long v) {
