@@ -194,6 +194,126 @@ class FreqcapKafkaITCase {
         }
     }
 
+    @Test
+    @Timeout(180)
+    void segmentUpdatesOnTheTopicChangeDecisionsForTheUsersTheyTouch() throws Exception {
+        String name = "segments";
+        Configuration options = options(name);
+        String config =
+                "{\"version\":1,\"rules\":["
+                        + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
+                        + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
+        StreamExecutionEnvironment env = env(options);
+        FreqcapMain.wireKafka(env, options, config);
+        JobClient job = env.executeAsync("freqcap-segments");
+        String bootstrap = kafka.bootstrapServers();
+        try {
+            send(bootstrap, name + "-in", 7, "a1", 0);
+            send(bootstrap, name + "-in", 7, "a2", 1);
+            String bitmap =
+                    java.util.Base64.getEncoder()
+                            .encodeToString(
+                                    io.freqcap.schema.SegmentBitmap.of(7, 8)
+                                            .write(
+                                                    io.freqcap.schema.SegmentBitmap.Format
+                                                            .ROARING32));
+            KafkaPipelineSupport.send(
+                    bootstrap,
+                    name + "-segments",
+                    "{\"segmentId\":\"vip\",\"version\":1,\"priority\":10,\"format\":\"roaring32\",\"bitmap\":\""
+                            + bitmap
+                            + "\"}");
+            // Probe with user 8 (also vip, one message each day) until the update is in force.
+            boolean applied = false;
+            for (int day = 1; day < 60 && !applied; day++) {
+                send(bootstrap, name + "-in", 8, "probe" + day, day * 86_400_000L);
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                bootstrap,
+                                List.of(name + "-deliveries"),
+                                2 + day,
+                                Duration.ofSeconds(10));
+                applied =
+                        out.get(name + "-deliveries").stream()
+                                .anyMatch(
+                                        r ->
+                                                "vip"
+                                                        .equals(
+                                                                KafkaPipelineSupport.header(
+                                                                        r,
+                                                                        io.freqcap.schema.Delivery
+                                                                                .HEADER_SEGMENT)));
+            }
+            assertTrue(applied, "the segment update reached the capping tasks");
+            // User 7 had two messages today under "*" (three a day); as a vip (one a day) a third
+            // is over.
+            send(bootstrap, name + "-in", 7, "a3", 2);
+            send(bootstrap, name + "-in", 9, "b1", 2);
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            bootstrap,
+                            List.of(name + "-deliveries", name + "-audit"),
+                            100,
+                            Duration.ofSeconds(20));
+            var audit7 =
+                    out.get(name + "-audit").stream()
+                            .map(
+                                    r ->
+                                            new String(
+                                                    r.value(),
+                                                    java.nio.charset.StandardCharsets.UTF_8))
+                            .filter(s -> s.contains("\"messageId\":\"a3\""))
+                            .toList();
+            assertEquals(1, audit7.size(), out.toString());
+            assertTrue(
+                    audit7.get(0).contains("\"decision\":\"REJECTED\"")
+                            && audit7.get(0).contains("\"segment\":\"vip\""),
+                    audit7.get(0));
+            assertTrue(
+                    out.get(name + "-deliveries").stream()
+                            .anyMatch(
+                                    r ->
+                                            new String(
+                                                                    r.value(),
+                                                                    java.nio.charset
+                                                                            .StandardCharsets.UTF_8)
+                                                            .contains("\"b1\"")
+                                                    && "*"
+                                                            .equals(
+                                                                    KafkaPipelineSupport.header(
+                                                                            r,
+                                                                            io.freqcap.schema
+                                                                                    .Delivery
+                                                                                    .HEADER_SEGMENT))),
+                    "a user the update did not touch keeps the * rule");
+        } finally {
+            job.cancel().get();
+        }
+    }
+
+    static void send(String bootstrap, String topic, long user, String id, long offsetMillis)
+            throws Exception {
+        String json =
+                "{\"messageId\":\""
+                        + id
+                        + "\",\"userId\":"
+                        + user
+                        + ",\"channel\":\"push\",\"timestamp\":"
+                        + (KafkaPipelineSupport.START + offsetMillis)
+                        + "}";
+        try (var producer =
+                new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
+                        KafkaPipelineSupport.producerProps(bootstrap))) {
+            producer.send(
+                            new org.apache.kafka.clients.producer.ProducerRecord<>(
+                                    topic,
+                                    String.valueOf(user)
+                                            .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                    json.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                    .get();
+        }
+    }
+
     /** Fails once, after a few checkpoints, in the middle of the input. Test-only, hence static. */
     static final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
             implements CheckpointListener {
