@@ -63,7 +63,11 @@ public final class LocalRunner {
             List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT);
 
     /** What a run did, for its closing summary. */
-    public record Summary(long sent, Map<String, Long> decisions, JobStatus finalStatus) {}
+    public record Summary(
+            long sent,
+            Map<String, Long> decisions,
+            Map<String, Long> segments,
+            JobStatus finalStatus) {}
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
@@ -77,6 +81,33 @@ public final class LocalRunner {
             System.exit(2);
         }
         System.exit(0);
+    }
+
+    /**
+     * Segments for the sample config's rules: the newest tenth of the users are "new", every third
+     * user is "active" (new wins where both: higher priority).
+     */
+    static Path sampleSegments(Path work, int users) throws java.io.IOException {
+        long[] fresh = java.util.stream.LongStream.range(users - users / 10, users).toArray();
+        long[] active =
+                java.util.stream.LongStream.range(0, users).filter(u -> u % 3 == 0).toArray();
+        String json =
+                "[{\"segmentId\": \"new\", \"version\": 1, \"priority\": 30, \"format\": \"roaring32\","
+                        + " \"bitmap\": \""
+                        + base64(fresh)
+                        + "\"},"
+                        + " {\"segmentId\": \"active\", \"version\": 1, \"priority\": 20, \"format\": \"roaring32\","
+                        + " \"bitmap\": \""
+                        + base64(active)
+                        + "\"}]";
+        return Files.writeString(work.resolve("sample-segments.json"), json);
+    }
+
+    private static String base64(long[] ids) {
+        return java.util.Base64.getEncoder()
+                .encodeToString(
+                        io.freqcap.schema.SegmentBitmap.of(ids)
+                                .write(io.freqcap.schema.SegmentBitmap.Format.ROARING32));
     }
 
     /**
@@ -100,6 +131,10 @@ public final class LocalRunner {
                 Files.write(limits, in.readAllBytes());
             }
             options.set(FreqcapOptions.LIMITS, limits.toString());
+        }
+        if (embedded && options.getOptional(FreqcapOptions.SEGMENTS).isEmpty()) {
+            options.set(
+                    FreqcapOptions.SEGMENTS, sampleSegments(work, options.get(USERS)).toString());
         }
         String limitsJson = FreqcapOptions.requireJobOptions(options, false);
         String segmentsJson = FreqcapOptions.readSegments(options);
@@ -259,10 +294,14 @@ public final class LocalRunner {
             r.close();
         }
         Summary summary =
-                new Summary(generator == null ? -1 : generator.sent(), counter.snapshot(), status);
+                new Summary(
+                        generator == null ? -1 : generator.sent(),
+                        counter.snapshot(),
+                        counter.segments(),
+                        status);
         out.printf(
-                "Summary: sent %,d; decisions read back %s; job %s%n",
-                summary.sent(), summary.decisions(), status);
+                "Summary: sent %,d; decisions read back %s; deliveries by segment %s; job %s%n",
+                summary.sent(), summary.decisions(), summary.segments(), status);
         stopped.countDown();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);

@@ -27,6 +27,7 @@ public final class OutputCounter implements Runnable, AutoCloseable {
     private final String deliveryTopic;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> segments = new ConcurrentHashMap<>();
 
     public OutputCounter(String bootstrap, String deliveryTopic, String auditTopic) {
         Properties p = new Properties();
@@ -51,6 +52,11 @@ public final class OutputCounter implements Runnable, AutoCloseable {
                 if (r.topic().equals(deliveryTopic)) {
                     Header h = r.headers().lastHeader(Delivery.HEADER_DECISION);
                     decision = h == null ? "?" : new String(h.value(), StandardCharsets.UTF_8);
+                    Header s = r.headers().lastHeader(Delivery.HEADER_SEGMENT);
+                    segments.computeIfAbsent(
+                                    s == null ? "?" : new String(s.value(), StandardCharsets.UTF_8),
+                                    k -> new LongAdder())
+                            .increment();
                 } else {
                     try {
                         JsonNode a = Json.MAPPER.readTree(r.value());
@@ -77,6 +83,13 @@ public final class OutputCounter implements Runnable, AutoCloseable {
     public Map<String, Long> snapshot() {
         Map<String, Long> m = new TreeMap<>();
         counts.forEach((k, v) -> m.put(k, v.sum()));
+        return m;
+    }
+
+    /** Deliveries by the segment whose rule applied. */
+    public Map<String, Long> segments() {
+        Map<String, Long> m = new TreeMap<>();
+        segments.forEach((k, v) -> m.put(k, v.sum()));
         return m;
     }
 

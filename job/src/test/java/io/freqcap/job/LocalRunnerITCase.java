@@ -91,6 +91,10 @@ class LocalRunnerITCase {
         assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
         assertTrue(text.contains("| allowed "), "progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
+        assertTrue(
+                summary.segments().getOrDefault("new", 0L) > 0,
+                "sample segments in force: " + summary);
+        assertTrue(summary.segments().getOrDefault("active", 0L) > 0, summary.toString());
     }
 
     @Test
