@@ -237,6 +237,15 @@ final class KafkaPipelineSupport {
                 key, partitions);
     }
 
+    /** Inputs as the job reads them: by partition, then offset (per user: partition order). */
+    static List<Input> inPartitionOrder(List<Input> inputs) {
+        List<Input> ordered = new ArrayList<>(inputs);
+        ordered.sort(
+                java.util.Comparator.<Input>comparingInt(x -> x.partition)
+                        .thenComparingLong(x -> x.offset));
+        return ordered;
+    }
+
     static Long userOf(Input in) {
         try {
             return OutboundMessage.parse(in.value).userId();
@@ -361,12 +370,7 @@ final class KafkaPipelineSupport {
 
         // Replay each user's messages in partition order through the decision core.
         Map<Long, UserHistory> histories = new HashMap<>();
-        List<Input> ordered = new ArrayList<>(inputs);
-        ordered.sort(
-                (x, y) ->
-                        x.partition != y.partition
-                                ? Integer.compare(x.partition, y.partition)
-                                : Long.compare(x.offset, y.offset));
+        List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);
             OutboundMessage m;
@@ -431,12 +435,7 @@ final class KafkaPipelineSupport {
             List<Input> inputs, Map<Integer, Output> outputs, Map<Long, LimitConfig> configs)
             throws Exception {
         Map<Long, List<long[]>> counted = new HashMap<>(); // user -> {timestamp, isEmail}
-        List<Input> ordered = new ArrayList<>(inputs);
-        ordered.sort(
-                (x, y) ->
-                        x.partition != y.partition
-                                ? Integer.compare(x.partition, y.partition)
-                                : Long.compare(x.offset, y.offset));
+        List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = outputs.get(in.seq);
             if (!"ALLOWED".equals(o.decision())) {

@@ -82,6 +82,22 @@ public final class SegmentTable {
             this.anyRemoved = !removed.isEmpty();
         }
 
+        /** A deleted segment: only its version is kept, so older loads stay stale. */
+        static Segment tombstone(String id, long version) {
+            return new Segment(
+                    id,
+                    version,
+                    0,
+                    null,
+                    null,
+                    0,
+                    null,
+                    SegmentBitmap.of(),
+                    new Roaring64NavigableMap(),
+                    new Roaring64NavigableMap(),
+                    true);
+        }
+
         boolean contains(long userId) {
             if (anyRemoved && removed.contains(userId)) {
                 return false;
@@ -167,19 +183,7 @@ public final class SegmentTable {
                 if (held == null || held.deleted) {
                     return "unknown segment \"" + u.segmentId() + "\"";
                 }
-                put(
-                        new Segment(
-                                u.segmentId(),
-                                u.version(),
-                                0,
-                                null,
-                                null,
-                                0,
-                                null,
-                                SegmentBitmap.of(),
-                                new Roaring64NavigableMap(),
-                                new Roaring64NavigableMap(),
-                                true));
+                put(Segment.tombstone(u.segmentId(), u.version()));
                 return null;
         }
     }
@@ -266,19 +270,7 @@ public final class SegmentTable {
             String id = e.getKey();
             long version = d.get("version").asLong();
             if (d.get("deleted").asBoolean()) {
-                t.put(
-                        new Segment(
-                                id,
-                                version,
-                                0,
-                                null,
-                                null,
-                                0,
-                                null,
-                                SegmentBitmap.of(),
-                                new Roaring64NavigableMap(),
-                                new Roaring64NavigableMap(),
-                                true));
+                t.put(Segment.tombstone(id, version));
                 continue;
             }
             SegmentBitmap.Format format;
