@@ -200,6 +200,14 @@ public class CappingFunction
     }
 
     @Override
+    public void close() throws Exception {
+        if (segments != null) {
+            segments.close(); // gives back this task's share of the cached bitmaps
+        }
+        super.close();
+    }
+
+    @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
         if (in.isMalformed()) {

@@ -51,6 +51,10 @@ public final class SegmentTable {
         final Roaring64NavigableMap added;
         final Roaring64NavigableMap removed;
         final boolean deleted;
+
+        /** The shared copy this segment holds, for uri loads; null otherwise. */
+        SegmentCache.Key cacheKey;
+
         // Most segments have no deltas: skip their lookups (half the cost of a resolution).
         final boolean anyAdded;
         final boolean anyRemoved;
@@ -105,9 +109,16 @@ public final class SegmentTable {
             return base.contains(userId) || (anyAdded && added.contains(userId));
         }
 
+        Segment holding(SegmentCache.Key key) {
+            this.cacheKey = key;
+            return this;
+        }
+
         Segment withVersion(long v) {
             return new Segment(
-                    id, v, priority, format, uri, crc32, inline, base, added, removed, deleted);
+                            id, v, priority, format, uri, crc32, inline, base, added, removed,
+                            deleted)
+                    .holding(cacheKey);
         }
     }
 
@@ -133,35 +144,39 @@ public final class SegmentTable {
         }
         switch (u.op()) {
             case LOAD:
-                byte[] bytes;
-                if (u.uri() != null) {
-                    try {
-                        bytes = loader.read(u.uri());
-                    } catch (IOException | RuntimeException e) {
-                        return "uri " + u.uri() + " is unreadable: " + e.getMessage();
-                    }
-                } else {
-                    bytes = u.bitmap();
-                }
                 SegmentBitmap base;
+                long crc;
+                SegmentCache.Key key = null;
                 try {
-                    base = SegmentBitmap.read(bytes, u.format());
+                    if (u.uri() != null) {
+                        key = new SegmentCache.Key(u.segmentId(), u.version(), u.uri(), u.format());
+                        SegmentCache.Loaded loaded = SegmentCache.acquire(key, loader);
+                        base = loaded.bitmap();
+                        crc = loaded.crc32();
+                    } else {
+                        base = SegmentBitmap.read(u.bitmap(), u.format());
+                        crc = crc32(u.bitmap());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    return "uri " + u.uri() + " is unreadable: " + e.getMessage();
                 } catch (MalformedRecordException e) {
                     return "segment \"" + u.segmentId() + "\": " + e.getMessage();
                 }
                 put(
                         new Segment(
-                                u.segmentId(),
-                                u.version(),
-                                u.priority(),
-                                u.format(),
-                                u.uri(),
-                                crc32(bytes),
-                                u.uri() == null ? bytes : null,
-                                base,
-                                new Roaring64NavigableMap(),
-                                new Roaring64NavigableMap(),
-                                false));
+                                        u.segmentId(),
+                                        u.version(),
+                                        u.priority(),
+                                        u.format(),
+                                        u.uri(),
+                                        crc,
+                                        u.uri() == null ? u.bitmap() : null,
+                                        base,
+                                        new Roaring64NavigableMap(),
+                                        new Roaring64NavigableMap(),
+                                        false)
+                                .holding(key));
+                releaseCopy(held);
                 return null;
             case ADD:
             case REMOVE:
@@ -184,8 +199,24 @@ public final class SegmentTable {
                     return "unknown segment \"" + u.segmentId() + "\"";
                 }
                 put(Segment.tombstone(u.segmentId(), u.version()));
+                releaseCopy(held);
                 return null;
         }
+    }
+
+    private static void releaseCopy(Segment s) {
+        if (s != null && s.cacheKey != null) {
+            SegmentCache.release(s.cacheKey);
+        }
+    }
+
+    /** Gives back this table's shared bitmaps; call when the task closes. */
+    public void close() {
+        for (Segment s : segments.values()) {
+            releaseCopy(s);
+        }
+        segments.clear();
+        byPriority = new Segment[0];
     }
 
     private void put(Segment s) {
@@ -242,6 +273,7 @@ public final class SegmentTable {
                 if (s.uri != null) {
                     d.put("uri", s.uri);
                     d.put("crc32", s.crc32);
+                    d.put("loadVersion", s.cacheKey.version());
                 } else {
                     d.put("bitmap", Base64.getEncoder().encodeToString(s.inline));
                 }
@@ -283,22 +315,29 @@ public final class SegmentTable {
             byte[] bytes = null;
             SegmentBitmap base = SegmentBitmap.of();
             long crc = 0;
+            SegmentCache.Key key = null;
             try {
-                bytes =
-                        uri != null
-                                ? loader.read(uri)
-                                : Base64.getDecoder().decode(d.get("bitmap").asText());
-                crc = crc32(bytes);
-                if (uri != null && crc != d.get("crc32").asLong()) {
-                    problems.add(
-                            "segment \""
-                                    + id
-                                    + "\": "
-                                    + uri
-                                    + " changed since it was loaded (CRC-32)"
-                                    + "; using its current content");
+                if (uri != null) {
+                    long loadVersion = d.path("loadVersion").asLong(version);
+                    SegmentCache.Key k = new SegmentCache.Key(id, loadVersion, uri, format);
+                    SegmentCache.Loaded loaded = SegmentCache.acquire(k, loader);
+                    key = k;
+                    base = loaded.bitmap();
+                    crc = loaded.crc32();
+                    if (crc != d.get("crc32").asLong()) {
+                        problems.add(
+                                "segment \""
+                                        + id
+                                        + "\": "
+                                        + uri
+                                        + " changed since it was loaded (CRC-32)"
+                                        + "; using its current content");
+                    }
+                } else {
+                    bytes = Base64.getDecoder().decode(d.get("bitmap").asText());
+                    crc = crc32(bytes);
+                    base = SegmentBitmap.read(bytes, format);
                 }
-                base = SegmentBitmap.read(bytes, format);
             } catch (IOException | MalformedRecordException | RuntimeException ex) {
                 problems.add(
                         "segment \""
@@ -315,17 +354,18 @@ public final class SegmentTable {
             d.get("removed").forEach(n -> removed.addLong(n.asLong()));
             t.put(
                     new Segment(
-                            id,
-                            version,
-                            d.get("priority").asInt(),
-                            format,
-                            uri,
-                            crc,
-                            uri == null ? bytes : null,
-                            base,
-                            added,
-                            removed,
-                            false));
+                                    id,
+                                    version,
+                                    d.get("priority").asInt(),
+                                    format,
+                                    uri,
+                                    crc,
+                                    uri == null ? bytes : null,
+                                    base,
+                                    added,
+                                    removed,
+                                    false)
+                            .holding(key));
         }
         return t;
     }

@@ -262,8 +262,12 @@ class SegmentsTest {
                         "{\"segmentId\":\"active\",\"version\":3,\"op\":\"remove\",\"userIds\":[43]}"),
                 0);
         OperatorSubtaskState snapshot = before.snapshot(1, 1);
+        open.remove(before);
+        before.close();
+        assertEquals(0, SegmentCache.size(), "the closed task gave its bitmap back");
 
         var after = harness(null, snapshot);
+        assertEquals(1, SegmentCache.size(), "the restore read the uri again");
         assertEquals("ALLOWED/active", send(after, 42, 1).get(0));
         assertEquals("ALLOWED/*", send(after, 43, 1).get(0));
         assertEquals("ALLOWED/active", send(after, 44, 1).get(0));
@@ -272,6 +276,38 @@ class SegmentsTest {
                 segment("{\"segmentId\":\"active\",\"version\":3,\"op\":\"add\",\"userIds\":[45]}"),
                 0);
         assertTrue(audits(after).get(0).get("error").asText().startsWith("stale version"));
+    }
+
+    @Test
+    void tasksInOneJvmShareOneCopyOfAUriBitmap() throws Exception {
+        Path file = tmp.resolve("shared.roaring");
+        Files.write(file, SegmentBitmap.of(42).write(SegmentBitmap.Format.ROARING32));
+        int[] reads = {0};
+        SegmentTable.Loader counting =
+                uri -> {
+                    reads[0]++;
+                    return FlinkFileLoader.INSTANCE.read(uri);
+                };
+        String load =
+                "{\"segmentId\":\"new\",\"version\":1,\"priority\":1,\"format\":\"roaring32\",\"uri\":\""
+                        + file.toUri()
+                        + "\"}";
+        io.freqcap.schema.SegmentUpdate u =
+                io.freqcap.schema.SegmentUpdate.parse(load.getBytes(StandardCharsets.UTF_8));
+        SegmentTable slot1 = new SegmentTable();
+        SegmentTable slot2 = new SegmentTable();
+        assertEquals(null, slot1.apply(u, counting));
+        assertEquals(null, slot2.apply(u, counting));
+        assertEquals(1, reads[0], "read once for both tasks");
+        assertEquals(1, SegmentCache.size());
+        slot1.close();
+        assertEquals(1, SegmentCache.size(), "still held by the other task");
+        slot2.apply(
+                io.freqcap.schema.SegmentUpdate.parse(
+                        "{\"segmentId\":\"new\",\"version\":2,\"op\":\"delete\"}"
+                                .getBytes(StandardCharsets.UTF_8)),
+                counting);
+        assertEquals(0, SegmentCache.size(), "released with the last holder");
     }
 
     @Test
