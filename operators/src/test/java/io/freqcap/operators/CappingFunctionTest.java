@@ -19,8 +19,6 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -43,41 +41,19 @@ class CappingFunctionTest {
                 + "\"exempt\":[\"transactional\"]}";
     }
 
-    private final List<
-                    KeyedBroadcastOperatorTestHarness<
-                            Long, InboundMessage, ControlRecord, Delivery>>
-            open = new ArrayList<>();
+    private final CappingHarnesses harnesses = new CappingHarnesses();
     private long offset;
 
     @AfterEach
     void closeHarnesses() throws Exception {
-        for (var h : open) {
-            h.close();
-        }
+        harnesses.close();
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             String initialConfig, OperatorSubtaskState restoreFrom, int parallelism, int subtask)
             throws Exception {
-        var h =
-                new KeyedBroadcastOperatorTestHarness<>(
-                        new CoBroadcastWithKeyedOperator<>(
-                                new CappingFunction(initialConfig), List.of(ControlState.SEGMENTS)),
-                        InboundMessage::routingKey,
-                        Types.LONG,
-                        128,
-                        parallelism,
-                        subtask);
-        h.setStateBackend(new EmbeddedRocksDBStateBackend());
-        h.setup();
-        if (restoreFrom == null) {
-            h.initializeEmptyState();
-        } else {
-            h.initializeState(restoreFrom);
-        }
-        h.open();
-        open.add(h);
-        return h;
+        return harnesses.open(
+                new CappingFunction(initialConfig), restoreFrom, parallelism, subtask);
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(

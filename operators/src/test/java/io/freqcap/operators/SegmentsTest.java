@@ -18,10 +18,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.stream.LongStream;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
@@ -40,41 +37,17 @@ class SegmentsTest {
                     + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
 
     @TempDir Path tmp;
-    private final List<
-                    KeyedBroadcastOperatorTestHarness<
-                            Long, InboundMessage, ControlRecord, Delivery>>
-            open = new ArrayList<>();
+    private final CappingHarnesses harnesses = new CappingHarnesses();
     private long offset;
 
     @AfterEach
     void close() throws Exception {
-        for (var h : open) {
-            h.close();
-        }
+        harnesses.close();
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             String initialSegments, OperatorSubtaskState restore) throws Exception {
-        var h =
-                new KeyedBroadcastOperatorTestHarness<>(
-                        new CoBroadcastWithKeyedOperator<>(
-                                new CappingFunction(CONFIG, initialSegments),
-                                List.of(ControlState.SEGMENTS)),
-                        InboundMessage::routingKey,
-                        Types.LONG,
-                        128,
-                        1,
-                        0);
-        h.setStateBackend(new EmbeddedRocksDBStateBackend());
-        h.setup();
-        if (restore == null) {
-            h.initializeEmptyState();
-        } else {
-            h.initializeState(restore);
-        }
-        h.open();
-        open.add(h);
-        return h;
+        return harnesses.open(new CappingFunction(CONFIG, initialSegments), restore, 1, 0);
     }
 
     static String inline(String id, long version, int priority, long... users) {
@@ -262,8 +235,7 @@ class SegmentsTest {
                         "{\"segmentId\":\"active\",\"version\":3,\"op\":\"remove\",\"userIds\":[43]}"),
                 0);
         OperatorSubtaskState snapshot = before.snapshot(1, 1);
-        open.remove(before);
-        before.close();
+        harnesses.close(before);
         assertEquals(0, SegmentCache.size(), "the closed task gave its bitmap back");
 
         var after = harness(null, snapshot);

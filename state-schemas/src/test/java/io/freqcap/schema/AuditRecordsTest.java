@@ -5,22 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class AuditRecordsTest {
-    static final Path EXAMPLES = Path.of("../../shared/contract/examples");
-
     static byte[] example(String name) throws Exception {
-        Path p = EXAMPLES.resolve(name);
-        Assumptions.assumeTrue(
-                Files.exists(p),
-                "../shared (the contract examples) is not beside this clone; skipping");
-        return Files.readAllBytes(p);
+        return SharedFiles.read("contract/examples/" + name);
     }
 
     @Test

@@ -6,24 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.SegmentBitmap.Format;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.function.LongPredicate;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** Reads bitmaps written by other Roaring implementations, and round-trips our own. */
 class SegmentBitmapTest {
-    static final Path FIXTURES = Path.of("../../shared/testdata/roaring");
-
     static byte[] fixture(String name) throws Exception {
-        Path p = FIXTURES.resolve(name);
-        Assumptions.assumeTrue(
-                Files.exists(p),
-                "../shared/testdata (Roaring fixtures) is not beside this clone; skipping");
-        return Files.readAllBytes(p);
+        return SharedFiles.read("testdata/roaring/" + name);
     }
 
     /** Every member and a sample of non-members, against the documented contents. */
