@@ -8,6 +8,7 @@ import io.freqcap.schema.RawRecord;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
@@ -113,26 +114,23 @@ public final class FreqcapMain {
                                 "outbound-messages")
                         .uid("input-source");
         DataStream<ControlRecord> config =
-                env.fromSource(
-                                KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
-                                WatermarkStrategy.noWatermarks(),
-                                "limit-config")
-                        .uid("config-source")
-                        .setParallelism(1);
+                controlInput(
+                        env,
+                        KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                        "limit-config",
+                        "config-source");
         DataStream<ControlRecord> segments =
-                env.fromSource(
-                                KafkaConnectors.controlSource(options, ControlRecord.Kind.SEGMENT),
-                                WatermarkStrategy.noWatermarks(),
-                                "segment-updates")
-                        .uid("segments-source")
-                        .setParallelism(1);
+                controlInput(
+                        env,
+                        KafkaConnectors.controlSource(options, ControlRecord.Kind.SEGMENT),
+                        "segment-updates",
+                        "segments-source");
         DataStream<ControlRecord> sweeps =
-                env.fromSource(
-                                CleanupTicks.source(options.get(FreqcapOptions.CLEANUP_INTERVAL)),
-                                WatermarkStrategy.noWatermarks(),
-                                "cleanup-ticks")
-                        .uid("cleanup-ticks")
-                        .setParallelism(1);
+                controlInput(
+                        env,
+                        CleanupTicks.source(options.get(FreqcapOptions.CLEANUP_INTERVAL)),
+                        "cleanup-ticks",
+                        "cleanup-ticks");
         FreqcapJob.build(
                 initialConfigJson,
                 initialSegmentsJson,
@@ -140,5 +138,16 @@ public final class FreqcapMain {
                 config.union(segments, sweeps),
                 KafkaConnectors.deliverySink(options),
                 KafkaConnectors.auditSink(options));
+    }
+
+    /** A control input: tiny, so one source task; its uid keeps savepoints mappable. */
+    private static DataStream<ControlRecord> controlInput(
+            StreamExecutionEnvironment env,
+            Source<ControlRecord, ?, ?> source,
+            String name,
+            String uid) {
+        return env.fromSource(source, WatermarkStrategy.noWatermarks(), name)
+                .uid(uid)
+                .setParallelism(1);
     }
 }

@@ -308,7 +308,7 @@ public class CappingFunction
                 error = segments.apply(u, FlinkFileLoader.INSTANCE);
                 if (error == null) {
                     ctx.getBroadcastState(ControlState.SEGMENTS)
-                            .put(u.segmentId(), segments.descriptors().get(u.segmentId()));
+                            .put(u.segmentId(), segments.descriptor(u.segmentId()));
                     LOG.info(
                             "Segment {} version {} applied ({})",
                             u.segmentId(),

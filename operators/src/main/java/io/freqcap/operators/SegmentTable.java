@@ -264,27 +264,37 @@ public final class SegmentTable {
     public Map<String, String> descriptors() {
         Map<String, String> out = new LinkedHashMap<>();
         for (Segment s : segments.values()) {
-            ObjectNode d = Json.MAPPER.createObjectNode();
-            d.put("version", s.version);
-            d.put("deleted", s.deleted);
-            if (!s.deleted) {
-                d.put("priority", s.priority);
-                d.put("format", s.format.wireName);
-                if (s.uri != null) {
-                    d.put("uri", s.uri);
-                    d.put("crc32", s.crc32);
-                    d.put("loadVersion", s.cacheKey.version());
-                } else {
-                    d.put("bitmap", Base64.getEncoder().encodeToString(s.inline));
-                }
-                ArrayNode added = d.putArray("added");
-                s.added.forEach(added::add);
-                ArrayNode removed = d.putArray("removed");
-                s.removed.forEach(removed::add);
-            }
-            out.put(s.id, d.toString());
+            out.put(s.id, describe(s));
         }
         return out;
+    }
+
+    /** The descriptor of one segment, or null when the table never held it. */
+    public String descriptor(String segmentId) {
+        Segment s = segments.get(segmentId);
+        return s == null ? null : describe(s);
+    }
+
+    private static String describe(Segment s) {
+        ObjectNode d = Json.MAPPER.createObjectNode();
+        d.put("version", s.version);
+        d.put("deleted", s.deleted);
+        if (!s.deleted) {
+            d.put("priority", s.priority);
+            d.put("format", s.format.wireName);
+            if (s.uri != null) {
+                d.put("uri", s.uri);
+                d.put("crc32", s.crc32);
+                d.put("loadVersion", s.cacheKey.version());
+            } else {
+                d.put("bitmap", Base64.getEncoder().encodeToString(s.inline));
+            }
+            ArrayNode added = d.putArray("added");
+            s.added.forEach(added::add);
+            ArrayNode removed = d.putArray("removed");
+            s.removed.forEach(removed::add);
+        }
+        return d.toString();
     }
 
     /**
