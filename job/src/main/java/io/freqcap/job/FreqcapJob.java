@@ -9,6 +9,7 @@ import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.MirrorWrite;
 import io.freqcap.schema.RawRecord;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -30,6 +31,7 @@ public final class FreqcapJob {
     public static final String UID_CAPPING = "capping";
     public static final String UID_DELIVERY_SINK = "delivery-sink";
     public static final String UID_AUDIT_SINK = "audit-sink";
+    public static final String UID_MIRROR_SINK = "redis-mirror";
 
     public static void build(
             String initialConfigJson,
@@ -51,6 +53,20 @@ public final class FreqcapJob {
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit) {
+        build(initialConfigJson, initialSegmentsJson, input, control, deliveries, audit, null);
+    }
+
+    /**
+     * @param mirror the Redis mirror's sink, or null for no mirror
+     */
+    public static void build(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            DataStream<RawRecord> input,
+            DataStream<ControlRecord> control,
+            Sink<Delivery> deliveries,
+            Sink<AuditEvent> audit,
+            Sink<MirrorWrite> mirror) {
         DataStream<InboundMessage> parsed =
                 input.map(new ParseFunction())
                         .name("parse")
@@ -70,7 +86,9 @@ public final class FreqcapJob {
                         // The config in force is operator state of the capping function (see
                         // CappingFunction.CONFIG_IN_FORCE); segments are broadcast state.
                         .connect(controlTimed.broadcast(ControlState.SEGMENTS))
-                        .process(new CappingFunction(initialConfigJson, initialSegmentsJson))
+                        .process(
+                                new CappingFunction(
+                                        initialConfigJson, initialSegmentsJson, mirror != null))
                         .name("capping")
                         .uid(UID_CAPPING);
 
@@ -79,5 +97,13 @@ public final class FreqcapJob {
                 .sinkTo(audit)
                 .name("capping-audit")
                 .uid(UID_AUDIT_SINK);
+        if (mirror != null) {
+            // Same parallelism, so chained to the capping operator: no serialization on the way,
+            // and a full backlog blocks the capping task itself (backpressure, nothing dropped).
+            decided.getSideOutput(CappingFunction.MIRROR)
+                    .sinkTo(mirror)
+                    .name("redis-mirror")
+                    .uid(UID_MIRROR_SINK);
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.PointLookupRocksDBOptions;
+import io.freqcap.operators.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.RawRecord;
 import java.util.Arrays;
@@ -137,7 +138,15 @@ public final class FreqcapMain {
                 input,
                 config.union(segments, sweeps),
                 KafkaConnectors.deliverySink(options),
-                KafkaConnectors.auditSink(options));
+                KafkaConnectors.auditSink(options),
+                options.getOptional(FreqcapOptions.REDIS)
+                        .map(
+                                uri ->
+                                        new RedisMirrorSink(
+                                                uri,
+                                                options.get(FreqcapOptions.REDIS_KEY_PREFIX),
+                                                options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
+                        .orElse(null));
     }
 
     /** A control input: tiny, so one source task; its uid keeps savepoints mappable. */

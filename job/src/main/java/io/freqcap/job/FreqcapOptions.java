@@ -94,7 +94,9 @@ public final class FreqcapOptions {
             ConfigOptions.key("redis")
                     .stringType()
                     .noDefaultValue()
-                    .withDescription("Redis mirror uri; none = no mirror.");
+                    .withDescription(
+                            "Redis mirror: redis://host:port, rediss://host:port or"
+                                    + " redis-cluster://h1:p1,h2:p2,...; none = no mirror.");
     public static final ConfigOption<String> REDIS_KEY_PREFIX =
             ConfigOptions.key("redis-key-prefix")
                     .stringType()
@@ -274,8 +276,15 @@ public final class FreqcapOptions {
             throw new InvalidOptionException("--cleanup-interval: at least 1s");
         }
         if (conf.getOptional(REDIS).isPresent()) {
+            try {
+                io.freqcap.operators.RedisConnection.parse(conf.get(REDIS));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidOptionException("--redis: " + e.getMessage());
+            }
+        }
+        if (!conf.get(REDIS_KEY_PREFIX).matches("[^\\s{}]+")) {
             throw new InvalidOptionException(
-                    "--redis: the Redis mirror is not supported by this version yet");
+                    "--redis-key-prefix: must be non-empty, without spaces or braces");
         }
         String limits =
                 conf.getOptional(LIMITS)

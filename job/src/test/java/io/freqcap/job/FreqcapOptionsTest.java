@@ -110,6 +110,50 @@ class FreqcapOptionsTest {
     }
 
     @Test
+    void checksTheRedisMirrorAddress() throws Exception {
+        String good = Files.writeString(tmp.resolve("ok.json"), VALID).toString();
+        for (String uri :
+                List.of(
+                        "redis://localhost:6379",
+                        "rediss://cache.example:6380",
+                        "redis-cluster://h1:7000,h2:7001,h3:7002")) {
+            FreqcapOptions.requireJobOptions(
+                    parse("--bootstrap-servers", "k", "--limits", good, "--redis", uri), true);
+        }
+        assertEquals(
+                "--redis: expected redis://host:port, rediss://host:port or"
+                        + " redis-cluster://host:port,... but got \"localhost:6379\"",
+                error(
+                        null,
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        good,
+                        "--redis",
+                        "localhost:6379"));
+        assertEquals(
+                "--redis: redis-cluster:// expects host:port,host:port,... but got \"h2\"",
+                error(
+                        null,
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        good,
+                        "--redis",
+                        "redis-cluster://h1:7000,h2"));
+        assertEquals(
+                "--redis-key-prefix: must be non-empty, without spaces or braces",
+                error(
+                        null,
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        good,
+                        "--redis-key-prefix",
+                        "a{b"));
+    }
+
+    @Test
     void readsLimitsFromAFileUri() throws Exception {
         Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
         String json =

@@ -11,6 +11,7 @@ import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
+import io.freqcap.schema.MirrorWrite;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.SegmentUpdate;
 import io.freqcap.schema.UserHistory;
@@ -60,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * state TTL: TTL only knows processing time, and decisions are made on message time, which a
  * backfill or a replay can move far from the wall clock; and TTL is fixed when the job starts while
  * W changes with every config.
+ *
+ * <p><b>Redis mirror.</b> With the mirror on, every ALLOWED message also goes to {@link #MIRROR}
+ * (for {@link RedisMirrorSink}), and histories keep messageIds, so that a {@code rebuild-mirror}
+ * command can write every user's counted messages again (SPEC §7). Decisions never wait on Redis.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -69,6 +74,10 @@ public class CappingFunction
 
     public static final OutputTag<AuditEvent> AUDIT =
             new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
+
+    /** Counted messages for the Redis mirror (only when the mirror is on). */
+    public static final OutputTag<MirrorWrite> MIRROR =
+            new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
 
     public static final ValueStateDescriptor<UserHistory> HISTORY =
             new ValueStateDescriptor<>("history-v1", UserHistorySerializer.INSTANCE);
@@ -83,6 +92,7 @@ public class CappingFunction
 
     private final String initialConfigJson;
     private final String initialSegmentsJson;
+    private final boolean mirror;
 
     private transient LimitConfig config;
     private transient SegmentTable segments;
@@ -110,8 +120,16 @@ public class CappingFunction
      *     null
      */
     public CappingFunction(String initialConfigJson, String initialSegmentsJson) {
+        this(initialConfigJson, initialSegmentsJson, false);
+    }
+
+    /**
+     * @param mirror emit counted messages to {@link #MIRROR} and keep their ids for rebuilds
+     */
+    public CappingFunction(String initialConfigJson, String initialSegmentsJson, boolean mirror) {
         this.initialConfigJson = initialConfigJson;
         this.initialSegmentsJson = initialSegmentsJson;
+        this.mirror = mirror;
     }
 
     @Override
@@ -230,12 +248,24 @@ public class CappingFunction
             before = UserHistory.EMPTY;
         }
         String segment = segments.resolve(m.userId(), cfg);
-        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment);
+        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, mirror);
         switch (v.decision()) {
             case ALLOWED:
                 allowed.inc();
                 history.update(v.history());
                 out.collect(delivery(in, m, v, cfg));
+                if (mirror) {
+                    // Every channel the user may have in Redis: the write trims them all.
+                    ctx.output(
+                            MIRROR,
+                            MirrorWrite.of(
+                                    m.userId(),
+                                    cfg.longestWindowMillis(),
+                                    m.messageId(),
+                                    m.timestamp(),
+                                    m.channel(),
+                                    before.channels()));
+                }
                 break;
             case EXEMPT:
                 exempt.inc();
@@ -320,7 +350,7 @@ public class CappingFunction
             }
             ConfigRecord parsed = ConfigRecord.parse(rec.value());
             if (parsed instanceof ConfigRecord.Command c) {
-                applyCommand(c);
+                applyCommand(c, ctx);
                 return;
             }
             LimitConfig next = (LimitConfig) parsed;
@@ -351,10 +381,72 @@ public class CappingFunction
         }
     }
 
-    private void applyCommand(ConfigRecord.Command c) throws MalformedRecordException {
+    private void applyCommand(ConfigRecord.Command c, Context ctx) throws Exception {
         if (!ConfigRecord.Command.REBUILD_MIRROR.equals(c.name())) {
             throw new MalformedRecordException("unknown command \"" + c.name() + "\"");
         }
-        LOG.info("rebuild-mirror received; this job runs without a Redis mirror, nothing to do");
+        if (!mirror) {
+            LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
+            return;
+        }
+        rebuildMirror(ctx);
+    }
+
+    /**
+     * Writes every user's counted messages of the last longest window again, each user's keys
+     * replaced at once, so Redis holds what this instance counted whatever it had lost.
+     */
+    private void rebuildMirror(Context ctx) throws Exception {
+        long window = config.longestWindowMillis();
+        long[] users = {0, 0, 0};
+        ctx.applyToKeyedState(
+                HISTORY,
+                (user, state) -> {
+                    UserHistory h = state.value();
+                    if (h == null || h.isEmpty()) {
+                        return;
+                    }
+                    MirrorWrite w = rebuildWrite(user, h, window);
+                    if (w == null) {
+                        users[2]++;
+                        return;
+                    }
+                    ctx.output(MIRROR, w);
+                    users[0]++;
+                    users[1] += w.size();
+                });
+        LOG.info(
+                "rebuild-mirror: {} users, {} counted messages written again ({} users counted"
+                        + " while the mirror was off, without messageIds, left as they are)",
+                users[0],
+                users[1],
+                users[2]);
+    }
+
+    /** The replacing write of one user's counted messages within the window, or null if none. */
+    static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
+        long from = h.latest() - window;
+        String[] channels = h.channels();
+        int n = 0;
+        for (int i = 0; i < h.size(); i++) {
+            if (h.timestamp(i) >= from && h.messageId(i) != null) {
+                n++;
+            }
+        }
+        if (n == 0) {
+            return null;
+        }
+        int[] channelOf = new int[n];
+        long[] ts = new long[n];
+        String[] ids = new String[n];
+        int k = 0;
+        for (int i = 0; i < h.size(); i++) {
+            if (h.timestamp(i) >= from && h.messageId(i) != null) {
+                channelOf[k] = java.util.Arrays.asList(channels).indexOf(h.channel(i));
+                ts[k] = h.timestamp(i);
+                ids[k++] = h.messageId(i);
+            }
+        }
+        return new MirrorWrite(user, window, true, channels, channelOf, ts, ids);
     }
 }

@@ -46,6 +46,22 @@ public final class CappingRule {
      */
     public static Verdict decide(
             UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        return decide(history, m, config, segment, false);
+    }
+
+    /**
+     * Decides one message.
+     *
+     * @param segment the segment whose rule applies ({@code *} when none does)
+     * @param keepMessageId keep the messageId of an ALLOWED message in the history (the Redis
+     *     mirror's rebuild needs it)
+     */
+    public static Verdict decide(
+            UserHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            boolean keepMessageId) {
         if (config.isExempt(m.category())) {
             return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, history);
         }
@@ -106,7 +122,8 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            UserHistory next = history.with(t, fingerprint, m.channel());
+            UserHistory next =
+                    history.with(t, fingerprint, m.channel(), keepMessageId ? m.messageId() : null);
             next = next.prunedBefore(next.latest() - 2 * longest);
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, next);
         }

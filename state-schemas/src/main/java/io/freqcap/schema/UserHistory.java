@@ -15,21 +15,34 @@ import java.util.Arrays;
  * falsely taken for a duplicate with probability (entries kept) / 2^56, about 7e-17 for a typical
  * history of five; at 200,000 messages/s that is one false DUPLICATE in about 2,000 years (in about
  * 10 years if every user kept a thousand entries).
+ *
+ * <p>With the Redis mirror on, the messageIds themselves are kept too ({@link #messageId}): a
+ * {@code rebuild-mirror} must write the very members Redis lost. Entries counted while the mirror
+ * was off have none ({@code null}).
  */
 public final class UserHistory {
     public static final UserHistory EMPTY =
-            new UserHistory(new long[0], new long[0], new int[0], new String[0]);
+            new UserHistory(new long[0], new long[0], new int[0], new String[0], null);
 
     private final long[] timestamps;
     private final long[] fingerprints;
     private final int[] channelIndex;
     private final String[] channels;
 
-    UserHistory(long[] timestamps, long[] fingerprints, int[] channelIndex, String[] channels) {
+    /** Null when no entry has an id. */
+    private final String[] messageIds;
+
+    UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds) {
         this.timestamps = timestamps;
         this.fingerprints = fingerprints;
         this.channelIndex = channelIndex;
         this.channels = channels;
+        this.messageIds = messageIds;
     }
 
     public int size() {
@@ -50,6 +63,16 @@ public final class UserHistory {
 
     public String channel(int i) {
         return channels[channelIndex[i]];
+    }
+
+    /** The messageId of entry i, or {@code null} when it was counted without keeping ids. */
+    public String messageId(int i) {
+        return messageIds == null ? null : messageIds[i];
+    }
+
+    /** The channels entries of this history use. */
+    public String[] channels() {
+        return channels.clone();
     }
 
     /** The latest counted timestamp; only defined for a non-empty history. */
@@ -102,6 +125,15 @@ public final class UserHistory {
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
     public UserHistory with(long timestamp, long fingerprint, String channel) {
+        return with(timestamp, fingerprint, channel, null);
+    }
+
+    /**
+     * This history with one more entry, inserted in timestamp order (after equal timestamps).
+     *
+     * @param messageId the id to keep with the entry, or {@code null} to keep none
+     */
+    public UserHistory with(long timestamp, long fingerprint, String channel, String messageId) {
         fingerprint &= FINGERPRINT_MASK;
         int n = timestamps.length;
         int pos = n;
@@ -127,7 +159,16 @@ public final class UserHistory {
         System.arraycopy(timestamps, pos, ts, pos + 1, n - pos);
         System.arraycopy(fingerprints, pos, fps, pos + 1, n - pos);
         System.arraycopy(channelIndex, pos, ci, pos + 1, n - pos);
-        return new UserHistory(ts, fps, ci, chs);
+        String[] ids = null;
+        if (messageIds != null || messageId != null) {
+            ids = new String[n + 1];
+            if (messageIds != null) {
+                System.arraycopy(messageIds, 0, ids, 0, pos);
+                System.arraycopy(messageIds, pos, ids, pos + 1, n - pos);
+            }
+            ids[pos] = messageId;
+        }
+        return new UserHistory(ts, fps, ci, chs, ids);
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
@@ -145,13 +186,16 @@ public final class UserHistory {
         long[] ts = Arrays.copyOfRange(timestamps, from, timestamps.length);
         long[] fps = Arrays.copyOfRange(fingerprints, from, fingerprints.length);
         int[] oldIndex = Arrays.copyOfRange(channelIndex, from, channelIndex.length);
-        return compactChannels(ts, fps, oldIndex, channels);
+        String[] ids =
+                messageIds == null ? null : Arrays.copyOfRange(messageIds, from, messageIds.length);
+        return compactChannels(ts, fps, oldIndex, channels, ids);
     }
 
     /**
      * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
      */
-    static UserHistory compactChannels(long[] ts, long[] fps, int[] index, String[] channels) {
+    static UserHistory compactChannels(
+            long[] ts, long[] fps, int[] index, String[] channels, String[] ids) {
         int[] remap = new int[channels.length];
         Arrays.fill(remap, -1);
         int used = 0;
@@ -166,7 +210,7 @@ public final class UserHistory {
                 identity &= remap[i] == i;
             }
             if (identity) {
-                return new UserHistory(ts, fps, index, channels);
+                return new UserHistory(ts, fps, index, channels, ids);
             }
         }
         String[] chs = new String[used];
@@ -179,7 +223,7 @@ public final class UserHistory {
         for (int i = 0; i < index.length; i++) {
             ci[i] = remap[index[i]];
         }
-        return new UserHistory(ts, fps, ci, chs);
+        return new UserHistory(ts, fps, ci, chs, ids);
     }
 
     int[] channelIndexArray() {
@@ -196,6 +240,10 @@ public final class UserHistory {
 
     long[] fingerprintArray() {
         return fingerprints;
+    }
+
+    String[] messageIdArray() {
+        return messageIds;
     }
 
     /** Fingerprints keep 56 bits: seven bytes in state. */
@@ -227,7 +275,8 @@ public final class UserHistory {
         }
         UserHistory that = (UserHistory) o;
         if (!Arrays.equals(timestamps, that.timestamps)
-                || !Arrays.equals(fingerprints, that.fingerprints)) {
+                || !Arrays.equals(fingerprints, that.fingerprints)
+                || !Arrays.equals(messageIds, that.messageIds)) {
             return false;
         }
         for (int i = 0; i < timestamps.length; i++) {

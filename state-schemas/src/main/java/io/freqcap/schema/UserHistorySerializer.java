@@ -23,6 +23,11 @@ import org.apache.flink.core.memory.DataOutputView;
  *
  * Deltas and varints keep a user with five messages in a week near 60 bytes. A later format gets a
  * new snapshot version; this one must keep reading version 1.
+ *
+ * <p>Entries with messageIds (kept while the Redis mirror is on) extend version 1 without changing
+ * a byte of histories that have none: a history of n &gt; 0 entries always has k &gt;= 1 channels,
+ * so a header with n &gt; 0 and k = 0 marks the extension. It is followed by varint k, the body
+ * above, then per entry varint (id length + 1) and the UTF-8 bytes, 0 for no id.
  */
 public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
     private static final long serialVersionUID = 1L;
@@ -57,10 +62,16 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
     public void serialize(UserHistory h, DataOutputView out) throws IOException {
         int n = h.size();
         String[] channels = h.channelArray();
-        // One header byte for the usual user: a few entries on fewer than 7 channels.
-        writeVarLong(out, ((long) n << 3) | Math.min(channels.length, 7));
-        if (channels.length >= 7) {
+        String[] ids = n == 0 ? null : h.messageIdArray();
+        if (ids != null) {
+            writeVarLong(out, (long) n << 3);
             writeVarLong(out, channels.length);
+        } else {
+            // One header byte for the usual user: a few entries on fewer than 7 channels.
+            writeVarLong(out, ((long) n << 3) | Math.min(channels.length, 7));
+            if (channels.length >= 7) {
+                writeVarLong(out, channels.length);
+            }
         }
         if (n == 0) {
             return;
@@ -85,6 +96,17 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             out.writeShort((int) (fp >>> 32));
             out.writeInt((int) fp);
         }
+        if (ids != null) {
+            for (String id : ids) {
+                if (id == null) {
+                    out.writeByte(0);
+                } else {
+                    byte[] b = id.getBytes(StandardCharsets.UTF_8);
+                    writeVarLong(out, b.length + 1L);
+                    out.write(b);
+                }
+            }
+        }
     }
 
     @Override
@@ -92,11 +114,15 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         long header = readVarLong(in);
         int n = checkedInt(header >>> 3, "entry count");
         int k = (int) (header & 7);
-        if (k == 7) {
-            k = checkedInt(readVarLong(in), "channel count");
-        }
         if (n == 0) {
+            if (k == 7) {
+                readVarLong(in);
+            }
             return UserHistory.EMPTY;
+        }
+        boolean withIds = k == 0;
+        if (k == 7 || withIds) {
+            k = checkedInt(readVarLong(in), "channel count");
         }
         if (k == 0) {
             throw new IOException("corrupt history: " + n + " entries without a channel");
@@ -123,7 +149,19 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                             | ((long) (in.readShort() & 0xFFFF) << 32)
                             | (in.readInt() & 0xFFFFFFFFL);
         }
-        return new UserHistory(ts, fps, ci, channels);
+        String[] ids = null;
+        if (withIds) {
+            ids = new String[n];
+            for (int i = 0; i < n; i++) {
+                int len = checkedInt(readVarLong(in), "messageId length");
+                if (len > 0) {
+                    byte[] b = new byte[len - 1];
+                    in.readFully(b);
+                    ids[i] = new String(b, StandardCharsets.UTF_8);
+                }
+            }
+        }
+        return new UserHistory(ts, fps, ci, channels, ids);
     }
 
     @Override

@@ -92,6 +92,31 @@ class UserHistorySerializerTest {
     }
 
     @Test
+    void messageIdsKeptForTheMirrorRoundTripAndSurvivePruning() throws IOException {
+        // An entry counted before the mirror was turned on has no id; later ones do.
+        UserHistory h =
+                UserHistory.EMPTY
+                        .with(DAY_1_NOON, 1, "push")
+                        .with(DAY_1_NOON + 2, 2, "email", "m-2")
+                        .with(DAY_1_NOON + 1, 3, "push", "m-\u00e9-1");
+        assertEquals(null, h.messageId(0));
+        assertEquals("m-\u00e9-1", h.messageId(1));
+        assertEquals("m-2", h.messageId(2));
+        assertEquals(h, read(write(h)));
+        UserHistory pruned = h.prunedBefore(DAY_1_NOON);
+        assertEquals(2, pruned.size());
+        assertEquals("m-2", pruned.messageId(1));
+        assertEquals(pruned, read(write(pruned)));
+        // Ids make a history differ from the same entries without them.
+        assertTrue(
+                !h.equals(
+                        UserHistory.EMPTY
+                                .with(DAY_1_NOON, 1, "push")
+                                .with(DAY_1_NOON + 2, 2, "email")
+                                .with(DAY_1_NOON + 1, 3, "push")));
+    }
+
+    @Test
     void corruptBytesFailWithAClearError() {
         byte[] bad = HexFormat.of().parseHex("1a047075736805656d61696c80ecbddbaa330900");
         IOException e = assertThrows(IOException.class, () -> read(bad));

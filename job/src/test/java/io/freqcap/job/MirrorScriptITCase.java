@@ -1,0 +1,118 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.MirrorScript;
+import io.freqcap.schema.MirrorWrite;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The mirror's Lua script on a real redis-server: idempotent, order-free, trims, expires. */
+@Timeout(60)
+class MirrorScriptITCase {
+    static final long HOUR = 3_600_000L;
+    static final long DAY = 24 * HOUR;
+    static final long WEEK = 7 * DAY;
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+
+    @TempDir static Path dir;
+    static EmbeddedRedis redis;
+    static RedisClient client;
+    static RedisCommands<String, String> sync;
+
+    @BeforeAll
+    static void start() throws Exception {
+        redis = EmbeddedRedis.start(dir, false);
+        client = RedisClient.create(redis.uri());
+        sync = client.connect().sync();
+        sync.scriptLoad(MirrorScript.SOURCE);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        client.shutdown();
+        redis.close();
+    }
+
+    static void run(String prefix, MirrorWrite w) {
+        sync.evalsha(
+                MirrorScript.SHA1,
+                ScriptOutputType.INTEGER,
+                MirrorScript.keys(prefix, w),
+                MirrorScript.args(w));
+    }
+
+    static Map<String, Long> members(String key) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        sync.zrangeWithScores(key, 0, -1).forEach(v -> m.put(v.getValue(), (long) v.getScore()));
+        return m;
+    }
+
+    @Test
+    void addsToTheUserAndChannelKeysAndSetsTheirExpiry() {
+        run("a", MirrorWrite.of(42, WEEK, "m-1", DAY_1_NOON, "push"));
+        run("a", MirrorWrite.of(42, WEEK, "m-2", DAY_1_NOON + HOUR, "email", "push"));
+        assertEquals(Map.of("m-1", DAY_1_NOON, "m-2", DAY_1_NOON + HOUR), members("a:{42}"));
+        assertEquals(Map.of("m-1", DAY_1_NOON), members("a:{42}:push"));
+        assertEquals(Map.of("m-2", DAY_1_NOON + HOUR), members("a:{42}:email"));
+        for (String key : List.of("a:{42}", "a:{42}:push", "a:{42}:email")) {
+            long ttl = sync.pttl(key);
+            assertTrue(ttl > WEEK - 60_000 && ttl <= WEEK, key + " expires in " + ttl);
+        }
+    }
+
+    @Test
+    void replayedWritesInAnyOrderLeaveTheSameContent() {
+        MirrorWrite first = MirrorWrite.of(7, WEEK, "m-1", DAY_1_NOON, "push");
+        MirrorWrite late = MirrorWrite.of(7, WEEK, "m-2", DAY_1_NOON - 3 * HOUR, "push");
+        MirrorWrite next = MirrorWrite.of(7, WEEK, "m-3", DAY_1_NOON + 8 * DAY, "email", "push");
+        for (MirrorWrite w : List.of(first, late, next, late, first, next)) {
+            run("b", w);
+        }
+        // m-1 and m-2 are older than the latest (m-3) minus the week: trimmed from every key.
+        assertEquals(Map.of("m-3", DAY_1_NOON + 8 * DAY), members("b:{7}"));
+        assertEquals(Map.of(), members("b:{7}:push"));
+        assertEquals(0L, sync.exists("b:{7}:push"));
+        assertEquals(Map.of("m-3", DAY_1_NOON + 8 * DAY), members("b:{7}:email"));
+    }
+
+    @Test
+    void keepsAMemberExactlyOneWindowBeforeTheLatest() {
+        run("c", MirrorWrite.of(1, WEEK, "edge", DAY_1_NOON, "push"));
+        run("c", MirrorWrite.of(1, WEEK, "older", DAY_1_NOON - 1, "push"));
+        run("c", MirrorWrite.of(1, WEEK, "latest", DAY_1_NOON + WEEK, "push"));
+        assertEquals(Map.of("edge", DAY_1_NOON, "latest", DAY_1_NOON + WEEK), members("c:{1}"));
+    }
+
+    @Test
+    void aRebuildReplacesTheUsersKeys() {
+        run("d", MirrorWrite.of(5, WEEK, "counted", DAY_1_NOON, "push"));
+        run("d", MirrorWrite.of(5, WEEK, "phantom", DAY_1_NOON + HOUR, "email", "push"));
+        MirrorWrite rebuild =
+                new MirrorWrite(
+                        5,
+                        WEEK,
+                        true,
+                        new String[] {"push", "email"},
+                        new int[] {0, 0},
+                        new long[] {DAY_1_NOON, DAY_1_NOON + 2 * HOUR},
+                        new String[] {"counted", "also"});
+        run("d", rebuild);
+        run("d", rebuild);
+        assertEquals(
+                Map.of("counted", DAY_1_NOON, "also", DAY_1_NOON + 2 * HOUR), members("d:{5}"));
+        assertEquals(members("d:{5}"), members("d:{5}:push"));
+        assertEquals(0L, sync.exists("d:{5}:email"));
+    }
+}

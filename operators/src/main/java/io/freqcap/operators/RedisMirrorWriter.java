@@ -1,0 +1,332 @@
+package io.freqcap.operators;
+
+import io.freqcap.schema.MirrorWrite;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Redis mirror's writer: batches writes into pipelined {@code EVALSHA} calls of {@link
+ * MirrorScript}, many flushed together, and keeps what Redis has not acknowledged.
+ *
+ * <p><b>Guarantee.</b> A write leaves the backlog only when Redis acknowledged it. A checkpoint
+ * first gives Redis a short while to acknowledge what was sent, then stores the rest (unsent and
+ * unacknowledged) in the checkpoint; a restored writer sends it again. Writes are idempotent, so
+ * sending one twice is harmless. Together with the capping operator's exactly-once state, after any
+ * failure Redis holds exactly the counted messages.
+ *
+ * <p><b>Redis away.</b> Failed writes go back to the head of the backlog and are retried with
+ * exponential backoff (100 ms to 5 s); decisions go on. A {@code NOSCRIPT} answer (a restarted or
+ * failed-over Redis lost its script cache) loads the script again and retries at once. Past {@code
+ * maxBacklog} unacknowledged messages, {@link #write} waits: the job backpressures rather than drop
+ * anything, and says so in the log and the {@code redisBackpressured} gauge.
+ *
+ * <p>Everything runs on the task's thread (writes, the linger timer, checkpoints); lettuce's
+ * threads only complete futures, which this thread polls.
+ */
+final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorWrite> {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisMirrorWriter.class);
+    private static final int MAX_BATCHES_IN_FLIGHT = 8;
+    private static final long MIN_BACKOFF_MILLIS = 100;
+    private static final long MAX_BACKOFF_MILLIS = 5000;
+
+    private final RedisMirrorSink.Settings settings;
+    private final ProcessingTimeService timers;
+    private final ArrayDeque<MirrorWrite> pending = new ArrayDeque<>();
+    private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
+
+    /** Counted messages not acknowledged by Redis (pending and in flight). */
+    private volatile long backlog;
+
+    private volatile boolean backpressured;
+
+    private CompletableFuture<RedisConnection> connecting;
+    private RedisConnection connection;
+    private boolean scriptLoaded;
+    private long backoffMillis;
+    private long retryAtNanos;
+    private long failuresInEpisode;
+    private boolean closed;
+
+    private final Counter writes;
+    private final Counter errors;
+    private final Counter flushes;
+    private final Histogram writeMillis;
+
+    private record Batch(List<MirrorWrite> writes, List<RedisFuture<Long>> acks, long sentNanos) {
+        boolean isDone() {
+            for (RedisFuture<Long> f : acks) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    RedisMirrorWriter(
+            RedisMirrorSink.Settings settings,
+            WriterInitContext context,
+            Collection<MirrorWrite> restored) {
+        this.settings = settings;
+        this.timers = context.getProcessingTimeService();
+        for (MirrorWrite w : restored) {
+            pending.add(w);
+            backlog += w.size();
+        }
+        if (!restored.isEmpty()) {
+            LOG.info("Redis mirror restored a backlog of {} counted messages", backlog);
+        }
+        MetricGroup metrics = context.metricGroup();
+        writes = metrics.counter("redisWrites");
+        errors = metrics.counter("redisErrors");
+        flushes = metrics.counter("redisFlushes");
+        writeMillis =
+                metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
+        metrics.gauge("redisBacklog", () -> backlog);
+        metrics.gauge("redisBackpressured", () -> backpressured ? 1 : 0);
+        scheduleLinger();
+    }
+
+    @Override
+    public void write(MirrorWrite w, Context context) throws InterruptedException {
+        pending.add(w);
+        backlog += w.size();
+        poll();
+        send(false);
+        if (backlog > settings.maxBacklog()) {
+            waitForRoom();
+        }
+    }
+
+    /** Blocks the task (so the job backpressures) until the backlog is under its bound. */
+    private void waitForRoom() throws InterruptedException {
+        backpressured = true;
+        LOG.warn(
+                "Redis mirror backlog is {} counted messages, over --redis-max-backlog {}:"
+                        + " backpressuring the job until Redis catches up",
+                backlog,
+                settings.maxBacklog());
+        long since = System.nanoTime();
+        while (backlog > settings.maxBacklog()) {
+            Thread.sleep(5);
+            poll();
+            send(true);
+        }
+        backpressured = false;
+        LOG.info(
+                "Redis mirror backlog back under its bound after {} ms",
+                (System.nanoTime() - since) / 1_000_000);
+    }
+
+    @Override
+    public void flush(boolean endOfInput) throws InterruptedException {
+        poll();
+        send(true);
+        long deadline = System.nanoTime() + settings.checkpointWaitMillis() * 1_000_000;
+        long lastLog = System.nanoTime();
+        while (backlog > 0 && (endOfInput || (healthy() && System.nanoTime() < deadline))) {
+            Thread.sleep(1);
+            poll();
+            send(true);
+            if (endOfInput && System.nanoTime() - lastLog > 10_000_000_000L) {
+                lastLog = System.nanoTime();
+                LOG.warn("End of input: waiting for Redis to take {} counted messages", backlog);
+            }
+        }
+    }
+
+    private boolean healthy() {
+        return connection != null && failuresInEpisode == 0;
+    }
+
+    @Override
+    public List<MirrorWrite> snapshotState(long checkpointId) {
+        poll();
+        List<MirrorWrite> unacknowledged = new ArrayList<>();
+        for (Batch b : inFlight) {
+            unacknowledged.addAll(b.writes());
+        }
+        unacknowledged.addAll(pending);
+        return unacknowledged;
+    }
+
+    private void scheduleLinger() {
+        if (closed) {
+            return;
+        }
+        timers.registerTimer(
+                timers.getCurrentProcessingTime() + settings.lingerMillis(),
+                time -> {
+                    poll();
+                    send(true);
+                    scheduleLinger();
+                });
+    }
+
+    /** The connection, or null while (re)connecting or backing off. */
+    private RedisConnection connection() {
+        if (connection != null) {
+            return connection;
+        }
+        if (connecting == null) {
+            connecting = RedisConnection.connect(settings.uri());
+        }
+        if (!connecting.isDone()) {
+            return null;
+        }
+        try {
+            connection = connecting.join();
+            scriptLoaded = false;
+            LOG.info("Redis mirror connected to {}", settings.uri());
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            connecting = null;
+            failed(1, e.getCause() != null ? e.getCause() : e);
+        }
+        return connection;
+    }
+
+    /**
+     * Sends pending writes in batches: full batches only, or everything when {@code all} (linger
+     * timer, checkpoint, backlog over its bound).
+     */
+    private void send(boolean all) {
+        while (!pending.isEmpty()
+                && (all || pending.size() >= settings.batchSize())
+                && inFlight.size() < MAX_BATCHES_IN_FLIGHT
+                && System.nanoTime() >= retryAtNanos) {
+            RedisConnection c = connection();
+            if (c == null) {
+                return;
+            }
+            if (!scriptLoaded) {
+                // Pipelined ahead of the batch on the same connection (in a cluster: every node).
+                c.commands().scriptLoad(MirrorScript.SOURCE);
+                scriptLoaded = true;
+            }
+            int n = Math.min(settings.batchSize(), pending.size());
+            List<MirrorWrite> batch = new ArrayList<>(n);
+            List<RedisFuture<Long>> acks = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                MirrorWrite w = pending.poll();
+                batch.add(w);
+                acks.add(
+                        c.commands()
+                                .evalsha(
+                                        MirrorScript.SHA1,
+                                        ScriptOutputType.INTEGER,
+                                        MirrorScript.keys(settings.keyPrefix(), w),
+                                        MirrorScript.args(w)));
+            }
+            c.flush();
+            flushes.inc();
+            inFlight.add(new Batch(batch, acks, System.nanoTime()));
+        }
+    }
+
+    /** Takes the answers of finished batches, in the order they were sent. */
+    private void poll() {
+        List<MirrorWrite> retry = null;
+        Throwable cause = null;
+        boolean noScript = false;
+        boolean anyAcked = false;
+        while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
+            Batch b = inFlight.poll();
+            writeMillis.update((System.nanoTime() - b.sentNanos()) / 1_000_000);
+            long acked = 0;
+            for (int i = 0; i < b.acks().size(); i++) {
+                Throwable error = errorOf(b.acks().get(i));
+                MirrorWrite w = b.writes().get(i);
+                if (error == null) {
+                    acked += w.size();
+                    continue;
+                }
+                if (retry == null) {
+                    retry = new ArrayList<>();
+                }
+                retry.add(w);
+                noScript |= error instanceof RedisNoScriptException;
+                cause = error;
+            }
+            writes.inc(acked);
+            backlog -= acked;
+            anyAcked |= acked > 0;
+        }
+        if (retry == null) {
+            if (anyAcked && failuresInEpisode > 0) {
+                LOG.info(
+                        "Redis mirror writes succeed again after {} failed writes",
+                        failuresInEpisode);
+                failuresInEpisode = 0;
+                backoffMillis = 0;
+            }
+            return;
+        }
+        for (int i = retry.size() - 1; i >= 0; i--) {
+            pending.addFirst(retry.get(i));
+        }
+        if (noScript) {
+            LOG.info("Redis answered NOSCRIPT (restarted or failed over?): loading the script");
+            scriptLoaded = false;
+            errors.inc(retry.size());
+        } else {
+            failed(retry.size(), cause);
+        }
+    }
+
+    private void failed(int count, Throwable cause) {
+        errors.inc(count);
+        if (failuresInEpisode == 0) {
+            LOG.warn(
+                    "Redis mirror cannot write to {} ({}); decisions go on, {} counted messages"
+                            + " wait and are retried with backoff",
+                    settings.uri(),
+                    cause.toString(),
+                    backlog);
+        }
+        failuresInEpisode += count;
+        backoffMillis =
+                Math.min(MAX_BACKOFF_MILLIS, Math.max(MIN_BACKOFF_MILLIS, backoffMillis * 2));
+        retryAtNanos = System.nanoTime() + backoffMillis * 1_000_000;
+    }
+
+    private static Throwable errorOf(RedisFuture<Long> f) {
+        try {
+            f.get();
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return e;
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (connection != null) {
+            connection.close();
+        } else if (connecting != null) {
+            connecting.thenAccept(RedisConnection::close);
+        }
+    }
+}
