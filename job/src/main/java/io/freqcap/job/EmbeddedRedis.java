@@ -48,6 +48,9 @@ public final class EmbeddedRedis implements AutoCloseable {
     /** Starts a cluster-enabled server without slots (see {@link EmbeddedRedisCluster}). */
     static EmbeddedRedis startClusterNode(Path dir) throws IOException {
         int port = freePort();
+        while (port + 10_000 > 65_535) { // the cluster bus listens on port + 10000
+            port = freePort();
+        }
         EmbeddedRedis r =
                 new EmbeddedRedis(
                         dir,

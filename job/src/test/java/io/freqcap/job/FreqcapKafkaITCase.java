@@ -9,7 +9,6 @@ import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.RawRecord;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -21,9 +20,7 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
-import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -71,49 +68,11 @@ class FreqcapKafkaITCase {
     }
 
     Configuration options(String name) throws Exception {
-        Path limits = Files.writeString(tmp.resolve("limits.json"), CONFIG_V1);
-        Configuration c =
-                FreqcapOptions.parse(
-                        new String[] {
-                            "--bootstrap-servers",
-                            kafka.bootstrapServers(),
-                            "--group-id",
-                            name,
-                            "--input-topic",
-                            name + "-in",
-                            "--config-topic",
-                            name + "-config",
-                            "--segments-topic",
-                            name + "-segments",
-                            "--delivery-topic",
-                            name + "-deliveries",
-                            "--audit-topic",
-                            name + "-audit",
-                            "--limits",
-                            limits.toString(),
-                            "--checkpoint-interval",
-                            "1s",
-                            "--parallelism",
-                            "2"
-                        },
-                        List.of());
-        kafka.createTopics(
-                PARTITIONS, List.of(name + "-in", name + "-deliveries", name + "-audit"));
-        kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
-        return c;
+        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG_V1, PARTITIONS);
     }
 
     StreamExecutionEnvironment env(Configuration options) {
-        Configuration flink = FreqcapMain.flinkConfig(options);
-        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-        flink.set(
-                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                tmp.resolve("checkpoints").toUri().toString());
-        flink.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        flink.set(
-                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
-        return StreamExecutionEnvironment.getExecutionEnvironment(flink);
+        return KafkaPipelineSupport.testEnv(options, tmp);
     }
 
     static Map<Long, LimitConfig> configs() throws Exception {

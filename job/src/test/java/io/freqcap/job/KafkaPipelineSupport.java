@@ -13,6 +13,8 @@ import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.UserHistory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,6 +26,10 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Future;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -187,6 +193,64 @@ final class KafkaPipelineSupport {
                                 + "}";
         }
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Job options for one test: topics named after it on the test's broker, {@code config} as
+     * --limits, checkpoints every second, parallelism 2, plus {@code extra} options.
+     */
+    static Configuration jobOptions(
+            EmbeddedKafka kafka,
+            Path tmp,
+            String name,
+            String config,
+            int partitions,
+            String... extra)
+            throws Exception {
+        Path limits = Files.writeString(tmp.resolve(name + "-limits.json"), config);
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--bootstrap-servers",
+                                kafka.bootstrapServers(),
+                                "--group-id",
+                                name,
+                                "--input-topic",
+                                name + "-in",
+                                "--config-topic",
+                                name + "-config",
+                                "--segments-topic",
+                                name + "-segments",
+                                "--delivery-topic",
+                                name + "-deliveries",
+                                "--audit-topic",
+                                name + "-audit",
+                                "--limits",
+                                limits.toString(),
+                                "--checkpoint-interval",
+                                "1s",
+                                "--parallelism",
+                                "2"));
+        args.addAll(Arrays.asList(extra));
+        Configuration c = FreqcapOptions.parse(args.toArray(new String[0]), List.of());
+        kafka.createTopics(
+                partitions, List.of(name + "-in", name + "-deliveries", name + "-audit"));
+        kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
+        return c;
+    }
+
+    /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */
+    static StreamExecutionEnvironment testEnv(Configuration options, Path tmp) {
+        Configuration flink = FreqcapMain.flinkConfig(options);
+        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        flink.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                tmp.resolve("checkpoints").toUri().toString());
+        flink.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        flink.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        flink.set(
+                RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+        return StreamExecutionEnvironment.getExecutionEnvironment(flink);
     }
 
     static Properties producerProps(String bootstrap) {

@@ -111,7 +111,11 @@ public final class RedisConnection implements AutoCloseable {
                             .disconnectedBehavior(
                                     ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                             .build());
-            return client.connectAsync(StringCodec.UTF8)
+            // The cluster client needs the topology before it connects; adaptive refresh follows
+            // failovers and slot moves (MOVED/ASK answers, reconnects).
+            return client.refreshPartitionsAsync()
+                    .toCompletableFuture()
+                    .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8))
                     .handle(
                             (c, e) -> {
                                 if (e != null) {

@@ -67,6 +67,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private final Counter writes;
     private final Counter errors;
     private final Counter flushes;
+    private final Counter scriptLoads;
     private final Histogram writeMillis;
 
     private record Batch(List<MirrorWrite> writes, List<RedisFuture<Long>> acks, long sentNanos) {
@@ -97,6 +98,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         writes = metrics.counter("redisWrites");
         errors = metrics.counter("redisErrors");
         flushes = metrics.counter("redisFlushes");
+        scriptLoads = metrics.counter("redisScriptLoads");
         writeMillis =
                 metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
         metrics.gauge("redisBacklog", () -> backlog);
@@ -219,6 +221,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
                 // Pipelined ahead of the batch on the same connection (in a cluster: every node).
                 c.commands().scriptLoad(MirrorScript.SOURCE);
                 scriptLoaded = true;
+                scriptLoads.inc();
             }
             int n = Math.min(settings.batchSize(), pending.size());
             List<MirrorWrite> batch = new ArrayList<>(n);

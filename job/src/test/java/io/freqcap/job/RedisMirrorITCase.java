@@ -1,0 +1,452 @@
+package io.freqcap.job;
+
+import static io.freqcap.job.KafkaPipelineSupport.config;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.operators.RedisConnection;
+import io.freqcap.operators.RedisMirrorSink;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.RawRecord;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongPredicate;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Redis mirror through the whole job: a real Kafka broker, real redis-server processes (a
+ * single one and a 3-master cluster), the job at parallelism 2. After every scenario Redis must
+ * hold exactly the counted messages: for each user, the ALLOWED messages no older than the user's
+ * latest one minus the longest window, in the user's key and in its channel keys.
+ */
+class RedisMirrorITCase {
+    static final int PARTITIONS = 4;
+    static final String CONFIG = config(1, 3, 10, 1);
+    static final long WEEK = 7 * KafkaPipelineSupport.DAY;
+
+    static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setConfiguration(METRICS.addToConfiguration(new Configuration()))
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    static EmbeddedKafka kafka;
+
+    @TempDir Path tmp;
+
+    @BeforeAll
+    static void startKafka() throws Exception {
+        kafka = EmbeddedKafka.start();
+    }
+
+    @AfterAll
+    static void stopKafka() throws Exception {
+        if (kafka != null) {
+            kafka.close();
+        }
+    }
+
+    Configuration options(String name, String redisUri) throws Exception {
+        return KafkaPipelineSupport.jobOptions(
+                kafka,
+                tmp,
+                name,
+                CONFIG,
+                PARTITIONS,
+                "--redis",
+                redisUri,
+                "--redis-key-prefix",
+                name);
+    }
+
+    JobClient startJob(Configuration options) throws Exception {
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        FreqcapMain.wireKafka(env, options, CONFIG);
+        return env.executeAsync("freqcap-redis-it");
+    }
+
+    void produce(String name, List<Input> inputs) throws Exception {
+        KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+    }
+
+    /** Reads every output of {@code inputs} (read_committed) and checks the decisions. */
+    Map<Integer, Output> decided(String name, List<Input> inputs) throws Exception {
+        var out =
+                KafkaPipelineSupport.readCommitted(
+                        kafka.bootstrapServers(),
+                        List.of(name + "-deliveries", name + "-audit"),
+                        inputs.size(),
+                        Duration.ofSeconds(120));
+        return KafkaPipelineSupport.checkOutputs(
+                inputs,
+                out.get(name + "-deliveries"),
+                out.get(name + "-audit"),
+                Map.of(1L, LimitConfig.parse(CONFIG)));
+    }
+
+    /** key -> (member -> score): what Redis must hold after the job counted {@code outputs}. */
+    static Map<String, Map<String, Long>> expectedMirror(
+            List<Input> inputs, Map<Integer, Output> outputs, String prefix) throws Exception {
+        Map<Long, List<OutboundMessage>> counted = new HashMap<>();
+        for (Input in : inputs) {
+            Output o = outputs.get(in.seq);
+            if (o != null && o.decision().equals("ALLOWED")) {
+                OutboundMessage m = OutboundMessage.parse(in.value);
+                counted.computeIfAbsent(m.userId(), u -> new ArrayList<>()).add(m);
+            }
+        }
+        Map<String, Map<String, Long>> expected = new TreeMap<>();
+        counted.forEach(
+                (user, messages) -> {
+                    long latest =
+                            messages.stream()
+                                    .mapToLong(OutboundMessage::timestamp)
+                                    .max()
+                                    .getAsLong();
+                    for (OutboundMessage m : messages) {
+                        if (m.timestamp() >= latest - WEEK) {
+                            for (String key :
+                                    List.of(
+                                            MirrorWrite.userKey(prefix, user),
+                                            MirrorWrite.channelKey(prefix, user, m.channel()))) {
+                                expected.computeIfAbsent(key, k -> new TreeMap<>())
+                                        .put(m.messageId(), m.timestamp());
+                            }
+                        }
+                    }
+                });
+        return expected;
+    }
+
+    /** Everything under {@code prefix} in Redis (every node of a cluster). */
+    static Map<String, Map<String, Long>> mirrorContent(String uri, String prefix) {
+        Map<String, Map<String, Long>> content = new TreeMap<>();
+        withRedis(
+                uri,
+                redis -> {
+                    for (String key : redis.keys(prefix + ":*")) {
+                        Map<String, Long> members = new TreeMap<>();
+                        redis.zrangeWithScores(key, 0, -1)
+                                .forEach(v -> members.put(v.getValue(), (long) v.getScore()));
+                        content.put(key, members);
+                    }
+                });
+        return content;
+    }
+
+    static void withRedis(
+            String uri, java.util.function.Consumer<RedisClusterCommands<String, String>> use) {
+        if (RedisConnection.isCluster(uri)) {
+            RedisClusterClient client = RedisClusterClient.create(RedisConnection.parse(uri));
+            try {
+                use.accept(client.connect().sync());
+            } finally {
+                client.shutdown();
+            }
+        } else {
+            RedisClient client = RedisClient.create(uri);
+            try {
+                use.accept(client.connect().sync());
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /** Waits until Redis holds exactly {@code expected}; fails with the difference. */
+    static void awaitMirror(String uri, String prefix, Map<String, Map<String, Long>> expected)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        Map<String, Map<String, Long>> actual = Map.of();
+        while (System.nanoTime() < deadline) {
+            try {
+                actual = mirrorContent(uri, prefix);
+                if (actual.equals(expected)) {
+                    return;
+                }
+            } catch (RuntimeException redisNotBackYet) {
+                // retry
+            }
+            Thread.sleep(500);
+        }
+        List<String> diff = new ArrayList<>();
+        for (String k : expected.keySet()) {
+            if (!expected.get(k).equals(actual.get(k))) {
+                diff.add(k + ": expected " + expected.get(k) + " but was " + actual.get(k));
+            }
+        }
+        for (String k : actual.keySet()) {
+            if (!expected.containsKey(k)) {
+                diff.add(k + ": not expected, holds " + actual.get(k));
+            }
+        }
+        fail(
+                diff.size()
+                        + " keys differ (of "
+                        + expected.size()
+                        + " expected), e.g. "
+                        + diff.subList(0, Math.min(5, diff.size())));
+    }
+
+    /** The sum over parallel instances of a mirror metric (counter or gauge). */
+    static long metric(JobID job, String name) {
+        long sum = 0;
+        for (Map.Entry<String, Metric> e : METRICS.findMetrics(job, name).entrySet()) {
+            Metric m = e.getValue();
+            if (m instanceof Counter c) {
+                sum += c.getCount();
+            } else if (m instanceof Gauge<?> g && g.getValue() instanceof Number n) {
+                sum += n.longValue();
+            }
+        }
+        return sum;
+    }
+
+    static void awaitMetric(JobID job, String name, LongPredicate ok, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (!ok.test(metric(job, name))) {
+            if (System.nanoTime() > deadline) {
+                fail(what + ": " + name + " is " + metric(job, name));
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void mirrorHoldsExactlyTheCountedMessages() throws Exception {
+        String name = "mirror";
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            Configuration options = options(name, redis.uri());
+            // 12 days of traffic under a 7-day window: members are trimmed as users move on.
+            List<Input> inputs = KafkaPipelineSupport.traffic(11, 30_000, 1_000, 12);
+            JobClient job = startJob(options);
+            try {
+                produce(name, inputs);
+                Map<Integer, Output> outputs = decided(name, inputs);
+                Map<String, Map<String, Long>> expected = expectedMirror(inputs, outputs, name);
+                assertTrue(expected.size() > 1_500, "keys expected: " + expected.size());
+                awaitMirror(redis.uri(), name, expected);
+                assertEquals(0, metric(job.getJobID(), "redisErrors"));
+                assertEquals(0, metric(job.getJobID(), "redisBacklog"));
+            } finally {
+                job.cancel().get();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void aClusterHoldsEachUsersKeysOnTheNodeOfTheirSlot() throws Exception {
+        String name = "cluster";
+        try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(tmp.resolve("redis"), 3)) {
+            Configuration options = options(name, cluster.uri());
+            List<Input> inputs = KafkaPipelineSupport.traffic(12, 20_000, 1_000, 12);
+            JobClient job = startJob(options);
+            try {
+                produce(name, inputs);
+                Map<Integer, Output> outputs = decided(name, inputs);
+                awaitMirror(cluster.uri(), name, expectedMirror(inputs, outputs, name));
+                // No CROSSSLOT or any other error, and each node holds only keys of its slots.
+                assertEquals(0, metric(job.getJobID(), "redisErrors"));
+                List<EmbeddedRedis> nodes = cluster.nodes();
+                for (int i = 0; i < nodes.size(); i++) {
+                    int from = 16384 * i / nodes.size();
+                    int to = 16384 * (i + 1) / nodes.size() - 1;
+                    List<String> keys = new ArrayList<>();
+                    withRedis(nodes.get(i).uri(), r -> keys.addAll(r.keys(name + ":*")));
+                    assertTrue(keys.size() > 100, "node " + i + " holds " + keys.size() + " keys");
+                    for (String key : keys) {
+                        int slot = SlotHash.getSlot(key);
+                        assertTrue(slot >= from && slot <= to, key + " in slot " + slot);
+                    }
+                }
+            } finally {
+                job.cancel().get();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void keepsDecidingWhileRedisIsDownAndCatchesUpWhenItReturns() throws Exception {
+        String name = "outage";
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), true)) {
+            Configuration options = options(name, redis.uri());
+            List<Input> inputs = KafkaPipelineSupport.traffic(13, 20_000, 1_000, 12);
+            JobClient job = startJob(options);
+            JobID id = job.getJobID();
+            try {
+                produce(name, inputs.subList(0, 10_000));
+                decided(name, inputs.subList(0, 10_000));
+                awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the kill");
+                long loadsBefore = metric(id, "redisScriptLoads");
+
+                redis.kill();
+                produce(name, inputs.subList(10_000, inputs.size()));
+                // Every input decided and committed while Redis is down: checkpoints succeed.
+                Map<Integer, Output> outputs = decided(name, inputs);
+                assertTrue(metric(id, "redisBacklog") > 0, "counted messages wait for Redis");
+                assertTrue(metric(id, "redisErrors") > 0, "failed writes are counted");
+
+                redis.start(); // same port, its AOF: everything it acknowledged
+                // Redis 7 keeps no scripts over a restart (6.2 replays SCRIPT LOAD from the AOF);
+                // a failover to a replica may have none either. The mirror must load it again.
+                assertEquals("+OK", redis.command("SCRIPT FLUSH"));
+                awaitMetric(id, "redisBacklog", b -> b == 0, "backlog drained after the restart");
+                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                assertTrue(
+                        metric(id, "redisScriptLoads") > loadsBefore,
+                        "the script was loaded again after NOSCRIPT");
+                assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+            } finally {
+                job.cancel().get();
+            }
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void rebuildMirrorRestoresARedisThatLostEverything() throws Exception {
+        String name = "rebuild";
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            Configuration options = options(name, redis.uri());
+            List<Input> inputs = KafkaPipelineSupport.traffic(14, 20_000, 1_000, 12);
+            JobClient job = startJob(options);
+            try {
+                produce(name, inputs.subList(0, 15_000));
+                Map<Integer, Output> firstPart = decided(name, inputs.subList(0, 15_000));
+                awaitMirror(
+                        redis.uri(),
+                        name,
+                        expectedMirror(inputs.subList(0, 15_000), firstPart, name));
+
+                redis.kill();
+                redis.start(); // no persistence: empty
+                produce(name, inputs.subList(15_000, inputs.size()));
+                Map<Integer, Output> outputs = decided(name, inputs);
+                KafkaPipelineSupport.send(
+                        kafka.bootstrapServers(),
+                        name + "-config",
+                        "{\"command\": \"rebuild-mirror\"}");
+                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                assertTrue(
+                        metric(job.getJobID(), "redisScriptLoads") > 2,
+                        "NOSCRIPT from the empty Redis: the script was loaded again");
+            } finally {
+                job.cancel().get();
+            }
+        }
+    }
+
+    /** Fails once, after two checkpoints, in the middle of the input. Test-only, hence static. */
+    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
+            implements CheckpointListener {
+        static final AtomicBoolean FAILED = new AtomicBoolean();
+        static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+        static final AtomicInteger SEEN = new AtomicInteger();
+
+        @Override
+        public RawRecord map(RawRecord r) {
+            if (SEEN.incrementAndGet() > 12_000
+                    && CHECKPOINTS.get() >= 2
+                    && FAILED.compareAndSet(false, true)) {
+                throw new IllegalStateException("injected failure");
+            }
+            return r;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            CHECKPOINTS.incrementAndGet();
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void mirrorStaysExactAcrossAJobFailure() throws Exception {
+        String name = "mirror-failover";
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            Configuration options = options(name, redis.uri());
+            List<Input> inputs = KafkaPipelineSupport.traffic(15, 30_000, 1_000, 12);
+            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+            DataStream<RawRecord> input =
+                    env.fromSource(
+                                    KafkaConnectors.inputSource(options),
+                                    WatermarkStrategy.noWatermarks(),
+                                    "in")
+                            .map(new FailOnce())
+                            .name("fail-once");
+            DataStream<ControlRecord> control =
+                    env.fromSource(
+                                    KafkaConnectors.controlSource(
+                                            options, ControlRecord.Kind.CONFIG),
+                                    WatermarkStrategy.noWatermarks(),
+                                    "config")
+                            .setParallelism(1);
+            FreqcapJob.build(
+                    CONFIG,
+                    null,
+                    input,
+                    control,
+                    KafkaConnectors.deliverySink(options),
+                    KafkaConnectors.auditSink(options),
+                    new RedisMirrorSink(redis.uri(), name, 1_000_000));
+            JobClient job = env.executeAsync("freqcap-mirror-failover");
+            try {
+                for (int i = 0; i < inputs.size(); i += 5_000) {
+                    produce(name, inputs.subList(i, i + 5_000));
+                    Thread.sleep(700);
+                }
+                Map<Integer, Output> outputs = decided(name, inputs);
+                assertTrue(FailOnce.FAILED.get(), "the failure was injected");
+                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+            } finally {
+                job.cancel().get();
+            }
+        }
+    }
+}
