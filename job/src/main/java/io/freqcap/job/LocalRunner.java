@@ -28,7 +28,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * Runs the job in an embedded Flink with its web UI. Started with no options it also starts a Kafka
  * broker, creates the topics, uses a sample limit config and generates campaign traffic, printing
  * progress until Ctrl-C or {@code --duration}. Given {@code --bootstrap-servers} it uses that Kafka
- * and generates nothing unless {@code --generate}.
+ * and generates nothing unless {@code --generate}. An embedded Redis ({@link EmbeddedRedis}) holds
+ * the mirror unless {@code --redis} names one; with an external Kafka the mirror is on only with
+ * {@code --redis}.
  */
 public final class LocalRunner {
     private LocalRunner() {}
@@ -67,6 +69,7 @@ public final class LocalRunner {
             long sent,
             Map<String, Long> decisions,
             Map<String, Long> segments,
+            long redisKeys,
             JobStatus finalStatus) {}
 
     public static void main(String[] args) throws Exception {
@@ -159,6 +162,17 @@ public final class LocalRunner {
                             options.get(FreqcapOptions.SEGMENTS_TOPIC)));
         }
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
+        if (embedded && options.getOptional(FreqcapOptions.REDIS).isEmpty()) {
+            out.println("Starting an embedded Redis ...");
+            EmbeddedRedis redis = EmbeddedRedis.start(work.resolve("redis"), false);
+            resources.add(redis);
+            options.set(FreqcapOptions.REDIS, redis.uri());
+        }
+        MirrorProgress mirror =
+                options.getOptional(FreqcapOptions.REDIS).map(MirrorProgress::new).orElse(null);
+        if (mirror != null) {
+            resources.add(0, mirror);
+        }
 
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(RestOptions.PORT, options.get(WEB_PORT));
@@ -205,6 +219,11 @@ public final class LocalRunner {
                 options.get(FreqcapOptions.DELIVERY_TOPIC),
                 options.get(FreqcapOptions.AUDIT_TOPIC),
                 options.get(FreqcapOptions.CONFIG_TOPIC));
+        if (mirror != null) {
+            out.printf(
+                    "  Redis mirror: %s  (bin/freqcap-query --redis %s --user 42)%n",
+                    mirror.uri(), mirror.uri());
+        }
         out.println(
                 "  Ctrl-C stops everything"
                         + options.getOptional(DURATION)
@@ -251,7 +270,7 @@ public final class LocalRunner {
                     last[0] = total;
                     last[1] = now;
                     out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%n",
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%s%n",
                             gen == null ? -1 : gen.sent(),
                             counter.count("ALLOWED"),
                             counter.count("EXEMPT"),
@@ -259,7 +278,8 @@ public final class LocalRunner {
                             counter.count("DUPLICATE"),
                             counter.count("STALE"),
                             counter.count("MALFORMED"),
-                            rate);
+                            rate,
+                            mirror == null ? "" : " | redis keys " + mirror.keys());
                 },
                 5,
                 5,
@@ -290,6 +310,7 @@ public final class LocalRunner {
         progress.shutdownNow();
         counter.close();
         ct.join(5000);
+        long redisKeys = mirror == null ? -1 : mirror.keys();
         for (AutoCloseable r : resources) {
             r.close();
         }
@@ -298,10 +319,15 @@ public final class LocalRunner {
                         generator == null ? -1 : generator.sent(),
                         counter.snapshot(),
                         counter.segments(),
+                        redisKeys,
                         status);
         out.printf(
-                "Summary: sent %,d; decisions read back %s; deliveries by segment %s; job %s%n",
-                summary.sent(), summary.decisions(), summary.segments(), status);
+                "Summary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
+                summary.sent(),
+                summary.decisions(),
+                summary.segments(),
+                redisKeys < 0 ? "" : " Redis mirror keys " + redisKeys + ";",
+                status);
         stopped.countDown();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);

@@ -95,6 +95,9 @@ class LocalRunnerITCase {
                 summary.segments().getOrDefault("new", 0L) > 0,
                 "sample segments in force: " + summary);
         assertTrue(summary.segments().getOrDefault("active", 0L) > 0, summary.toString());
+        // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
+        assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
+        assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
     }
 
     @Test

@@ -165,8 +165,7 @@ public final class RedisConnection implements AutoCloseable {
 
     @Override
     public void close() {
-        connection.closeAsync();
-        shutdown(client, resources);
+        shutdown(client, resources); // closes the connection too
     }
 
     private static void shutdown(AbstractRedisClient client, ClientResources resources) {

@@ -45,7 +45,14 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
         if (version != 1) {
             throw new IOException("unknown mirror backlog format version " + version);
         }
-        DataInputDeserializer in = new DataInputDeserializer(bytes);
+        try {
+            return read(new DataInputDeserializer(bytes));
+        } catch (java.io.EOFException e) {
+            throw new IOException("corrupt mirror backlog entry: truncated", e);
+        }
+    }
+
+    private static MirrorWrite read(DataInputDeserializer in) throws IOException {
         long user = in.readLong();
         long window = in.readLong();
         boolean replace = in.readBoolean();
