@@ -140,7 +140,7 @@ public final class EmbeddedRedis implements AutoCloseable {
      * Sends one inline command and returns the first line of the answer, or null when the server
      * cannot be reached. Enough for PING and CLUSTER INFO checks without a client library.
      */
-    String command(String inline) {
+    public String command(String inline) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
             s.setSoTimeout(5000);

@@ -26,10 +26,10 @@ import org.slf4j.LoggerFactory;
  * MirrorScript}, many flushed together, and keeps what Redis has not acknowledged.
  *
  * <p><b>Guarantee.</b> A write leaves the backlog only when Redis acknowledged it. A checkpoint
- * first gives Redis a short while to acknowledge what was sent, then stores the rest (unsent and
- * unacknowledged) in the checkpoint; a restored writer sends it again. Writes are idempotent, so
- * sending one twice is harmless. Together with the capping operator's exactly-once state, after any
- * failure Redis holds exactly the counted messages.
+ * sends what is pending without waiting for Redis, and stores everything unacknowledged (unsent and
+ * in flight) in the checkpoint; a restored writer sends it again. Writes are idempotent, so sending
+ * one twice is harmless. Together with the capping operator's exactly-once state, after any failure
+ * Redis holds exactly the counted messages.
  *
  * <p><b>Redis away.</b> Failed writes go back to the head of the backlog and are retried with
  * exponential backoff (100 ms to 5 s); decisions go on. A {@code NOSCRIPT} answer (a restarted or
@@ -43,6 +43,7 @@ import org.slf4j.LoggerFactory;
 final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisMirrorWriter.class);
     private static final int MAX_BATCHES_IN_FLIGHT = 8;
+    private static final int WRITES_PER_CALL = 50;
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 5000;
 
@@ -70,7 +71,9 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private final Counter scriptLoads;
     private final Histogram writeMillis;
 
-    private record Batch(List<MirrorWrite> writes, List<RedisFuture<Long>> acks, long sentNanos) {
+    /** Writes sent in one flush: one script call per group. */
+    private record Batch(
+            List<List<MirrorWrite>> calls, List<RedisFuture<Long>> acks, long sentNanos) {
         boolean isDone() {
             for (RedisFuture<Long> f : acks) {
                 if (!f.isDone()) {
@@ -163,7 +166,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         poll();
         List<MirrorWrite> unacknowledged = new ArrayList<>();
         for (Batch b : inFlight) {
-            unacknowledged.addAll(b.writes());
+            b.calls().forEach(unacknowledged::addAll);
         }
         unacknowledged.addAll(pending);
         return unacknowledged;
@@ -223,24 +226,39 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
                 scriptLoaded = true;
                 scriptLoads.inc();
             }
+            // One script call per user in a cluster (one slot per call), up to
+            // WRITES_PER_CALL users per call on a single Redis.
+            int perCall = c.isCluster() ? 1 : WRITES_PER_CALL;
             int n = Math.min(settings.batchSize(), pending.size());
-            List<MirrorWrite> batch = new ArrayList<>(n);
-            List<RedisFuture<Long>> acks = new ArrayList<>(n);
+            List<List<MirrorWrite>> calls = new ArrayList<>(n / perCall + 1);
+            List<RedisFuture<Long>> acks = new ArrayList<>(n / perCall + 1);
+            List<MirrorWrite> call = new ArrayList<>(perCall);
             for (int i = 0; i < n; i++) {
                 MirrorWrite w = pending.poll();
-                batch.add(w);
-                acks.add(
-                        c.commands()
-                                .evalsha(
-                                        MirrorScript.SHA1,
-                                        ScriptOutputType.INTEGER,
-                                        MirrorScript.keys(settings.keyPrefix(), w),
-                                        MirrorScript.args(w)));
+                if (!call.isEmpty()
+                        && (call.size() == perCall
+                                || call.get(0).windowMillis() != w.windowMillis())) {
+                    acks.add(evalsha(c, call));
+                    calls.add(call);
+                    call = new ArrayList<>(perCall);
+                }
+                call.add(w);
             }
+            acks.add(evalsha(c, call));
+            calls.add(call);
             c.flush();
             flushes.inc();
-            inFlight.add(new Batch(batch, acks, System.nanoTime()));
+            inFlight.add(new Batch(calls, acks, System.nanoTime()));
         }
+    }
+
+    private RedisFuture<Long> evalsha(RedisConnection c, List<MirrorWrite> call) {
+        return c.commands()
+                .evalsha(
+                        MirrorScript.SHA1,
+                        ScriptOutputType.INTEGER,
+                        MirrorScript.keys(settings.keyPrefix(), call),
+                        MirrorScript.args(call));
     }
 
     /** Takes the answers of finished batches, in the order they were sent. */
@@ -255,15 +273,17 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             long acked = 0;
             for (int i = 0; i < b.acks().size(); i++) {
                 Throwable error = errorOf(b.acks().get(i));
-                MirrorWrite w = b.writes().get(i);
+                List<MirrorWrite> call = b.calls().get(i);
                 if (error == null) {
-                    acked += w.size();
+                    for (MirrorWrite w : call) {
+                        acked += w.size();
+                    }
                     continue;
                 }
                 if (retry == null) {
                     retry = new ArrayList<>();
                 }
-                retry.add(w);
+                retry.addAll(call);
                 noScript |= error instanceof RedisNoScriptException;
                 cause = error;
             }

@@ -1,6 +1,7 @@
 package io.freqcap.job.bench;
 
 import io.freqcap.job.EmbeddedKafka;
+import io.freqcap.job.EmbeddedRedis;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +16,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -30,7 +32,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * checkpoints every 2 s) decides them, and a read_committed consumer waits for the last output.
  *
  * <p>Run: {@code mvn -q -DskipTests install && mvn -q -pl job exec:exec@e2e} (system properties
- * bench.messages, bench.users, bench.days change the workload).
+ * bench.messages, bench.users, bench.days change the workload). With {@code -Dbench.redis=true}
+ * (exec:exec@e2e-redis) the Redis mirror is on, writing to a local redis-server: the run then also
+ * reports when Redis held every counted message and how many writes each round trip carried.
  */
 public final class EndToEndBenchmark {
     public static void main(String[] args) throws Exception {
@@ -46,7 +50,10 @@ public final class EndToEndBenchmark {
                                 + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
                                 + "\"exempt\":[\"transactional\"]}");
 
-        try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+        boolean mirror = Boolean.getBoolean("bench.redis");
+        try (EmbeddedKafka kafka = EmbeddedKafka.start();
+                EmbeddedRedis redis =
+                        mirror ? EmbeddedRedis.start(work.resolve("redis"), false) : null) {
             kafka.createTopics(4, List.of("in", "deliveries", "audit"));
             kafka.createTopics(1, List.of("config", "segments"));
 
@@ -93,31 +100,33 @@ public final class EndToEndBenchmark {
                     "produced %,d messages in %.1f s (%,.0f/s)%n",
                     messages, produceSeconds, messages / produceSeconds);
 
-            Configuration options =
-                    FreqcapOptions.parse(
-                            new String[] {
-                                "--bootstrap-servers",
-                                kafka.bootstrapServers(),
-                                "--input-topic",
-                                "in",
-                                "--delivery-topic",
-                                "deliveries",
-                                "--audit-topic",
-                                "audit",
-                                "--config-topic",
-                                "config",
-                                "--segments-topic",
-                                "segments",
-                                "--limits",
-                                limits.toString(),
-                                "--starting-offsets",
-                                "earliest",
-                                "--checkpoint-interval",
-                                System.getProperty("bench.checkpoint", "2s"),
-                                "--parallelism",
-                                "2"
-                            },
-                            List.of());
+            List<String> jobArgs =
+                    new java.util.ArrayList<>(
+                            List.of(
+                                    "--bootstrap-servers",
+                                    kafka.bootstrapServers(),
+                                    "--input-topic",
+                                    "in",
+                                    "--delivery-topic",
+                                    "deliveries",
+                                    "--audit-topic",
+                                    "audit",
+                                    "--config-topic",
+                                    "config",
+                                    "--segments-topic",
+                                    "segments",
+                                    "--limits",
+                                    limits.toString(),
+                                    "--starting-offsets",
+                                    "earliest",
+                                    "--checkpoint-interval",
+                                    System.getProperty("bench.checkpoint", "2s"),
+                                    "--parallelism",
+                                    "2"));
+            if (redis != null) {
+                jobArgs.addAll(List.of("--redis", redis.uri()));
+            }
+            Configuration options = FreqcapOptions.parse(jobArgs.toArray(new String[0]), List.of());
             String json = FreqcapOptions.requireJobOptions(options, true);
             Configuration flink = FreqcapMain.flinkConfig(options);
             flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -125,6 +134,8 @@ public final class EndToEndBenchmark {
                     CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                     work.resolve("chk").toUri().toString());
             flink.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("1g"));
+            InMemoryReporter metrics = InMemoryReporter.createWithRetainedMetrics();
+            metrics.addToConfiguration(flink);
             // Experiments: any -Dflink.<key>=<value> overrides a Flink setting.
             System.getProperties().stringPropertyNames().stream()
                     .filter(k -> k.startsWith("flink."))
@@ -152,6 +163,7 @@ public final class EndToEndBenchmark {
                 long seen = 0;
                 long delivered = 0;
                 long firstOutput = 0;
+                long nextReport = 0;
                 long deadline = submitted + Duration.ofMinutes(15).toNanos();
                 while (seen < messages && System.nanoTime() < deadline) {
                     var records = consumer.poll(Duration.ofMillis(200));
@@ -159,11 +171,38 @@ public final class EndToEndBenchmark {
                         firstOutput = System.nanoTime();
                     }
                     seen += records.count();
+                    if (redis != null && System.nanoTime() > nextReport) {
+                        nextReport = System.nanoTime() + 5_000_000_000L;
+                        System.out.printf(
+                                "  %.0f s: %,d decided, mirror backlog %,d%n",
+                                (System.nanoTime() - submitted) / 1e9,
+                                seen,
+                                sum(metrics, job, "redisBacklog"));
+                    }
                     for (var r : records.records("deliveries")) {
                         delivered++;
                     }
                 }
                 long done = System.nanoTime();
+                if (redis != null) {
+                    // Every delivery here is ALLOWED (nothing exempt): one script call each.
+                    while (sum(metrics, job, "redisWrites") < delivered
+                            && System.nanoTime() < done + Duration.ofMinutes(5).toNanos()) {
+                        Thread.sleep(20);
+                    }
+                    double mirrored = (System.nanoTime() - submitted) / 1e9;
+                    long writes = sum(metrics, job, "redisWrites");
+                    long flushes = sum(metrics, job, "redisFlushes");
+                    System.out.printf(
+                            "mirror: %,d script calls, all in Redis %.1f s after submit (%,.0f msg/s);"
+                                    + " %,d counted messages in %,d flushes = %.0f per round trip%n",
+                            evalshaCalls(redis),
+                            mirrored,
+                            seen / mirrored,
+                            writes,
+                            flushes,
+                            (double) writes / Math.max(1, flushes));
+                }
                 job.cancel().get();
                 double total = (done - submitted) / 1e9;
                 double steady = (done - firstOutput) / 1e9;
@@ -174,5 +213,26 @@ public final class EndToEndBenchmark {
             }
         }
         System.exit(0);
+    }
+
+    /** EVALSHA calls Redis has run (INFO commandstats). */
+    static long evalshaCalls(EmbeddedRedis redis) {
+        String info = redis.command("INFO commandstats");
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("cmdstat_evalsha:calls=(\\d+)")
+                        .matcher(info == null ? "" : info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    static long sum(InMemoryReporter metrics, JobClient job, String name) {
+        long sum = 0;
+        for (var m : metrics.findMetrics(job.getJobID(), name).values()) {
+            sum +=
+                    m instanceof org.apache.flink.metrics.Counter c
+                            ? c.getCount()
+                            : ((Number) ((org.apache.flink.metrics.Gauge<?>) m).getValue())
+                                    .longValue();
+        }
+        return sum;
     }
 }
