@@ -56,6 +56,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private volatile long backlog;
 
     private volatile boolean backpressured;
+    private long lastBackpressureLog = System.nanoTime() - 120_000_000_000L;
 
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
@@ -123,21 +124,28 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     /** Blocks the task (so the job backpressures) until the backlog is under its bound. */
     private void waitForRoom() throws InterruptedException {
         backpressured = true;
-        LOG.warn(
-                "Redis mirror backlog is {} counted messages, over --redis-max-backlog {}:"
-                        + " backpressuring the job until Redis catches up",
-                backlog,
-                settings.maxBacklog());
         long since = System.nanoTime();
+        // Once a minute at most: when Redis is slower than the job, this is every write.
+        boolean log = since - lastBackpressureLog > 60_000_000_000L;
+        if (log) {
+            lastBackpressureLog = since;
+            LOG.warn(
+                    "Redis mirror backlog is {} counted messages, over --redis-max-backlog {}:"
+                            + " backpressuring the job until Redis catches up",
+                    backlog,
+                    settings.maxBacklog());
+        }
         while (backlog > settings.maxBacklog()) {
-            Thread.sleep(5);
+            Thread.sleep(1);
             poll();
             send(true);
         }
         backpressured = false;
-        LOG.info(
-                "Redis mirror backlog back under its bound after {} ms",
-                (System.nanoTime() - since) / 1_000_000);
+        if (log) {
+            LOG.info(
+                    "Redis mirror backlog back under its bound after {} ms",
+                    (System.nanoTime() - since) / 1_000_000);
+        }
     }
 
     @Override
