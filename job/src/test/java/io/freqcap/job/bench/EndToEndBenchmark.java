@@ -124,7 +124,12 @@ public final class EndToEndBenchmark {
                                     "--parallelism",
                                     "2"));
             if (redis != null) {
-                jobArgs.addAll(List.of("--redis", redis.uri()));
+                jobArgs.addAll(
+                        List.of(
+                                "--redis",
+                                redis.uri(),
+                                "--redis-max-backlog",
+                                System.getProperty("bench.redisBacklog", "1000000")));
             }
             Configuration options = FreqcapOptions.parse(jobArgs.toArray(new String[0]), List.of());
             String json = FreqcapOptions.requireJobOptions(options, true);
