@@ -4,12 +4,9 @@ import io.freqcap.operators.RedisConnection;
 import io.freqcap.schema.Limit;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MirrorWrite;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.ScoredValue;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -62,24 +59,13 @@ public final class MirrorQuery {
             System.exit(2);
             return;
         }
-        AbstractRedisClient client = null;
-        try {
-            RedisClusterCommands<String, String> redis;
-            String uri = opts.get("redis");
-            if (RedisConnection.isCluster(uri)) {
-                RedisClusterClient c = RedisClusterClient.create(RedisConnection.parse(uri));
-                client = c;
-                redis = c.connect().sync();
-            } else {
-                RedisClient c = RedisClient.create(uri);
-                client = c;
-                redis = c.connect().sync();
-            }
-            print(redis, opts.getOrDefault("redis-key-prefix", "fc"), user, windows, System.out);
-        } finally {
-            if (client != null) {
-                client.shutdown();
-            }
+        try (RedisSync redis = RedisSync.open(opts.get("redis"))) {
+            print(
+                    redis.commands(),
+                    opts.getOrDefault("redis-key-prefix", "fc"),
+                    user,
+                    windows,
+                    System.out);
         }
     }
 

@@ -14,12 +14,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.RichMapFunction;
-import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -273,29 +269,6 @@ class FreqcapKafkaITCase {
         }
     }
 
-    /** Fails once, after a few checkpoints, in the middle of the input. Test-only, hence static. */
-    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
-            implements CheckpointListener {
-        static final AtomicBoolean FAILED = new AtomicBoolean();
-        static final AtomicInteger CHECKPOINTS = new AtomicInteger();
-        static final AtomicInteger SEEN = new AtomicInteger();
-
-        @Override
-        public RawRecord map(RawRecord r) {
-            if (SEEN.incrementAndGet() > 15_000
-                    && CHECKPOINTS.get() >= 2
-                    && FAILED.compareAndSet(false, true)) {
-                throw new IllegalStateException("injected failure");
-            }
-            return r;
-        }
-
-        @Override
-        public void notifyCheckpointComplete(long checkpointId) {
-            CHECKPOINTS.incrementAndGet();
-        }
-    }
-
     @Test
     @Timeout(300)
     void exactlyOnceSurvivesAFailure() throws Exception {
@@ -303,13 +276,14 @@ class FreqcapKafkaITCase {
         Configuration options = options(name);
         List<Input> inputs = KafkaPipelineSupport.traffic(2, 40_000, 1_000, 10);
 
+        FailOnce.reset();
         StreamExecutionEnvironment env = env(options);
         DataStream<RawRecord> input =
                 env.fromSource(
                                 KafkaConnectors.inputSource(options),
                                 WatermarkStrategy.noWatermarks(),
                                 "in")
-                        .map(new FailOnce())
+                        .map(new FailOnce(15000))
                         .name("fail-once");
         DataStream<ControlRecord> control =
                 env.fromSource(

@@ -7,15 +7,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
-import io.freqcap.operators.RedisConnection;
 import io.freqcap.operators.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MirrorWrite;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.RawRecord;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.file.Path;
@@ -25,14 +22,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongPredicate;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.RichMapFunction;
-import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
@@ -178,20 +171,8 @@ class RedisMirrorITCase {
 
     static void withRedis(
             String uri, java.util.function.Consumer<RedisClusterCommands<String, String>> use) {
-        if (RedisConnection.isCluster(uri)) {
-            RedisClusterClient client = RedisClusterClient.create(RedisConnection.parse(uri));
-            try {
-                use.accept(client.connect().sync());
-            } finally {
-                client.shutdown();
-            }
-        } else {
-            RedisClient client = RedisClient.create(uri);
-            try {
-                use.accept(client.connect().sync());
-            } finally {
-                client.shutdown();
-            }
+        try (RedisSync redis = RedisSync.open(uri)) {
+            use.accept(redis.commands());
         }
     }
 
@@ -382,29 +363,6 @@ class RedisMirrorITCase {
         }
     }
 
-    /** Fails once, after two checkpoints, in the middle of the input. Test-only, hence static. */
-    static final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
-            implements CheckpointListener {
-        static final AtomicBoolean FAILED = new AtomicBoolean();
-        static final AtomicInteger CHECKPOINTS = new AtomicInteger();
-        static final AtomicInteger SEEN = new AtomicInteger();
-
-        @Override
-        public RawRecord map(RawRecord r) {
-            if (SEEN.incrementAndGet() > 12_000
-                    && CHECKPOINTS.get() >= 2
-                    && FAILED.compareAndSet(false, true)) {
-                throw new IllegalStateException("injected failure");
-            }
-            return r;
-        }
-
-        @Override
-        public void notifyCheckpointComplete(long checkpointId) {
-            CHECKPOINTS.incrementAndGet();
-        }
-    }
-
     @Test
     @Timeout(300)
     void mirrorStaysExactAcrossAJobFailure() throws Exception {
@@ -412,13 +370,14 @@ class RedisMirrorITCase {
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options = options(name, redis.uri());
             List<Input> inputs = KafkaPipelineSupport.traffic(15, 30_000, 1_000, 12);
+            FailOnce.reset();
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
             DataStream<RawRecord> input =
                     env.fromSource(
                                     KafkaConnectors.inputSource(options),
                                     WatermarkStrategy.noWatermarks(),
                                     "in")
-                            .map(new FailOnce())
+                            .map(new FailOnce(12000))
                             .name("fail-once");
             DataStream<ControlRecord> control =
                     env.fromSource(

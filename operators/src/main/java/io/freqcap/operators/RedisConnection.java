@@ -113,18 +113,14 @@ public final class RedisConnection implements AutoCloseable {
                             .build());
             // The cluster client needs the topology before it connects; adaptive refresh follows
             // failovers and slot moves (MOVED/ASK answers, reconnects).
-            return client.refreshPartitionsAsync()
-                    .toCompletableFuture()
-                    .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8))
-                    .handle(
-                            (c, e) -> {
-                                if (e != null) {
-                                    shutdown(client, resources);
-                                    throw new IllegalStateException(e);
-                                }
-                                c.setAutoFlushCommands(false);
-                                return new RedisConnection(client, resources, c, c.async(), true);
-                            });
+            return opened(
+                    client.refreshPartitionsAsync()
+                            .toCompletableFuture()
+                            .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8))
+                            .thenApply(c -> new Opened(c, c.async())),
+                    client,
+                    resources,
+                    true);
         }
         RedisClient client = RedisClient.create(resources);
         client.setOptions(
@@ -133,17 +129,35 @@ public final class RedisConnection implements AutoCloseable {
                         .timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-        return client.connectAsync(StringCodec.UTF8, uris.get(0))
-                .toCompletableFuture()
-                .handle(
-                        (c, e) -> {
-                            if (e != null) {
-                                shutdown(client, resources);
-                                throw new IllegalStateException(e);
-                            }
-                            c.setAutoFlushCommands(false);
-                            return new RedisConnection(client, resources, c, c.async(), false);
-                        });
+        return opened(
+                client.connectAsync(StringCodec.UTF8, uris.get(0))
+                        .toCompletableFuture()
+                        .thenApply(c -> new Opened(c, c.async())),
+                client,
+                resources,
+                false);
+    }
+
+    private record Opened(
+            StatefulConnection<String, String> connection,
+            RedisScriptingAsyncCommands<String, String> commands) {}
+
+    /** The connection once open, set to send only on flush; the client freed if it never opens. */
+    private static CompletableFuture<RedisConnection> opened(
+            CompletableFuture<Opened> opening,
+            AbstractRedisClient client,
+            ClientResources resources,
+            boolean cluster) {
+        return opening.handle(
+                (o, e) -> {
+                    if (e != null) {
+                        shutdown(client, resources);
+                        throw new IllegalStateException(e);
+                    }
+                    o.connection().setAutoFlushCommands(false);
+                    return new RedisConnection(
+                            client, resources, o.connection(), o.commands(), cluster);
+                });
     }
 
     /** Queues commands; nothing is sent before {@link #flush()}. */

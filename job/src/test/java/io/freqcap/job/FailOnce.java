@@ -1,0 +1,45 @@
+package io.freqcap.job;
+
+import io.freqcap.schema.RawRecord;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+
+/**
+ * Fails the job once, in the middle of the input: at the first record after {@code afterRecords}
+ * once two checkpoints completed. Test-only; its state is static so the restarted task sees that it
+ * already failed, hence {@link #reset()} before each job.
+ */
+final class FailOnce extends RichMapFunction<RawRecord, RawRecord> implements CheckpointListener {
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+    static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+    static final AtomicInteger SEEN = new AtomicInteger();
+
+    private final int afterRecords;
+
+    FailOnce(int afterRecords) {
+        this.afterRecords = afterRecords;
+    }
+
+    static void reset() {
+        FAILED.set(false);
+        CHECKPOINTS.set(0);
+        SEEN.set(0);
+    }
+
+    @Override
+    public RawRecord map(RawRecord r) {
+        if (SEEN.incrementAndGet() > afterRecords
+                && CHECKPOINTS.get() >= 2
+                && FAILED.compareAndSet(false, true)) {
+            throw new IllegalStateException("injected failure");
+        }
+        return r;
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+        CHECKPOINTS.incrementAndGet();
+    }
+}
