@@ -217,6 +217,7 @@ public final class SegmentTable {
         }
         segments.clear();
         byPriority = new Segment[0];
+        ruledUnder = null;
     }
 
     private void put(Segment s) {
@@ -229,14 +230,35 @@ public final class SegmentTable {
         }
         live.sort(Comparator.<Segment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
         byPriority = live.toArray(new Segment[0]);
+        ruledUnder = null;
+    }
+
+    /** The segments with a rule under {@link #ruledUnder}, by priority; recomputed on change. */
+    private Segment[] ruled = new Segment[0];
+
+    private LimitConfig ruledUnder;
+
+    private Segment[] ruled(LimitConfig config) {
+        if (config != ruledUnder) {
+            List<Segment> r = new ArrayList<>();
+            for (Segment s : byPriority) {
+                if (config.hasRule(s.id)) {
+                    r.add(s);
+                }
+            }
+            ruled = r.toArray(new Segment[0]);
+            ruledUnder = config;
+        }
+        return ruled;
     }
 
     /**
      * The segment whose rule applies to the user under {@code config}: a segmentId or {@code *}.
      */
     public String resolve(long userId, LimitConfig config) {
-        for (Segment s : byPriority) {
-            if (config.hasRule(s.id) && s.contains(userId)) {
+        // Segments without a rule are passed over once per config, not once per message.
+        for (Segment s : ruled(config)) {
+            if (s.contains(userId)) {
                 return s.id;
             }
         }
