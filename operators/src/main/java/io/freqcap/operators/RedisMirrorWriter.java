@@ -61,6 +61,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
     private boolean scriptLoaded;
+    private CompletableFuture<String> scriptLoading;
     private long backoffMillis;
     private long retryAtNanos;
     private long failuresInEpisode;
@@ -229,10 +230,20 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
                 return;
             }
             if (!scriptLoaded) {
-                // Pipelined ahead of the batch on the same connection (in a cluster: every node).
-                c.commands().scriptLoad(MirrorScript.SOURCE);
+                // In a cluster SCRIPT LOAD goes to every node over other connections than the
+                // calls: wait for its answers before the first call, or it may meet NOSCRIPT.
+                scriptLoading = c.commands().scriptLoad(MirrorScript.SOURCE).toCompletableFuture();
+                c.flush();
                 scriptLoaded = true;
                 scriptLoads.inc();
+            }
+            if (!scriptLoading.isDone()) {
+                return; // the linger timer or the next write comes back
+            }
+            if (scriptLoading.isCompletedExceptionally()) {
+                scriptLoaded = false;
+                failed(1, errorOf(scriptLoading));
+                return;
             }
             // One script call per user in a cluster (one slot per call), up to
             // WRITES_PER_CALL users per call on a single Redis.
@@ -337,7 +348,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         retryAtNanos = System.nanoTime() + backoffMillis * 1_000_000;
     }
 
-    private static Throwable errorOf(RedisFuture<Long> f) {
+    private static Throwable errorOf(java.util.concurrent.Future<?> f) {
         try {
             f.get();
             return null;
