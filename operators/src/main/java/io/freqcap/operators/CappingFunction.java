@@ -19,6 +19,7 @@ import io.freqcap.schema.UserHistorySerializer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -427,6 +428,7 @@ public class CappingFunction
     static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
         long from = h.latest() - window;
         String[] channels = h.channels();
+        List<String> channelList = Arrays.asList(channels);
         int n = 0;
         for (int i = 0; i < h.size(); i++) {
             if (h.timestamp(i) >= from && h.messageId(i) != null) {
@@ -442,7 +444,7 @@ public class CappingFunction
         int k = 0;
         for (int i = 0; i < h.size(); i++) {
             if (h.timestamp(i) >= from && h.messageId(i) != null) {
-                channelOf[k] = java.util.Arrays.asList(channels).indexOf(h.channel(i));
+                channelOf[k] = channelList.indexOf(h.channel(i));
                 ts[k] = h.timestamp(i);
                 ids[k++] = h.messageId(i);
             }

@@ -173,10 +173,6 @@ public final class RedisConnection implements AutoCloseable {
         return cluster;
     }
 
-    public boolean isOpen() {
-        return connection.isOpen();
-    }
-
     @Override
     public void close() {
         shutdown(client, resources); // closes the connection too

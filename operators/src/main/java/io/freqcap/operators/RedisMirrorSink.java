@@ -30,7 +30,7 @@ public final class RedisMirrorSink
      * @param maxBacklog counted messages that may wait unwritten; past it the sink backpressures
      */
     public RedisMirrorSink(String uri, String keyPrefix, long maxBacklog) {
-        this(new Settings(uri, keyPrefix, maxBacklog, DEFAULT_BATCH_SIZE, 50, 0));
+        this(new Settings(uri, keyPrefix, maxBacklog, DEFAULT_BATCH_SIZE, 50));
     }
 
     public RedisMirrorSink(Settings settings) {
@@ -41,18 +41,9 @@ public final class RedisMirrorSink
     /**
      * @param batchSize writes per flush
      * @param lingerMillis a partial batch waits at most this long
-     * @param checkpointWaitMillis how long a checkpoint waits for Redis to acknowledge before it
-     *     stores what is unacknowledged as backlog. 0 by default: the task thread never waits for
-     *     Redis (waiting up to 1 s at each 2 s checkpoint halved the job's throughput), and what is
-     *     in flight costs a few hundred KB of checkpoint.
      */
     public record Settings(
-            String uri,
-            String keyPrefix,
-            long maxBacklog,
-            int batchSize,
-            long lingerMillis,
-            long checkpointWaitMillis)
+            String uri, String keyPrefix, long maxBacklog, int batchSize, long lingerMillis)
             implements java.io.Serializable {}
 
     @Override
