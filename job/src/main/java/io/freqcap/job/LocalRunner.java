@@ -143,10 +143,10 @@ public final class LocalRunner {
         String segmentsJson = FreqcapOptions.readSegments(options);
 
         List<AutoCloseable> resources = new ArrayList<>();
-        EmbeddedKafka kafka = null;
+        LocalKafka kafka = null;
         if (embedded) {
-            out.println("Starting an embedded Kafka broker ...");
-            kafka = EmbeddedKafka.start();
+            out.println("Starting a Kafka broker (KRaft, its own JVM) ...");
+            kafka = KafkaBrokerProcess.start(work.resolve("kafka"), "1g");
             resources.add(kafka);
             options.set(FreqcapOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
             kafka.createTopics(

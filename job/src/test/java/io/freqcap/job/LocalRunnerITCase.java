@@ -11,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.apache.flink.api.common.JobStatus;
@@ -78,6 +79,10 @@ class LocalRunnerITCase {
             }
         }
         assertTrue(jobs.contains("freqcap (local)") && jobs.contains("RUNNING"), jobs);
+        // The broker runs in a JVM of its own, a child of this one (seen through /proc: Linux).
+        boolean proc = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self"));
+        List<ProcessHandle> brokers = brokerProcesses();
+        assertEquals(proc ? 1 : 0, brokers.size(), "one kafka.Kafka child process");
 
         LocalRunner.Summary summary = run.get();
         String text = printed.toString(StandardCharsets.UTF_8);
@@ -87,7 +92,11 @@ class LocalRunnerITCase {
         assertTrue(decided > summary.sent() / 2, "decisions read back: " + summary + "\n" + text);
         assertTrue(decided <= summary.sent(), "never more outputs than inputs: " + summary);
         assertTrue(summary.decisions().getOrDefault("ALLOWED", 0L) > 0, summary.toString());
-        assertTrue(summary.decisions().getOrDefault("MALFORMED", 0L) >= 0, summary.toString());
+        // Stopping the runner stopped the broker's JVM too.
+        for (ProcessHandle broker : brokers) {
+            broker.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), brokerProcesses(), "no broker left running");
         assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
         assertTrue(text.contains("| allowed "), "progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
@@ -98,6 +107,26 @@ class LocalRunnerITCase {
         // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
         assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
         assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+    }
+
+    private static List<ProcessHandle> brokerProcesses() {
+        return ProcessHandle.current()
+                .children()
+                .filter(ProcessHandle::isAlive)
+                .filter(p -> commandLine(p).contains("\0kafka.Kafka\0"))
+                .toList();
+    }
+
+    /** /proc's copy: ProcessHandle.Info truncates long command lines (the class path). */
+    private static String commandLine(ProcessHandle p) {
+        try {
+            return new String(
+                    java.nio.file.Files.readAllBytes(
+                            java.nio.file.Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
+                    StandardCharsets.UTF_8);
+        } catch (java.io.IOException gone) {
+            return "";
+        }
     }
 
     @Test

@@ -4,6 +4,8 @@ import io.freqcap.job.EmbeddedKafka;
 import io.freqcap.job.EmbeddedRedis;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
+import io.freqcap.job.KafkaBrokerProcess;
+import io.freqcap.job.LocalKafka;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
@@ -35,27 +38,64 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * bench.messages, bench.users, bench.days change the workload). With {@code -Dbench.redis=true}
  * (exec:exec@e2e-redis) the Redis mirror is on, writing to a local redis-server: the run then also
  * reports when Redis held every counted message and how many writes each round trip carried.
+ *
+ * <p>The broker runs in a JVM of its own ({@code -Dbench.broker=jvm}: in this one). {@code
+ * -Dbench.pipeline=identity} runs the machine notes' reference pipeline (keyBy + a ValueState
+ * counter) instead of freqcap, in the same harness.
  */
 public final class EndToEndBenchmark {
     public static void main(String[] args) throws Exception {
         int messages = Integer.getInteger("bench.messages", 3_000_000);
         int users = Integer.getInteger("bench.users", 1_000_000);
         int days = Integer.getInteger("bench.days", 10);
-        long start = 1_763_769_600_000L;
+        int warmup = Integer.getInteger("bench.warmup", 0);
         Path work = Files.createTempDirectory("freqcap-e2e");
+        boolean mirror = Boolean.getBoolean("bench.redis");
+        boolean identity = "identity".equals(System.getProperty("bench.pipeline", "freqcap"));
+        boolean brokerInJvm = "jvm".equals(System.getProperty("bench.broker", "process"));
+        System.out.printf(
+                "pipeline %s, broker %s%n",
+                identity ? "identity (keyBy + ValueState)" : "freqcap",
+                brokerInJvm ? "in this JVM" : "in its own JVM");
+        try (LocalKafka kafka =
+                        brokerInJvm
+                                ? EmbeddedKafka.start()
+                                : KafkaBrokerProcess.start(work.resolve("kafka"), "2g");
+                EmbeddedRedis redis =
+                        mirror ? EmbeddedRedis.start(work.resolve("redis"), false) : null) {
+            if (warmup > 0) {
+                // The same job on other topics first: the measured run then starts on warm
+                // JVMs (compiled code), as a long-running job is after its first minutes.
+                System.out.printf("warm-up run, %,d messages:%n", warmup);
+                run(kafka, redis, work.resolve("warmup"), "warmup-", warmup, users, days, identity);
+                System.out.printf("measured run, %,d messages:%n", messages);
+            }
+            run(kafka, redis, work.resolve("run"), "", messages, users, days, identity);
+        }
+        System.exit(0);
+    }
+
+    private static void run(
+            LocalKafka kafka,
+            EmbeddedRedis redis,
+            Path work,
+            String prefix,
+            int messages,
+            int users,
+            int days,
+            boolean identity)
+            throws Exception {
+        long start = 1_763_769_600_000L;
+        Files.createDirectories(work);
         Path limits =
                 Files.writeString(
                         work.resolve("limits.json"),
                         "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                                 + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
                                 + "\"exempt\":[\"transactional\"]}");
-
-        boolean mirror = Boolean.getBoolean("bench.redis");
-        try (EmbeddedKafka kafka = EmbeddedKafka.start();
-                EmbeddedRedis redis =
-                        mirror ? EmbeddedRedis.start(work.resolve("redis"), false) : null) {
-            kafka.createTopics(4, List.of("in", "deliveries", "audit"));
-            kafka.createTopics(1, List.of("config", "segments"));
+        {
+            kafka.createTopics(4, List.of(prefix + "in", prefix + "deliveries", prefix + "audit"));
+            kafka.createTopics(1, List.of(prefix + "config", prefix + "segments"));
 
             Properties pp = new Properties();
             pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
@@ -90,7 +130,7 @@ public final class EndToEndBenchmark {
                                     + "\"}}";
                     producer.send(
                             new ProducerRecord<>(
-                                    "in",
+                                    prefix + "in",
                                     Long.toString(user).getBytes(StandardCharsets.UTF_8),
                                     v.getBytes(StandardCharsets.UTF_8)));
                 }
@@ -106,15 +146,17 @@ public final class EndToEndBenchmark {
                                     "--bootstrap-servers",
                                     kafka.bootstrapServers(),
                                     "--input-topic",
-                                    "in",
+                                    prefix + "in",
                                     "--delivery-topic",
-                                    "deliveries",
+                                    prefix + "deliveries",
                                     "--audit-topic",
-                                    "audit",
+                                    prefix + "audit",
                                     "--config-topic",
-                                    "config",
+                                    prefix + "config",
                                     "--segments-topic",
-                                    "segments",
+                                    prefix + "segments",
+                                    "--group-id",
+                                    prefix + "freqcap",
                                     "--limits",
                                     limits.toString(),
                                     "--starting-offsets",
@@ -128,6 +170,8 @@ public final class EndToEndBenchmark {
                         List.of(
                                 "--redis",
                                 redis.uri(),
+                                "--redis-key-prefix",
+                                prefix + "freqcap:",
                                 "--redis-max-backlog",
                                 System.getProperty("bench.redisBacklog", "1000000")));
             }
@@ -147,11 +191,15 @@ public final class EndToEndBenchmark {
                     .forEach(k -> flink.setString(k.substring(6), System.getProperty(k)));
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(flink);
-            FreqcapMain.wireKafka(env, options, json);
+            if (identity) {
+                IdentityPipeline.wire(env, options);
+            } else {
+                FreqcapMain.wireKafka(env, options, json);
+            }
 
             Properties cp = new Properties();
             cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-            cp.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-reader");
+            cp.put(ConsumerConfig.GROUP_ID_CONFIG, prefix + "bench-reader");
             cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             cp.put(
@@ -160,11 +208,27 @@ public final class EndToEndBenchmark {
             cp.put(
                     ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
                     ByteArrayDeserializer.class.getName());
-            cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+            cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20000");
+            // The reader only counts: spare the shared CPU what a counting reader need not do.
+            cp.put(ConsumerConfig.CHECK_CRCS_CONFIG, "false");
+            cp.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1048576");
+            cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100");
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(cp)) {
-                consumer.subscribe(List.of("deliveries", "audit"));
+                consumer.subscribe(List.of(prefix + "deliveries", prefix + "audit"));
+                CpuUse cpu = new CpuUse(kafka);
                 long submitted = System.nanoTime();
                 JobClient job = env.executeAsync("freqcap-e2e");
+                AtomicLong firstRead = new AtomicLong();
+                Thread watcher =
+                        new Thread(
+                                () ->
+                                        firstRead.set(
+                                                awaitFirstRecord(
+                                                        metrics,
+                                                        job,
+                                                        identity ? "KeyedProcess" : "capping")));
+                watcher.setDaemon(true);
+                watcher.start();
                 long seen = 0;
                 long delivered = 0;
                 long firstOutput = 0;
@@ -184,7 +248,7 @@ public final class EndToEndBenchmark {
                                 seen,
                                 sum(metrics, job, "redisBacklog"));
                     }
-                    for (var r : records.records("deliveries")) {
+                    for (var r : records.records(prefix + "deliveries")) {
                         delivered++;
                     }
                 }
@@ -208,16 +272,48 @@ public final class EndToEndBenchmark {
                             flushes,
                             (double) writes / Math.max(1, flushes));
                 }
+                cpu.report(seen);
                 job.cancel().get();
                 double total = (done - submitted) / 1e9;
+                double fromRead = (done - firstRead.get()) / 1e9;
                 double steady = (done - firstOutput) / 1e9;
                 System.out.printf(
-                        "decided %,d of %,d (%,d delivered) | submit->last committed output %.1f s = %,.0f msg/s"
+                        "decided %,d of %,d (%,d delivered) | first read->last committed output"
+                                + " %.1f s = %,.0f msg/s | submit->last %.1f s = %,.0f msg/s"
                                 + " | first->last committed output %.1f s = %,.0f msg/s%n",
-                        seen, messages, delivered, total, seen / total, steady, seen / steady);
+                        seen,
+                        messages,
+                        delivered,
+                        fromRead,
+                        seen / fromRead,
+                        total,
+                        seen / total,
+                        steady,
+                        seen / steady);
             }
         }
-        System.exit(0);
+    }
+
+    /**
+     * When the keyed operator (capping, or the identity counter) took its first record: the job's
+     * first read, give or take a network buffer.
+     */
+    static long awaitFirstRecord(InMemoryReporter metrics, JobClient job, String operator) {
+        while (true) {
+            long in = 0;
+            for (var group : metrics.findOperatorMetricGroups(job.getJobID(), operator)) {
+                var io = group.getIOMetricGroup();
+                in += io == null ? 0 : io.getNumRecordsInCounter().getCount();
+            }
+            if (in > 0) {
+                return System.nanoTime();
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                return System.nanoTime();
+            }
+        }
     }
 
     /** EVALSHA calls Redis has run (INFO commandstats). */
