@@ -123,6 +123,11 @@ public final class SegmentTable {
     }
 
     private final Map<String, Segment> segments = new HashMap<>();
+
+    /** Where {@link #resolve} leaves what its touches read, so that the JIT keeps the loads. */
+    @SuppressWarnings("unused")
+    private int touchSink;
+
     private Segment[] byPriority = new Segment[0];
 
     /**
@@ -257,7 +262,18 @@ public final class SegmentTable {
      */
     public String resolve(long userId, LimitConfig config) {
         // Segments without a rule are passed over once per config, not once per message.
-        for (Segment s : ruled(config)) {
+        Segment[] candidates = ruled(config);
+        if (candidates.length > 1) {
+            // Start every segment's memory read before deciding on any: their cache misses then
+            // overlap instead of following one another (random users of 300M across 8 segments:
+            // see the README's segment benchmark).
+            int touched = 0;
+            for (Segment s : candidates) {
+                touched += s.base.touch(userId);
+            }
+            touchSink = touched;
+        }
+        for (Segment s : candidates) {
             if (s.contains(userId)) {
                 return s.id;
             }

@@ -9,7 +9,10 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.roaringbitmap.ArrayContainer;
+import org.roaringbitmap.BitmapContainer;
 import org.roaringbitmap.Container;
+import org.roaringbitmap.ContainerArrays;
 import org.roaringbitmap.ContainerPointer;
 import org.roaringbitmap.RoaringBitmap;
 
@@ -56,31 +59,67 @@ public final class SegmentBitmap {
 
     /**
      * The containers of ids below 2^32, indexed by their high 16 bits: one array load instead of
-     * RoaringBitmap's binary search over container keys, which was most of a segment lookup (at
-     * most 65,536 references, 256 KB, per segment).
+     * RoaringBitmap's binary search over container keys. Each entry is what a lookup reads
+     * directly: the {@code long[]} words of a bitmap container, the sorted {@code char[]} of an
+     * array container (searched by interpolation: ids of a segment are spread evenly enough that
+     * the first guess lands within a cache line of the answer), or the container itself (runs). The
+     * arrays are the containers' own, not copies. At most 65,536 references, 256 KB, per segment.
      */
-    private final Container[] low32;
+    private final Object[] low32;
+
+    /**
+     * Per entry of {@link #low32}: the cardinality of an array container (where {@link #touch}
+     * guesses), else 0. Kept apart so that the guess does not wait for the array's header.
+     */
+    private final char[] low32Sizes;
 
     private SegmentBitmap(int[] highs, RoaringBitmap[] buckets) {
         this.highs = highs;
         this.buckets = buckets;
-        Container[] index = null;
+        Object[] index = null;
+        char[] sizes = null;
         if (highs.length > 0 && highs[0] == 0 && !buckets[0].isEmpty()) {
-            index = new Container[(buckets[0].last() >>> 16) + 1];
+            index = new Object[(buckets[0].last() >>> 16) + 1];
+            sizes = new char[index.length];
             ContainerPointer c = buckets[0].getContainerPointer();
             while (c.getContainer() != null) {
-                index[c.key()] = c.getContainer();
+                Object form = lookupForm(c.getContainer());
+                index[c.key()] = form;
+                sizes[c.key()] = form instanceof char[] members ? (char) members.length : 0;
                 c.advance();
             }
         }
         this.low32 = index;
+        this.low32Sizes = sizes;
+    }
+
+    private static Object lookupForm(Container c) {
+        if (c instanceof BitmapContainer b) {
+            return ContainerArrays.words(b);
+        }
+        if (c instanceof ArrayContainer a) {
+            char[] members = ContainerArrays.members(a);
+            int n = a.getCardinality();
+            return members.length == n ? members : Arrays.copyOf(members, n);
+        }
+        return c;
     }
 
     public boolean contains(long userId) {
         if ((userId >>> 32) == 0 && low32 != null) {
             int key = (int) userId >>> 16;
-            Container c = key < low32.length ? low32[key] : null;
-            return c != null && c.contains((char) userId);
+            if (key >= low32.length) {
+                return false;
+            }
+            Object o = low32[key];
+            if (o instanceof long[] words) {
+                // Java masks long shifts to 6 bits: 1L << userId is the bit within its word.
+                return (words[((int) userId & 0xFFFF) >>> 6] & (1L << userId)) != 0;
+            }
+            if (o instanceof char[] members) {
+                return containsSorted(members, (int) userId & 0xFFFF);
+            }
+            return o != null && ((Container) o).contains((char) userId);
         }
         int high = (int) (userId >>> 32);
         if (highs.length == 1) {
@@ -88,6 +127,82 @@ public final class SegmentBitmap {
         }
         int i = Arrays.binarySearch(highs, high); // signed order equals unsigned for ids >= 0
         return i >= 0 && buckets[i].contains((int) userId);
+    }
+
+    /**
+     * Reads the memory {@link #contains} will read first for this id and returns what it found
+     * (meaningless to callers). Touching every segment before looking any up lets the CPU wait for
+     * all their cache misses at once: the loads here do not depend on each other, where the
+     * lookups' branches would make it wait segment by segment.
+     */
+    public int touch(long userId) {
+        if ((userId >>> 32) != 0 || low32 == null) {
+            return 0;
+        }
+        int key = (int) userId >>> 16;
+        if (key >= low32.length) {
+            return 0;
+        }
+        Object o = low32[key];
+        int n = low32Sizes[key];
+        if (n > 0) {
+            return ((char[]) o)[(((int) userId & 0xFFFF) * n) >>> 16];
+        }
+        if (o instanceof long[] words) {
+            return (int) words[((int) userId & 0xFFFF) >>> 6];
+        }
+        return 0;
+    }
+
+    /** Steps walked from the interpolated guess before falling back to a binary search. */
+    private static final int WALK = 16;
+
+    /**
+     * Whether the sorted, non-empty {@code members} hold {@code key} (0..65535): first guess where
+     * an even spread would put it, walk up to {@link #WALK} steps towards it, then binary search
+     * what remains (skewed containers cost a binary search, never more).
+     */
+    static boolean containsSorted(char[] members, int key) {
+        int n = members.length;
+        int i = (key * n) >>> 16; // key < 2^16, n <= 4096: no overflow
+        int v = members[i];
+        int lo;
+        int hi;
+        if (v == key) {
+            return true;
+        } else if (v < key) {
+            int end = Math.min(n, i + 1 + WALK);
+            for (int j = i + 1; j < end; j++) {
+                int x = members[j];
+                if (x >= key) {
+                    return x == key;
+                }
+            }
+            lo = end;
+            hi = n - 1;
+        } else {
+            int end = Math.max(-1, i - 1 - WALK);
+            for (int j = i - 1; j > end; j--) {
+                int x = members[j];
+                if (x <= key) {
+                    return x == key;
+                }
+            }
+            lo = 0;
+            hi = end;
+        }
+        while (lo <= hi) {
+            int m = (lo + hi) >>> 1;
+            int x = members[m];
+            if (x < key) {
+                lo = m + 1;
+            } else if (x > key) {
+                hi = m - 1;
+            } else {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every member, in increasing order. */

@@ -88,6 +88,68 @@ class SegmentBitmapTest {
         assertEquals(1L << 48, b.max());
     }
 
+    /**
+     * Lookups read the containers' arrays directly (bitmap words, interpolation search in sorted
+     * arrays): every id of chunks of every shape answers as the member set says, before and after a
+     * write/read round trip.
+     */
+    @Test
+    void containsAnswersForEveryContainerShape() throws Exception {
+        Random rnd = new Random(11);
+        java.util.BitSet expected = new java.util.BitSet();
+        int chunks = 14;
+        for (int c = 0; c < chunks; c++) {
+            int base = c << 16;
+            switch (c % 7) {
+                case 0 ->
+                        rnd.ints(1 + rnd.nextInt(4000), 0, 1 << 16)
+                                .forEach(i -> expected.set(base + i));
+                case 1 -> { // skewed: a tight cluster plus outliers at both ends
+                    rnd.ints(300, 40_000, 40_400).forEach(i -> expected.set(base + i));
+                    expected.set(base);
+                    expected.set(base + 65_535);
+                }
+                case 2 -> rnd.ints(30_000, 0, 1 << 16).forEach(i -> expected.set(base + i));
+                case 3 -> { // runs
+                    expected.set(base + 100, base + 5_000);
+                    expected.set(base + 20_000, base + 20_001);
+                    expected.set(base + 60_000, base + 65_536);
+                }
+                case 4 -> expected.set(base + rnd.nextInt(1 << 16));
+                case 5 -> { // geometric gaps: dense at the start, sparse at the end
+                    for (int i = 1; i < (1 << 16); i = i + 1 + i / 8) {
+                        expected.set(base + i);
+                    }
+                }
+                default -> expected.set(base, base + (1 << 16)); // full
+            }
+        }
+        long[] ids = expected.stream().asLongStream().toArray();
+        SegmentBitmap built = SegmentBitmap.of(ids);
+        SegmentBitmap read = SegmentBitmap.read(built.write(Format.ROARING32), Format.ROARING32);
+        for (SegmentBitmap b : new SegmentBitmap[] {built, read}) {
+            assertMembers(b, ids.length, id -> expected.get((int) id), (long) (chunks + 1) << 16);
+        }
+        // The search alone, on exact arrays of every size and spread.
+        for (int run = 0; run < 2_000; run++) {
+            int n = 1 + rnd.nextInt(4096);
+            int spread = 1 + rnd.nextInt(1 << 16);
+            int from = rnd.nextInt((1 << 16) - spread + 1);
+            char[] members = new char[n];
+            for (int i = 0; i < n; i++) {
+                members[i] = (char) (from + rnd.nextInt(spread));
+            }
+            Arrays.sort(members);
+            for (int probe = 0; probe < 50; probe++) {
+                int key = probe % 2 == 0 ? members[rnd.nextInt(n)] : rnd.nextInt(1 << 16);
+                assertEquals(
+                        Arrays.binarySearch(members, (char) key) >= 0,
+                        SegmentBitmap.containsSorted(members, key),
+                        "key " + key + " in " + n + " members from " + from + " spread " + spread);
+            }
+        }
+    }
+
     @Test
     void roundTripsBothFormats() throws Exception {
         Random rnd = new Random(3);

@@ -27,6 +27,60 @@ public final class SegmentsBenchmark {
             buildDenseAndSparse(dir, rnd);
         }
         resolution(dir, rnd);
+        memoryLatency();
+    }
+
+    /**
+     * What one read from main memory costs on this machine: the floor under any lookup whose data
+     * is not in the CPU caches. A random cycle through 512 MB, followed one load at a time, then
+     * eight cycles followed side by side (eight independent loads per step).
+     */
+    static void memoryLatency() {
+        int n = 1 << 27;
+        int[] next = new int[n];
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Random rnd = new Random(1);
+        for (int i = n - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < n; i++) {
+            next[order[i]] = order[(i + 1) % n];
+        }
+        order = null;
+        int steps = 10_000_000;
+        int p = 0;
+        for (int i = 0; i < steps / 10; i++) {
+            p = next[p];
+        }
+        long t0 = System.nanoTime();
+        for (int i = 0; i < steps; i++) {
+            p = next[p];
+        }
+        double one = (System.nanoTime() - t0) / (double) steps;
+        int[] q = {1, 2, 3, 4, 5, 6, 7, 8};
+        int q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3], q4 = q[4], q5 = q[5], q6 = q[6], q7 = q[7];
+        long t1 = System.nanoTime();
+        for (int i = 0; i < steps / 8; i++) {
+            q0 = next[q0];
+            q1 = next[q1];
+            q2 = next[q2];
+            q3 = next[q3];
+            q4 = next[q4];
+            q5 = next[q5];
+            q6 = next[q6];
+            q7 = next[q7];
+        }
+        double eight = (System.nanoTime() - t1) / (double) (steps / 8);
+        System.out.printf(
+                "main memory, random reads over 512 MB: %.0f ns per dependent read, %.0f ns per"
+                        + " group of 8 independent reads (%d)%n",
+                one, eight, (p + q0 + q1 + q2 + q3 + q4 + q5 + q6 + q7) % 10);
     }
 
     static void buildDenseAndSparse(Path dir, Random rnd) throws Exception {
