@@ -18,6 +18,8 @@ final class CpuUse {
     private final long processStart;
     private final long brokerStart;
     private final Map<Long, Long> threadStart = new java.util.HashMap<>();
+    private final long compileStart = compileMillis();
+    private final long gcStart = gcMillis();
 
     CpuUse(LocalKafka kafka) {
         this.broker = kafka instanceof KafkaBrokerProcess b ? b : null;
@@ -49,6 +51,9 @@ final class CpuUse {
                     ", broker JVM %.1f µs",
                     (processCpuNanos(broker.pid()) - brokerStart) / 1e3 / messages);
         }
+        System.out.printf(
+                "; JIT compilation %.1f s, GC %.1f s of this JVM's time",
+                (compileMillis() - compileStart) / 1e3, (gcMillis() - gcStart) / 1e3);
         System.out.println("; busiest threads of this JVM (µs per message):");
         byName.entrySet().stream()
                 .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
@@ -58,6 +63,21 @@ final class CpuUse {
                                 System.out.printf(
                                         "  %6.2f  %s%n",
                                         e.getValue() / 1e3 / messages, e.getKey()));
+    }
+
+    private static long compileMillis() {
+        var jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported()
+                ? jit.getTotalCompilationTime()
+                : 0;
+    }
+
+    private static long gcMillis() {
+        long sum = 0;
+        for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            sum += Math.max(0, gc.getCollectionTime());
+        }
+        return sum;
     }
 
     /** utime + stime of a process from /proc, in nanoseconds (clock ticks of 10 ms). */

@@ -185,6 +185,18 @@ public final class EndToEndBenchmark {
             flink.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("1g"));
             InMemoryReporter metrics = InMemoryReporter.createWithRetainedMetrics();
             metrics.addToConfiguration(flink);
+            if (Boolean.getBoolean("bench.rocksdbDefaults")) {
+                // Experiment: Flink's own RocksDB settings instead of freqcap's tuning.
+                for (String key :
+                        List.of(
+                                "state.backend.rocksdb.compression.per.level",
+                                "state.backend.rocksdb.block.blocksize",
+                                "state.backend.rocksdb.writebuffer.size",
+                                "state.backend.rocksdb.options-factory",
+                                "state.backend.rocksdb.use-bloom-filter")) {
+                    flink.removeKey(key);
+                }
+            }
             // Experiments: any -Dflink.<key>=<value> overrides a Flink setting.
             System.getProperties().stringPropertyNames().stream()
                     .filter(k -> k.startsWith("flink."))
@@ -232,6 +244,8 @@ public final class EndToEndBenchmark {
                 long seen = 0;
                 long delivered = 0;
                 long firstOutput = 0;
+                long halfway = 0;
+                long halfwaySeen = 0;
                 long nextReport = 0;
                 long deadline = submitted + Duration.ofMinutes(15).toNanos();
                 while (seen < messages && System.nanoTime() < deadline) {
@@ -240,6 +254,10 @@ public final class EndToEndBenchmark {
                         firstOutput = System.nanoTime();
                     }
                     seen += records.count();
+                    if (halfway == 0 && seen >= messages / 2) {
+                        halfway = System.nanoTime();
+                        halfwaySeen = seen;
+                    }
                     if (redis != null && System.nanoTime() > nextReport) {
                         nextReport = System.nanoTime() + 5_000_000_000L;
                         System.out.printf(
@@ -290,6 +308,9 @@ public final class EndToEndBenchmark {
                         seen / total,
                         steady,
                         seen / steady);
+                System.out.printf(
+                        "second half of the outputs: %,.0f msg/s%n",
+                        (seen - halfwaySeen) / ((done - halfway) / 1e9));
             }
         }
     }
