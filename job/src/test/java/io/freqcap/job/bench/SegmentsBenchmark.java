@@ -163,6 +163,8 @@ public final class SegmentsBenchmark {
         }
         rules.append("{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}");
         LimitConfig config = LimitConfig.parse(rules.toString());
+        System.out.printf(
+                "8 segments for resolution: %,d bytes of bitmaps in memory%n", table.bytes());
         long[] users = new long[1 << 20];
         for (int i = 0; i < users.length; i++) {
             users[i] = rnd.nextInt(300_000_000);
