@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 class MirrorWriteSerializerTest {
@@ -26,6 +27,31 @@ class MirrorWriteSerializerTest {
         for (MirrorWrite w : new MirrorWrite[] {one, rebuild}) {
             assertEquals(w, SERIALIZER.deserialize(1, SERIALIZER.serialize(w)));
         }
+    }
+
+    /**
+     * Writer state of format v1, as checkpoints and savepoints hold it: these bytes must keep
+     * reading back (and v1 must keep writing them) for as long as v1 is restorable.
+     */
+    static final String V1_REBUILD_WRITE =
+            "00000000000000070000000005265c0001000000020004707573680005656d61696c0000000300000001"
+                    + "0000019aab6f760000036d2d31000000000000019aab6f760100046d2dc3a900000001"
+                    + "0000019ab095d20000036d2d33";
+
+    @Test
+    void backlogFormatV1IsFixed() throws IOException {
+        MirrorWrite rebuild =
+                new MirrorWrite(
+                        7,
+                        86_400_000L,
+                        true,
+                        new String[] {"push", "email"},
+                        new int[] {1, 0, 1},
+                        new long[] {1_763_812_800_000L, 1_763_812_800_001L, 1_763_899_200_000L},
+                        new String[] {"m-1", "m-\u00e9", "m-3"});
+        assertEquals(1, SERIALIZER.getVersion());
+        assertEquals(rebuild, SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE)));
+        assertEquals(V1_REBUILD_WRITE, HexFormat.of().formatHex(SERIALIZER.serialize(rebuild)));
     }
 
     @Test
