@@ -18,7 +18,7 @@ final class CpuUse {
     private final long processStart;
     private final long brokerStart;
     private final Map<Long, Long> threadStart = new java.util.HashMap<>();
-    private final long compileStart = compileMillis();
+    private final Map<String, Long> procStart = threadsFromProc();
     private final long gcStart = gcMillis();
 
     CpuUse(LocalKafka kafka) {
@@ -32,18 +32,6 @@ final class CpuUse {
     }
 
     void report(long messages) {
-        var threads = ManagementFactory.getThreadMXBean();
-        Map<String, Long> byName = new TreeMap<>();
-        for (var info : threads.getThreadInfo(threads.getAllThreadIds())) {
-            if (info == null) {
-                continue;
-            }
-            long used =
-                    threads.getThreadCpuTime(info.getThreadId())
-                            - threadStart.getOrDefault(info.getThreadId(), 0L);
-            String name = info.getThreadName().replaceAll("[0-9]+", "#");
-            byName.merge(name.length() > 70 ? name.substring(0, 70) : name, used, Long::sum);
-        }
         long process = processCpuNanos(ProcessHandle.current().pid()) - processStart;
         System.out.printf("CPU per message: this JVM %.1f µs", process / 1e3 / messages);
         if (broker != null) {
@@ -52,24 +40,39 @@ final class CpuUse {
                     (processCpuNanos(broker.pid()) - brokerStart) / 1e3 / messages);
         }
         System.out.printf(
-                "; JIT compilation %.1f s, GC %.1f s of this JVM's time",
-                (compileMillis() - compileStart) / 1e3, (gcMillis() - gcStart) / 1e3);
-        System.out.println("; busiest threads of this JVM (µs per message):");
-        byName.entrySet().stream()
+                "; GC %.1f s; busiest threads of this JVM (µs per message):%n",
+                (gcMillis() - gcStart) / 1e3);
+        Map<String, Long> used = new TreeMap<>();
+        Map<String, Long> fromProc = threadsFromProc();
+        if (!fromProc.isEmpty()) {
+            // /proc sees every thread, native ones (RocksDB, JIT compilers) included; Linux cuts
+            // the names at 15 characters.
+            fromProc.forEach(
+                    (tid, cpu) ->
+                            used.merge(
+                                    tid.substring(tid.indexOf(' ') + 1).replaceAll("[0-9]+", "#"),
+                                    cpu - procStart.getOrDefault(tid, 0L),
+                                    Long::sum));
+        } else {
+            var threads = ManagementFactory.getThreadMXBean();
+            for (var info : threads.getThreadInfo(threads.getAllThreadIds())) {
+                if (info != null) {
+                    used.merge(
+                            info.getThreadName().replaceAll("[0-9]+", "#"),
+                            threads.getThreadCpuTime(info.getThreadId())
+                                    - threadStart.getOrDefault(info.getThreadId(), 0L),
+                            Long::sum);
+                }
+            }
+        }
+        used.entrySet().stream()
                 .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-                .limit(10)
+                .limit(12)
                 .forEach(
                         e ->
                                 System.out.printf(
                                         "  %6.2f  %s%n",
                                         e.getValue() / 1e3 / messages, e.getKey()));
-    }
-
-    private static long compileMillis() {
-        var jit = ManagementFactory.getCompilationMXBean();
-        return jit != null && jit.isCompilationTimeMonitoringSupported()
-                ? jit.getTotalCompilationTime()
-                : 0;
     }
 
     private static long gcMillis() {
@@ -78,6 +81,27 @@ final class CpuUse {
             sum += Math.max(0, gc.getCollectionTime());
         }
         return sum;
+    }
+
+    /** CPU time (ns) of each live thread of this process, keyed by "tid name", from /proc. */
+    private static Map<String, Long> threadsFromProc() {
+        Map<String, Long> out = new java.util.HashMap<>();
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String name = Files.readString(t.resolve("comm")).trim();
+                    String stat = Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    out.put(t.getFileName() + " " + name, ticks * 10_000_000L);
+                } catch (Exception gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (Exception noProc) {
+            // not Linux
+        }
+        return out;
     }
 
     /** utime + stime of a process from /proc, in nanoseconds (clock ticks of 10 ms). */
