@@ -314,6 +314,8 @@ public final class LocalRunner {
         for (AutoCloseable r : resources) {
             r.close();
         }
+        // Broker data, checkpoints and Redis files of this run: nothing is kept between runs.
+        TempDirs.deleteRecursively(work);
         Summary summary =
                 new Summary(
                         generator == null ? -1 : generator.sent(),

@@ -33,6 +33,7 @@ class LocalRunnerITCase {
     @Timeout(180)
     void embeddedStackMovesMessagesAndStopsCleanly() throws Exception {
         int port = freePort();
+        List<String> tempBefore = runnerTempDirs();
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
         CountDownLatch neverStop = new CountDownLatch(1);
@@ -97,6 +98,8 @@ class LocalRunnerITCase {
             broker.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
         }
         assertEquals(List.of(), brokerProcesses(), "no broker left running");
+        // Nor its files: broker data, checkpoints, Redis.
+        assertEquals(tempBefore, runnerTempDirs(), "temporary directories left behind");
         assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
         assertTrue(text.contains("| allowed "), "progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
@@ -107,6 +110,17 @@ class LocalRunnerITCase {
         // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
         assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
         assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+    }
+
+    private static List<String> runnerTempDirs() throws java.io.IOException {
+        try (var all =
+                java.nio.file.Files.list(
+                        java.nio.file.Path.of(System.getProperty("java.io.tmpdir")))) {
+            return all.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("freqcap-local"))
+                    .sorted()
+                    .toList();
+        }
     }
 
     private static List<ProcessHandle> brokerProcesses() {

@@ -6,6 +6,7 @@ import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.KafkaBrokerProcess;
 import io.freqcap.job.LocalKafka;
+import io.freqcap.job.TempDirs;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +72,9 @@ public final class EndToEndBenchmark {
                 System.out.printf("measured run, %,d messages:%n", messages);
             }
             run(kafka, redis, work.resolve("run"), "", messages, users, days, identity);
+        } finally {
+            // Broker logs and checkpoints of a run take gigabytes.
+            TempDirs.deleteRecursively(work);
         }
         System.exit(0);
     }

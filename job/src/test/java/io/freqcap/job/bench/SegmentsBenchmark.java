@@ -1,5 +1,6 @@
 package io.freqcap.job.bench;
 
+import io.freqcap.job.TempDirs;
 import io.freqcap.operators.FlinkFileLoader;
 import io.freqcap.operators.SegmentTable;
 import io.freqcap.schema.LimitConfig;
@@ -23,10 +24,14 @@ public final class SegmentsBenchmark {
         Random rnd = new Random(7);
 
         // 1. Dense: ids 0..300M, 90% members, as a text file built with `segments build`.
-        if (!Boolean.getBoolean("bench.resolutionOnly")) {
-            buildDenseAndSparse(dir, rnd);
+        try {
+            if (!Boolean.getBoolean("bench.resolutionOnly")) {
+                buildDenseAndSparse(dir, rnd);
+            }
+            resolution(dir, rnd);
+        } finally {
+            TempDirs.deleteRecursively(dir);
         }
-        resolution(dir, rnd);
         memoryLatency();
     }
 
