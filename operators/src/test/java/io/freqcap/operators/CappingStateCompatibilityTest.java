@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.OperatorSnapshotUtil;
 import org.junit.jupiter.api.AfterEach;
@@ -131,17 +130,6 @@ class CappingStateCompatibilityTest {
         return out;
     }
 
-    static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        List<MirrorWrite> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.MIRROR);
-        if (side != null) {
-            for (StreamRecord<MirrorWrite> r : side) {
-                out.add(r.getValue());
-            }
-        }
-        return out;
-    }
-
     @Test
     void snapshotsOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
         // The reference: one operator that never stopped, then rebuilt its mirror.
@@ -149,7 +137,7 @@ class CappingStateCompatibilityTest {
         before(straight);
         int decidedBefore = straight.extractOutputValues().size();
         int auditedBefore = audits(straight).size();
-        int mirroredBefore = mirrored(straight).size();
+        int mirroredBefore = CappingMirrorTest.mirrored(straight).size();
         for (InboundMessage m : traffic(BEFORE, ALL)) {
             straight.processElement(m, m.message().timestamp());
         }
@@ -160,7 +148,8 @@ class CappingStateCompatibilityTest {
         List<String> expectedAudits =
                 audits(straight).subList(auditedBefore, audits(straight).size());
         List<MirrorWrite> expectedMirror =
-                mirrored(straight).subList(mirroredBefore, mirrored(straight).size());
+                CappingMirrorTest.mirrored(straight)
+                        .subList(mirroredBefore, CappingMirrorTest.mirrored(straight).size());
 
         for (String version : FIXTURES) {
             Path file = fixture(version);
@@ -176,7 +165,10 @@ class CappingStateCompatibilityTest {
             List<String> got = decisions(restored.extractOutputValues());
             assertEquals(expected, got, "decisions after restoring " + version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
-            assertEquals(expectedMirror, mirrored(restored), "mirror writes after " + version);
+            assertEquals(
+                    expectedMirror,
+                    CappingMirrorTest.mirrored(restored),
+                    "mirror writes after " + version);
             // What the fixture must exercise, so that the comparison means something.
             assertTrue(got.stream().allMatch(d -> d.endsWith("@v2")), "config v2 restored");
             assertTrue(got.stream().anyMatch(d -> d.startsWith("ALLOWED/vip")), "segment restored");
