@@ -53,11 +53,20 @@ public final class FreqcapJob {
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit) {
-        build(initialConfigJson, initialSegmentsJson, input, control, deliveries, audit, null);
+        build(
+                initialConfigJson,
+                initialSegmentsJson,
+                input,
+                control,
+                deliveries,
+                audit,
+                null,
+                CappingFunction.DEFAULT_HISTORY_CACHE_SLOTS);
     }
 
     /**
      * @param mirror the Redis mirror's sink, or null for no mirror
+     * @param historyCacheSlots users whose histories each capping task caches on the heap
      */
     public static void build(
             String initialConfigJson,
@@ -66,7 +75,8 @@ public final class FreqcapJob {
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit,
-            Sink<MirrorWrite> mirror) {
+            Sink<MirrorWrite> mirror,
+            int historyCacheSlots) {
         DataStream<InboundMessage> parsed =
                 input.map(new ParseFunction())
                         .name("parse")
@@ -88,7 +98,10 @@ public final class FreqcapJob {
                         .connect(controlTimed.broadcast(ControlState.SEGMENTS))
                         .process(
                                 new CappingFunction(
-                                        initialConfigJson, initialSegmentsJson, mirror != null))
+                                        initialConfigJson,
+                                        initialSegmentsJson,
+                                        mirror != null,
+                                        historyCacheSlots))
                         .name("capping")
                         .uid(UID_CAPPING);
 

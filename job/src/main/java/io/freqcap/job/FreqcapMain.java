@@ -146,7 +146,8 @@ public final class FreqcapMain {
                                                 uri,
                                                 options.get(FreqcapOptions.REDIS_KEY_PREFIX),
                                                 options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
-                        .orElse(null));
+                        .orElse(null),
+                options.get(FreqcapOptions.HISTORY_CACHE));
     }
 
     /** A control input: tiny, so one source task; its uid keeps savepoints mappable. */

@@ -393,7 +393,8 @@ class RedisMirrorITCase {
                     control,
                     KafkaConnectors.deliverySink(options),
                     KafkaConnectors.auditSink(options),
-                    new RedisMirrorSink(redis.uri(), name, 1_000_000));
+                    new RedisMirrorSink(redis.uri(), name, 1_000_000),
+                    64); // a small history cache: users evict each other across the failure
             JobClient job = env.executeAsync("freqcap-mirror-failover");
             try {
                 for (int i = 0; i < inputs.size(); i += 5_000) {

@@ -340,6 +340,66 @@ class CappingFunctionTest {
         assertTrue(gotAudits.stream().anyMatch(a -> a.contains("REJECTED")));
     }
 
+    /** Decisions and audit records of one run, in order, with a snapshot/restore halfway. */
+    private List<String> runWithHistoryCache(int slots, List<Object> inputs) throws Exception {
+        List<String> out = new ArrayList<>();
+        var h = harnesses.open(new CappingFunction(ONE_A_DAY_V1, null, false, slots), null, 1, 0);
+        int half = inputs.size() / 2;
+        for (int i = 0; i < inputs.size(); i++) {
+            if (i == half) {
+                out.addAll(decisions(h));
+                audits(h).forEach(a -> out.add(a.toString()));
+                OperatorSubtaskState snapshot = h.snapshot(1, 1);
+                harnesses.close(h);
+                h =
+                        harnesses.open(
+                                new CappingFunction(ONE_A_DAY_V1, null, false, slots),
+                                snapshot,
+                                1,
+                                0);
+            }
+            Object in = inputs.get(i);
+            if (in instanceof InboundMessage m) {
+                h.processElement(m, m.timestamp());
+            } else if (in instanceof Long watermark) {
+                h.watermark(watermark);
+            } else {
+                h.processBroadcastElement((ControlRecord) in, 0);
+            }
+        }
+        out.addAll(decisions(h));
+        audits(h).forEach(a -> out.add(a.toString()));
+        return out;
+    }
+
+    @Test
+    void historyCacheNeverChangesADecision() throws Exception {
+        // Users come back after others took their cache slot, after a sweep cleared them (their
+        // messageIds count again), after a config update and after a restore.
+        java.util.Random rnd = new java.util.Random(23);
+        List<Object> inputs = new ArrayList<>();
+        long t = DAY_1_NOON;
+        for (int i = 0; i < 3_000; i++) {
+            if (i % 500 == 499) {
+                t += 15 * DAY; // past 2 x the longest window: the sweep clears everyone older
+                inputs.add(t - 1);
+                inputs.add(ControlRecord.sweep(i));
+            }
+            if (i == 1_200) {
+                inputs.add(control(config(2, 2)));
+            }
+            long when = t + rnd.nextInt(72) * HOUR - 24 * HOUR;
+            inputs.add(message("m" + rnd.nextInt(40), rnd.nextInt(50), when));
+            t += 20 * 60_000L;
+        }
+        List<String> uncached = runWithHistoryCache(0, inputs);
+        assertTrue(uncached.stream().filter(d -> d.startsWith("ALLOWED")).count() > 300);
+        assertTrue(uncached.stream().anyMatch(a -> a.contains("DUPLICATE")));
+        assertTrue(uncached.stream().anyMatch(a -> a.contains("REJECTED")));
+        assertEquals(uncached, runWithHistoryCache(4, inputs), "4 slots: users evict each other");
+        assertEquals(uncached, runWithHistoryCache(1 << 16, inputs), "every user cached");
+    }
+
     @Test
     void harnessFactoryWorksWithoutBroadcastDescriptors() throws Exception {
         // The form the style guide names; heap state, opened by the factory.

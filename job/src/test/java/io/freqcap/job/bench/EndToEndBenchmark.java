@@ -168,7 +168,12 @@ public final class EndToEndBenchmark {
                                     "--checkpoint-interval",
                                     System.getProperty("bench.checkpoint", "2s"),
                                     "--parallelism",
-                                    "2"));
+                                    "2",
+                                    "--history-cache",
+                                    System.getProperty(
+                                            "bench.historyCache",
+                                            Integer.toString(
+                                                    FreqcapOptions.HISTORY_CACHE.defaultValue()))));
             if (redis != null) {
                 jobArgs.addAll(
                         List.of(
@@ -295,6 +300,13 @@ public final class EndToEndBenchmark {
                             (double) writes / Math.max(1, flushes));
                 }
                 cpu.report(seen);
+                if (!identity) {
+                    System.out.printf(
+                            "history cache: %,d hits of %,d messages (--history-cache %,d)%n",
+                            sum(metrics, job, "historyCacheHits"),
+                            seen,
+                            options.get(FreqcapOptions.HISTORY_CACHE));
+                }
                 job.cancel().get();
                 double total = (done - submitted) / 1e9;
                 double fromRead = (done - firstRead.get()) / 1e9;
