@@ -137,9 +137,9 @@ public final class FreqcapOptions {
                     .defaultValue(CappingFunction.DEFAULT_HISTORY_CACHE_SLOTS)
                     .withDescription(
                             "Users whose histories each capping task keeps on the heap in front of"
-                                    + " RocksDB (about 70 bytes each; 0 for none). Saves a RocksDB"
-                                    + " read for users seen recently (not in the contract; an"
-                                    + " addition).");
+                                    + " RocksDB (72 bytes each, rounded up to a power of two; 0 for"
+                                    + " none; at most 67108864). Saves a RocksDB read for users seen"
+                                    + " recently (not in the contract; an addition).");
     public static final ConfigOption<Integer> PARALLELISM =
             ConfigOptions.key("parallelism")
                     .intType()

@@ -110,6 +110,7 @@ public class CappingFunction
     private transient HistoryCache cache;
     private transient DataOutputSerializer cacheOut;
     private transient DataInputDeserializer cacheIn;
+    private transient byte[] cacheBuffer;
     private transient Counter cacheHits;
     private transient Counter allowed;
     private transient Counter exempt;
@@ -142,7 +143,7 @@ public class CappingFunction
         this(initialConfigJson, initialSegmentsJson, mirror, DEFAULT_HISTORY_CACHE_SLOTS);
     }
 
-    /** Slots of each instance's {@link HistoryCache} unless told otherwise (about 70 MB full). */
+    /** Slots of each instance's {@link HistoryCache} unless told otherwise (about 72 MB full). */
     public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
 
     /**
@@ -154,9 +155,9 @@ public class CappingFunction
             String initialSegmentsJson,
             boolean mirror,
             int historyCacheSlots) {
-        if (historyCacheSlots < 0 || historyCacheSlots > 1 << 30) {
+        if (historyCacheSlots < 0 || historyCacheSlots > 1 << 26) {
             throw new IllegalArgumentException(
-                    "history cache slots must be 0..2^30, got " + historyCacheSlots);
+                    "history cache slots must be 0..2^26, got " + historyCacheSlots);
         }
         this.initialConfigJson = initialConfigJson;
         this.initialSegmentsJson = initialSegmentsJson;
@@ -237,6 +238,7 @@ public class CappingFunction
         cache = new HistoryCache(historyCacheSlots);
         cacheOut = new DataOutputSerializer(128);
         cacheIn = new DataInputDeserializer();
+        cacheBuffer = new byte[HistoryCache.MAX_BYTES];
         auditsControl = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
         MetricGroup metrics = getRuntimeContext().getMetricGroup();
         allowed = metrics.counter("allowed");
@@ -286,7 +288,7 @@ public class CappingFunction
             case ALLOWED:
                 allowed.inc();
                 history.update(v.history());
-                cache.put(m.userId(), serialized(v.history()));
+                cache(m.userId(), v.history());
                 out.collect(delivery(in, m, v, cfg));
                 if (mirror) {
                     // Every channel the user may have in Redis: the write trims them all.
@@ -326,27 +328,26 @@ public class CappingFunction
 
     /** The user's history (the current key's), from the cache when it holds it. */
     private UserHistory history(long user) throws Exception {
-        byte[] cached = cache.get(user);
-        if (cached != null) {
+        int length = cache.get(user, cacheBuffer);
+        if (length > 0) {
             cacheHits.inc();
-            cacheIn.setBuffer(cached);
+            cacheIn.setBuffer(cacheBuffer, 0, length);
             return UserHistorySerializer.INSTANCE.deserialize(cacheIn);
         }
         UserHistory h = history.value();
         if (h == null) {
             h = UserHistory.EMPTY;
         }
-        cache.put(user, serialized(h));
+        cache(user, h);
         return h;
     }
 
-    private byte[] serialized(UserHistory h) throws IOException {
-        if (cache.slots() == 0) {
-            return null;
+    private void cache(long user, UserHistory h) throws IOException {
+        if (cache.slots() > 0) {
+            cacheOut.clear();
+            UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
+            cache.put(user, cacheOut.getSharedBuffer(), cacheOut.length());
         }
-        cacheOut.clear();
-        UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
-        return cacheOut.getCopyOfBuffer();
     }
 
     private static Delivery delivery(
