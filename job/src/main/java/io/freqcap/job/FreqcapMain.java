@@ -83,7 +83,12 @@ public final class FreqcapMain {
                 ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         // A user's history is ~50 bytes: ZSTD over 16 KB blocks finds what histories share
         // (channel names, timestamp prefixes); 74 -> 64 bytes per user in the operator benchmark.
-        c.setString("state.backend.rocksdb.compression.per.level", "ZSTD_COMPRESSION");
+        // Level 0 (memtable flushes, compacted away within seconds) is not compressed: flushes,
+        // compactions and reads of fresh data cost half as much CPU (end-to-end benchmark: RocksDB
+        // threads 1.21 -> 0.69 µs per message, capping task 6.25 -> 5.69 µs), and every level
+        // where state stays is still ZSTD.
+        c.setString(
+                "state.backend.rocksdb.compression.per.level", "NO_COMPRESSION;ZSTD_COMPRESSION");
         c.setString("state.backend.rocksdb.block.blocksize", "16kb");
         // One point read per message: small memtables with a bloom filter are searched fast
         // (end-to-end benchmark, 3 runs each: 55-68k msg/s before, 64-75k after).

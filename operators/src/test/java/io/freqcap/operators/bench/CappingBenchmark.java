@@ -101,7 +101,7 @@ public final class CappingBenchmark {
                     "state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
             rocks.setString(
                     "state.backend.rocksdb.compression.per.level",
-                    System.getProperty("compression", "ZSTD_COMPRESSION"));
+                    System.getProperty("compression", "NO_COMPRESSION;ZSTD_COMPRESSION"));
             rocks.setString(
                     "state.backend.rocksdb.block.blocksize",
                     System.getProperty("blockSize", "16kb"));
