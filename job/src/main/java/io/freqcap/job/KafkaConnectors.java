@@ -6,6 +6,8 @@ import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.RawRecord;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
@@ -149,6 +151,12 @@ public final class KafkaConnectors {
         private static final long serialVersionUID = 1L;
         private final String topic;
 
+        /**
+         * Header values already encoded: decisions, segment ids and config versions are few, and
+         * header arrays are only read by the producer.
+         */
+        private transient Map<Object, byte[]> encoded;
+
         public DeliverySerializer(String topic) {
             this.topic = topic;
         }
@@ -157,12 +165,18 @@ public final class KafkaConnectors {
         public ProducerRecord<byte[], byte[]> serialize(
                 Delivery d, KafkaSinkContext context, Long timestamp) {
             RecordHeaders headers = new RecordHeaders();
-            headers.add(Delivery.HEADER_DECISION, d.decision().getBytes(StandardCharsets.UTF_8));
-            headers.add(Delivery.HEADER_SEGMENT, d.segment().getBytes(StandardCharsets.UTF_8));
-            headers.add(
-                    Delivery.HEADER_CONFIG_VERSION,
-                    Long.toString(d.configVersion()).getBytes(StandardCharsets.UTF_8));
+            headers.add(Delivery.HEADER_DECISION, encoded(d.decision()));
+            headers.add(Delivery.HEADER_SEGMENT, encoded(d.segment()));
+            headers.add(Delivery.HEADER_CONFIG_VERSION, encoded(d.configVersion()));
             return new ProducerRecord<>(topic, null, null, d.key(), d.value(), headers);
+        }
+
+        private byte[] encoded(Object value) {
+            if (encoded == null || encoded.size() > 4096) {
+                encoded = new HashMap<>();
+            }
+            return encoded.computeIfAbsent(
+                    value, v -> v.toString().getBytes(StandardCharsets.UTF_8));
         }
     }
 

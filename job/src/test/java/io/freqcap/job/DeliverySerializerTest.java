@@ -1,0 +1,39 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.freqcap.schema.Delivery;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+class DeliverySerializerTest {
+    private final KafkaConnectors.DeliverySerializer serializer =
+            new KafkaConnectors.DeliverySerializer("deliveries");
+
+    private static String header(ProducerRecord<byte[], byte[]> r, String name) {
+        return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void everyRecordCarriesItsOwnDecisionSegmentAndVersion() {
+        byte[] value = "{\"messageId\":\"m1\"}".getBytes(StandardCharsets.UTF_8);
+        // Segment "7" and version 7 look alike once encoded; each must stay itself.
+        Object[][] cases = {
+            {"ALLOWED", "new", 7L}, {"EXEMPT", "7", 8L}, {"ALLOWED", "*", 7L}, {"ALLOWED", "7", 7L}
+        };
+        for (Object[] c : cases) {
+            Delivery d =
+                    new Delivery("k".getBytes(), value, (String) c[0], (String) c[1], (long) c[2]);
+            ProducerRecord<byte[], byte[]> r = serializer.serialize(d, null, null);
+            assertEquals("deliveries", r.topic());
+            assertArrayEquals(value, r.value());
+            assertArrayEquals("k".getBytes(), r.key());
+            assertEquals(c[0], header(r, Delivery.HEADER_DECISION));
+            assertEquals(c[1], header(r, Delivery.HEADER_SEGMENT));
+            assertEquals(Long.toString((long) c[2]), header(r, Delivery.HEADER_CONFIG_VERSION));
+            assertEquals(3, r.headers().toArray().length);
+        }
+    }
+}
