@@ -89,6 +89,16 @@ class FreqcapOptionsTest {
                         "--parallelism",
                         "0"));
         assertEquals(
+                "--history-cache: must be 0..67108864, got -1",
+                error(
+                        null,
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        good.toString(),
+                        "--history-cache",
+                        "-1"));
+        assertEquals(
                 "--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
                 error(null, "--checkpoint-interval", "soon"));
         assertEquals(
