@@ -282,9 +282,8 @@ public final class FreqcapOptions {
             throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
         }
         int cache = conf.get(HISTORY_CACHE);
-        if (cache < 0 || cache > 1 << 30) {
-            throw new InvalidOptionException(
-                    "--history-cache: must be 0..1073741824, got " + cache);
+        if (cache < 0 || cache > 1 << 26) {
+            throw new InvalidOptionException("--history-cache: must be 0..67108864, got " + cache);
         }
         if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
             throw new InvalidOptionException("--cleanup-interval: at least 1s");
