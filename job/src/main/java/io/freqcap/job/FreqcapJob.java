@@ -1,8 +1,8 @@
 package io.freqcap.job;
 
 import io.freqcap.operators.CappingFunction;
+import io.freqcap.operators.CappingOperator;
 import io.freqcap.operators.ControlIdleOperator;
-import io.freqcap.operators.ControlState;
 import io.freqcap.operators.MessageTime;
 import io.freqcap.operators.ParseFunction;
 import io.freqcap.schema.AuditEvent;
@@ -95,14 +95,18 @@ public final class FreqcapJob {
                 parsed.keyBy(InboundMessage::routingKey, Types.LONG)
                         // The config in force is operator state of the capping function (see
                         // CappingFunction.CONFIG_IN_FORCE); segments are broadcast state.
-                        .connect(controlTimed.broadcast(ControlState.SEGMENTS))
-                        .process(
-                                new CappingFunction(
-                                        initialConfigJson,
-                                        initialSegmentsJson,
-                                        mirror != null,
-                                        historyCacheSlots))
-                        .name("capping")
+                        // CappingOperator: Flink's keyed-broadcast operator, which also lets the
+                        // function write cached histories to keyed state at checkpoints.
+                        .connect(controlTimed.broadcast())
+                        .transform(
+                                "capping",
+                                TypeInformation.of(Delivery.class),
+                                new CappingOperator(
+                                        new CappingFunction(
+                                                initialConfigJson,
+                                                initialSegmentsJson,
+                                                mirror != null,
+                                                historyCacheSlots)))
                         .uid(UID_CAPPING);
 
         decided.sinkTo(deliveries).name("deliveries").uid(UID_DELIVERY_SINK);

@@ -37,6 +37,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
@@ -112,6 +113,10 @@ public class CappingFunction
     private transient DataInputDeserializer cacheIn;
     private transient byte[] cacheBuffer;
     private transient Counter cacheHits;
+
+    /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
+    private transient java.util.function.LongConsumer keySetter;
+
     private transient Counter allowed;
     private transient Counter exempt;
     private transient Counter rejected;
@@ -229,6 +234,7 @@ public class CappingFunction
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
+        flush(); // before the keyed state backend takes its snapshot
         configState.update(List.of(config.json()));
     }
 
@@ -287,8 +293,7 @@ public class CappingFunction
         switch (v.decision()) {
             case ALLOWED:
                 allowed.inc();
-                history.update(v.history());
-                cache(m.userId(), v.history());
+                record(m.userId(), v.history());
                 out.collect(delivery(in, m, v, cfg));
                 if (mirror) {
                     // Every channel the user may have in Redis: the write trims them all.
@@ -342,6 +347,43 @@ public class CappingFunction
         return h;
     }
 
+    /** Writes the user's new history: to the cache only when it can hold it until the flush. */
+    private void record(long user, UserHistory h) throws Exception {
+        if (keySetter != null && cache.slots() > 0) {
+            cacheOut.clear();
+            UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
+            if (cache.putDirty(user, cacheOut.getSharedBuffer(), cacheOut.length())) {
+                return;
+            }
+            history.update(h);
+            return;
+        }
+        history.update(h);
+        cache(user, h);
+    }
+
+    /** Called by {@link CappingOperator} before the first record: write back at checkpoints. */
+    void writeBackThrough(java.util.function.LongConsumer setCurrentKey) {
+        this.keySetter = setCurrentKey;
+    }
+
+    /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
+    private void flush() throws Exception {
+        if (keySetter == null) {
+            return;
+        }
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        int n =
+                cache.flushDirty(
+                        u -> KeyGroupRangeAssignment.assignToKeyGroup(u, maxParallelism),
+                        (user, bytes, offset, length) -> {
+                            keySetter.accept(user);
+                            cacheIn.setBuffer(bytes, offset, length);
+                            history.update(UserHistorySerializer.INSTANCE.deserialize(cacheIn));
+                        });
+        LOG.debug("Wrote {} cached histories to keyed state", n);
+    }
+
     private void cache(long user, UserHistory h) throws IOException {
         if (cache.slots() > 0) {
             cacheOut.clear();
@@ -364,6 +406,7 @@ public class CappingFunction
      * message is at least twice the longest window behind the watermark.
      */
     private void sweep(Context ctx) throws Exception {
+        flush(); // the scan below reads keyed state
         long watermark = ctx.currentWatermark();
         long longest = config.longestWindowMillis();
         if (watermark < Long.MIN_VALUE + 2 * longest) {
@@ -459,6 +502,7 @@ public class CappingFunction
      */
     private void rebuildMirror(Context ctx) throws Exception {
         long window = config.longestWindowMillis();
+        flush();
         long[] users = {0, 0, 0};
         ctx.applyToKeyedState(
                 HISTORY,

@@ -24,6 +24,8 @@ final class HistoryCache {
     static final int MAX_BYTES = 63;
 
     private static final int SLOT_BYTES = MAX_BYTES + 1; // a length byte, then the bytes
+    private static final int LENGTH = 0x3F; // of the length byte; 0: an empty slot
+    private static final int DIRTY = 0x40; // of the length byte: newer than keyed state
     private static final int CHUNK_SLOTS_LOG2 = 14; // 16,384 slots, 1 MB of bytes per chunk
     private static final long MIX = 0x9E3779B97F4A7C15L; // 2^64 / golden ratio
 
@@ -67,7 +69,7 @@ final class HistoryCache {
         }
         int i = s & ((1 << CHUNK_SLOTS_LOG2) - 1);
         int at = i * SLOT_BYTES;
-        int length = b[at];
+        int length = b[at] & LENGTH;
         if (length == 0 || users[c][i] != user) {
             return 0;
         }
@@ -76,34 +78,127 @@ final class HistoryCache {
     }
 
     /**
-     * Caches {@code length} bytes of {@code serialized} as the user's history; a history longer
-     * than {@link #MAX_BYTES} empties the user's slot instead.
+     * Caches {@code length} bytes of {@code serialized} as the user's history, as keyed state holds
+     * it. Never replaces another user's dirty history; a history longer than {@link #MAX_BYTES}
+     * empties the user's slot instead.
      */
     void put(long user, byte[] serialized, int length) {
+        store(user, serialized, length, false);
+    }
+
+    /**
+     * Caches the user's history as newer than keyed state (written there by {@link #flushDirty}).
+     *
+     * @return false if it could not be cached (too long, or the slot holds another user's dirty
+     *     history): the caller must write it to keyed state itself
+     */
+    boolean putDirty(long user, byte[] serialized, int length) {
+        return store(user, serialized, length, true);
+    }
+
+    private boolean store(long user, byte[] serialized, int length, boolean dirty) {
         if (slots == 0) {
-            return;
+            return false;
         }
         int s = slot(user);
         int c = s >>> CHUNK_SLOTS_LOG2;
         int i = s & ((1 << CHUNK_SLOTS_LOG2) - 1);
         if (bytes[c] == null) {
             if (length > MAX_BYTES) {
-                return;
+                return false;
             }
             int chunkSlots = Math.min(slots, 1 << CHUNK_SLOTS_LOG2);
             users[c] = new long[chunkSlots];
             bytes[c] = new byte[chunkSlots * SLOT_BYTES];
         }
         int at = i * SLOT_BYTES;
+        boolean mine = users[c][i] == user;
+        if ((bytes[c][at] & DIRTY) != 0 && !mine) {
+            return false; // another user's newer history: it stays until the next flush
+        }
         if (length > MAX_BYTES || length <= 0) {
-            bytes[c][at] = 0;
-            return;
+            if (mine) {
+                bytes[c][at] = 0; // the user's older history must not be read again
+            }
+            return false;
         }
         users[c][i] = user;
-        bytes[c][at] = (byte) length;
+        bytes[c][at] = (byte) (dirty ? length | DIRTY : length);
         System.arraycopy(serialized, 0, bytes[c], at + 1, length);
+        return true;
     }
 
+    /** Receives a dirty history on its way to keyed state. */
+    interface Writer {
+        void write(long user, byte[] bytes, int offset, int length) throws Exception;
+    }
+
+    /**
+     * Hands every dirty history to {@code writer}, ordered by key group, then by userId (the order
+     * of RocksDB's keys, so that its memtable inserts land next to each other), and marks them
+     * clean.
+     *
+     * @param keyGroupOf the key group of a userId
+     * @return how many were written
+     */
+    int flushDirty(java.util.function.LongToIntFunction keyGroupOf, Writer writer)
+            throws Exception {
+        int n = 0;
+        long[] dirtyUsers = new long[64];
+        for (int c = 0; c < bytes.length; c++) {
+            byte[] b = bytes[c];
+            if (b == null) {
+                continue;
+            }
+            for (int i = 0, at = 0; at < b.length; i++, at += SLOT_BYTES) {
+                if ((b[at] & DIRTY) != 0) {
+                    if (n == dirtyUsers.length) {
+                        dirtyUsers = java.util.Arrays.copyOf(dirtyUsers, n * 2);
+                    }
+                    dirtyUsers[n++] = users[c][i];
+                }
+            }
+        }
+        long[] u = java.util.Arrays.copyOf(dirtyUsers, n);
+        long max = 0;
+        for (int k = 0; k < n; k++) {
+            max = Math.max(max, u[k]);
+        }
+        if (max < 1L << 47) {
+            // key group (< 2^16) and userId in one long: a primitive sort
+            for (int k = 0; k < n; k++) {
+                u[k] |= (long) keyGroupOf.applyAsInt(u[k]) << 47;
+            }
+            java.util.Arrays.sort(u);
+            for (int k = 0; k < n; k++) {
+                u[k] &= (1L << 47) - 1;
+            }
+        } else {
+            Long[] boxed = new Long[n];
+            for (int k = 0; k < n; k++) {
+                boxed[k] = u[k];
+            }
+            java.util.Arrays.sort(
+                    boxed,
+                    java.util.Comparator.<Long>comparingInt(keyGroupOf::applyAsInt)
+                            .thenComparingLong(x -> x));
+            for (int k = 0; k < n; k++) {
+                u[k] = boxed[k];
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            long user = u[k];
+            int s = slot(user);
+            int c = s >>> CHUNK_SLOTS_LOG2;
+            int at = (s & ((1 << CHUNK_SLOTS_LOG2) - 1)) * SLOT_BYTES;
+            byte[] b = bytes[c];
+            writer.write(user, b, at + 1, b[at] & LENGTH);
+            b[at] = (byte) (b[at] & LENGTH);
+        }
+        return n;
+    }
+
+    /** Empties every slot; dirty histories are lost, so {@link #flushDirty} first. */
     void clear() {
         for (byte[] b : bytes) {
             if (b != null) {

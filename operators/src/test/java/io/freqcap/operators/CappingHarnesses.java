@@ -8,7 +8,6 @@ import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 
 /**
@@ -29,8 +28,7 @@ final class CappingHarnesses implements AutoCloseable {
             throws Exception {
         var h =
                 new KeyedBroadcastOperatorTestHarness<>(
-                        new CoBroadcastWithKeyedOperator<>(
-                                function, List.of(ControlState.SEGMENTS)),
+                        new CappingOperator(function),
                         InboundMessage::routingKey,
                         Types.LONG,
                         128,

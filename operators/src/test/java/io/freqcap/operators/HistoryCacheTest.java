@@ -3,6 +3,7 @@ package io.freqcap.operators;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.Random;
@@ -106,5 +107,50 @@ class HistoryCacheTest {
         HistoryCache c = new HistoryCache(0);
         c.put(42, A, A.length);
         assertEquals(0, get(c, 42).length);
+    }
+
+    @Test
+    void dirtyHistoriesAreWrittenOnceInKeyOrderAndNeverDisplaced() throws Exception {
+        HistoryCache c = new HistoryCache(1 << 12);
+        java.util.List<Long> written = new java.util.ArrayList<>();
+        Random rnd = new Random(9);
+        java.util.Set<Long> dirty = new java.util.HashSet<>();
+        for (int i = 0; i < 3_000; i++) {
+            long u = rnd.nextInt(1_000_000) + (i % 2 == 0 ? 0 : 1L << 50); // both sort paths
+            if (c.putDirty(u, A, A.length)) {
+                dirty.add(u);
+            }
+        }
+        assertTrue(dirty.size() > 1_000 && dirty.size() < 3_000, "some collided: " + dirty.size());
+        // A dirty slot is never taken by another user: not by a later dirty one (above, where
+        // colliding users were refused), not by a clean one.
+        for (long u : dirty) {
+            for (long other = u + 1; other < u + 50; other++) {
+                if (!dirty.contains(other)) {
+                    c.put(other, B, B.length);
+                }
+            }
+        }
+        for (long u : dirty) {
+            assertArrayEquals(A, get(c, u));
+        }
+        int n =
+                c.flushDirty(
+                        u -> (int) (u % 7),
+                        (u, b, off, len) -> {
+                            written.add(u);
+                            assertArrayEquals(A, Arrays.copyOfRange(b, off, off + len));
+                        });
+        assertEquals(dirty.size(), n);
+        assertEquals(dirty, new java.util.HashSet<>(written), "each once");
+        for (int k = 1; k < written.size(); k++) {
+            long a = written.get(k - 1);
+            long b = written.get(k);
+            assertTrue(a % 7 < b % 7 || (a % 7 == b % 7 && a < b), a + " before " + b);
+        }
+        assertEquals(0, c.flushDirty(u -> 0, (u, b, off, len) -> written.add(-1L)), "now clean");
+        for (long u : dirty) {
+            assertArrayEquals(A, get(c, u), "still cached, clean");
+        }
     }
 }
