@@ -67,8 +67,11 @@ import org.slf4j.LoggerFactory;
  * W changes with every config.
  *
  * <p><b>History cache.</b> A {@link HistoryCache} of each instance holds the serialized histories
- * of recently seen users, written through with keyed state: a hit saves the RocksDB read (3–4 µs of
- * the ~9 µs a message cost this task in the end-to-end benchmark). The sweep clears it.
+ * of recently seen users: a hit saves the RocksDB read (3–4 µs of the ~9 µs a message cost this
+ * task in the end-to-end benchmark). Run by a {@link CappingOperator} (as the job does), new
+ * histories stay in the cache and reach keyed state in {@link #snapshotState}, which Flink calls
+ * before the keyed state backend's snapshot, and before a sweep or a rebuild scans keyed state; run
+ * by Flink's plain keyed-broadcast operator, the cache is written through.
  *
  * <p><b>Redis mirror.</b> With the mirror on, every ALLOWED message also goes to {@link #MIRROR}
  * (for {@link RedisMirrorSink}), and histories keep messageIds, so that a {@code rebuild-mirror}
