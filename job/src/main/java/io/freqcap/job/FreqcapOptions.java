@@ -138,7 +138,9 @@ public final class FreqcapOptions {
                     .withDescription(
                             "Users whose histories each capping task keeps on the heap in front of"
                                     + " RocksDB (72 bytes each, rounded up to a power of two; 0 for"
-                                    + " none; at most 67108864). Saves a RocksDB read for users seen"
+                                    + " none; at most "
+                                    + CappingFunction.MAX_HISTORY_CACHE_SLOTS
+                                    + "). Saves a RocksDB read for users seen"
                                     + " recently (not in the contract; an addition).");
     public static final ConfigOption<Integer> PARALLELISM =
             ConfigOptions.key("parallelism")
@@ -282,8 +284,12 @@ public final class FreqcapOptions {
             throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
         }
         int cache = conf.get(HISTORY_CACHE);
-        if (cache < 0 || cache > 1 << 26) {
-            throw new InvalidOptionException("--history-cache: must be 0..67108864, got " + cache);
+        if (cache < 0 || cache > CappingFunction.MAX_HISTORY_CACHE_SLOTS) {
+            throw new InvalidOptionException(
+                    "--history-cache: must be 0.."
+                            + CappingFunction.MAX_HISTORY_CACHE_SLOTS
+                            + ", got "
+                            + cache);
         }
         if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
             throw new InvalidOptionException("--cleanup-interval: at least 1s");

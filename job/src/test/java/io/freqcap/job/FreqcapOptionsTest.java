@@ -33,6 +33,17 @@ class FreqcapOptionsTest {
                 .getMessage();
     }
 
+    /** The error of a command line with the required options and {@code extra}. */
+    static String errorWithRequired(Path limits, String... extra) {
+        String[] args = new String[4 + extra.length];
+        args[0] = "--bootstrap-servers";
+        args[1] = "k";
+        args[2] = "--limits";
+        args[3] = limits.toString();
+        System.arraycopy(extra, 0, args, 4, extra.length);
+        return error(null, args);
+    }
+
     @Test
     void defaultsFollowTheContract() throws Exception {
         Configuration c = parse("--bootstrap-servers", "k:9092", "--limits", "x");
@@ -80,24 +91,13 @@ class FreqcapOptionsTest {
                 error(null, "--parallelism", "two"));
         assertEquals(
                 "--parallelism: must be a positive integer",
-                error(
-                        null,
-                        "--bootstrap-servers",
-                        "k",
-                        "--limits",
-                        good.toString(),
-                        "--parallelism",
-                        "0"));
+                errorWithRequired(good, "--parallelism", "0"));
         assertEquals(
                 "--history-cache: must be 0..67108864, got -1",
-                error(
-                        null,
-                        "--bootstrap-servers",
-                        "k",
-                        "--limits",
-                        good.toString(),
-                        "--history-cache",
-                        "-1"));
+                errorWithRequired(good, "--history-cache", "-1"));
+        assertEquals(
+                "--history-cache: must be 0..67108864, got 67108865",
+                errorWithRequired(good, "--history-cache", "67108865"));
         assertEquals(
                 "--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
                 error(null, "--checkpoint-interval", "soon"));

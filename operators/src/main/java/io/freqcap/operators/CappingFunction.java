@@ -154,6 +154,8 @@ public class CappingFunction
     /** Slots of each instance's {@link HistoryCache} unless told otherwise (about 72 MB full). */
     public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
 
+    public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
+
     /**
      * @param historyCacheSlots slots of the history cache of each parallel instance (rounded up to
      *     a power of two), 0 for none
@@ -163,9 +165,12 @@ public class CappingFunction
             String initialSegmentsJson,
             boolean mirror,
             int historyCacheSlots) {
-        if (historyCacheSlots < 0 || historyCacheSlots > 1 << 26) {
+        if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
             throw new IllegalArgumentException(
-                    "history cache slots must be 0..2^26, got " + historyCacheSlots);
+                    "history cache slots must be 0.."
+                            + MAX_HISTORY_CACHE_SLOTS
+                            + ", got "
+                            + historyCacheSlots);
         }
         this.initialConfigJson = initialConfigJson;
         this.initialSegmentsJson = initialSegmentsJson;
@@ -353,8 +358,7 @@ public class CappingFunction
     /** Writes the user's new history: to the cache only when it can hold it until the flush. */
     private void record(long user, UserHistory h) throws Exception {
         if (keySetter != null && cache.slots() > 0) {
-            cacheOut.clear();
-            UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
+            serializeForCache(h);
             if (cache.putDirty(user, cacheOut.getSharedBuffer(), cacheOut.length())) {
                 return;
             }
@@ -389,10 +393,14 @@ public class CappingFunction
 
     private void cache(long user, UserHistory h) throws IOException {
         if (cache.slots() > 0) {
-            cacheOut.clear();
-            UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
+            serializeForCache(h);
             cache.put(user, cacheOut.getSharedBuffer(), cacheOut.length());
         }
+    }
+
+    private void serializeForCache(UserHistory h) throws IOException {
+        cacheOut.clear();
+        UserHistorySerializer.INSTANCE.serialize(h, cacheOut);
     }
 
     private static Delivery delivery(

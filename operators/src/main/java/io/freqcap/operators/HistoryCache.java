@@ -24,6 +24,9 @@ package io.freqcap.operators;
  * 72 bytes per slot written.
  */
 final class HistoryCache {
+    /** The most slots a cache may have (4.5 GB of arrays when all are written). */
+    static final int MAX_SLOTS = 1 << 26;
+
     /** The longest serialized history a slot holds. */
     static final int MAX_BYTES = 63;
 
@@ -42,8 +45,8 @@ final class HistoryCache {
      * @param slots at least this many slots (rounded up to a power of two); 0 caches nothing
      */
     HistoryCache(int slots) {
-        if (slots < 0 || slots > 1 << 26) {
-            throw new IllegalArgumentException("slots must be 0..2^26, got " + slots);
+        if (slots < 0 || slots > MAX_SLOTS) {
+            throw new IllegalArgumentException("slots must be 0.." + MAX_SLOTS + ", got " + slots);
         }
         int n = slots == 0 ? 0 : Math.max(2, Integer.highestOneBit(Math.max(1, slots - 1)) << 1);
         this.slots = n;
