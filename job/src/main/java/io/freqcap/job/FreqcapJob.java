@@ -1,5 +1,6 @@
 package io.freqcap.job;
 
+import io.freqcap.operators.Bounds;
 import io.freqcap.operators.CappingFunction;
 import io.freqcap.operators.CappingOperator;
 import io.freqcap.operators.ControlIdleOperator;
@@ -77,8 +78,33 @@ public final class FreqcapJob {
             Sink<AuditEvent> audit,
             Sink<MirrorWrite> mirror,
             int historyCacheSlots) {
+        build(
+                initialConfigJson,
+                initialSegmentsJson,
+                input,
+                control,
+                deliveries,
+                audit,
+                mirror,
+                historyCacheSlots,
+                Bounds.DEFAULTS);
+    }
+
+    /**
+     * @param bounds the largest output record; where and how much segment files are read from
+     */
+    public static void build(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            DataStream<RawRecord> input,
+            DataStream<ControlRecord> control,
+            Sink<Delivery> deliveries,
+            Sink<AuditEvent> audit,
+            Sink<MirrorWrite> mirror,
+            int historyCacheSlots,
+            Bounds bounds) {
         DataStream<InboundMessage> parsed =
-                input.map(new ParseFunction())
+                input.map(new ParseFunction(bounds.maxRecordBytes()))
                         .name("parse")
                         .uid(UID_PARSE)
                         .assignTimestampsAndWatermarks(MessageTime.messages())
@@ -106,7 +132,8 @@ public final class FreqcapJob {
                                                 initialConfigJson,
                                                 initialSegmentsJson,
                                                 mirror != null,
-                                                historyCacheSlots)))
+                                                historyCacheSlots,
+                                                bounds)))
                         .uid(UID_CAPPING);
 
         decided.sinkTo(deliveries).name("deliveries").uid(UID_DELIVERY_SINK);

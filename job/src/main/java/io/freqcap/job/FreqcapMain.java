@@ -152,7 +152,8 @@ public final class FreqcapMain {
                                                 options.get(FreqcapOptions.REDIS_KEY_PREFIX),
                                                 options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
                         .orElse(null),
-                options.get(FreqcapOptions.HISTORY_CACHE));
+                options.get(FreqcapOptions.HISTORY_CACHE),
+                FreqcapOptions.bounds(options));
     }
 
     /** A control input: tiny, so one source task; its uid keeps savepoints mappable. */

@@ -1,8 +1,10 @@
 package io.freqcap.job;
 
+import io.freqcap.operators.Bounds;
 import io.freqcap.operators.CappingFunction;
 import io.freqcap.operators.FlinkFileLoader;
 import io.freqcap.operators.SegmentTable;
+import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.SegmentUpdate;
@@ -142,6 +144,29 @@ public final class FreqcapOptions {
                                     + CappingFunction.MAX_HISTORY_CACHE_SLOTS
                                     + "). Saves a RocksDB read for users seen"
                                     + " recently (not in the contract; an addition).");
+    public static final ConfigOption<Integer> MAX_RECORD_BYTES =
+            ConfigOptions.key("max-record-bytes")
+                    .intType()
+                    .defaultValue(AuditRecords.DEFAULT_MAX_BYTES)
+                    .withDescription(
+                            "The largest output record; inputs beyond it are MALFORMED and audit"
+                                    + " records carry only the first bytes of larger inputs. The"
+                                    + " brokers' and topics' limits must allow it.");
+    public static final ConfigOption<Long> MAX_SEGMENT_BYTES =
+            ConfigOptions.key("max-segment-bytes")
+                    .longType()
+                    .defaultValue(FlinkFileLoader.DEFAULT_MAX_BYTES)
+                    .withDescription(
+                            "The largest segment file read from a uri; larger is"
+                                    + " INVALID_CONTROL.");
+    public static final ConfigOption<String> SEGMENT_URIS =
+            ConfigOptions.key("segment-uris")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Comma-separated uri prefixes segment files may be read from (e.g."
+                                    + " s3://acme-segments/); others are INVALID_CONTROL. Default:"
+                                    + " any.");
     public static final ConfigOption<Integer> PARALLELISM =
             ConfigOptions.key("parallelism")
                     .intType()
@@ -294,6 +319,17 @@ public final class FreqcapOptions {
         if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
             throw new InvalidOptionException("--cleanup-interval: at least 1s");
         }
+        if (conf.get(MAX_RECORD_BYTES) < 1024) {
+            throw new InvalidOptionException("--max-record-bytes: at least 1024");
+        }
+        if (conf.get(MAX_SEGMENT_BYTES) < 1) {
+            throw new InvalidOptionException("--max-segment-bytes: must be a positive integer");
+        }
+        for (String prefix : segmentUris(conf)) {
+            if (prefix.isEmpty()) {
+                throw new InvalidOptionException("--segment-uris: an empty prefix");
+            }
+        }
         if (conf.getOptional(REDIS).isPresent()) {
             try {
                 io.freqcap.operators.RedisConnection.parse(conf.get(REDIS));
@@ -343,17 +379,41 @@ public final class FreqcapOptions {
         }
         try {
             SegmentTable check = new SegmentTable();
-            for (SegmentUpdate u : CappingFunction.initialSegments(json)) {
-                String error = check.apply(u, FlinkFileLoader.INSTANCE);
-                if (error != null) {
-                    throw new MalformedRecordException(error);
+            FlinkFileLoader loader = bounds(conf).segmentLoader();
+            try {
+                for (SegmentUpdate u : CappingFunction.initialSegments(json)) {
+                    String error = check.apply(u, loader);
+                    if (error != null) {
+                        throw new MalformedRecordException(error);
+                    }
                 }
+            } finally {
+                check.close(); // gives back the shared copies it read
             }
         } catch (MalformedRecordException e) {
             throw new InvalidOptionException(
                     "--segments: invalid segments in " + file + ": " + e.getMessage());
         }
         return json;
+    }
+
+    /** The --segment-uris prefixes; empty for any. */
+    static List<String> segmentUris(Configuration conf) {
+        List<String> out = new ArrayList<>();
+        conf.getOptional(SEGMENT_URIS)
+                .ifPresent(
+                        v -> {
+                            for (String p : v.split(",", -1)) {
+                                out.add(p.trim());
+                            }
+                        });
+        return out;
+    }
+
+    /** The bounds of records and segment reads the options set. */
+    public static Bounds bounds(Configuration conf) {
+        return new Bounds(
+                conf.get(MAX_RECORD_BYTES), conf.get(MAX_SEGMENT_BYTES), segmentUris(conf));
     }
 
     /** Reads a file path or uri through Flink's file systems (file://, s3://, hdfs://, ...). */

@@ -29,6 +29,9 @@ public final class KafkaConnectors {
     /** Kafka's default broker limit is 15 minutes; stay under it (notes: 10 min works). */
     static final String TRANSACTION_TIMEOUT_MS = "600000";
 
+    /** Bytes a produce request adds to a record's key and value: headers, record and batch. */
+    static final int MAX_REQUEST_OVERHEAD = 64 * 1024;
+
     public static KafkaSource<RawRecord> inputSource(Configuration c) {
         OffsetsInitializer start;
         switch (c.get(FreqcapOptions.STARTING_OFFSETS)) {
@@ -98,7 +101,16 @@ public final class KafkaConnectors {
                         .setProperty("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS)
                         // Bigger batches: fewer produce requests to the broker per record.
                         .setProperty("linger.ms", "10")
-                        .setProperty("batch.size", "262144");
+                        .setProperty("batch.size", "262144")
+                        // Room for the largest record the job writes (--max-record-bytes) with
+                        // its key, headers and batch framing; past it a send fails the task.
+                        .setProperty(
+                                "max.request.size",
+                                Integer.toString(
+                                        Math.max(
+                                                1 << 20,
+                                                c.get(FreqcapOptions.MAX_RECORD_BYTES)
+                                                        + MAX_REQUEST_OVERHEAD)));
         if (exactlyOnce) {
             // One prefix per sink and per job (group id), or two jobs would fence each other.
             builder.setTransactionalIdPrefix(c.get(FreqcapOptions.GROUP_ID) + "-" + name);

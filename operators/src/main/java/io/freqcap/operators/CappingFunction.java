@@ -41,6 +41,7 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.OutputTag;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -105,8 +106,10 @@ public class CappingFunction
     private final String initialSegmentsJson;
     private final boolean mirror;
     private final int historyCacheSlots;
+    private final Bounds bounds;
 
     private transient LimitConfig config;
+    private transient FlinkFileLoader loader;
     private transient SegmentTable segments;
     private transient ListState<String> configState;
     private transient boolean auditsControl;
@@ -165,6 +168,18 @@ public class CappingFunction
             String initialSegmentsJson,
             boolean mirror,
             int historyCacheSlots) {
+        this(initialConfigJson, initialSegmentsJson, mirror, historyCacheSlots, Bounds.DEFAULTS);
+    }
+
+    /**
+     * @param bounds the largest output record; where and how much segment files are read from
+     */
+    public CappingFunction(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            boolean mirror,
+            int historyCacheSlots,
+            Bounds bounds) {
         if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
             throw new IllegalArgumentException(
                     "history cache slots must be 0.."
@@ -176,11 +191,13 @@ public class CappingFunction
         this.initialSegmentsJson = initialSegmentsJson;
         this.mirror = mirror;
         this.historyCacheSlots = historyCacheSlots;
+        this.bounds = bounds;
     }
 
     @Override
     public void initializeState(FunctionInitializationContext context) throws Exception {
         config = LimitConfig.parse(initialConfigJson);
+        loader = bounds.segmentLoader();
         configState = context.getOperatorStateStore().getUnionListState(CONFIG_IN_FORCE);
         for (String json : configState.get()) {
             LimitConfig restored = LimitConfig.parse(json);
@@ -197,11 +214,11 @@ public class CappingFunction
             descriptors.put(e.getKey(), e.getValue());
         }
         List<String> problems = new ArrayList<>();
-        segments = SegmentTable.restore(descriptors, FlinkFileLoader.INSTANCE, problems);
+        segments = SegmentTable.restore(descriptors, loader, problems);
         problems.forEach(pr -> LOG.error("Restoring segments: {}", pr));
         if (initialSegmentsJson != null) {
             for (SegmentUpdate u : initialSegments(initialSegmentsJson)) {
-                String error = segments.apply(u, FlinkFileLoader.INSTANCE);
+                String error = segments.apply(u, loader);
                 if (error != null) {
                     // Restored state may hold newer versions; anything else was checked at start.
                     LOG.info("Initial segment {} not applied: {}", u.segmentId(), error);
@@ -290,7 +307,8 @@ public class CappingFunction
                             in.value(),
                             in.topic(),
                             in.partition(),
-                            in.offset()));
+                            in.offset(),
+                            bounds.maxRecordBytes()));
             return;
         }
         LimitConfig cfg = config;
@@ -335,7 +353,8 @@ public class CappingFunction
                                 v.violations(),
                                 v.retryAfter(),
                                 v.reason(),
-                                in.value()));
+                                in.value(),
+                                bounds.maxRecordBytes()));
         }
     }
 
@@ -448,41 +467,23 @@ public class CappingFunction
         }
         String error;
         try {
-            if (rec.kind() == ControlRecord.Kind.SEGMENT) {
-                SegmentUpdate u = SegmentUpdate.parse(rec.value());
-                error = segments.apply(u, FlinkFileLoader.INSTANCE);
-                if (error == null) {
-                    ctx.getBroadcastState(ControlState.SEGMENTS)
-                            .put(u.segmentId(), segments.descriptor(u.segmentId()));
-                    LOG.info(
-                            "Segment {} version {} applied ({})",
-                            u.segmentId(),
-                            u.version(),
-                            u.op());
-                    return;
-                }
-                throw new MalformedRecordException(error);
-            }
-            ConfigRecord parsed = ConfigRecord.parse(rec.value());
-            if (parsed instanceof ConfigRecord.Command c) {
-                applyCommand(c, ctx);
-                return;
-            }
-            LimitConfig next = (LimitConfig) parsed;
-            if (next.version() <= config.version()) {
-                throw new MalformedRecordException(
-                        "stale version: "
-                                + next.version()
-                                + " is not greater than the version in force, "
-                                + config.version());
-            }
-            config = next;
-            LOG.info("Limit config version {} is in force", next.version());
-            return;
+            error = apply(rec, ctx);
         } catch (MalformedRecordException e) {
             error = e.getMessage();
+        } catch (Throwable e) {
+            // Whatever a control record makes go wrong (a broken file-system plugin, a bug), it
+            // must not fail the task: a restarted task reads the same record again, and fails
+            // again, for ever. Only errors the JVM cannot go on after are let through.
+            ExceptionUtils.rethrowIfFatalErrorOrOOM(e);
+            LOG.error(
+                    "Control record {}-{}@{} not applied",
+                    rec.topic(),
+                    rec.partition(),
+                    rec.offset(),
+                    e);
+            error = "not applied: " + e.getClass().getSimpleName() + " while applying it";
         }
-        if (auditsControl) {
+        if (error != null && auditsControl) {
             invalidControl.inc();
             ctx.output(
                     AUDIT,
@@ -492,8 +493,39 @@ public class CappingFunction
                             rec.value(),
                             rec.topic(),
                             rec.partition(),
-                            rec.offset()));
+                            rec.offset(),
+                            bounds.maxRecordBytes()));
         }
+    }
+
+    /** Applies a config, segment update or command; returns null, or why it was not applied. */
+    private String apply(ControlRecord rec, Context ctx) throws Exception {
+        if (rec.kind() == ControlRecord.Kind.SEGMENT) {
+            SegmentUpdate u = SegmentUpdate.parse(rec.value());
+            String error = segments.apply(u, loader);
+            if (error != null) {
+                return error;
+            }
+            ctx.getBroadcastState(ControlState.SEGMENTS)
+                    .put(u.segmentId(), segments.descriptor(u.segmentId()));
+            LOG.info("Segment {} version {} applied ({})", u.segmentId(), u.version(), u.op());
+            return null;
+        }
+        ConfigRecord parsed = ConfigRecord.parse(rec.value());
+        if (parsed instanceof ConfigRecord.Command c) {
+            applyCommand(c, ctx);
+            return null;
+        }
+        LimitConfig next = (LimitConfig) parsed;
+        if (next.version() <= config.version()) {
+            return "stale version: "
+                    + next.version()
+                    + " is not greater than the version in force, "
+                    + config.version();
+        }
+        config = next;
+        LOG.info("Limit config version {} is in force", next.version());
+        return null;
     }
 
     private void applyCommand(ConfigRecord.Command c, Context ctx) throws Exception {

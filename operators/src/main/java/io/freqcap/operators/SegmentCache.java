@@ -5,6 +5,8 @@ import io.freqcap.schema.SegmentBitmap;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.zip.CRC32;
+import java.util.zip.CheckedInputStream;
 
 /**
  * One in-memory copy per TaskManager JVM of each uri-loaded segment version, shared by the capping
@@ -44,9 +46,11 @@ public final class SegmentCache {
             }
         }
         // Read outside the lock: another slot may load another segment meanwhile.
-        byte[] bytes = loader.read(key.uri());
-        Loaded loaded =
-                new Loaded(SegmentBitmap.read(bytes, key.format()), SegmentTable.crc32(bytes));
+        Loaded loaded;
+        try (CheckedInputStream in = new CheckedInputStream(loader.open(key.uri()), new CRC32())) {
+            SegmentBitmap bitmap = SegmentBitmap.read(in, key.format(), loader.maxBytes());
+            loaded = new Loaded(bitmap, in.getChecksum().getValue());
+        }
         synchronized (ENTRIES) {
             Entry e = ENTRIES.computeIfAbsent(key, k -> new Entry(loaded));
             e.holders++;

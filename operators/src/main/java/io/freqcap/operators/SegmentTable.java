@@ -9,6 +9,7 @@ import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.SegmentBitmap;
 import io.freqcap.schema.SegmentUpdate;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
@@ -34,9 +35,13 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  * apply by version, never by arrival order.
  */
 public final class SegmentTable {
-    /** Reads the bytes behind a segment uri. */
+    /** Opens the bytes behind a segment uri, within the bounds of {@link #maxBytes}. */
     public interface Loader {
-        byte[] read(String uri) throws IOException;
+        /** The file behind the uri; the caller closes it. */
+        InputStream open(String uri) throws IOException;
+
+        /** The most bytes read from one uri. */
+        long maxBytes();
     }
 
     private static final class Segment {

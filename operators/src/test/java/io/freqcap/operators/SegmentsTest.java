@@ -256,9 +256,17 @@ class SegmentsTest {
         Files.write(file, SegmentBitmap.of(42).write(SegmentBitmap.Format.ROARING32));
         int[] reads = {0};
         SegmentTable.Loader counting =
-                uri -> {
-                    reads[0]++;
-                    return FlinkFileLoader.INSTANCE.read(uri);
+                new SegmentTable.Loader() {
+                    @Override
+                    public java.io.InputStream open(String uri) throws java.io.IOException {
+                        reads[0]++;
+                        return FlinkFileLoader.INSTANCE.open(uri);
+                    }
+
+                    @Override
+                    public long maxBytes() {
+                        return FlinkFileLoader.INSTANCE.maxBytes();
+                    }
                 };
         String load =
                 "{\"segmentId\":\"new\",\"version\":1,\"priority\":1,\"format\":\"roaring32\",\"uri\":\""

@@ -5,11 +5,28 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
-/** Writes AuditRecord JSON (SPEC §5) with the contract's field names and order. */
+/**
+ * Writes AuditRecord JSON with the contract's field names and order, never larger than a bound
+ * ({@code --max-record-bytes}): where the input's bytes ({@code raw}, or {@code message}) would
+ * make a record too large, it carries their first bytes only, with {@code rawBytes} (the full
+ * length) and {@code rawTruncated: true}, and no {@code message}.
+ */
 public final class AuditRecords {
     private AuditRecords() {}
+
+    /** The contract's default {@code --max-record-bytes}, under Kafka's default record limit. */
+    public static final int DEFAULT_MAX_BYTES = 1_000_000;
+
+    /** Error texts are cut here: a parser's message may quote what it read. */
+    static final int MAX_ERROR_CHARS = 1000;
+
+    /** The fields before and after the input's bytes. */
+    private interface Fields {
+        void write(JsonGenerator g) throws IOException;
+    }
 
     /**
      * A REJECTED, DUPLICATE or STALE record.
@@ -18,6 +35,7 @@ public final class AuditRecords {
      * @param retryAfter only for REJECTED; {@code null} when no time would allow the message
      * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
      * @param rawMessage the input value, a JSON object already validated, embedded as is
+     * @param maxBytes the largest record written
      */
     public static AuditEvent decision(
             Decision decision,
@@ -27,72 +45,130 @@ public final class AuditRecords {
             List<Violation> violations,
             Long retryAfter,
             String reason,
-            byte[] rawMessage) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + rawMessage.length);
-        try (JsonGenerator g = Json.FACTORY.createGenerator(bytes)) {
-            g.writeStartObject();
-            g.writeStringField("decision", decision.name());
-            g.writeStringField("messageId", m.messageId());
-            g.writeNumberField("userId", m.userId());
-            g.writeStringField("segment", segment);
-            g.writeStringField("channel", m.channel());
-            g.writeNumberField("timestamp", m.timestamp());
-            g.writeNumberField("configVersion", configVersion);
-            if (decision == Decision.REJECTED) {
-                g.writeArrayFieldStart("violations");
-                for (Violation v : violations) {
-                    g.writeStartObject();
-                    g.writeStringField("scope", v.scope());
-                    g.writeStringField("window", v.window());
-                    g.writeNumberField("max", v.max());
-                    g.writeNumberField("count", v.count());
-                    g.writeEndObject();
-                }
-                g.writeEndArray();
-                g.writeFieldName("retryAfter");
-                if (retryAfter == null) {
-                    g.writeNull();
-                } else {
-                    g.writeNumber(retryAfter);
-                }
-            }
-            if (reason != null) {
-                g.writeStringField("reason", reason);
-            }
-            g.writeFieldName("message");
-            g.writeRawValue(new String(rawMessage, StandardCharsets.UTF_8));
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return new AuditEvent(
-                Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), bytes.toByteArray());
+            byte[] rawMessage,
+            int maxBytes) {
+        Fields head =
+                g -> {
+                    g.writeStringField("decision", decision.name());
+                    g.writeStringField("messageId", m.messageId());
+                    g.writeNumberField("userId", m.userId());
+                    g.writeStringField("segment", segment);
+                    g.writeStringField("channel", m.channel());
+                    g.writeNumberField("timestamp", m.timestamp());
+                    g.writeNumberField("configVersion", configVersion);
+                    if (decision == Decision.REJECTED) {
+                        g.writeArrayFieldStart("violations");
+                        for (Violation v : violations) {
+                            g.writeStartObject();
+                            g.writeStringField("scope", v.scope());
+                            g.writeStringField("window", v.window());
+                            g.writeNumberField("max", v.max());
+                            g.writeNumberField("count", v.count());
+                            g.writeEndObject();
+                        }
+                        g.writeEndArray();
+                        g.writeFieldName("retryAfter");
+                        if (retryAfter == null) {
+                            g.writeNull();
+                        } else {
+                            g.writeNumber(retryAfter);
+                        }
+                    }
+                    if (reason != null) {
+                        g.writeStringField("reason", reason);
+                    }
+                };
+        byte[] json = bounded(head, g -> {}, rawMessage, true, maxBytes);
+        return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
     }
 
-    /** A MALFORMED or INVALID_CONTROL record: the error, the raw bytes and where they came from. */
+    /**
+     * A MALFORMED or INVALID_CONTROL record: the error, the raw bytes and where they came from.
+     *
+     * @param maxBytes the largest record written
+     */
     public static AuditEvent unreadable(
-            Decision decision, String error, byte[] raw, String topic, int partition, long offset) {
-        ByteArrayOutputStream bytes =
-                new ByteArrayOutputStream(128 + (raw == null ? 0 : raw.length * 2));
+            Decision decision,
+            String error,
+            byte[] raw,
+            String topic,
+            int partition,
+            long offset,
+            int maxBytes) {
+        String shortError =
+                error.length() <= MAX_ERROR_CHARS
+                        ? error
+                        : error.substring(0, MAX_ERROR_CHARS) + "...";
+        Fields head =
+                g -> {
+                    g.writeStringField("decision", decision.name());
+                    g.writeStringField("error", shortError);
+                };
+        Fields source =
+                g -> {
+                    g.writeObjectFieldStart("source");
+                    g.writeStringField("topic", topic);
+                    g.writeNumberField("partition", partition);
+                    g.writeNumberField("offset", offset);
+                    g.writeEndObject();
+                };
+        return new AuditEvent(null, bounded(head, source, raw, false, maxBytes));
+    }
+
+    /**
+     * The record whole if it fits in {@code maxBytes}, else with as many first bytes of {@code raw}
+     * as fit.
+     *
+     * @param asMessage whole, {@code raw} is embedded as the JSON {@code message}; else as base64
+     *     {@code raw}
+     */
+    private static byte[] bounded(
+            Fields head, Fields tail, byte[] raw, boolean asMessage, int maxBytes) {
+        int rawLength = raw == null ? 0 : raw.length;
+        int wholeSize = asMessage ? rawLength : 4 * ((rawLength + 2) / 3);
+        if (wholeSize < maxBytes) { // else it cannot fit: skip writing it
+            byte[] whole = write(head, tail, raw, asMessage, -1);
+            if (whole.length <= maxBytes) {
+                return whole;
+            }
+        }
+        int fixed = write(head, tail, raw, false, 0).length;
+        // base64 of 3n bytes is 4n characters
+        int prefix = Math.max(0, maxBytes - fixed) / 4 * 3;
+        byte[] cut = write(head, tail, raw, false, Math.min(prefix, rawLength));
+        return cut.length <= maxBytes ? cut : write(head, tail, raw, false, 0);
+    }
+
+    /**
+     * @param prefix -1 for the whole input, else how many of its first bytes go into {@code raw},
+     *     with {@code rawBytes} and {@code rawTruncated}
+     */
+    private static byte[] write(
+            Fields head, Fields tail, byte[] raw, boolean asMessage, int prefix) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + Math.max(prefix, 0));
         try (JsonGenerator g = Json.FACTORY.createGenerator(bytes)) {
             g.writeStartObject();
-            g.writeStringField("decision", decision.name());
-            g.writeStringField("error", error);
-            g.writeFieldName("raw");
-            if (raw == null) {
-                g.writeNull();
+            head.write(g);
+            if (prefix < 0 && asMessage) {
+                g.writeFieldName("message");
+                g.writeRawValue(new String(raw, StandardCharsets.UTF_8));
             } else {
-                g.writeBinary(raw);
+                g.writeFieldName("raw");
+                if (raw == null) {
+                    g.writeNull();
+                } else if (prefix < 0) {
+                    g.writeBinary(raw);
+                } else {
+                    g.writeBinary(Arrays.copyOf(raw, prefix));
+                    g.writeNumberField("rawBytes", raw.length);
+                    g.writeBooleanField("rawTruncated", true);
+                }
             }
-            g.writeObjectFieldStart("source");
-            g.writeStringField("topic", topic);
-            g.writeNumberField("partition", partition);
-            g.writeNumberField("offset", offset);
-            g.writeEndObject();
+            tail.write(g);
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return new AuditEvent(null, bytes.toByteArray());
+        return bytes.toByteArray();
     }
 }

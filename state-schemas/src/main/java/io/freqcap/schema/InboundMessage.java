@@ -31,8 +31,27 @@ public record InboundMessage(
         return new OutboundMessage(messageId, routingKey, channel, category, timestamp);
     }
 
+    /** Parses a record whatever its size (tests and tools). */
     public static InboundMessage of(RawRecord raw) {
+        return of(raw, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Parses a record; one whose key and value together exceed {@code maxRecordBytes} is malformed
+     * ("record too large"), since its delivery could not carry it byte for byte.
+     */
+    public static InboundMessage of(RawRecord raw, int maxRecordBytes) {
         try {
+            long size =
+                    (long) (raw.value() == null ? 0 : raw.value().length)
+                            + (raw.key() == null ? 0 : raw.key().length);
+            if (size > maxRecordBytes) {
+                throw new MalformedRecordException(
+                        "record too large: "
+                                + size
+                                + " bytes, over --max-record-bytes "
+                                + maxRecordBytes);
+            }
             OutboundMessage m = OutboundMessage.parse(raw.value());
             return new InboundMessage(
                     m.userId(),

@@ -1,8 +1,14 @@
 package io.freqcap.schema;
 
+import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -310,48 +316,67 @@ public final class SegmentBitmap {
      *     input
      */
     public static SegmentBitmap read(byte[] bytes, Format format) throws MalformedRecordException {
-        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            return read(new ByteArrayInputStream(bytes), format, Long.MAX_VALUE);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte array never fails to read
+        }
+    }
+
+    /**
+     * Reads and validates a bitmap from a stream, streamed: at most {@code maxBytes} bytes are
+     * read, and memory grows with the containers read, never with what a header claims. Error texts
+     * name the problem and never carry bytes of the input (it may be any file).
+     *
+     * @throws MalformedRecordException for a corrupt, truncated or over-long input, or one larger
+     *     than {@code maxBytes}
+     * @throws IOException when the stream itself fails
+     */
+    public static SegmentBitmap read(InputStream source, Format format, long maxBytes)
+            throws IOException, MalformedRecordException {
+        DataInputStream in =
+                new DataInputStream(
+                        new BufferedInputStream(new Bounded(source, maxBytes), 1 << 16));
         List<Integer> highs = new ArrayList<>();
         List<RoaringBitmap> buckets = new ArrayList<>();
         try {
             if (format == Format.ROARING32) {
                 highs.add(0);
-                buckets.add(readBitmap(in, "bitmap"));
+                buckets.add(readBitmap(in, format.wireName));
             } else {
-                long count = in.getLong();
+                long count = Long.reverseBytes(in.readLong());
                 if (count < 0 || count > (1L << 32)) {
-                    throw new MalformedRecordException(
-                            "roaring64: bucket count "
-                                    + Long.toUnsignedString(count)
-                                    + " is impossible");
+                    throw new MalformedRecordException("roaring64: impossible bucket count");
                 }
                 long previous = -1;
                 for (long b = 0; b < count; b++) {
-                    long key = in.getInt() & 0xFFFFFFFFL;
+                    long key = Integer.reverseBytes(in.readInt()) & 0xFFFFFFFFL;
                     if (key <= previous) {
                         throw new MalformedRecordException(
-                                "roaring64: bucket keys must increase, got "
-                                        + key
-                                        + " after "
-                                        + previous);
+                                "roaring64: bucket keys must increase (bucket " + b + ")");
                     }
                     if (key > Integer.MAX_VALUE) {
                         throw new MalformedRecordException(
                                 "roaring64: ids at or above 2^63 are not userIds (bucket "
-                                        + key
+                                        + b
                                         + ")");
                     }
                     previous = key;
                     highs.add((int) key);
-                    buckets.add(readBitmap(in, "bucket " + key));
+                    buckets.add(readBitmap(in, "roaring64: bucket " + b));
                 }
             }
-        } catch (java.nio.BufferUnderflowException e) {
+            if (in.read() >= 0) {
+                throw new MalformedRecordException(
+                        format.wireName + ": bytes after the end of the bitmap");
+            }
+        } catch (EOFException e) {
             throw new MalformedRecordException(format.wireName + ": truncated");
-        }
-        if (in.hasRemaining()) {
+        } catch (TooLarge e) {
             throw new MalformedRecordException(
-                    format.wireName + ": " + in.remaining() + " bytes after the bitmap");
+                    format.wireName + ": larger than the limit of " + maxBytes + " bytes");
+        } catch (SourceFailure e) {
+            throw (IOException) e.getCause();
         }
         int[] h = new int[highs.size()];
         for (int i = 0; i < h.length; i++) {
@@ -360,29 +385,75 @@ public final class SegmentBitmap {
         return new SegmentBitmap(h, buckets.toArray(new RoaringBitmap[0]));
     }
 
-    private static RoaringBitmap readBitmap(ByteBuffer in, String what)
-            throws MalformedRecordException {
+    private static RoaringBitmap readBitmap(DataInputStream in, String what)
+            throws IOException, MalformedRecordException {
         RoaringBitmap bitmap = new RoaringBitmap();
-        ByteBuffer slice = in.slice().order(ByteOrder.LITTLE_ENDIAN);
         try {
-            bitmap.deserialize(slice);
+            bitmap.deserialize(in);
+        } catch (EOFException | TooLarge | SourceFailure e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
-            throw new MalformedRecordException(
-                    what
-                            + ": not a portable Roaring bitmap ("
-                            + e.getClass().getSimpleName()
-                            + (e.getMessage() == null ? "" : ": " + e.getMessage())
-                            + ")");
-        }
-        int size = bitmap.serializedSizeInBytes();
-        if (size > in.remaining()) {
-            throw new MalformedRecordException(what + ": truncated");
+            // Nothing of RoaringBitmap's message: it quotes what it read (a cookie read from
+            // /etc/passwd is "root" as a number).
+            throw new MalformedRecordException(what + ": not a portable Roaring bitmap");
         }
         if (!Boolean.TRUE.equals(bitmap.validate())) {
             throw new MalformedRecordException(what + ": corrupt containers");
         }
-        in.position(in.position() + size);
         return bitmap;
+    }
+
+    /** Thrown by {@link Bounded} past its limit. */
+    private static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /** The stream itself failed (a file system's error): not the bitmap's fault. */
+    private static final class SourceFailure extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        SourceFailure(IOException cause) {
+            super(cause);
+        }
+    }
+
+    /** Reads at most {@code max} bytes of a stream; one more is {@link TooLarge}. */
+    private static final class Bounded extends FilterInputStream {
+        private final long max;
+        private long count;
+
+        Bounded(InputStream in, long max) {
+            super(in);
+            this.max = max;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b;
+            try {
+                b = super.read();
+            } catch (IOException e) {
+                throw new SourceFailure(e);
+            }
+            if (b >= 0 && ++count > max) {
+                throw new TooLarge();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n;
+            try {
+                n = super.read(b, off, len);
+            } catch (IOException e) {
+                throw new SourceFailure(e);
+            }
+            if (n > 0 && (count += n) > max) {
+                throw new TooLarge();
+            }
+            return n;
+        }
     }
 
     /**

@@ -2,6 +2,7 @@ package io.freqcap.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,8 @@ class AuditRecordsTest {
                         List.of(new Violation("all", "1d", 2, 2)),
                         1763841600000L,
                         null,
-                        message);
+                        message,
+                        AuditRecords.DEFAULT_MAX_BYTES);
 
         assertEquals(
                 Json.MAPPER.readTree(example("audit-rejected.json")),
@@ -45,7 +47,8 @@ class AuditRecordsTest {
                         raw,
                         "outbound-messages",
                         3,
-                        1287);
+                        1287,
+                        AuditRecords.DEFAULT_MAX_BYTES);
 
         assertEquals(
                 Json.MAPPER.readTree(example("audit-malformed.json")),
@@ -59,7 +62,13 @@ class AuditRecordsTest {
         JsonNode audit =
                 Json.MAPPER.readTree(
                         AuditRecords.unreadable(
-                                        Decision.MALFORMED, "not valid JSON", raw, "t", 0, 5)
+                                        Decision.MALFORMED,
+                                        "not valid JSON",
+                                        raw,
+                                        "t",
+                                        0,
+                                        5,
+                                        AuditRecords.DEFAULT_MAX_BYTES)
                                 .json());
         assertEquals(
                 HexOf.bytes(raw),
@@ -76,9 +85,102 @@ class AuditRecordsTest {
                                         null,
                                         "t",
                                         0,
-                                        5)
+                                        5,
+                                        AuditRecords.DEFAULT_MAX_BYTES)
                                 .json());
         assertEquals(true, audit.get("raw").isNull());
+    }
+
+    @Test
+    void largeMalformedInputIsCutToTheBound() throws Exception {
+        byte[] raw = new byte[900_000];
+        new java.util.Random(7).nextBytes(raw);
+        AuditEvent e =
+                AuditRecords.unreadable(
+                        Decision.MALFORMED,
+                        "record too large: 900000 bytes, over --max-record-bytes 100000",
+                        raw,
+                        "outbound-messages",
+                        3,
+                        981233,
+                        100_000);
+        assertTrue(e.json().length <= 100_000, e.json().length + " bytes");
+        assertTrue(e.json().length > 99_000, "uses the room it has: " + e.json().length);
+        JsonNode audit = Json.MAPPER.readTree(e.json());
+        assertEquals(900_000, audit.get("rawBytes").asInt());
+        assertTrue(audit.get("rawTruncated").asBoolean());
+        byte[] prefix = Base64.getDecoder().decode(audit.get("raw").asText());
+        assertEquals(HexOf.bytes(java.util.Arrays.copyOf(raw, prefix.length)), HexOf.bytes(prefix));
+        assertEquals(981233, audit.get("source").get("offset").asLong());
+        assertEquals(
+                fieldNames(Json.MAPPER.readTree(example("audit-malformed-too-large.json"))),
+                fieldNames(audit),
+                "the contract's example has the same fields in the same order");
+    }
+
+    @Test
+    void aRecordThatFitsIsWhole() throws Exception {
+        byte[] raw = new byte[74_000]; // base64: 98,668 bytes
+        JsonNode audit =
+                Json.MAPPER.readTree(
+                        AuditRecords.unreadable(
+                                        Decision.INVALID_CONTROL, "e", raw, "t", 0, 5, 100_000)
+                                .json());
+        assertEquals(74_000, Base64.getDecoder().decode(audit.get("raw").asText()).length);
+        assertNull(audit.get("rawTruncated"));
+    }
+
+    @Test
+    void decisionWithTooLargeMessageLeavesItOut() throws Exception {
+        String payload = "x".repeat(5_000);
+        byte[] message =
+                ("{\"messageId\":\"m1\",\"userId\":42,\"channel\":\"push\","
+                                + "\"timestamp\":1763798400000,\"payload\":\""
+                                + payload
+                                + "\"}")
+                        .getBytes(StandardCharsets.UTF_8);
+        OutboundMessage m = OutboundMessage.parse(message);
+        AuditEvent e =
+                AuditRecords.decision(
+                        Decision.REJECTED,
+                        m,
+                        "*",
+                        7,
+                        List.of(new Violation("all", "1d", 2, 2)),
+                        1763841600000L,
+                        null,
+                        message,
+                        2_000);
+        assertTrue(e.json().length <= 2_000, e.json().length + " bytes");
+        JsonNode audit = Json.MAPPER.readTree(e.json());
+        assertNull(audit.get("message"));
+        assertEquals(message.length, audit.get("rawBytes").asInt());
+        assertEquals("REJECTED", audit.get("decision").asText());
+        assertEquals(2, audit.get("violations").get(0).get("count").asInt());
+        String start = new String(Base64.getDecoder().decode(audit.get("raw").asText()));
+        assertTrue(start.startsWith("{\"messageId\":\"m1\""), start);
+    }
+
+    @Test
+    void longErrorTextsAreCut() throws Exception {
+        JsonNode audit =
+                Json.MAPPER.readTree(
+                        AuditRecords.unreadable(
+                                        Decision.INVALID_CONTROL,
+                                        "y".repeat(50_000),
+                                        new byte[0],
+                                        "t",
+                                        0,
+                                        5,
+                                        100_000)
+                                .json());
+        assertEquals(AuditRecords.MAX_ERROR_CHARS + 3, audit.get("error").asText().length());
+    }
+
+    static List<String> fieldNames(JsonNode n) {
+        List<String> out = new java.util.ArrayList<>();
+        n.fieldNames().forEachRemaining(out::add);
+        return out;
     }
 
     static final class HexOf {

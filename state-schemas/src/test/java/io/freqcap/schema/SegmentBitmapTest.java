@@ -186,7 +186,7 @@ class SegmentBitmapTest {
                 () -> SegmentBitmap.read(Arrays.copyOf(good, good.length - 3), Format.ROARING32));
         byte[] longer = Arrays.copyOf(good, good.length + 1);
         assertEquals(
-                "roaring32: 1 bytes after the bitmap",
+                "roaring32: bytes after the end of the bitmap",
                 assertThrows(
                                 MalformedRecordException.class,
                                 () -> SegmentBitmap.read(longer, Format.ROARING32))
@@ -215,5 +215,80 @@ class SegmentBitmapTest {
         assertEquals(4, b.cardinality());
         assertTrue(b.contains(42) && b.contains(1001) && b.contains(1002) && b.contains(77_000));
         assertFalse(b.contains(43));
+    }
+
+    /** Zeros for ever, like /dev/zero. */
+    static final class Zeros extends java.io.InputStream {
+        long read;
+
+        @Override
+        public int read() {
+            read++;
+            return 0;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            Arrays.fill(b, off, off + len, (byte) 0);
+            read += len;
+            return len;
+        }
+    }
+
+    @Test
+    void endlessInputIsRejectedAfterReadingLittle() throws Exception {
+        for (Format f : Format.values()) {
+            Zeros zeros = new Zeros();
+            MalformedRecordException e =
+                    assertThrows(
+                            MalformedRecordException.class,
+                            () -> SegmentBitmap.read(zeros, f, 1L << 30));
+            assertTrue(zeros.read <= 1 << 17, f + " read " + zeros.read + " bytes");
+            assertTrue(e.getMessage().startsWith(f.wireName + ": "), e.getMessage());
+        }
+    }
+
+    @Test
+    void inputOverTheLimitIsRejected() throws Exception {
+        SegmentBitmap.Builder big = new SegmentBitmap.Builder();
+        new Random(3).longs(200_000, 0, 1L << 31).forEach(big::add);
+        SegmentBitmap built = big.build();
+        byte[] bytes = built.write(Format.ROARING32);
+        assertEquals(
+                "roaring32: larger than the limit of 1000 bytes",
+                assertThrows(
+                                MalformedRecordException.class,
+                                () ->
+                                        SegmentBitmap.read(
+                                                new java.io.ByteArrayInputStream(bytes),
+                                                Format.ROARING32,
+                                                1000))
+                        .getMessage());
+        assertEquals(
+                built.cardinality(),
+                SegmentBitmap.read(
+                                new java.io.ByteArrayInputStream(bytes),
+                                Format.ROARING32,
+                                bytes.length)
+                        .cardinality(),
+                "exactly the limit is allowed");
+    }
+
+    @Test
+    void errorTextsCarryNoBytesOfTheInput() throws Exception {
+        byte[] passwd =
+                "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        for (Format f : Format.values()) {
+            String error =
+                    assertThrows(
+                                    MalformedRecordException.class,
+                                    () -> SegmentBitmap.read(passwd, f))
+                            .getMessage();
+            // "root" read as a little-endian int or long is a long number; no number of the
+            // file's may appear, nor its text.
+            assertFalse(error.matches(".*\\d{4,}.*"), error);
+            assertFalse(error.contains("root"), error);
+        }
     }
 }
