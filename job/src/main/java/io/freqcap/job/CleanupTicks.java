@@ -14,8 +14,22 @@ public final class CleanupTicks {
     private CleanupTicks() {}
 
     public static DataGeneratorSource<ControlRecord> source(Duration interval) {
+        return ticks(ControlRecord::sweep, interval);
+    }
+
+    /**
+     * {@link ControlRecord.Kind#MIRROR_TICK}s: how soon a capping task whose mirror dropped writes
+     * notices that Redis is back and rebuilds it.
+     */
+    public static DataGeneratorSource<ControlRecord> mirror(Duration interval) {
+        return ticks(ControlRecord::mirrorTick, interval);
+    }
+
+    private static DataGeneratorSource<ControlRecord> ticks(
+            org.apache.flink.connector.datagen.source.GeneratorFunction<Long, ControlRecord> tick,
+            Duration interval) {
         return new DataGeneratorSource<>(
-                ControlRecord::sweep,
+                tick,
                 Long.MAX_VALUE,
                 RateLimiterStrategy.perSecond(1000.0 / interval.toMillis()),
                 TypeInformation.of(ControlRecord.class));

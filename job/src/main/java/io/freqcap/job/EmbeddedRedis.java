@@ -122,6 +122,30 @@ public final class EmbeddedRedis implements AutoCloseable {
         }
     }
 
+    /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+    public synchronized void pause() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    /** Lets a paused server go on (SIGCONT). */
+    public synchronized void resume() throws IOException, InterruptedException {
+        signal("-CONT");
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        if (process == null) {
+            throw new IllegalStateException("redis-server is not running");
+        }
+        int exit =
+                new ProcessBuilder("kill", signal, Long.toString(process.pid()))
+                        .inheritIO()
+                        .start()
+                        .waitFor();
+        if (exit != 0) {
+            throw new IOException("kill " + signal + " " + process.pid() + " exited " + exit);
+        }
+    }
+
     /** Stops the server at once (SIGKILL), as a crash would. */
     public synchronized void kill() throws InterruptedException {
         if (process != null) {

@@ -6,6 +6,7 @@ import io.freqcap.operators.PointLookupRocksDBOptions;
 import io.freqcap.operators.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.RawRecord;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -137,11 +138,21 @@ public final class FreqcapMain {
                         CleanupTicks.source(options.get(FreqcapOptions.CLEANUP_INTERVAL)),
                         "cleanup-ticks",
                         "cleanup-ticks");
+        DataStream<ControlRecord> controls = config.union(segments, sweeps);
+        if (options.getOptional(FreqcapOptions.REDIS).isPresent()) {
+            controls =
+                    controls.union(
+                            controlInput(
+                                    env,
+                                    CleanupTicks.mirror(MIRROR_TICK_INTERVAL),
+                                    "mirror-ticks",
+                                    "mirror-ticks"));
+        }
         FreqcapJob.build(
                 initialConfigJson,
                 initialSegmentsJson,
                 input,
-                config.union(segments, sweeps),
+                controls,
                 KafkaConnectors.deliverySink(options),
                 KafkaConnectors.auditSink(options),
                 options.getOptional(FreqcapOptions.REDIS)
@@ -155,6 +166,9 @@ public final class FreqcapMain {
                 options.get(FreqcapOptions.HISTORY_CACHE),
                 FreqcapOptions.bounds(options));
     }
+
+    /** How soon a mirror that dropped writes is rebuilt once Redis answers again. */
+    static final Duration MIRROR_TICK_INTERVAL = Duration.ofSeconds(1);
 
     /** A control input: tiny, so one source task; its uid keeps savepoints mappable. */
     private static DataStream<ControlRecord> controlInput(

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,7 +22,9 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -61,8 +64,17 @@ public final class LocalRunner {
                     .defaultValue(8081)
                     .withDescription("Port of the Flink web UI and REST API.");
 
+    public static final ConfigOption<String> STATE_DIR =
+            ConfigOptions.key("state-dir")
+                    .stringType()
+                    .defaultValue("./freqcap-state")
+                    .withDescription(
+                            "Where the runner keeps its checkpoints (and, with the embedded Kafka"
+                                    + " and Redis, their data); started again with the same"
+                                    + " directory it resumes from its latest checkpoint.");
+
     static final List<ConfigOption<?>> RUNNER_OPTIONS =
-            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT);
+            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, STATE_DIR);
 
     /** What a run did, for its closing summary. */
     public record Summary(
@@ -106,6 +118,39 @@ public final class LocalRunner {
         return Files.writeString(work.resolve("sample-segments.json"), json);
     }
 
+    /**
+     * Watches a resumed job's first seconds: a checkpoint Flink cannot map to this job fails it at
+     * once; state its tasks cannot read makes them fail on their first start, and the job restart.
+     * Either way the user gets one clear line instead of a restart loop.
+     */
+    private static void awaitRestored(JobClient job) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < deadline) {
+            JobStatus s = job.getJobStatus().get();
+            if (s.isGloballyTerminalState()) {
+                job.getJobExecutionResult().get(); // throws why it failed
+                throw new IllegalStateException("the resumed job ended at once: " + s);
+            }
+            if (s == JobStatus.RESTARTING || s == JobStatus.FAILING) {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                throw new IllegalStateException("the resumed job's tasks failed to start");
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        String message = String.valueOf(e.getMessage());
+        while (t != null) {
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+            t = t.getCause();
+        }
+        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
+    }
+
     private static String base64(long[] ids) {
         return java.util.Base64.getEncoder()
                 .encodeToString(
@@ -126,7 +171,24 @@ public final class LocalRunner {
             options.set(FreqcapOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
         }
         boolean embedded = options.getOptional(FreqcapOptions.BOOTSTRAP_SERVERS).isEmpty();
-        Path work = Files.createTempDirectory("freqcap-local");
+        TempDirs.deleteLeftByKilledRuns("freqcap-local", out);
+        Path work = TempDirs.createOwned("freqcap-local");
+        try (StateDir state = StateDir.open(Path.of(options.get(STATE_DIR)))) {
+            return run(options, embedded, work, state, out, stop);
+        } finally {
+            // Sample config and segments of this run; the state dir keeps everything else.
+            TempDirs.deleteRecursively(work);
+        }
+    }
+
+    private static Summary run(
+            Configuration options,
+            boolean embedded,
+            Path work,
+            StateDir state,
+            PrintStream out,
+            CountDownLatch stop)
+            throws Exception {
         if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
             Path limits = work.resolve("sample-limit-config.json");
             try (InputStream in =
@@ -146,7 +208,7 @@ public final class LocalRunner {
         LocalKafka kafka = null;
         if (embedded) {
             out.println("Starting a Kafka broker (KRaft, its own JVM) ...");
-            kafka = KafkaBrokerProcess.start(work.resolve("kafka"), "1g");
+            kafka = KafkaBrokerProcess.start(state.path().resolve("kafka"), "1g");
             resources.add(kafka);
             options.set(FreqcapOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
             kafka.createTopics(
@@ -164,7 +226,7 @@ public final class LocalRunner {
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
         if (embedded && options.getOptional(FreqcapOptions.REDIS).isEmpty()) {
             out.println("Starting an embedded Redis ...");
-            EmbeddedRedis redis = EmbeddedRedis.start(work.resolve("redis"), false);
+            EmbeddedRedis redis = EmbeddedRedis.start(state.path().resolve("redis"), true);
             resources.add(redis);
             options.set(FreqcapOptions.REDIS, redis.uri());
         }
@@ -180,14 +242,54 @@ public final class LocalRunner {
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         flink.set(
                 CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                work.resolve("checkpoints").toUri().toString());
+                state.checkpoints().toAbsolutePath().toUri().toString());
+        Optional<Path> resumeFrom = state.latestCheckpoint();
+        if (resumeFrom.isPresent()) {
+            out.println(
+                    "Resuming from checkpoint "
+                            + resumeFrom.get().toAbsolutePath()
+                            + " (written "
+                            + Files.getLastModifiedTime(resumeFrom.get().resolve("_metadata"))
+                            + ")");
+            flink.set(
+                    StateRecoveryOptions.SAVEPOINT_PATH,
+                    resumeFrom.get().toAbsolutePath().toUri().toString());
+            // The runner owns its checkpoints: Flink deletes the one resumed from, and files of
+            // older ones, once newer checkpoints no longer need them.
+            flink.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
+        } else {
+            out.println(
+                    "No checkpoint in "
+                            + state.checkpoints().toAbsolutePath()
+                            + ": starting with empty state");
+        }
         if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
             flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
         FreqcapMain.wireKafka(env, options, limitsJson, segmentsJson);
-        JobClient job = env.executeAsync("freqcap (local)");
+        JobClient job;
+        try {
+            job = env.executeAsync("freqcap (local)");
+            if (resumeFrom.isPresent()) {
+                awaitRestored(job);
+            }
+        } catch (Exception e) {
+            for (AutoCloseable r : resources) {
+                r.close();
+            }
+            if (resumeFrom.isEmpty()) {
+                throw e;
+            }
+            throw new InvalidOptionException(
+                    "--state-dir: cannot resume from "
+                            + resumeFrom.get().toAbsolutePath()
+                            + " ("
+                            + rootMessage(e)
+                            + "); is it a checkpoint of another job or version? Start with another"
+                            + " --state-dir, or move this one away to start afresh");
+        }
 
         TrafficGenerator generator = null;
         if (embedded || options.get(GENERATE)) {
@@ -314,8 +416,7 @@ public final class LocalRunner {
         for (AutoCloseable r : resources) {
             r.close();
         }
-        // Broker data, checkpoints and Redis files of this run: nothing is kept between runs.
-        TempDirs.deleteRecursively(work);
+        out.println("State kept in " + state.path().toAbsolutePath() + " (--state-dir)");
         Summary summary =
                 new Summary(
                         generator == null ? -1 : generator.sent(),

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.RedisMirrorSink;
 import io.freqcap.schema.MirrorWrite;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +25,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The mirror sink on its own: a full backlog holds the job back, and nothing is dropped. */
+/**
+ * The mirror sink on its own: with Redis away, a full backlog is dropped (and counted) rather than
+ * hold the job back. (The rebuild that makes Redis exact again is the capping task's: see
+ * RedisMirrorITCase.)
+ */
 class RedisMirrorSinkITCase {
     static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
 
@@ -55,11 +57,11 @@ class RedisMirrorSinkITCase {
 
     @Test
     @Timeout(120)
-    void aFullBacklogBackpressuresTheJobAndNothingIsLost() throws Exception {
+    void aFullBacklogIsDroppedAndNothingWaitsOnRedis() throws Exception {
         int writes = 5_000;
         int maxBacklog = 200;
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            redis.kill(); // Redis is away from the start
+            redis.kill(); // Redis is away for the whole run
             List<MirrorWrite> input = new ArrayList<>();
             for (int i = 0; i < writes; i++) {
                 input.add(MirrorWrite.of(i % 700, 604_800_000L, "m-" + i, 1_000_000L + i, "push"));
@@ -73,30 +75,27 @@ class RedisMirrorSinkITCase {
                     .map(new Passed())
                     .sinkTo(new RedisMirrorSink(redis.uri(), "bp", maxBacklog))
                     .name("redis-mirror");
-            JobClient job = env.executeAsync("mirror-backpressure");
-
-            Thread.sleep(3_000);
-            long passed = Passed.COUNT.get();
-            assertTrue(passed <= maxBacklog + 1, passed + " writes passed with Redis away");
-            assertEquals(1L, gauge(job, "redisBackpressured"), "backpressure is visible");
-            assertTrue(gauge(job, "redisBacklog") > maxBacklog - 1, "backlog at its bound");
-
-            redis.start();
-            job.getJobExecutionResult().get(); // ends once Redis took everything
+            long start = System.nanoTime();
+            JobClient job = env.executeAsync("mirror-drop");
+            job.getJobExecutionResult().get(); // ends although Redis never came back
+            long seconds = (System.nanoTime() - start) / 1_000_000_000L;
             assertEquals(JobStatus.FINISHED, job.getJobStatus().get());
-            RedisClient client = RedisClient.create(redis.uri());
-            try {
-                RedisCommands<String, String> r = client.connect().sync();
-                long members = 0;
-                for (String key : r.keys("bp:{*}")) {
-                    members += r.zcard(key);
-                }
-                assertEquals(writes, members, "every write arrived");
-                assertEquals(writes / 700 + 1, r.zcard("bp:{0}"));
-            } finally {
-                client.shutdown();
-            }
+            assertTrue(seconds < 30, "finished in " + seconds + " s");
+            assertEquals(writes, Passed.COUNT.get(), "every write passed");
+            long dropped = counter(job, "redisDropped");
+            assertTrue(
+                    dropped >= writes - maxBacklog - 1 && dropped <= writes, dropped + " dropped");
+            assertEquals(1L, gauge(job, "redisDropping"), "the drop is visible");
+            assertEquals(0L, gauge(job, "redisBacklog"));
         }
+    }
+
+    static long counter(JobClient job, String name) {
+        long sum = 0;
+        for (var m : METRICS.findMetrics(job.getJobID(), name).values()) {
+            sum += ((org.apache.flink.metrics.Counter) m).getCount();
+        }
+        return sum;
     }
 
     static long gauge(JobClient job, String name) {

@@ -102,6 +102,14 @@ public class CappingFunction
     public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
+    /**
+     * Whether this task owes the Redis mirror a rebuild: its writer dropped writes (Redis away past
+     * --redis-max-backlog) and the rebuild has not run yet. Union state: after a restore at any
+     * parallelism, if any task owed one, every task rebuilds (harmless: a rebuild is idempotent).
+     */
+    public static final ListStateDescriptor<Boolean> MIRROR_REBUILD_OWED =
+            new ListStateDescriptor<>("mirror-rebuild-owed-v1", Types.BOOLEAN);
+
     private final String initialConfigJson;
     private final String initialSegmentsJson;
     private final boolean mirror;
@@ -112,6 +120,9 @@ public class CappingFunction
     private transient FlinkFileLoader loader;
     private transient SegmentTable segments;
     private transient ListState<String> configState;
+    private transient ListState<Boolean> rebuildOwedState;
+    private transient boolean rebuildOwed;
+    private transient MirrorLink link;
     private transient boolean auditsControl;
     private transient ValueState<UserHistory> history;
     private transient HistoryCache cache;
@@ -206,6 +217,13 @@ public class CappingFunction
             }
         }
         LOG.info("Limit config version {} is in force", config.version());
+        rebuildOwedState = context.getOperatorStateStore().getUnionListState(MIRROR_REBUILD_OWED);
+        for (Boolean owed : rebuildOwedState.get()) {
+            rebuildOwed |= owed;
+        }
+        if (rebuildOwed) {
+            LOG.info("The Redis mirror is owed a rebuild: it runs once Redis answers");
+        }
 
         BroadcastState<String, String> held =
                 context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
@@ -261,6 +279,8 @@ public class CappingFunction
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
         flush(); // before the keyed state backend takes its snapshot
         configState.update(List.of(config.json()));
+        noteMirrorDrops();
+        rebuildOwedState.update(rebuildOwed ? List.of(true) : List.of());
     }
 
     @Override
@@ -271,6 +291,13 @@ public class CappingFunction
         cacheIn = new DataInputDeserializer();
         cacheBuffer = new byte[HistoryCache.MAX_BYTES];
         auditsControl = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
+        if (mirror) {
+            link =
+                    MirrorLink.acquire(
+                            getRuntimeContext().getJobInfo().getJobId().toString(),
+                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                            getRuntimeContext().getTaskInfo().getAttemptNumber());
+        }
         MetricGroup metrics = getRuntimeContext().getMetricGroup();
         allowed = metrics.counter("allowed");
         exempt = metrics.counter("exempt");
@@ -290,6 +317,10 @@ public class CappingFunction
     public void close() throws Exception {
         if (segments != null) {
             segments.close(); // gives back this task's share of the cached bitmaps
+        }
+        if (link != null) {
+            link.release();
+            link = null;
         }
         super.close();
     }
@@ -332,6 +363,7 @@ public class CappingFunction
                                     m.timestamp(),
                                     m.channel(),
                                     before.channels()));
+                    noteMirrorDrops(); // the chained writer drops within output()
                 }
                 break;
             case EXEMPT:
@@ -461,8 +493,14 @@ public class CappingFunction
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
+        if (mirror) {
+            rebuildMirrorIfOwed(ctx);
+        }
         if (rec.kind() == ControlRecord.Kind.SWEEP) {
             sweep(ctx);
+            return;
+        }
+        if (rec.kind() == ControlRecord.Kind.MIRROR_TICK) {
             return;
         }
         String error;
@@ -526,6 +564,32 @@ public class CappingFunction
         config = next;
         LOG.info("Limit config version {} is in force", next.version());
         return null;
+    }
+
+    /** Remembers (in state, at the next checkpoint) that the mirror's writer dropped writes. */
+    private void noteMirrorDrops() {
+        if (link != null && link.takeDropped()) {
+            if (!rebuildOwed) {
+                LOG.warn("Redis mirror dropped writes: a rebuild is owed once Redis answers");
+            }
+            rebuildOwed = true;
+        }
+    }
+
+    /** Rebuilds the mirror if its writer dropped writes and Redis answers again. */
+    private void rebuildMirrorIfOwed(Context ctx) throws Exception {
+        noteMirrorDrops();
+        if (!rebuildOwed || !link.redisAnswered()) {
+            return;
+        }
+        rebuildOwed = false;
+        link.startRebuild();
+        try {
+            rebuildMirror(ctx);
+        } finally {
+            link.endRebuild();
+        }
+        noteMirrorDrops(); // dropped again during the rebuild: owed again
     }
 
     private void applyCommand(ConfigRecord.Command c, Context ctx) throws Exception {

@@ -28,8 +28,13 @@ import java.util.concurrent.TimeUnit;
  * the mirror keeps its own bounded backlog and retries.
  */
 public final class RedisConnection implements AutoCloseable {
-    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * A write Redis has not answered by then failed (and is retried, or dropped): well under a
+     * second, so a stalled Redis is noticed at once; a healthy one answers a flush in milliseconds.
+     */
+    static final Duration COMMAND_TIMEOUT = Duration.ofMillis(750);
+
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
     private final AbstractRedisClient client;
     private final ClientResources resources;

@@ -34,8 +34,12 @@ import org.slf4j.LoggerFactory;
  * <p><b>Redis away.</b> Failed writes go back to the head of the backlog and are retried with
  * exponential backoff (100 ms to 5 s); decisions go on. A {@code NOSCRIPT} answer (a restarted or
  * failed-over Redis lost its script cache) loads the script again and retries at once. Past {@code
- * maxBacklog} unacknowledged messages, {@link #write} waits: the job backpressures rather than drop
- * anything, and says so in the log and the {@code redisBackpressured} gauge.
+ * maxBacklog} unacknowledged messages the writer drops its backlog ({@code redisDropped}) and every
+ * write after it, so that no delivery ever waits on Redis, and tells its capping task through their
+ * {@link MirrorLink}; the capping task records that a rebuild is owed (in its checkpointed state),
+ * and once this writer sees Redis answer again (a ping while dropping), rewrites every user's keys
+ * as {@code rebuild-mirror} does. While that rebuild runs, a full backlog waits a bounded time for
+ * Redis instead of dropping. Commands time out after {@link RedisConnection#COMMAND_TIMEOUT}.
  *
  * <p>Everything runs on the task's thread (writes, the linger timer, checkpoints); lettuce's
  * threads only complete futures, which this thread polls.
@@ -45,7 +49,10 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private static final int MAX_BATCHES_IN_FLIGHT = 8;
     private static final int WRITES_PER_CALL = 50;
     private static final long MIN_BACKOFF_MILLIS = 100;
-    private static final long MAX_BACKOFF_MILLIS = 5000;
+    private static final long MAX_BACKOFF_MILLIS = 2000;
+
+    /** How long a rebuild's write may wait for room in the backlog before the writer drops. */
+    private static final long REBUILD_WAIT_NANOS = 5_000_000_000L;
 
     private final RedisMirrorSink.Settings settings;
     private final ProcessingTimeService timers;
@@ -55,8 +62,14 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     /** Counted messages not acknowledged by Redis (pending and in flight). */
     private volatile long backlog;
 
-    private volatile boolean backpressured;
-    private long lastBackpressureLog = System.nanoTime() - 120_000_000_000L;
+    /** Dropping every write until the capping task starts a rebuild. */
+    private volatile boolean dropping;
+
+    /** Rebuilds started by the capping task that this writer has seen. */
+    private long rebuildsSeen;
+
+    private final MirrorLink link;
+    private CompletableFuture<?> probe;
 
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
@@ -69,6 +82,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
 
     private final Counter writes;
     private final Counter errors;
+    private final Counter dropped;
     private final Counter flushes;
     private final Counter scriptLoads;
     private final Histogram writeMillis;
@@ -99,54 +113,90 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         if (!restored.isEmpty()) {
             LOG.info("Redis mirror restored a backlog of {} counted messages", backlog);
         }
+        link =
+                MirrorLink.acquire(
+                        context.getJobInfo().getJobId().toString(),
+                        context.getTaskInfo().getIndexOfThisSubtask(),
+                        context.getTaskInfo().getAttemptNumber());
+        rebuildsSeen = link.rebuildsStarted();
         MetricGroup metrics = context.metricGroup();
         writes = metrics.counter("redisWrites");
         errors = metrics.counter("redisErrors");
+        dropped = metrics.counter("redisDropped");
         flushes = metrics.counter("redisFlushes");
         scriptLoads = metrics.counter("redisScriptLoads");
         writeMillis =
                 metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
         metrics.gauge("redisBacklog", () -> backlog);
-        metrics.gauge("redisBackpressured", () -> backpressured ? 1 : 0);
+        metrics.gauge("redisDropping", () -> dropping ? 1 : 0);
         scheduleLinger();
     }
 
     @Override
     public void write(MirrorWrite w, Context context) throws InterruptedException {
+        resumeIfRebuilding();
+        if (dropping) {
+            dropped.inc(w.size());
+            return;
+        }
         pending.add(w);
         backlog += w.size();
         poll();
         send(false);
         if (backlog > settings.maxBacklog()) {
-            waitForRoom();
+            if (link.rebuilding() && waitForRoom(REBUILD_WAIT_NANOS)) {
+                return;
+            }
+            drop();
         }
     }
 
-    /** Blocks the task (so the job backpressures) until the backlog is under its bound. */
-    private void waitForRoom() throws InterruptedException {
-        backpressured = true;
-        long since = System.nanoTime();
-        // Once a minute at most: when Redis is slower than the job, this is every write.
-        boolean log = since - lastBackpressureLog > 60_000_000_000L;
-        if (log) {
-            lastBackpressureLog = since;
-            LOG.warn(
-                    "Redis mirror backlog is {} counted messages, over --redis-max-backlog {}:"
-                            + " backpressuring the job until Redis catches up",
-                    backlog,
-                    settings.maxBacklog());
+    /** A rebuild started: what it writes (and everything after) goes to Redis again. */
+    private void resumeIfRebuilding() {
+        long started = link.rebuildsStarted();
+        if (started != rebuildsSeen) {
+            rebuildsSeen = started;
+            if (dropping) {
+                dropping = false;
+                LOG.info("Redis mirror: rebuilding every user's keys; writing again");
+            }
         }
-        while (backlog > settings.maxBacklog()) {
+    }
+
+    /**
+     * Waits, at most {@code nanos}, until the backlog is under its bound (while a rebuild writes
+     * every user's keys, Redis answering). Returns whether it is.
+     */
+    private boolean waitForRoom(long nanos) throws InterruptedException {
+        long deadline = System.nanoTime() + nanos;
+        while (backlog > settings.maxBacklog() && System.nanoTime() < deadline) {
             Thread.sleep(1);
             poll();
             send(true);
         }
-        backpressured = false;
-        if (log) {
-            LOG.info(
-                    "Redis mirror backlog back under its bound after {} ms",
-                    (System.nanoTime() - since) / 1_000_000);
+        return backlog <= settings.maxBacklog();
+    }
+
+    /**
+     * Drops the backlog and every write until the next rebuild: deliveries never wait on Redis.
+     * Writes in flight stay: those Redis acknowledges are written, the others are dropped too.
+     */
+    private void drop() {
+        long n = 0;
+        for (MirrorWrite w : pending) {
+            n += w.size();
         }
+        pending.clear();
+        backlog -= n;
+        dropped.inc(n);
+        dropping = true;
+        link.dropped();
+        LOG.warn(
+                "Redis mirror backlog over --redis-max-backlog {}: dropped {} counted messages,"
+                        + " and drops every write until Redis answers again; then every user's"
+                        + " keys are rebuilt from state",
+                settings.maxBacklog(),
+                n);
     }
 
     /**
@@ -189,9 +239,42 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
                 timers.getCurrentProcessingTime() + settings.lingerMillis(),
                 time -> {
                     poll();
-                    send(true);
+                    resumeIfRebuilding();
+                    if (dropping || !link.redisAnswered()) {
+                        probe(); // a rebuild may wait for Redis to answer
+                    }
+                    if (!dropping) {
+                        send(true);
+                    }
                     scheduleLinger();
                 });
+    }
+
+    /** While dropping: asks Redis whether it answers (with backoff), and tells the link. */
+    private void probe() {
+        if (probe != null) {
+            if (!probe.isDone()) {
+                return;
+            }
+            Throwable error = errorOf(probe);
+            probe = null;
+            if (error == null) {
+                link.redisAnswers();
+                backoffMillis = 0;
+                failuresInEpisode = 0;
+                return;
+            }
+            failed(1, error);
+        }
+        if (link.redisAnswered() || System.nanoTime() < retryAtNanos) {
+            return;
+        }
+        RedisConnection c = connection();
+        if (c != null) {
+            // A scripting command (what the connection offers): any answer means Redis is back.
+            probe = c.commands().scriptExists(MirrorScript.SHA1).toCompletableFuture();
+            c.flush();
+        }
     }
 
     /** The connection, or null while (re)connecting or backing off. */
@@ -310,6 +393,19 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             backlog -= acked;
             anyAcked |= acked > 0;
         }
+        if (anyAcked) {
+            link.redisAnswers();
+        }
+        if (retry != null && dropping) {
+            long n = 0;
+            for (MirrorWrite w : retry) {
+                n += w.size();
+            }
+            backlog -= n;
+            dropped.inc(n);
+            errors.inc(retry.size());
+            return;
+        }
         if (retry == null) {
             if (anyAcked && failuresInEpisode > 0) {
                 LOG.info(
@@ -365,6 +461,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     @Override
     public void close() {
         closed = true;
+        link.release();
         if (connection != null) {
             connection.close();
         } else if (connecting != null) {

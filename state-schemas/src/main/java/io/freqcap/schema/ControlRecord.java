@@ -10,7 +10,13 @@ public record ControlRecord(Kind kind, byte[] value, String topic, int partition
     public enum Kind {
         CONFIG,
         SEGMENT,
-        SWEEP
+        SWEEP,
+        /** Asks a capping task with a Redis mirror whether it owes the mirror a rebuild. */
+        MIRROR_TICK
+    }
+
+    public static ControlRecord mirrorTick(long sequence) {
+        return new ControlRecord(Kind.MIRROR_TICK, null, "mirror-tick", 0, sequence);
     }
 
     public static ControlRecord sweep(long sequence) {
