@@ -44,8 +44,8 @@ public final class KafkaBrokerProcess implements LocalKafka {
     }
 
     /**
-     * Formats {@code dir} as the broker's storage and starts the broker. {@code heap} is its -Xmx
-     * (e.g. "1g").
+     * Formats {@code dir} as the broker's storage, unless an earlier run did, and starts the
+     * broker. {@code heap} is its -Xmx (e.g. "1g").
      */
     public static KafkaBrokerProcess start(Path dir, String heap) throws Exception {
         Files.createDirectories(dir);
@@ -81,19 +81,23 @@ public final class KafkaBrokerProcess implements LocalKafka {
                                 + "appender.file.layout.pattern = %d %-5p %c{1} %m%n\n");
         Path log = dir.resolve("broker.log");
 
+        // Storage formatted by an earlier run (the local runner's --state-dir) is kept as it is.
+        boolean formattedBefore = Files.exists(dir.resolve("data").resolve("meta.properties"));
         int formatted =
-                java(
-                                heap,
-                                log4j,
-                                List.of(
-                                        "kafka.tools.StorageTool",
-                                        "format",
-                                        "-t",
-                                        Uuid.randomUuid().toString(),
-                                        "-c",
-                                        config.toString()),
-                                dir.resolve("format.log"))
-                        .waitFor();
+                formattedBefore
+                        ? 0
+                        : java(
+                                        heap,
+                                        log4j,
+                                        List.of(
+                                                "kafka.tools.StorageTool",
+                                                "format",
+                                                "-t",
+                                                Uuid.randomUuid().toString(),
+                                                "-c",
+                                                config.toString()),
+                                        dir.resolve("format.log"))
+                                .waitFor();
         if (formatted != 0) {
             throw new IOException(
                     "Kafka storage format failed (exit "

@@ -468,7 +468,10 @@ final class KafkaPipelineSupport {
                                 .append("@v")
                                 .append(bySeq.get(x.seq).configVersion())
                                 .append(' ')
-                                .append(new String(x.value, StandardCharsets.UTF_8), 0, 120);
+                                .append(
+                                        new String(x.value, StandardCharsets.UTF_8),
+                                        0,
+                                        Math.min(120, x.value.length));
                     }
                 }
                 System.err.println("MISMATCH at " + in.seq + " history " + h + sb);
