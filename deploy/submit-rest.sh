@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Submits the freqcap job jar to a Flink cluster through its REST API.
-#   deploy/submit-rest.sh http://jobmanager:8081 --bootstrap-servers k:9092 --limits s3://.../limits.json
+#   deploy/submit-rest.sh http://jobmanager:8081 --bootstrap-servers k:9092 \
+#     --limits s3://.../limits.json --segment-uris s3://acme-segments/
 set -euo pipefail
 rest="${1:?usage: $0 http://jobmanager:8081 [job options...]}"
 shift

@@ -213,7 +213,12 @@ public final class EmbeddedRedis implements AutoCloseable {
             }
         }
         String resource = shippedBinaryName();
-        Path tmp = Files.createTempDirectory("freqcap-redis");
+        TempDirs.deleteLeftByKilledRuns(
+                "freqcap-redis", new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+        Path tmp = TempDirs.createOwned("freqcap-redis");
+        // deleteOnExit deletes in reverse order: the files first, then their directory.
+        tmp.toFile().deleteOnExit();
+        tmp.resolve("pid").toFile().deleteOnExit();
         Path target = tmp.resolve("redis-server");
         try (InputStream in = EmbeddedRedis.class.getClassLoader().getResourceAsStream(resource)) {
             if (in == null) {
@@ -224,11 +229,10 @@ public final class EmbeddedRedis implements AutoCloseable {
             }
             Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
         }
+        target.toFile().deleteOnExit();
         if (!target.toFile().setExecutable(true)) {
             throw new IOException("cannot make " + target + " executable");
         }
-        target.toFile().deleteOnExit();
-        tmp.toFile().deleteOnExit();
         return binary = target;
     }
 
