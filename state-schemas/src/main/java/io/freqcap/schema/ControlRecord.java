@@ -1,5 +1,8 @@
 package io.freqcap.schema;
 
+import java.util.Arrays;
+import java.util.Objects;
+
 /**
  * A record from a control topic, as read: a config or command ({@link Kind#CONFIG}) or a segment
  * update ({@link Kind#SEGMENT}); or a {@link Kind#SWEEP} tick that asks every capping instance to
@@ -13,6 +16,36 @@ public record ControlRecord(Kind kind, byte[] value, String topic, int partition
         SWEEP,
         /** Asks a capping task with a Redis mirror whether it owes the mirror a rebuild. */
         MIRROR_TICK
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ControlRecord c
+                && kind == c.kind
+                && Arrays.equals(value, c.value)
+                && Objects.equals(topic, c.topic)
+                && partition == c.partition
+                && offset == c.offset;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(kind, Arrays.hashCode(value), topic, partition, offset);
+    }
+
+    @Override
+    public String toString() {
+        return "ControlRecord["
+                + kind
+                + " "
+                + topic
+                + "-"
+                + partition
+                + "@"
+                + offset
+                + ", "
+                + Bytes.describe(value)
+                + "]";
     }
 
     public static ControlRecord mirrorTick(long sequence) {

@@ -1,5 +1,8 @@
 package io.freqcap.schema;
 
+import java.util.Arrays;
+import java.util.Objects;
+
 /**
  * A message allowed through (ALLOWED or EXEMPT): the input key and value byte for byte, and the
  * headers of SPEC §5.
@@ -10,4 +13,33 @@ public record Delivery(
     public static final String HEADER_DECISION = "freqcap-decision";
     public static final String HEADER_SEGMENT = "freqcap-segment";
     public static final String HEADER_CONFIG_VERSION = "freqcap-config-version";
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Delivery d
+                && Arrays.equals(key, d.key)
+                && Arrays.equals(value, d.value)
+                && Objects.equals(decision, d.decision)
+                && Objects.equals(segment, d.segment)
+                && configVersion == d.configVersion;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(
+                Arrays.hashCode(key), Arrays.hashCode(value), decision, segment, configVersion);
+    }
+
+    @Override
+    public String toString() {
+        return "Delivery["
+                + decision
+                + ", segment "
+                + segment
+                + ", v"
+                + configVersion
+                + ", "
+                + Bytes.describe(value)
+                + "]";
+    }
 }

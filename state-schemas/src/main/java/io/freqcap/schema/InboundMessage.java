@@ -1,5 +1,7 @@
 package io.freqcap.schema;
 
+import java.util.Arrays;
+import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
@@ -21,6 +23,40 @@ public record InboundMessage(
         String topic,
         int partition,
         long offset) {
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof InboundMessage m
+                && routingKey == m.routingKey
+                && Objects.equals(messageId, m.messageId)
+                && Objects.equals(channel, m.channel)
+                && Objects.equals(category, m.category)
+                && timestamp == m.timestamp
+                && Objects.equals(error, m.error)
+                && Arrays.equals(key, m.key)
+                && Arrays.equals(value, m.value)
+                && Objects.equals(topic, m.topic)
+                && partition == m.partition
+                && offset == m.offset;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(routingKey, messageId, timestamp, Arrays.hashCode(value), offset);
+    }
+
+    @Override
+    public String toString() {
+        return "InboundMessage["
+                + (error != null ? "malformed: " + error : messageId + " of user " + routingKey)
+                + ", "
+                + topic
+                + "-"
+                + partition
+                + "@"
+                + offset
+                + "]";
+    }
 
     public boolean isMalformed() {
         return error != null;

@@ -1,0 +1,61 @@
+package io.freqcap.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** Records holding bytes compare the bytes, not the arrays. */
+class RecordEqualityTest {
+    static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Two records made from equal but distinct arrays are equal; other bytes are not. */
+    static <T> void equalByContent(Function<String, T> make) {
+        T one = make.apply("x");
+        T same = make.apply("x");
+        T other = make.apply("y");
+        assertEquals(one, same);
+        assertEquals(one.hashCode(), same.hashCode());
+        assertNotEquals(one, other);
+    }
+
+    @Test
+    void recordsWithBytesCompareTheirContent() {
+        equalByContent(s -> new RawRecord(b("k"), b(s), "in", 1, 2));
+        equalByContent(s -> new AuditEvent(b("42"), b(s)));
+        equalByContent(s -> new Delivery(b("42"), b(s), "ALLOWED", "*", 7));
+        equalByContent(s -> new ControlRecord(ControlRecord.Kind.CONFIG, b(s), "c", 0, 3));
+        equalByContent(
+                s ->
+                        InboundMessage.of(
+                                new RawRecord(
+                                        null,
+                                        b(
+                                                "{\"messageId\":\""
+                                                        + s
+                                                        + "\",\"userId\":1,\"channel\":\"push\","
+                                                        + "\"timestamp\":5}"),
+                                        "in",
+                                        0,
+                                        9)));
+    }
+
+    @Test
+    void toStringsStayShortForLargeValues() {
+        byte[] big = new byte[5_000_000];
+        for (Object r :
+                List.of(
+                        new RawRecord(null, big, "in", 0, 1),
+                        new AuditEvent(null, big),
+                        new Delivery(null, big, "ALLOWED", "*", 1),
+                        new ControlRecord(ControlRecord.Kind.SEGMENT, big, "s", 0, 1))) {
+            assertTrue(r.toString().length() < 400, r.getClass().getSimpleName());
+        }
+    }
+}
