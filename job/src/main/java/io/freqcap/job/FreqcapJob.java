@@ -1,11 +1,11 @@
 package io.freqcap.job;
 
-import io.freqcap.operators.Bounds;
-import io.freqcap.operators.CappingFunction;
-import io.freqcap.operators.CappingOperator;
-import io.freqcap.operators.ControlIdleOperator;
-import io.freqcap.operators.MessageTime;
-import io.freqcap.operators.ParseFunction;
+import io.freqcap.operators.capping.Bounds;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingOperator;
+import io.freqcap.operators.ingest.ControlIdleOperator;
+import io.freqcap.operators.ingest.MessageTime;
+import io.freqcap.operators.ingest.ParseFunction;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;

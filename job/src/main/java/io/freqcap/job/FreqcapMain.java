@@ -2,8 +2,8 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.operators.PointLookupRocksDBOptions;
-import io.freqcap.operators.RedisMirrorSink;
+import io.freqcap.operators.capping.PointLookupRocksDBOptions;
+import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.RawRecord;
 import java.time.Duration;

@@ -1,9 +1,10 @@
 package io.freqcap.job;
 
-import io.freqcap.operators.Bounds;
-import io.freqcap.operators.CappingFunction;
-import io.freqcap.operators.FlinkFileLoader;
-import io.freqcap.operators.SegmentTable;
+import io.freqcap.operators.capping.Bounds;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.ControlHandler;
+import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
@@ -28,7 +29,7 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.util.TimeUtils;
 
 /**
- * Every command-line option of the job (SPEC §8), as typed Flink options with defaults and
+ * Every command-line option of the job (contract.md §8), as typed Flink options with defaults and
  * descriptions. {@link #parse} turns {@code --name value} arguments into a {@link Configuration}
  * and rejects anything unknown or out of range with one line naming the option.
  */
@@ -332,7 +333,7 @@ public final class FreqcapOptions {
         }
         if (conf.getOptional(REDIS).isPresent()) {
             try {
-                io.freqcap.operators.RedisConnection.parse(conf.get(REDIS));
+                io.freqcap.operators.mirror.RedisConnection.parse(conf.get(REDIS));
             } catch (IllegalArgumentException e) {
                 throw new InvalidOptionException("--redis: " + e.getMessage());
             }
@@ -381,7 +382,7 @@ public final class FreqcapOptions {
             SegmentTable check = new SegmentTable();
             FlinkFileLoader loader = bounds(conf).segmentLoader();
             try {
-                for (SegmentUpdate u : CappingFunction.initialSegments(json)) {
+                for (SegmentUpdate u : ControlHandler.initialSegments(json)) {
                     String error = check.apply(u, loader);
                     if (error != null) {
                         throw new MalformedRecordException(error);

@@ -157,7 +157,7 @@ public final class KafkaConnectors {
         }
     }
 
-    /** The input value byte for byte, the input key, and the decision headers (SPEC §5). */
+    /** The input value byte for byte, the input key, and the decision headers (contract.md §5). */
     public static final class DeliverySerializer
             implements KafkaRecordSerializationSchema<Delivery> {
         private static final long serialVersionUID = 1L;

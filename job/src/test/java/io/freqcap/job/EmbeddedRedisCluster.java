@@ -1,5 +1,6 @@
 package io.freqcap.job;
 
+import io.freqcap.job.local.EmbeddedRedis;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.RawRecord;

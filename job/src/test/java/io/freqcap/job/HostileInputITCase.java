@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.SegmentBitmap;
 import java.io.RandomAccessFile;

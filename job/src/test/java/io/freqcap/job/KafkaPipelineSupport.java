@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.CappingRule;
+import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.operators.capping.CappingRule;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.Json;

@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.job.local.LocalRunner;
+import io.freqcap.job.local.LocalRunnerITCase;
+import io.freqcap.job.local.StateDir;
 import io.freqcap.schema.LimitConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,8 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.operators.MirrorScript;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.operators.mirror.MirrorScript;
 import io.freqcap.schema.MirrorWrite;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;

@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
-import io.freqcap.operators.RedisMirrorSink;
+import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.tools.RedisSync;
+import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MirrorWrite;

@@ -3,7 +3,8 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.operators.RedisMirrorSink;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.MirrorWrite;
 import java.nio.file.Path;
 import java.util.ArrayList;

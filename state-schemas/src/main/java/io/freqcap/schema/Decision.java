@@ -1,6 +1,6 @@
 package io.freqcap.schema;
 
-/** The outcome for one input record (SPEC §5). */
+/** The outcome for one input record (contract.md §5). */
 public enum Decision {
     ALLOWED,
     EXEMPT,

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * A message allowed through (ALLOWED or EXEMPT): the input key and value byte for byte, and the
- * headers of SPEC §5.
+ * headers of contract.md §5.
  */
 public record Delivery(
         byte[] key, byte[] value, String decision, String segment, long configVersion) {

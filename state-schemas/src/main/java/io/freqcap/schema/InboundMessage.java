@@ -7,8 +7,8 @@ import org.apache.flink.api.common.typeinfo.TypeInfo;
 /**
  * An input record on its way to the capping operator: either parsed ({@link #message} set) or
  * malformed ({@link #error} set). Malformed records travel through the capping operator too, so
- * that its {@code malformed} counter sees them (SPEC §9); they are keyed by {@link #routingKey}, a
- * negative number that no userId can take.
+ * that its {@code malformed} counter sees them (contract.md §9); they are keyed by {@link
+ * #routingKey}, a negative number that no userId can take.
  */
 @TypeInfo(InboundMessageSerializer.Factory.class)
 public record InboundMessage(

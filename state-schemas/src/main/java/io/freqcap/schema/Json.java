@@ -5,7 +5,9 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 
 /** Shared, thread-safe Jackson objects configured the way the contract reads JSON. */
@@ -19,6 +21,28 @@ public final class Json {
             new ObjectMapper(FACTORY).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private Json() {}
+
+    /** One JSON object, or why the value is not one. */
+    static ObjectNode readObject(byte[] value) throws MalformedRecordException {
+        if (value == null) {
+            throw new MalformedRecordException("record has no value (tombstone)");
+        }
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(value);
+        } catch (IOException e) {
+            throw new MalformedRecordException("not valid JSON: " + firstLine(e.getMessage()));
+        }
+        if (!(root instanceof ObjectNode)) {
+            throw new MalformedRecordException("expected a JSON object");
+        }
+        return (ObjectNode) root;
+    }
+
+    private static String firstLine(String s) {
+        int nl = s == null ? -1 : s.indexOf('\n');
+        return nl < 0 ? String.valueOf(s) : s.substring(0, nl);
+    }
 
     /**
      * Describes the current token for an error message: {@code "abc"}, {@code 42.0}, {@code null}.

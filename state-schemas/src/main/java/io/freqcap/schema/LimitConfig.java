@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A validated limit configuration (SPEC §3). Instances only exist for configs that pass every rule
- * of the contract; {@link #parse} says which rule a rejected one broke.
+ * A validated limit configuration (contract.md §3). Instances only exist for configs that pass
+ * every rule of the contract; {@link #parse} says which rule a rejected one broke.
  *
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
@@ -66,11 +66,11 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
 
     /** Reads and validates a config; a command on the config topic is an error here. */
     public static LimitConfig parse(byte[] value) throws MalformedRecordException {
-        ConfigRecord r = ConfigRecord.parse(value);
-        if (r instanceof LimitConfig c) {
-            return c;
+        ObjectNode root = Json.readObject(value);
+        if (root.has("command")) {
+            throw new MalformedRecordException("expected a limit config, got a command");
         }
-        throw new MalformedRecordException("expected a limit config, got a command");
+        return fromTree(root, value);
     }
 
     public static LimitConfig parse(String json) throws MalformedRecordException {

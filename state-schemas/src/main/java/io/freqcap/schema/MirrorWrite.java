@@ -3,8 +3,8 @@ package io.freqcap.schema;
 import java.util.Arrays;
 
 /**
- * One write to the Redis mirror (SPEC §7) for one user: counted messages to add to the user's
- * sorted sets, the channels whose keys the write trims, and the longest window in force.
+ * One write to the Redis mirror (contract.md §7) for one user: counted messages to add to the
+ * user's sorted sets, the channels whose keys the write trims, and the longest window in force.
  *
  * <p>An ALLOWED message gives a write of one entry, whose {@code channels} are every channel the
  * user may have in Redis (so each channel key is trimmed when the user's latest timestamp moves). A

@@ -7,8 +7,8 @@ import java.io.IOException;
 import java.util.regex.Pattern;
 
 /**
- * The fields of an outbound message (SPEC §2) that capping reads. Everything else in the record
- * travels as its original bytes and is never re-serialized.
+ * The fields of an outbound message (contract.md §2) that capping reads. Everything else in the
+ * record travels as its original bytes and is never re-serialized.
  *
  * @param category the category, {@code marketing} when the record has none
  */

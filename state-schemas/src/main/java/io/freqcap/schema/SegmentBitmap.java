@@ -24,7 +24,7 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * The members of a segment: a set of userIds read from, and written to, the portable Roaring
- * formats that the Java, C, Go and Python implementations share (SPEC §4).
+ * formats that the Java, C, Go and Python implementations share (contract.md §4).
  *
  * <ul>
  *   <li>{@code roaring32}: the 32-bit portable format, ids below 2^32.

@@ -5,8 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
 
 /**
- * A record of the segments topic (SPEC §4): a full load of a segment from a {@code uri} or an
- * inline base64 {@code bitmap}, an {@code add} or {@code remove} of userIds, or a {@code delete}.
+ * A record of the segments topic (contract.md §4): a full load of a segment from a {@code uri} or
+ * an inline base64 {@code bitmap}, an {@code add} or {@code remove} of userIds, or a {@code
+ * delete}.
  *
  * @param uri for a full load from a file system, else null
  * @param bitmap for an inline full load, the decoded bytes, else null
@@ -30,7 +31,7 @@ public record SegmentUpdate(
     }
 
     public static SegmentUpdate parse(byte[] value) throws MalformedRecordException {
-        return fromTree(ConfigRecord.readObject(value));
+        return fromTree(Json.readObject(value));
     }
 
     public static SegmentUpdate fromTree(JsonNode root) throws MalformedRecordException {

@@ -3,8 +3,8 @@ package io.freqcap.schema;
 import java.util.Arrays;
 
 /**
- * The counted messages of one user that can still matter (SPEC §6): for each, its timestamp, its
- * channel and a 64-bit fingerprint of its messageId. Entries are kept sorted by timestamp; the
+ * The counted messages of one user that can still matter (contract.md §6): for each, its timestamp,
+ * its channel and a 64-bit fingerprint of its messageId. Entries are kept sorted by timestamp; the
  * decision order is not needed by the rule, only the latest timestamp, which sorting gives.
  *
  * <p>Immutable: {@link #with} and {@link #prunedBefore} return new instances, so a history read

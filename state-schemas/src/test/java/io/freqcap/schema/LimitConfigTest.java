@@ -120,8 +120,8 @@ class LimitConfigTest {
     void commandsAreToldApartFromConfigs() throws Exception {
         assertEquals(
                 new ConfigRecord.Command("rebuild-mirror"),
-                ConfigRecord.parse("{\"command\":\"rebuild-mirror\"}".getBytes()));
-        assertTrue(ConfigRecord.parse(withRules(STAR).getBytes()) instanceof LimitConfig);
+                ConfigTopic.parse("{\"command\":\"rebuild-mirror\"}".getBytes()));
+        assertTrue(ConfigTopic.parse(withRules(STAR).getBytes()) instanceof LimitConfig);
         assertThrows(
                 MalformedRecordException.class,
                 () -> LimitConfig.parse("{\"command\":\"rebuild-mirror\"}"));

@@ -1,7 +1,7 @@
 package io.freqcap.job.bench;
 
-import io.freqcap.job.KafkaBrokerProcess;
-import io.freqcap.job.LocalKafka;
+import io.freqcap.job.local.KafkaBrokerProcess;
+import io.freqcap.job.local.LocalKafka;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,12 +1,12 @@
 package io.freqcap.job.bench;
 
-import io.freqcap.job.EmbeddedKafka;
-import io.freqcap.job.EmbeddedRedis;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
-import io.freqcap.job.KafkaBrokerProcess;
-import io.freqcap.job.LocalKafka;
-import io.freqcap.job.TempDirs;
+import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.local.KafkaBrokerProcess;
+import io.freqcap.job.local.LocalKafka;
+import io.freqcap.job.local.TempDirs;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

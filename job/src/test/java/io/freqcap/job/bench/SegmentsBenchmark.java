@@ -1,8 +1,8 @@
 package io.freqcap.job.bench;
 
-import io.freqcap.job.TempDirs;
-import io.freqcap.operators.FlinkFileLoader;
-import io.freqcap.operators.SegmentTable;
+import io.freqcap.job.local.TempDirs;
+import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.SegmentBitmap;
 import io.freqcap.schema.SegmentUpdate;
@@ -109,7 +109,7 @@ public final class SegmentsBenchmark {
             }
         }
         long t0 = System.nanoTime();
-        SegmentBitmap dense = io.freqcap.job.SegmentsToolAccess.readIds(text);
+        SegmentBitmap dense = io.freqcap.job.tools.SegmentsToolAccess.readIds(text);
         byte[] denseBytes = dense.write(SegmentBitmap.Format.ROARING32);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
         System.out.printf(

@@ -1,7 +1,7 @@
 package io.freqcap.operators.bench;
 
-import io.freqcap.operators.CappingFunction;
-import io.freqcap.operators.CappingOperator;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;

@@ -1,0 +1,444 @@
+package io.freqcap.job.local;
+
+import io.freqcap.job.FreqcapMain;
+import io.freqcap.job.FreqcapOptions;
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.RecoveryClaimMode;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * Runs the job in an embedded Flink with its web UI. Started with no options it also starts a Kafka
+ * broker, creates the topics, uses a sample limit config and generates campaign traffic, printing
+ * progress until Ctrl-C or {@code --duration}. Given {@code --bootstrap-servers} it uses that Kafka
+ * and generates nothing unless {@code --generate}. An embedded Redis ({@link EmbeddedRedis}) holds
+ * the mirror unless {@code --redis} names one; with an external Kafka the mirror is on only with
+ * {@code --redis}.
+ */
+public final class LocalRunner {
+    private LocalRunner() {}
+
+    public static final ConfigOption<Duration> DURATION =
+            ConfigOptions.key("duration")
+                    .durationType()
+                    .noDefaultValue()
+                    .withDescription("Stop after this long (e.g. 60s); default: run until Ctrl-C.");
+    public static final ConfigOption<Integer> USERS =
+            ConfigOptions.key("users")
+                    .intType()
+                    .defaultValue(100_000)
+                    .withDescription("Generator: number of users.");
+    public static final ConfigOption<Integer> RATE =
+            ConfigOptions.key("rate")
+                    .intType()
+                    .defaultValue(2_000)
+                    .withDescription("Generator: messages per second.");
+    public static final ConfigOption<Boolean> GENERATE =
+            ConfigOptions.key("generate")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription("Generate traffic also into an external Kafka.");
+    public static final ConfigOption<Integer> WEB_PORT =
+            ConfigOptions.key("web-port")
+                    .intType()
+                    .defaultValue(8081)
+                    .withDescription("Port of the Flink web UI and REST API.");
+
+    public static final ConfigOption<String> STATE_DIR =
+            ConfigOptions.key("state-dir")
+                    .stringType()
+                    .defaultValue("./freqcap-state")
+                    .withDescription(
+                            "Where the runner keeps its checkpoints (and, with the embedded Kafka"
+                                    + " and Redis, their data); started again with the same"
+                                    + " directory it resumes from its latest checkpoint.");
+
+    static final List<ConfigOption<?>> RUNNER_OPTIONS =
+            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, STATE_DIR);
+
+    /** What a run did, for its closing summary. */
+    public record Summary(
+            long sent,
+            Map<String, Long> decisions,
+            Map<String, Long> segments,
+            long redisKeys,
+            JobStatus finalStatus) {}
+
+    public static void main(String[] args) throws Exception {
+        if (Arrays.asList(args).contains("--help")) {
+            System.out.println(FreqcapOptions.usage("bin/freqcap-local", RUNNER_OPTIONS));
+            return;
+        }
+        try {
+            run(args, System.out, null);
+        } catch (InvalidOptionException e) {
+            System.err.println("freqcap: " + e.getMessage());
+            System.exit(2);
+        }
+        System.exit(0);
+    }
+
+    /**
+     * Segments for the sample config's rules: the newest tenth of the users are "new", every third
+     * user is "active" (new wins where both: higher priority).
+     */
+    static Path sampleSegments(Path work, int users) throws java.io.IOException {
+        long[] fresh = java.util.stream.LongStream.range(users - users / 10, users).toArray();
+        long[] active =
+                java.util.stream.LongStream.range(0, users).filter(u -> u % 3 == 0).toArray();
+        String json =
+                "[{\"segmentId\": \"new\", \"version\": 1, \"priority\": 30, \"format\": \"roaring32\","
+                        + " \"bitmap\": \""
+                        + base64(fresh)
+                        + "\"},"
+                        + " {\"segmentId\": \"active\", \"version\": 1, \"priority\": 20, \"format\": \"roaring32\","
+                        + " \"bitmap\": \""
+                        + base64(active)
+                        + "\"}]";
+        return Files.writeString(work.resolve("sample-segments.json"), json);
+    }
+
+    /**
+     * Watches a resumed job's first seconds: a checkpoint Flink cannot map to this job fails it at
+     * once; state its tasks cannot read makes them fail on their first start, and the job restart.
+     * Either way the user gets one clear line instead of a restart loop.
+     */
+    private static void awaitRestored(JobClient job) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < deadline) {
+            JobStatus s = job.getJobStatus().get();
+            if (s.isGloballyTerminalState()) {
+                job.getJobExecutionResult().get(); // throws why it failed
+                throw new IllegalStateException("the resumed job ended at once: " + s);
+            }
+            if (s == JobStatus.RESTARTING || s == JobStatus.FAILING) {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                throw new IllegalStateException("the resumed job's tasks failed to start");
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        String message = String.valueOf(e.getMessage());
+        while (t != null) {
+            if (t.getMessage() != null) {
+                message = t.getMessage();
+            }
+            t = t.getCause();
+        }
+        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
+    }
+
+    private static String base64(long[] ids) {
+        return java.util.Base64.getEncoder()
+                .encodeToString(
+                        io.freqcap.schema.SegmentBitmap.of(ids)
+                                .write(io.freqcap.schema.SegmentBitmap.Format.ROARING32));
+    }
+
+    /**
+     * Runs until {@code --duration} passes, {@code stop} counts down, or the JVM is asked to stop.
+     *
+     * @param stop an extra way to stop the run (tests); may be null
+     */
+    public static Summary run(String[] args, PrintStream out, CountDownLatch stop)
+            throws Exception {
+        Configuration options = FreqcapOptions.parse(args, RUNNER_OPTIONS);
+        if (options.getOptional(FreqcapOptions.CHECKPOINT_INTERVAL).isEmpty()) {
+            // Outputs become visible (read_committed) at each checkpoint: keep the demo lively.
+            options.set(FreqcapOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
+        }
+        boolean embedded = options.getOptional(FreqcapOptions.BOOTSTRAP_SERVERS).isEmpty();
+        TempDirs.deleteLeftByKilledRuns("freqcap-local", out);
+        Path work = TempDirs.createOwned("freqcap-local");
+        try (StateDir state = StateDir.open(Path.of(options.get(STATE_DIR)))) {
+            return run(options, embedded, work, state, out, stop);
+        } finally {
+            // Sample config and segments of this run; the state dir keeps everything else.
+            TempDirs.deleteRecursively(work);
+        }
+    }
+
+    private static Summary run(
+            Configuration options,
+            boolean embedded,
+            Path work,
+            StateDir state,
+            PrintStream out,
+            CountDownLatch stop)
+            throws Exception {
+        if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
+            Path limits = work.resolve("sample-limit-config.json");
+            try (InputStream in =
+                    LocalRunner.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
+                Files.write(limits, in.readAllBytes());
+            }
+            options.set(FreqcapOptions.LIMITS, limits.toString());
+        }
+        if (embedded && options.getOptional(FreqcapOptions.SEGMENTS).isEmpty()) {
+            options.set(
+                    FreqcapOptions.SEGMENTS, sampleSegments(work, options.get(USERS)).toString());
+        }
+        String limitsJson = FreqcapOptions.requireJobOptions(options, false);
+        String segmentsJson = FreqcapOptions.readSegments(options);
+
+        List<AutoCloseable> resources = new ArrayList<>();
+        LocalKafka kafka = null;
+        if (embedded) {
+            out.println("Starting a Kafka broker (KRaft, its own JVM) ...");
+            kafka = KafkaBrokerProcess.start(state.path().resolve("kafka"), "1g");
+            resources.add(kafka);
+            options.set(FreqcapOptions.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+            kafka.createTopics(
+                    4,
+                    List.of(
+                            options.get(FreqcapOptions.INPUT_TOPIC),
+                            options.get(FreqcapOptions.DELIVERY_TOPIC),
+                            options.get(FreqcapOptions.AUDIT_TOPIC)));
+            kafka.createTopics(
+                    1,
+                    List.of(
+                            options.get(FreqcapOptions.CONFIG_TOPIC),
+                            options.get(FreqcapOptions.SEGMENTS_TOPIC)));
+        }
+        String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
+        if (embedded && options.getOptional(FreqcapOptions.REDIS).isEmpty()) {
+            out.println("Starting an embedded Redis ...");
+            EmbeddedRedis redis = EmbeddedRedis.start(state.path().resolve("redis"), true);
+            resources.add(redis);
+            options.set(FreqcapOptions.REDIS, redis.uri());
+        }
+        MirrorProgress mirror =
+                options.getOptional(FreqcapOptions.REDIS).map(MirrorProgress::new).orElse(null);
+        if (mirror != null) {
+            resources.add(0, mirror);
+        }
+
+        Configuration flink = FreqcapMain.flinkConfig(options);
+        flink.set(RestOptions.PORT, options.get(WEB_PORT));
+        flink.set(RestOptions.BIND_ADDRESS, "localhost");
+        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        flink.set(
+                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                state.checkpoints().toAbsolutePath().toUri().toString());
+        Optional<Path> resumeFrom = state.latestCheckpoint();
+        if (resumeFrom.isPresent()) {
+            out.println(
+                    "Resuming from checkpoint "
+                            + resumeFrom.get().toAbsolutePath()
+                            + " (written "
+                            + Files.getLastModifiedTime(resumeFrom.get().resolve("_metadata"))
+                            + ")");
+            flink.set(
+                    StateRecoveryOptions.SAVEPOINT_PATH,
+                    resumeFrom.get().toAbsolutePath().toUri().toString());
+            // The runner owns its checkpoints: Flink deletes the one resumed from, and files of
+            // older ones, once newer checkpoints no longer need them.
+            flink.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
+        } else {
+            out.println(
+                    "No checkpoint in "
+                            + state.checkpoints().toAbsolutePath()
+                            + ": starting with empty state");
+        }
+        if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
+            flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
+        }
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
+        FreqcapMain.wireKafka(env, options, limitsJson, segmentsJson);
+        JobClient job;
+        try {
+            job = env.executeAsync("freqcap (local)");
+            if (resumeFrom.isPresent()) {
+                awaitRestored(job);
+            }
+        } catch (Exception e) {
+            for (AutoCloseable r : resources) {
+                r.close();
+            }
+            if (resumeFrom.isEmpty()) {
+                throw e;
+            }
+            throw new InvalidOptionException(
+                    "--state-dir: cannot resume from "
+                            + resumeFrom.get().toAbsolutePath()
+                            + " ("
+                            + rootMessage(e)
+                            + "); is it a checkpoint of another job or version? Start with another"
+                            + " --state-dir, or move this one away to start afresh");
+        }
+
+        TrafficGenerator generator = null;
+        if (embedded || options.get(GENERATE)) {
+            generator =
+                    new TrafficGenerator(
+                            bootstrap,
+                            options.get(FreqcapOptions.INPUT_TOPIC),
+                            options.get(USERS),
+                            options.get(RATE));
+            Thread t = new Thread(generator, "freqcap-generator");
+            t.setDaemon(true);
+            t.start();
+        }
+        OutputCounter counter =
+                new OutputCounter(
+                        bootstrap,
+                        options.get(FreqcapOptions.DELIVERY_TOPIC),
+                        options.get(FreqcapOptions.AUDIT_TOPIC));
+        Thread ct = new Thread(counter, "freqcap-progress");
+        ct.setDaemon(true);
+        ct.start();
+
+        out.printf(
+                "freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
+                options.get(WEB_PORT), bootstrap);
+        out.printf(
+                "  in: %s  deliveries: %s  audit: %s  config: %s%n",
+                options.get(FreqcapOptions.INPUT_TOPIC),
+                options.get(FreqcapOptions.DELIVERY_TOPIC),
+                options.get(FreqcapOptions.AUDIT_TOPIC),
+                options.get(FreqcapOptions.CONFIG_TOPIC));
+        if (mirror != null) {
+            out.printf(
+                    "  Redis mirror: %s  (bin/freqcap-query --redis %s --user 42)%n",
+                    mirror.uri(), mirror.uri());
+        }
+        out.println(
+                "  Ctrl-C stops everything"
+                        + options.getOptional(DURATION)
+                                .map(d -> " (or after " + d.toSeconds() + "s)")
+                                .orElse(""));
+
+        CountDownLatch stopRequested = new CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook =
+                new Thread(
+                        () -> {
+                            stopRequested.countDown();
+                            try {
+                                stopped.await(60, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        },
+                        "freqcap-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        if (stop != null) {
+            Thread relay =
+                    new Thread(
+                            () -> {
+                                try {
+                                    stop.await();
+                                    stopRequested.countDown();
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
+            relay.setDaemon(true);
+            relay.start();
+        }
+
+        TrafficGenerator gen = generator;
+        long[] last = {0, System.nanoTime()};
+        ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
+        progress.scheduleAtFixedRate(
+                () -> {
+                    long now = System.nanoTime();
+                    long total = counter.total();
+                    double rate = (total - last[0]) / ((now - last[1]) / 1e9);
+                    last[0] = total;
+                    last[1] = now;
+                    out.printf(
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%s%n",
+                            gen == null ? -1 : gen.sent(),
+                            counter.count("ALLOWED"),
+                            counter.count("EXEMPT"),
+                            counter.count("REJECTED"),
+                            counter.count("DUPLICATE"),
+                            counter.count("STALE"),
+                            counter.count("MALFORMED"),
+                            rate,
+                            mirror == null ? "" : " | redis keys " + mirror.keys());
+                },
+                5,
+                5,
+                TimeUnit.SECONDS);
+
+        Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
+        long deadline = System.nanoTime() + duration.toNanos();
+        JobStatus status = job.getJobStatus().get();
+        while (stopRequested.getCount() > 0 && System.nanoTime() < deadline) {
+            stopRequested.await(500, TimeUnit.MILLISECONDS);
+            status = job.getJobStatus().get();
+            if (status.isGloballyTerminalState()) {
+                out.println("The job ended: " + status);
+                break;
+            }
+        }
+
+        out.println("Stopping ...");
+        if (generator != null) {
+            generator.stop();
+        }
+        // Let the last checkpoint commit what was decided, so the summary sees it.
+        Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+        if (!status.isGloballyTerminalState()) {
+            job.cancel().get(30, TimeUnit.SECONDS);
+            status = JobStatus.CANCELED;
+        }
+        progress.shutdownNow();
+        counter.close();
+        ct.join(5000);
+        long redisKeys = mirror == null ? -1 : mirror.keys();
+        for (AutoCloseable r : resources) {
+            r.close();
+        }
+        out.println("State kept in " + state.path().toAbsolutePath() + " (--state-dir)");
+        Summary summary =
+                new Summary(
+                        generator == null ? -1 : generator.sent(),
+                        counter.snapshot(),
+                        counter.segments(),
+                        redisKeys,
+                        status);
+        out.printf(
+                "Summary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
+                summary.sent(),
+                summary.decisions(),
+                summary.segments(),
+                redisKeys < 0 ? "" : " Redis mirror keys " + redisKeys + ";",
+                status);
+        stopped.countDown();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // Ctrl-C: the hook is running and waits for 'stopped'.
+        }
+        return summary;
+    }
+}

@@ -1,0 +1,217 @@
+package io.freqcap.job.tools;
+
+import io.freqcap.schema.Json;
+import io.freqcap.schema.MalformedRecordException;
+import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.SegmentBitmap.Format;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Tools for the people who make segments:
+ *
+ * <pre>
+ * segments build --input ids.txt --output new.roaring [--format roaring32|roaring64]
+ * segments inspect FILE
+ * segments diff OLD NEW --segment-id ID --version V [--chunk 10000]
+ * </pre>
+ *
+ * {@code build} streams userIds (one per line; the first comma-separated column of a CSV; lines
+ * that do not start with a digit, such as a header, are skipped), so memory is the bitmap's, not
+ * the input's. {@code diff} prints add/remove SegmentUpdate JSON lines for the segments topic.
+ */
+public final class SegmentsTool {
+    private SegmentsTool() {}
+
+    public static void main(String[] args) {
+        try {
+            System.exit(run(args, System.out));
+        } catch (IllegalArgumentException | IOException | MalformedRecordException e) {
+            System.err.println("segments: " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    static int run(String[] args, PrintStream out) throws IOException, MalformedRecordException {
+        if (args.length == 0 || args[0].equals("--help")) {
+            out.println(
+                    "usage: segments build --input FILE --output FILE [--format roaring32|roaring64]");
+            out.println("       segments inspect FILE");
+            out.println("       segments diff OLD NEW --segment-id ID --version V [--chunk N]");
+            return args.length == 0 ? 2 : 0;
+        }
+        switch (args[0]) {
+            case "build":
+                return build(args, out);
+            case "inspect":
+                return inspect(Path.of(arg(args, 1, "FILE")), out);
+            case "diff":
+                return diff(args, out);
+            default:
+                throw new IllegalArgumentException(
+                        "unknown command " + args[0] + " (build, inspect, diff)");
+        }
+    }
+
+    private static String arg(String[] args, int i, String what) {
+        if (args.length <= i) {
+            throw new IllegalArgumentException("missing " + what);
+        }
+        return args[i];
+    }
+
+    private static String option(String[] args, String name, String dflt) {
+        for (int i = 1; i < args.length - 1; i++) {
+            if (args[i].equals(name)) {
+                return args[i + 1];
+            }
+        }
+        if (dflt == null) {
+            throw new IllegalArgumentException("missing " + name);
+        }
+        return dflt;
+    }
+
+    static int build(String[] args, PrintStream out) throws IOException, MalformedRecordException {
+        Path input = Path.of(option(args, "--input", null));
+        Path output = Path.of(option(args, "--output", null));
+        String format = option(args, "--format", "auto");
+        long t0 = System.nanoTime();
+        SegmentBitmap b = readIds(input);
+        Format f =
+                format.equals("auto")
+                        ? (b.fitsRoaring32() ? Format.ROARING32 : Format.ROARING64)
+                        : Format.of(format);
+        byte[] bytes = b.write(f);
+        Files.write(output, bytes);
+        out.printf(
+                Locale.ROOT,
+                "%s: %,d members, %s, %,d bytes, %.2f bits/member, %.1f s%n",
+                output,
+                b.cardinality(),
+                f.wireName,
+                bytes.length,
+                b.cardinality() == 0 ? 0.0 : 8.0 * bytes.length / b.cardinality(),
+                (System.nanoTime() - t0) / 1e9);
+        return 0;
+    }
+
+    /** Parses ids from bytes directly: 270 million lines in well under a minute. */
+    static SegmentBitmap readIds(Path input) throws IOException {
+        SegmentBitmap.Builder builder = new SegmentBitmap.Builder();
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(input), 1 << 20)) {
+            byte[] buf = new byte[1 << 20];
+            long value = 0;
+            boolean inNumber = false;
+            boolean skipLine = false;
+            boolean lineStart = true;
+            long line = 1;
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                for (int i = 0; i < n; i++) {
+                    byte c = buf[i];
+                    if (c == '\n') {
+                        if (inNumber) {
+                            builder.add(value);
+                        }
+                        value = 0;
+                        inNumber = false;
+                        skipLine = false;
+                        lineStart = true;
+                        line++;
+                        continue;
+                    }
+                    if (skipLine) {
+                        continue;
+                    }
+                    if (c >= '0' && c <= '9') {
+                        if (value > (Long.MAX_VALUE - (c - '0')) / 10) {
+                            throw new IOException("line " + line + ": userId above 2^63-1");
+                        }
+                        value = value * 10 + (c - '0');
+                        inNumber = true;
+                    } else if (lineStart && !inNumber && c != ' ' && c != '\r' && c != '\t') {
+                        skipLine = true; // a header or a comment
+                    } else if (inNumber) {
+                        builder.add(value); // end of the first column
+                        value = 0;
+                        inNumber = false;
+                        skipLine = true;
+                    }
+                    lineStart = lineStart && !inNumber && (c == ' ' || c == '\t');
+                }
+            }
+            if (inNumber) {
+                builder.add(value);
+            }
+        }
+        return builder.build();
+    }
+
+    static SegmentBitmap readBitmap(Path file) throws IOException, MalformedRecordException {
+        byte[] bytes = Files.readAllBytes(file);
+        return SegmentBitmap.read(bytes, SegmentBitmap.detect(bytes));
+    }
+
+    static int inspect(Path file, PrintStream out) throws IOException, MalformedRecordException {
+        byte[] bytes = Files.readAllBytes(file);
+        Format f = SegmentBitmap.detect(bytes);
+        SegmentBitmap b = SegmentBitmap.read(bytes, f);
+        out.printf(
+                Locale.ROOT,
+                "format %s%ncardinality %,d%nbytes %,d%nbits/member %.2f%nmin %d%nmax %d%n",
+                f.wireName,
+                b.cardinality(),
+                bytes.length,
+                b.cardinality() == 0 ? 0.0 : 8.0 * bytes.length / b.cardinality(),
+                b.min(),
+                b.max());
+        return 0;
+    }
+
+    static int diff(String[] args, PrintStream out) throws IOException, MalformedRecordException {
+        SegmentBitmap before = readBitmap(Path.of(arg(args, 1, "OLD")));
+        SegmentBitmap after = readBitmap(Path.of(arg(args, 2, "NEW")));
+        String id = option(args, "--segment-id", null);
+        long version = Long.parseLong(option(args, "--version", null));
+        int chunk = Integer.parseInt(option(args, "--chunk", "10000"));
+        List<Long> adds = new ArrayList<>();
+        List<Long> removes = new ArrayList<>();
+        after.forEach(
+                u -> {
+                    if (!before.contains(u)) {
+                        adds.add(u);
+                    }
+                });
+        before.forEach(
+                u -> {
+                    if (!after.contains(u)) {
+                        removes.add(u);
+                    }
+                });
+        version = emit(out, id, version, "add", adds, chunk);
+        emit(out, id, version, "remove", removes, chunk);
+        return 0;
+    }
+
+    private static long emit(
+            PrintStream out, String id, long version, String op, List<Long> ids, int chunk) {
+        for (int from = 0; from < ids.size(); from += chunk) {
+            var node = Json.MAPPER.createObjectNode();
+            node.put("segmentId", id);
+            node.put("version", version++);
+            node.put("op", op);
+            var arr = node.putArray("userIds");
+            ids.subList(from, Math.min(ids.size(), from + chunk)).forEach(arr::add);
+            out.println(node);
+        }
+        return version;
+    }
+}

@@ -1,0 +1,155 @@
+package io.freqcap.job;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shape of the house: modules depend one way (schema ← operators ← job), one concern per
+ * package and no cycles between packages or classes, the job itself apart from the local runner and
+ * the tools (the shaded jar needs neither), and the decision logic free of Flink types.
+ */
+class ArchitectureTest {
+    static JavaClasses main;
+
+    @BeforeAll
+    static void importMainClasses() {
+        main =
+                new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                        .importPackages("io.freqcap");
+        // DO_NOT_INCLUDE_JARS keeps the modules' own jars out too when the build runs from them:
+        // fall back to everything under io.freqcap, tests excluded.
+        if (main.size() < 50) {
+            main =
+                    new ClassFileImporter()
+                            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                            .importPackages("io.freqcap");
+        }
+    }
+
+    @Test
+    void importsEveryModule() {
+        for (String pkg :
+                new String[] {
+                    "io.freqcap.schema",
+                    "io.freqcap.operators.capping",
+                    "io.freqcap.operators.segments",
+                    "io.freqcap.operators.mirror",
+                    "io.freqcap.job",
+                    "io.freqcap.job.local",
+                    "io.freqcap.job.tools"
+                }) {
+            if (main.stream().noneMatch(c -> c.getPackageName().equals(pkg))) {
+                throw new AssertionError("no classes of " + pkg + " imported: " + main.size());
+            }
+        }
+    }
+
+    @Test
+    void modulesDependOneWay() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.freqcap.schema..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.freqcap.operators..", "io.freqcap.job..")
+                .check(main);
+        noClasses()
+                .that()
+                .resideInAPackage("io.freqcap.operators..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.freqcap.job..")
+                .check(main);
+    }
+
+    @Test
+    void theJobNeedsNeitherTheLocalRunnerNorTheTools() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.freqcap.job")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.freqcap.job.local..", "io.freqcap.job.tools..")
+                .check(main);
+    }
+
+    @Test
+    void noCyclesBetweenPackages() {
+        slices().matching("io.freqcap.(**)").should().beFreeOfCycles().check(main);
+    }
+
+    @Test
+    void noCyclesBetweenClasses() {
+        // one slice per top-level class (its nested classes belong to it)
+        SliceAssignment byTopLevelClass =
+                new SliceAssignment() {
+                    @Override
+                    public SliceIdentifier getIdentifierOf(JavaClass c) {
+                        if (!c.getPackageName().startsWith("io.freqcap")) {
+                            return SliceIdentifier.ignore();
+                        }
+                        JavaClass top = c;
+                        while (top.getEnclosingClass().isPresent()) {
+                            top = top.getEnclosingClass().get();
+                        }
+                        return SliceIdentifier.of(top.getName());
+                    }
+
+                    @Override
+                    public String getDescription() {
+                        return "top-level classes of io.freqcap";
+                    }
+                };
+        slices().assignedFrom(byTopLevelClass)
+                .should()
+                .beFreeOfCycles()
+                // Flink's way to give a type its serializer: the type names its factory in an
+                // annotation, and the factory is generic in the type.
+                .ignoreDependency(
+                        io.freqcap.schema.InboundMessage.class,
+                        io.freqcap.schema.InboundMessageSerializer.Factory.class)
+                .check(main);
+    }
+
+    @Test
+    void theDecisionLogicHasNoFlinkTypes() {
+        classes()
+                .that(
+                        DescribedPredicate.describe(
+                                "the decision rule, control handling, limit config, segment"
+                                        + " resolution and history cache",
+                                (JavaClass c) ->
+                                        c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.CappingRule")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.HistoryCache")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.segments.SegmentTable")
+                                                || c.getName()
+                                                        .startsWith("io.freqcap.schema.LimitConfig")
+                                                || c.getName()
+                                                                .startsWith(
+                                                                        "io.freqcap.schema.UserHistory")
+                                                        && !c.getName().contains("Serializer")))
+                .should()
+                .onlyDependOnClassesThat()
+                .resideOutsideOfPackage("org.apache.flink..")
+                .check(main);
+    }
+}

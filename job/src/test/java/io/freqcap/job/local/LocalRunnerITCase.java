@@ -1,0 +1,173 @@
+package io.freqcap.job.local;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.FreqcapOptions;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.apache.flink.api.common.JobStatus;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The local runner's embedded stack starts, moves messages, serves the web UI and stops cleanly.
+ */
+public class LocalRunnerITCase {
+
+    public static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @org.junit.jupiter.api.io.TempDir java.nio.file.Path stateDir;
+
+    @Test
+    @Timeout(180)
+    void embeddedStackMovesMessagesAndStopsCleanly() throws Exception {
+        int port = freePort();
+        List<String> tempBefore = runnerTempDirs();
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        CountDownLatch neverStop = new CountDownLatch(1);
+        CompletableFuture<LocalRunner.Summary> run =
+                CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return LocalRunner.run(
+                                        new String[] {
+                                            "--duration",
+                                            "20s",
+                                            "--rate",
+                                            "500",
+                                            "--users",
+                                            "2000",
+                                            "--web-port",
+                                            String.valueOf(port),
+                                            "--state-dir",
+                                            stateDir.toString()
+                                        },
+                                        out,
+                                        neverStop);
+                            } catch (Exception e) {
+                                throw new RuntimeException(e);
+                            }
+                        });
+
+        // While it runs, the web UI's REST API lists the running job.
+        HttpClient http = HttpClient.newHttpClient();
+        String jobs = "";
+        for (int i = 0; i < 60 && !jobs.contains("RUNNING"); i++) {
+            Thread.sleep(500);
+            try {
+                jobs =
+                        http.send(
+                                        HttpRequest.newBuilder(
+                                                        URI.create(
+                                                                "http://localhost:"
+                                                                        + port
+                                                                        + "/jobs/overview"))
+                                                .build(),
+                                        HttpResponse.BodyHandlers.ofString())
+                                .body();
+            } catch (java.io.IOException notUpYet) {
+                // the UI starts with the job
+            }
+        }
+        assertTrue(jobs.contains("freqcap (local)") && jobs.contains("RUNNING"), jobs);
+        // The broker runs in a JVM of its own, a child of this one (seen through /proc: Linux).
+        boolean proc = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self"));
+        List<ProcessHandle> brokers = brokerProcesses();
+        assertEquals(proc ? 1 : 0, brokers.size(), "one kafka.Kafka child process");
+
+        LocalRunner.Summary summary = run.get();
+        String text = printed.toString(StandardCharsets.UTF_8);
+        assertEquals(JobStatus.CANCELED, summary.finalStatus(), text);
+        assertTrue(summary.sent() > 5_000, text);
+        long decided = summary.decisions().values().stream().mapToLong(Long::longValue).sum();
+        assertTrue(decided > summary.sent() / 2, "decisions read back: " + summary + "\n" + text);
+        assertTrue(decided <= summary.sent(), "never more outputs than inputs: " + summary);
+        assertTrue(summary.decisions().getOrDefault("ALLOWED", 0L) > 0, summary.toString());
+        // Stopping the runner stopped the broker's JVM too.
+        for (ProcessHandle broker : brokers) {
+            broker.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertEquals(List.of(), brokerProcesses(), "no broker left running");
+        // Nor temporary files; broker data, checkpoints and Redis' are in the state dir.
+        // (the runner may also have deleted directories killed runs left: fewer is fine)
+        List<String> left = new java.util.ArrayList<>(runnerTempDirs());
+        left.removeAll(tempBefore);
+        assertEquals(List.of(), left, "temporary directories left behind");
+        assertTrue(
+                java.nio.file.Files.isDirectory(stateDir.resolve("checkpoints"))
+                        && java.nio.file.Files.isDirectory(stateDir.resolve("kafka"))
+                        && java.nio.file.Files.isDirectory(stateDir.resolve("redis")),
+                "state kept for the next start");
+        assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
+        assertTrue(text.contains("| allowed "), "progress lines: " + text);
+        assertTrue(text.contains("Summary: sent"), text);
+        assertTrue(
+                summary.segments().getOrDefault("new", 0L) > 0,
+                "sample segments in force: " + summary);
+        assertTrue(summary.segments().getOrDefault("active", 0L) > 0, summary.toString());
+        // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
+        assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
+        assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+    }
+
+    private static List<String> runnerTempDirs() throws java.io.IOException {
+        try (var all =
+                java.nio.file.Files.list(
+                        java.nio.file.Path.of(System.getProperty("java.io.tmpdir")))) {
+            return all.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("freqcap-local"))
+                    .sorted()
+                    .toList();
+        }
+    }
+
+    private static List<ProcessHandle> brokerProcesses() {
+        return ProcessHandle.current()
+                .children()
+                .filter(ProcessHandle::isAlive)
+                .filter(p -> commandLine(p).contains("\0kafka.Kafka\0"))
+                .toList();
+    }
+
+    /** /proc's copy: ProcessHandle.Info truncates long command lines (the class path). */
+    private static String commandLine(ProcessHandle p) {
+        try {
+            return new String(
+                    java.nio.file.Files.readAllBytes(
+                            java.nio.file.Path.of("/proc", String.valueOf(p.pid()), "cmdline")),
+                    StandardCharsets.UTF_8);
+        } catch (java.io.IOException gone) {
+            return "";
+        }
+    }
+
+    @Test
+    void badOptionsFailWithOneClearLine() {
+        var e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        FreqcapOptions.InvalidOptionException.class,
+                        () ->
+                                LocalRunner.run(
+                                        new String[] {"--guarantee", "maybe-once"},
+                                        System.out,
+                                        null));
+        assertEquals(
+                "--guarantee: invalid value \"maybe-once\" (exactly-once or at-least-once)",
+                e.getMessage());
+    }
+}

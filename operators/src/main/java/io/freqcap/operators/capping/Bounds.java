@@ -1,0 +1,34 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.schema.AuditRecords;
+import java.io.Serializable;
+import java.util.List;
+
+/**
+ * What bounds the job's records and reads, so that no input, however large or hostile, can stop it:
+ * the largest output record ({@code --max-record-bytes}; larger inputs are MALFORMED, audit records
+ * are cut to fit) and where and how much segment files are read from ({@code --segment-uris},
+ * {@code --max-segment-bytes}).
+ *
+ * @param segmentUris uri prefixes segment files may be read from; empty for any
+ */
+public record Bounds(int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris)
+        implements Serializable {
+    public static final Bounds DEFAULTS =
+            new Bounds(
+                    AuditRecords.DEFAULT_MAX_BYTES, FlinkFileLoader.DEFAULT_MAX_BYTES, List.of());
+
+    public Bounds {
+        if (maxRecordBytes < 1024) {
+            throw new IllegalArgumentException(
+                    "max record bytes must be at least 1024, got " + maxRecordBytes);
+        }
+        segmentUris = List.copyOf(segmentUris);
+    }
+
+    /** Opens segment files within these bounds. */
+    public FlinkFileLoader segmentLoader() {
+        return new FlinkFileLoader(maxSegmentBytes, segmentUris);
+    }
+}

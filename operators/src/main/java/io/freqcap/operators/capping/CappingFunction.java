@@ -1,0 +1,476 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.capping.ControlHandler.Outcome;
+import io.freqcap.operators.mirror.MirrorLink;
+import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.schema.AuditEvent;
+import io.freqcap.schema.AuditRecords;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.UserHistory;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides every input record exactly once (contract.md §5): ALLOWED and EXEMPT go to the main
+ * output, everything else to {@link #AUDIT}. Keyed by userId; malformed records arrive under
+ * negative keys and touch no state.
+ *
+ * <p>Control records (the broadcast input) are parsed by every parallel instance and applied by
+ * version (a config replaces the one in force only if its version is higher), so instances agree
+ * whatever order they see them in. Only instance 0 writes the INVALID_CONTROL audit record of a
+ * control record that is not applied, so each is audited once.
+ *
+ * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach back
+ * to it. Once messages arrive a longest window W past the latest counted one, none does. A periodic
+ * sweep ({@link ControlRecord.Kind#SWEEP}, broadcast to every instance) therefore clears each
+ * history whose latest counted message is 2W or more behind the watermark (the extra W is slack for
+ * late messages). A sweep rather than a timer per user: timers cost a RocksDB write on a user's
+ * first message and about 8 bytes of state per user, for nothing a sweep cannot do. A sweep visits
+ * every key of the instance, about a second per million users, every few minutes. Event time, not
+ * state TTL: TTL only knows processing time, and decisions are made on message time, which a
+ * backfill or a replay can move far from the wall clock; and TTL is fixed when the job starts while
+ * W changes with every config.
+ *
+ * <p><b>History cache.</b> A {@link HistoryCache} of each instance holds the serialized histories
+ * of recently seen users: a hit saves the RocksDB read (see docs/design.md). Run by a {@link
+ * CappingOperator} (as the job does), new histories stay in the cache and reach keyed state in
+ * {@link #snapshotState}, which Flink calls before the keyed state backend's snapshot, and before a
+ * sweep or a rebuild scans keyed state; run by Flink's plain keyed-broadcast operator, the cache is
+ * written through.
+ *
+ * <p><b>Redis mirror.</b> With the mirror on, every ALLOWED message also goes to {@link #MIRROR}
+ * (for {@link RedisMirrorSink}), and histories keep messageIds, so that a {@code rebuild-mirror}
+ * command can write every user's counted messages again (contract.md §7). Decisions never wait on
+ * Redis.
+ */
+public class CappingFunction
+        extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
+        implements CheckpointedFunction {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(CappingFunction.class);
+
+    public static final OutputTag<AuditEvent> AUDIT =
+            new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
+
+    /** Counted messages for the Redis mirror (only when the mirror is on). */
+    public static final OutputTag<MirrorWrite> MIRROR =
+            new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
+
+    /** Each user's history (keyed state, RocksDB): see {@link HistoryStore}. */
+    public static final ValueStateDescriptor<UserHistory> HISTORY = HistoryStore.STATE;
+
+    /**
+     * The config in force, as JSON text. Union list state: every instance holds the same config,
+     * and after a restore (at any parallelism) each takes the highest version it finds, so neither
+     * a rescale nor a restart with an older {@code --limits} can lower the version in force.
+     */
+    public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
+            new ListStateDescriptor<>("limit-config-v1", Types.STRING);
+
+    /**
+     * Whether this task owes the Redis mirror a rebuild: its writer dropped writes (Redis away past
+     * --redis-max-backlog) and the rebuild has not run yet. Union state: after a restore at any
+     * parallelism, if any task owed one, every task rebuilds (harmless: a rebuild is idempotent).
+     */
+    public static final ListStateDescriptor<Boolean> MIRROR_REBUILD_OWED =
+            new ListStateDescriptor<>("mirror-rebuild-owed-v1", Types.BOOLEAN);
+
+    /** Slots of each instance's {@link HistoryCache} unless told otherwise (about 72 MB full). */
+    public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
+
+    public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
+
+    private final String initialConfigJson;
+    private final String initialSegmentsJson;
+    private final boolean mirror;
+    private final int historyCacheSlots;
+    private final Bounds bounds;
+
+    private transient ControlHandler control;
+    private transient HistoryStore histories;
+    private transient ListState<String> configState;
+    private transient ListState<Boolean> rebuildOwedState;
+    private transient boolean rebuildOwed;
+    private transient MirrorLink link;
+    private transient boolean auditsControl;
+    private transient Counter allowed;
+    private transient Counter exempt;
+    private transient Counter rejected;
+    private transient Counter duplicate;
+    private transient Counter stale;
+    private transient Counter malformed;
+    private transient Counter invalidControl;
+    private transient Counter cleared;
+    private transient Counter cacheHits;
+
+    /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
+    private transient java.util.function.LongConsumer keySetter;
+
+    /**
+     * @param initialConfigJson the config given at start; in force until a higher version arrives
+     */
+    public CappingFunction(String initialConfigJson) {
+        this(initialConfigJson, null);
+    }
+
+    /**
+     * @param initialSegmentsJson a JSON array of full loads in force before the first message, or
+     *     null
+     */
+    public CappingFunction(String initialConfigJson, String initialSegmentsJson) {
+        this(initialConfigJson, initialSegmentsJson, false);
+    }
+
+    /**
+     * @param mirror emit counted messages to {@link #MIRROR} and keep their ids for rebuilds
+     */
+    public CappingFunction(String initialConfigJson, String initialSegmentsJson, boolean mirror) {
+        this(initialConfigJson, initialSegmentsJson, mirror, DEFAULT_HISTORY_CACHE_SLOTS);
+    }
+
+    /**
+     * @param historyCacheSlots slots of the history cache of each parallel instance (rounded up to
+     *     a power of two), 0 for none
+     */
+    public CappingFunction(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            boolean mirror,
+            int historyCacheSlots) {
+        this(initialConfigJson, initialSegmentsJson, mirror, historyCacheSlots, Bounds.DEFAULTS);
+    }
+
+    /**
+     * @param bounds the largest output record; where and how much segment files are read from
+     */
+    public CappingFunction(
+            String initialConfigJson,
+            String initialSegmentsJson,
+            boolean mirror,
+            int historyCacheSlots,
+            Bounds bounds) {
+        if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
+            throw new IllegalArgumentException(
+                    "history cache slots must be 0.."
+                            + MAX_HISTORY_CACHE_SLOTS
+                            + ", got "
+                            + historyCacheSlots);
+        }
+        this.initialConfigJson = initialConfigJson;
+        this.initialSegmentsJson = initialSegmentsJson;
+        this.mirror = mirror;
+        this.historyCacheSlots = historyCacheSlots;
+        this.bounds = bounds;
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) throws Exception {
+        configState = context.getOperatorStateStore().getUnionListState(CONFIG_IN_FORCE);
+        BroadcastState<String, String> held =
+                context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
+        Map<String, String> descriptors = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : held.entries()) {
+            descriptors.put(e.getKey(), e.getValue());
+        }
+        control =
+                ControlHandler.start(
+                        LimitConfig.parse(initialConfigJson),
+                        configState.get(),
+                        descriptors,
+                        initialSegmentsJson == null
+                                ? List.of()
+                                : ControlHandler.initialSegments(initialSegmentsJson),
+                        bounds.segmentLoader(),
+                        LOG::warn);
+        if (initialSegmentsJson != null) {
+            held.clear();
+            held.putAll(control.segments().descriptors());
+        }
+        LOG.info("Limit config version {} is in force", control.config().version());
+        rebuildOwedState = context.getOperatorStateStore().getUnionListState(MIRROR_REBUILD_OWED);
+        for (Boolean owed : rebuildOwedState.get()) {
+            rebuildOwed |= owed;
+        }
+        if (rebuildOwed) {
+            LOG.info("The Redis mirror is owed a rebuild: it runs once Redis answers");
+        }
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+        flush(); // before the keyed state backend takes its snapshot
+        configState.update(List.of(control.config().json()));
+        noteMirrorDrops();
+        rebuildOwedState.update(rebuildOwed ? List.of(true) : List.of());
+    }
+
+    @Override
+    public void open(OpenContext openContext) throws Exception {
+        auditsControl = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
+        if (mirror) {
+            link =
+                    MirrorLink.acquire(
+                            getRuntimeContext().getJobInfo().getJobId().toString(),
+                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                            getRuntimeContext().getTaskInfo().getAttemptNumber());
+        }
+        MetricGroup metrics = getRuntimeContext().getMetricGroup();
+        allowed = metrics.counter("allowed");
+        exempt = metrics.counter("exempt");
+        rejected = metrics.counter("rejected");
+        duplicate = metrics.counter("duplicate");
+        stale = metrics.counter("stale");
+        malformed = metrics.counter("malformed");
+        invalidControl = metrics.counter("invalidControl");
+        cleared = metrics.counter("historiesCleared");
+        cacheHits = metrics.counter("historyCacheHits");
+        metrics.gauge("configVersion", () -> control.config().version());
+        metrics.gauge("segments", () -> control.segments().size());
+        metrics.gauge("segmentBytes", () -> control.segments().bytes());
+        histories =
+                new HistoryStore(
+                        getRuntimeContext().getState(HISTORY), historyCacheSlots, cacheHits::inc);
+        if (keySetter != null) {
+            histories.writeBackThrough(keySetter);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (control != null) {
+            control.close(); // gives back this task's share of the cached bitmaps
+        }
+        if (link != null) {
+            link.release();
+            link = null;
+        }
+        super.close();
+    }
+
+    /** Called by {@link CappingOperator} before the first record: write back at checkpoints. */
+    void writeBackThrough(java.util.function.LongConsumer setCurrentKey) {
+        this.keySetter = setCurrentKey;
+        if (histories != null) {
+            histories.writeBackThrough(setCurrentKey);
+        }
+    }
+
+    @Override
+    public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
+            throws Exception {
+        if (in.isMalformed()) {
+            malformed.inc();
+            ctx.output(
+                    AUDIT,
+                    AuditRecords.unreadable(
+                            Decision.MALFORMED,
+                            in.error(),
+                            in.value(),
+                            in.topic(),
+                            in.partition(),
+                            in.offset(),
+                            bounds.maxRecordBytes()));
+            return;
+        }
+        LimitConfig cfg = control.config();
+        OutboundMessage m = in.message();
+        UserHistory before = histories.get(m.userId());
+        String segment = control.segments().resolve(m.userId(), cfg);
+        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, mirror);
+        switch (v.decision()) {
+            case ALLOWED:
+                allowed.inc();
+                histories.put(m.userId(), v.history());
+                out.collect(delivery(in, m, v, cfg));
+                if (mirror) {
+                    // Every channel the user may have in Redis: the write trims them all.
+                    ctx.output(
+                            MIRROR,
+                            MirrorWrite.of(
+                                    m.userId(),
+                                    cfg.longestWindowMillis(),
+                                    m.messageId(),
+                                    m.timestamp(),
+                                    m.channel(),
+                                    before.channels()));
+                    noteMirrorDrops(); // the chained writer drops within output()
+                }
+                break;
+            case EXEMPT:
+                exempt.inc();
+                out.collect(delivery(in, m, v, cfg));
+                break;
+            default:
+                (v.decision() == Decision.REJECTED
+                                ? rejected
+                                : v.decision() == Decision.DUPLICATE ? duplicate : stale)
+                        .inc();
+                ctx.output(
+                        AUDIT,
+                        AuditRecords.decision(
+                                v.decision(),
+                                m,
+                                v.segment(),
+                                cfg.version(),
+                                v.violations(),
+                                v.retryAfter(),
+                                v.reason(),
+                                in.value(),
+                                bounds.maxRecordBytes()));
+        }
+    }
+
+    private static Delivery delivery(
+            InboundMessage in, OutboundMessage m, CappingRule.Verdict v, LimitConfig cfg) {
+        byte[] key =
+                in.key() != null
+                        ? in.key()
+                        : Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8);
+        return new Delivery(key, in.value(), v.decision().name(), v.segment(), cfg.version());
+    }
+
+    @Override
+    public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
+            throws Exception {
+        if (mirror) {
+            rebuildMirrorIfOwed(ctx);
+        }
+        switch (rec.kind()) {
+            case SWEEP:
+                sweep(ctx);
+                return;
+            case MIRROR_TICK:
+                return;
+            default:
+                break;
+        }
+        Outcome outcome = control.apply(rec);
+        if (outcome instanceof Outcome.SegmentApplied s) {
+            ctx.getBroadcastState(ControlState.SEGMENTS).put(s.segmentId(), s.descriptor());
+            LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
+        } else if (outcome instanceof Outcome.ConfigApplied c) {
+            LOG.info("Limit config version {} is in force", c.config().version());
+        } else if (outcome instanceof Outcome.Command) {
+            if (mirror) {
+                rebuildMirror(ctx);
+            } else {
+                LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
+            }
+        } else if (outcome instanceof Outcome.NotApplied n) {
+            if (n.cause() != null) {
+                LOG.error(
+                        "Control record {}-{}@{} not applied",
+                        rec.topic(),
+                        rec.partition(),
+                        rec.offset(),
+                        n.cause());
+            }
+            if (auditsControl) {
+                invalidControl.inc();
+                ctx.output(
+                        AUDIT,
+                        AuditRecords.unreadable(
+                                Decision.INVALID_CONTROL,
+                                n.error(),
+                                rec.value(),
+                                rec.topic(),
+                                rec.partition(),
+                                rec.offset(),
+                                bounds.maxRecordBytes()));
+            }
+        }
+    }
+
+    /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
+    private void flush() throws Exception {
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        int n = histories.flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, maxParallelism));
+        LOG.debug("Wrote {} cached histories to keyed state", n);
+    }
+
+    /**
+     * Clears every history of this instance that nothing can need any more: its latest counted
+     * message is at least twice the longest window behind the watermark.
+     */
+    private void sweep(Context ctx) throws Exception {
+        flush(); // the scan reads keyed state
+        long watermark = ctx.currentWatermark();
+        long longest = control.config().longestWindowMillis();
+        if (watermark < Long.MIN_VALUE + 2 * longest) {
+            return; // no event time yet
+        }
+        long n = HistoryScans.sweep(ctx, watermark - 2 * longest);
+        histories.clearCache(); // it may hold what was just cleared
+        cleared.inc(n);
+        LOG.debug("Sweep at watermark {} cleared {} histories", watermark, n);
+    }
+
+    /**
+     * Writes every user's counted messages of the last longest window again, each user's keys
+     * replaced at once, so Redis holds what this instance counted whatever it had lost.
+     */
+    private void rebuildMirror(Context ctx) throws Exception {
+        flush(); // the scan reads keyed state
+        HistoryScans.Rebuilt r =
+                HistoryScans.rebuild(
+                        ctx, control.config().longestWindowMillis(), w -> ctx.output(MIRROR, w));
+        LOG.info(
+                "rebuild-mirror: {} users, {} counted messages written again ({} users counted"
+                        + " while the mirror was off, without messageIds, left as they are)",
+                r.users(),
+                r.messages(),
+                r.usersWithoutIds());
+    }
+
+    /** Remembers (in state, at the next checkpoint) that the mirror's writer dropped writes. */
+    private void noteMirrorDrops() {
+        if (link != null && link.takeDropped()) {
+            if (!rebuildOwed) {
+                LOG.warn("Redis mirror dropped writes: a rebuild is owed once Redis answers");
+            }
+            rebuildOwed = true;
+        }
+    }
+
+    /** Rebuilds the mirror if its writer dropped writes and Redis answers again. */
+    private void rebuildMirrorIfOwed(Context ctx) throws Exception {
+        noteMirrorDrops();
+        if (!rebuildOwed || !link.redisAnswered()) {
+            return;
+        }
+        rebuildOwed = false;
+        link.startRebuild();
+        try {
+            rebuildMirror(ctx);
+        } finally {
+            link.endRebuild();
+        }
+        noteMirrorDrops(); // dropped again during the rebuild: owed again
+    }
+}

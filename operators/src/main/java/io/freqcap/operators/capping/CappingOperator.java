@@ -1,0 +1,29 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import java.util.List;
+import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
+
+/**
+ * Flink's keyed-broadcast operator around a {@link CappingFunction}, which may then keep new
+ * histories in its cache and write them to keyed state at the next checkpoint, sorted: the function
+ * cannot switch the current key itself, the operator can. The function writes them in {@code
+ * snapshotState}, which Flink calls before the keyed state backend takes its snapshot, and before
+ * every scan of keyed state (sweep, rebuild-mirror).
+ */
+public class CappingOperator
+        extends CoBroadcastWithKeyedOperator<Long, InboundMessage, ControlRecord, Delivery> {
+    private static final long serialVersionUID = 1L;
+
+    public CappingOperator(CappingFunction function) {
+        super(function, List.of(ControlState.SEGMENTS));
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        ((CappingFunction) userFunction).writeBackThrough(user -> setCurrentKey(user));
+    }
+}

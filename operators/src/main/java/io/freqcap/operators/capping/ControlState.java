@@ -1,0 +1,18 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.segments.SegmentTable;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+
+/** Broadcast state descriptors shared by the job wiring and the capping function. */
+public final class ControlState {
+    private ControlState() {}
+
+    /**
+     * The segments: segmentId to a JSON descriptor ({@link SegmentTable#descriptors()}), which
+     * references uri-loaded bitmaps instead of copying them, since every parallel task checkpoints
+     * its own copy of broadcast state.
+     */
+    public static final MapStateDescriptor<String, String> SEGMENTS =
+            new MapStateDescriptor<>("segments-v1", Types.STRING, Types.STRING);
+}

@@ -1,0 +1,97 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.UserHistory;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+
+/**
+ * What visits every history of a capping task (Flink's {@code applyToKeyedState}): the cleanup
+ * sweep and the mirror rebuild. Both run on the task's thread, so the task decides nothing while
+ * they run (about a second per million users).
+ */
+final class HistoryScans {
+    private HistoryScans() {}
+
+    /**
+     * Clears each history whose latest counted message is at or before {@code before}.
+     *
+     * @return how many were cleared
+     */
+    static long sweep(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx, long before)
+            throws Exception {
+        long[] count = {0};
+        ctx.applyToKeyedState(
+                HistoryStore.STATE,
+                (user, state) -> {
+                    UserHistory h = state.value();
+                    if (h != null && (h.isEmpty() || h.latest() <= before)) {
+                        state.clear();
+                        count[0]++;
+                    }
+                });
+        return count[0];
+    }
+
+    /** What a rebuild wrote. */
+    record Rebuilt(long users, long messages, long usersWithoutIds) {}
+
+    /**
+     * Emits, per user, one write that replaces the user's keys with the counted messages of the
+     * last {@code window}.
+     */
+    static Rebuilt rebuild(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            long window,
+            Consumer<MirrorWrite> out)
+            throws Exception {
+        long[] n = {0, 0, 0};
+        ctx.applyToKeyedState(
+                HistoryStore.STATE,
+                (user, state) -> {
+                    UserHistory h = state.value();
+                    if (h == null || h.isEmpty()) {
+                        return;
+                    }
+                    MirrorWrite w = rebuildWrite(user, h, window);
+                    if (w == null) {
+                        n[2]++;
+                        return;
+                    }
+                    out.accept(w);
+                    n[0]++;
+                    n[1] += w.size();
+                });
+        return new Rebuilt(n[0], n[1], n[2]);
+    }
+
+    /** The replacing write of one user's counted messages within the window, or null if none. */
+    static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
+        long from = h.latest() - window;
+        String[] channels = h.channels();
+        List<String> channelList = Arrays.asList(channels);
+        int n = 0;
+        for (int i = 0; i < h.size(); i++) {
+            if (h.timestamp(i) >= from && h.messageId(i) != null) {
+                n++;
+            }
+        }
+        if (n == 0) {
+            return null;
+        }
+        int[] channelOf = new int[n];
+        long[] ts = new long[n];
+        String[] ids = new String[n];
+        int k = 0;
+        for (int i = 0; i < h.size(); i++) {
+            if (h.timestamp(i) >= from && h.messageId(i) != null) {
+                channelOf[k] = channelList.indexOf(h.channel(i));
+                ts[k] = h.timestamp(i);
+                ids[k++] = h.messageId(i);
+            }
+        }
+        return new MirrorWrite(user, window, true, channels, channelOf, ts, ids);
+    }
+}

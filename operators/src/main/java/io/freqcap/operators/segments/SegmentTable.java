@@ -1,0 +1,422 @@
+package io.freqcap.operators.segments;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MalformedRecordException;
+import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.SegmentUpdate;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32;
+import org.roaringbitmap.longlong.Roaring64NavigableMap;
+
+/**
+ * The segments a capping task holds and the rule of contract.md §4 that picks a user's segment.
+ * Plain Java: the Flink function keeps {@link #descriptors()} in broadcast state and rebuilds a
+ * table from them on restore.
+ *
+ * <p>A user's segment is the one of highest priority that contains the user and has a rule in the
+ * config in force; ties go to the lexically smaller segmentId; otherwise {@code *}.
+ *
+ * <p>What state holds per segment is a descriptor, not the bitmap, for segments loaded from a uri:
+ * version, priority, format, uri, CRC-32 of the bytes, and the add/remove deltas applied since the
+ * load. Inline bitmaps arrived inside a Kafka record and are small; they are kept. Deleted segments
+ * stay as tombstones with their version, so a delayed older load cannot bring them back. Updates
+ * apply by version, never by arrival order.
+ */
+public final class SegmentTable {
+
+    private static final class Segment {
+        final String id;
+        final long version;
+        final int priority;
+        final SegmentBitmap.Format format;
+        final String uri;
+        final long crc32;
+        final byte[] inline;
+        final SegmentBitmap base;
+        final Roaring64NavigableMap added;
+        final Roaring64NavigableMap removed;
+        final boolean deleted;
+
+        /** The shared copy this segment holds, for uri loads; null otherwise. */
+        SegmentCache.Key cacheKey;
+
+        // Most segments have no deltas: skip their lookups (half the cost of a resolution).
+        final boolean anyAdded;
+        final boolean anyRemoved;
+
+        Segment(
+                String id,
+                long version,
+                int priority,
+                SegmentBitmap.Format format,
+                String uri,
+                long crc32,
+                byte[] inline,
+                SegmentBitmap base,
+                Roaring64NavigableMap added,
+                Roaring64NavigableMap removed,
+                boolean deleted) {
+            this.id = id;
+            this.version = version;
+            this.priority = priority;
+            this.format = format;
+            this.uri = uri;
+            this.crc32 = crc32;
+            this.inline = inline;
+            this.base = base;
+            this.added = added;
+            this.removed = removed;
+            this.deleted = deleted;
+            this.anyAdded = !added.isEmpty();
+            this.anyRemoved = !removed.isEmpty();
+        }
+
+        /** A deleted segment: only its version is kept, so older loads stay stale. */
+        static Segment tombstone(String id, long version) {
+            return new Segment(
+                    id,
+                    version,
+                    0,
+                    null,
+                    null,
+                    0,
+                    null,
+                    SegmentBitmap.of(),
+                    new Roaring64NavigableMap(),
+                    new Roaring64NavigableMap(),
+                    true);
+        }
+
+        boolean contains(long userId) {
+            if (anyRemoved && removed.contains(userId)) {
+                return false;
+            }
+            return base.contains(userId) || (anyAdded && added.contains(userId));
+        }
+
+        Segment holding(SegmentCache.Key key) {
+            this.cacheKey = key;
+            return this;
+        }
+
+        Segment withVersion(long v) {
+            return new Segment(
+                            id, v, priority, format, uri, crc32, inline, base, added, removed,
+                            deleted)
+                    .holding(cacheKey);
+        }
+    }
+
+    private final Map<String, Segment> segments = new HashMap<>();
+
+    /** Where {@link #resolve} leaves what its touches read, so that the JIT keeps the loads. */
+    @SuppressWarnings("unused")
+    private int touchSink;
+
+    private Segment[] byPriority = new Segment[0];
+
+    /**
+     * Applies one update.
+     *
+     * @return null when applied, else why not (the INVALID_CONTROL error); the segment then keeps
+     *     its previous content
+     */
+    public String apply(SegmentUpdate u, SegmentLoader loader) {
+        Segment held = segments.get(u.segmentId());
+        if (held != null && u.version() <= held.version) {
+            return "stale version: "
+                    + u.version()
+                    + " is not greater than the version held, "
+                    + held.version
+                    + ", of segment \""
+                    + u.segmentId()
+                    + "\"";
+        }
+        switch (u.op()) {
+            case LOAD:
+                SegmentBitmap base;
+                long crc;
+                SegmentCache.Key key = null;
+                try {
+                    if (u.uri() != null) {
+                        key = new SegmentCache.Key(u.segmentId(), u.version(), u.uri(), u.format());
+                        SegmentCache.Loaded loaded = SegmentCache.acquire(key, loader);
+                        base = loaded.bitmap();
+                        crc = loaded.crc32();
+                    } else {
+                        base = SegmentBitmap.read(u.bitmap(), u.format());
+                        crc = crc32(u.bitmap());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    return "uri " + u.uri() + " is unreadable: " + e.getMessage();
+                } catch (MalformedRecordException e) {
+                    return "segment \"" + u.segmentId() + "\": " + e.getMessage();
+                }
+                put(
+                        new Segment(
+                                        u.segmentId(),
+                                        u.version(),
+                                        u.priority(),
+                                        u.format(),
+                                        u.uri(),
+                                        crc,
+                                        u.uri() == null ? u.bitmap() : null,
+                                        base,
+                                        new Roaring64NavigableMap(),
+                                        new Roaring64NavigableMap(),
+                                        false)
+                                .holding(key));
+                releaseCopy(held);
+                return null;
+            case ADD:
+            case REMOVE:
+                if (held == null || held.deleted) {
+                    return "unknown segment \"" + u.segmentId() + "\"";
+                }
+                for (long id : u.userIds()) {
+                    if (u.op() == SegmentUpdate.Op.ADD) {
+                        held.added.addLong(id);
+                        held.removed.removeLong(id);
+                    } else {
+                        held.removed.addLong(id);
+                        held.added.removeLong(id);
+                    }
+                }
+                put(held.withVersion(u.version()));
+                return null;
+            default: // DELETE
+                if (held == null || held.deleted) {
+                    return "unknown segment \"" + u.segmentId() + "\"";
+                }
+                put(Segment.tombstone(u.segmentId(), u.version()));
+                releaseCopy(held);
+                return null;
+        }
+    }
+
+    private static void releaseCopy(Segment s) {
+        if (s != null && s.cacheKey != null) {
+            SegmentCache.release(s.cacheKey);
+        }
+    }
+
+    /** Gives back this table's shared bitmaps; call when the task closes. */
+    public void close() {
+        for (Segment s : segments.values()) {
+            releaseCopy(s);
+        }
+        segments.clear();
+        byPriority = new Segment[0];
+        ruledUnder = null;
+    }
+
+    private void put(Segment s) {
+        segments.put(s.id, s);
+        List<Segment> live = new ArrayList<>();
+        for (Segment x : segments.values()) {
+            if (!x.deleted) {
+                live.add(x);
+            }
+        }
+        live.sort(Comparator.<Segment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
+        byPriority = live.toArray(new Segment[0]);
+        ruledUnder = null;
+    }
+
+    /** The segments with a rule under {@link #ruledUnder}, by priority; recomputed on change. */
+    private Segment[] ruled = new Segment[0];
+
+    private LimitConfig ruledUnder;
+
+    private Segment[] ruled(LimitConfig config) {
+        if (config != ruledUnder) {
+            List<Segment> r = new ArrayList<>();
+            for (Segment s : byPriority) {
+                if (config.hasRule(s.id)) {
+                    r.add(s);
+                }
+            }
+            ruled = r.toArray(new Segment[0]);
+            ruledUnder = config;
+        }
+        return ruled;
+    }
+
+    /**
+     * The segment whose rule applies to the user under {@code config}: a segmentId or {@code *}.
+     */
+    public String resolve(long userId, LimitConfig config) {
+        // Segments without a rule are passed over once per config, not once per message.
+        Segment[] candidates = ruled(config);
+        if (candidates.length > 1) {
+            // Start every segment's memory read before deciding on any: their cache misses then
+            // overlap instead of following one another (random users of 300M across 8 segments:
+            // see the README's segment benchmark).
+            int touched = 0;
+            for (Segment s : candidates) {
+                touched += s.base.touch(userId);
+            }
+            touchSink = touched;
+        }
+        for (Segment s : candidates) {
+            if (s.contains(userId)) {
+                return s.id;
+            }
+        }
+        return LimitConfig.DEFAULT_SEGMENT;
+    }
+
+    /** Segments held (not deleted). */
+    public int size() {
+        return byPriority.length;
+    }
+
+    /** Bytes of the bitmaps held, in memory. */
+    public long bytes() {
+        long n = 0;
+        for (Segment s : byPriority) {
+            n +=
+                    s.base.sizeInBytes()
+                            + s.added.serializedSizeInBytes()
+                            + s.removed.serializedSizeInBytes();
+        }
+        return n;
+    }
+
+    /** What state keeps, per segmentId: a JSON descriptor (see the class comment). */
+    public Map<String, String> descriptors() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Segment s : segments.values()) {
+            out.put(s.id, describe(s));
+        }
+        return out;
+    }
+
+    /** The descriptor of one segment, or null when the table never held it. */
+    public String descriptor(String segmentId) {
+        Segment s = segments.get(segmentId);
+        return s == null ? null : describe(s);
+    }
+
+    private static String describe(Segment s) {
+        ObjectNode d = Json.MAPPER.createObjectNode();
+        d.put("version", s.version);
+        d.put("deleted", s.deleted);
+        if (!s.deleted) {
+            d.put("priority", s.priority);
+            d.put("format", s.format.wireName);
+            if (s.uri != null) {
+                d.put("uri", s.uri);
+                d.put("crc32", s.crc32);
+                d.put("loadVersion", s.cacheKey.version());
+            } else {
+                d.put("bitmap", Base64.getEncoder().encodeToString(s.inline));
+            }
+            ArrayNode added = d.putArray("added");
+            s.added.forEach(added::add);
+            ArrayNode removed = d.putArray("removed");
+            s.removed.forEach(removed::add);
+        }
+        return d.toString();
+    }
+
+    /**
+     * Rebuilds a table from {@link #descriptors()}, re-reading uri-loaded bitmaps.
+     *
+     * @param problems collects what could not be restored as it was (a uri now unreadable or
+     *     changed); such a segment keeps its deltas over what could be read
+     */
+    public static SegmentTable restore(
+            Map<String, String> descriptors, SegmentLoader loader, List<String> problems)
+            throws IOException {
+        SegmentTable t = new SegmentTable();
+        for (Map.Entry<String, String> e : descriptors.entrySet()) {
+            JsonNode d = Json.MAPPER.readTree(e.getValue());
+            String id = e.getKey();
+            long version = d.get("version").asLong();
+            if (d.get("deleted").asBoolean()) {
+                t.put(Segment.tombstone(id, version));
+                continue;
+            }
+            SegmentBitmap.Format format;
+            try {
+                format = SegmentBitmap.Format.of(d.get("format").asText());
+            } catch (MalformedRecordException ex) {
+                throw new IOException(ex.getMessage());
+            }
+            String uri = d.hasNonNull("uri") ? d.get("uri").asText() : null;
+            byte[] bytes = null;
+            SegmentBitmap base = SegmentBitmap.of();
+            long crc = 0;
+            SegmentCache.Key key = null;
+            try {
+                if (uri != null) {
+                    long loadVersion = d.path("loadVersion").asLong(version);
+                    SegmentCache.Key k = new SegmentCache.Key(id, loadVersion, uri, format);
+                    SegmentCache.Loaded loaded = SegmentCache.acquire(k, loader);
+                    key = k;
+                    base = loaded.bitmap();
+                    crc = loaded.crc32();
+                    if (crc != d.get("crc32").asLong()) {
+                        problems.add(
+                                "segment \""
+                                        + id
+                                        + "\": "
+                                        + uri
+                                        + " changed since it was loaded (CRC-32)"
+                                        + "; using its current content");
+                    }
+                } else {
+                    bytes = Base64.getDecoder().decode(d.get("bitmap").asText());
+                    crc = crc32(bytes);
+                    base = SegmentBitmap.read(bytes, format);
+                }
+            } catch (IOException | MalformedRecordException | RuntimeException ex) {
+                problems.add(
+                        "segment \""
+                                + id
+                                + "\": cannot re-read "
+                                + uri
+                                + ": "
+                                + ex.getMessage()
+                                + "; holding only its deltas until the next full load");
+            }
+            Roaring64NavigableMap added = new Roaring64NavigableMap();
+            d.get("added").forEach(n -> added.addLong(n.asLong()));
+            Roaring64NavigableMap removed = new Roaring64NavigableMap();
+            d.get("removed").forEach(n -> removed.addLong(n.asLong()));
+            t.put(
+                    new Segment(
+                                    id,
+                                    version,
+                                    d.get("priority").asInt(),
+                                    format,
+                                    uri,
+                                    crc,
+                                    uri == null ? bytes : null,
+                                    base,
+                                    added,
+                                    removed,
+                                    false)
+                            .holding(key));
+        }
+        return t;
+    }
+
+    static long crc32(byte[] bytes) {
+        CRC32 c = new CRC32();
+        c.update(bytes);
+        return c.getValue();
+    }
+}

@@ -1,0 +1,415 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.AuditEvent;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.UserHistory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class CappingFunctionTest {
+    static final long HOUR = 3_600_000L;
+    static final long DAY = 24 * HOUR;
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final String ONE_A_DAY_V1 = config(1, 1);
+
+    static String config(long version, int perDay) {
+        return "{\"version\":"
+                + version
+                + ",\"rules\":[{\"segment\":\"*\",\"limits\":"
+                + "[{\"window\":\"1d\",\"max\":"
+                + perDay
+                + "},{\"window\":\"7d\",\"max\":5}]}],"
+                + "\"exempt\":[\"transactional\"]}";
+    }
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void closeHarnesses() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
+            String initialConfig, OperatorSubtaskState restoreFrom, int parallelism, int subtask)
+            throws Exception {
+        return harnesses.open(
+                new CappingFunction(initialConfig), restoreFrom, parallelism, subtask);
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
+            String initialConfig) throws Exception {
+        return harness(initialConfig, null, 1, 0);
+    }
+
+    InboundMessage message(String id, long userId, String category, long t, byte[] key) {
+        String json =
+                "{\"messageId\":\""
+                        + id
+                        + "\",\"userId\":"
+                        + userId
+                        + ",\"channel\":\"push\",\"category\":\""
+                        + category
+                        + "\",\"timestamp\":"
+                        + t
+                        + ",\"payload\":{\"title\":\"hi\"}}";
+        return InboundMessage.of(
+                new RawRecord(key, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+    }
+
+    InboundMessage message(String id, long userId, long t) {
+        return message(id, userId, "marketing", t, null);
+    }
+
+    static ControlRecord control(String json) {
+        return new ControlRecord(
+                ControlRecord.Kind.CONFIG,
+                json.getBytes(StandardCharsets.UTF_8),
+                "limit-config",
+                0,
+                9);
+    }
+
+    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
+        List<JsonNode> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.AUDIT);
+        if (side == null) {
+            return out;
+        }
+        for (StreamRecord<AuditEvent> r : side) {
+            out.add(Json.MAPPER.readTree(r.getValue().json()));
+        }
+        return out;
+    }
+
+    static List<String> decisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+        List<String> out = new ArrayList<>();
+        for (Delivery d : h.extractOutputValues()) {
+            out.add(d.decision() + "@v" + d.configVersion());
+        }
+        return out;
+    }
+
+    @Test
+    void allowedGoesOutByteForByteWithHeaders() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        InboundMessage m = message("m1", 42, "marketing", DAY_1_NOON, "k42".getBytes());
+        h.processElement(m, DAY_1_NOON);
+
+        Delivery d = h.extractOutputValues().get(0);
+        assertEquals(new String(m.value()), new String(d.value()));
+        assertEquals("k42", new String(d.key()));
+        assertEquals("ALLOWED", d.decision());
+        assertEquals("*", d.segment());
+        assertEquals(1, d.configVersion());
+    }
+
+    @Test
+    void deliveryKeyIsTheUserIdWhenTheInputHadNone() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        assertEquals("42", new String(h.extractOutputValues().get(0).key()));
+    }
+
+    @Test
+    void rejectedGoesToAuditWithViolations() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 42, DAY_1_NOON + HOUR), DAY_1_NOON + HOUR);
+
+        JsonNode a = audits(h).get(0);
+        assertEquals("REJECTED", a.get("decision").asText());
+        assertEquals(42, a.get("userId").asLong());
+        assertEquals("1d", a.get("violations").get(0).get("window").asText());
+        assertEquals(DAY_1_NOON + DAY, a.get("retryAfter").asLong());
+        assertEquals("m2", a.get("message").get("messageId").asText());
+        assertEquals("hi", a.get("message").get("payload").get("title").asText());
+    }
+
+    @Test
+    void exemptPassesUncounted() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("t1", 42, "transactional", DAY_1_NOON, null), DAY_1_NOON);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        assertEquals(List.of("EXEMPT@v1", "ALLOWED@v1"), decisions(h));
+    }
+
+    @Test
+    void malformedIsAuditedWithItsSource() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(
+                InboundMessage.of(
+                        new RawRecord(null, "{\"userId\":\"abc\"}".getBytes(), "in", 3, 1287)),
+                0);
+        JsonNode a = audits(h).get(0);
+        assertEquals("MALFORMED", a.get("decision").asText());
+        assertEquals("userId: expected an integer, got \"abc\"", a.get("error").asText());
+        assertEquals(1287, a.get("source").get("offset").asLong());
+        assertEquals(3, a.get("source").get("partition").asInt());
+    }
+
+    @Test
+    void configUpdateIsAppliedToLaterMessages() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
+        h.processBroadcastElement(control(config(2, 3)), 0);
+        h.processElement(message("m3", 42, DAY_1_NOON + 2), DAY_1_NOON + 2);
+
+        assertEquals(List.of("ALLOWED@v1", "ALLOWED@v2"), decisions(h));
+        assertEquals(1, audits(h).size()); // m2 under version 1
+    }
+
+    @Test
+    void invalidConfigIsAuditedAndTheOldOneStays() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        String noStarRule =
+                "{\"version\":5,\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":9}]}]}";
+        h.processBroadcastElement(control(noStarRule), 0);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
+
+        JsonNode a = audits(h).get(0);
+        assertEquals("INVALID_CONTROL", a.get("decision").asText());
+        assertTrue(a.get("error").asText().contains("segment \"*\""), a.toString());
+        assertEquals(
+                noStarRule,
+                new String(java.util.Base64.getDecoder().decode(a.get("raw").asText())));
+        assertEquals("limit-config", a.get("source").get("topic").asText());
+        assertEquals(List.of("ALLOWED@v1"), decisions(h));
+        assertEquals("REJECTED", audits(h).get(1).get("decision").asText());
+    }
+
+    @Test
+    void staleConfigVersionIsAuditedAndIgnored() throws Exception {
+        var h = harness(config(4, 1));
+        h.processBroadcastElement(control(config(4, 9)), 0);
+        h.processBroadcastElement(control(config(3, 9)), 0);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
+
+        List<JsonNode> a = audits(h);
+        assertTrue(a.get(0).get("error").asText().startsWith("stale version"), a.get(0).toString());
+        assertTrue(a.get(1).get("error").asText().startsWith("stale version"), a.get(1).toString());
+        assertEquals("REJECTED", a.get(2).get("decision").asText());
+        assertEquals(4, a.get(2).get("configVersion").asLong());
+    }
+
+    @Test
+    void unknownCommandIsInvalidControl() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processBroadcastElement(control("{\"command\":\"drop-everything\"}"), 0);
+        h.processBroadcastElement(control("{\"command\":\"rebuild-mirror\"}"), 0);
+        List<JsonNode> a = audits(h);
+        assertEquals(1, a.size());
+        assertEquals("unknown command \"drop-everything\"", a.get(0).get("error").asText());
+    }
+
+    @Test
+    void onlyTheFirstParallelInstanceAuditsControlRecords() throws Exception {
+        var second = harness(ONE_A_DAY_V1, null, 2, 1);
+        second.processBroadcastElement(control("not json"), 0);
+        assertTrue(audits(second).isEmpty());
+        var first = harness(ONE_A_DAY_V1, null, 2, 0);
+        first.processBroadcastElement(control("not json"), 0);
+        assertEquals(1, audits(first).size());
+    }
+
+    @Test
+    void sweepClearsHistoriesTwiceTheLongestWindowBehindTheWatermark() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 43, DAY_1_NOON + 3 * DAY), DAY_1_NOON + 3 * DAY);
+        assertEquals(0, h.numEventTimeTimers(), "no timer per user");
+
+        h.watermark(DAY_1_NOON + 14 * DAY - 1);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertEquals(1, history(h, 42).size());
+
+        h.watermark(DAY_1_NOON + 14 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
+        assertNull(history(h, 42));
+        assertEquals(1, history(h, 43).size(), "a user with later messages is kept");
+        assertTrue(audits(h).isEmpty(), "a sweep is not a control record to audit");
+
+        // Cleared means forgotten: the same messageId counts again.
+        h.processElement(message("m1", 42, DAY_1_NOON + 15 * DAY), DAY_1_NOON + 15 * DAY);
+        assertEquals(List.of("ALLOWED@v1", "ALLOWED@v1", "ALLOWED@v1"), decisions(h));
+    }
+
+    @Test
+    void sweepBeforeAnyWatermarkKeepsEverything() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertEquals(1, history(h, 42).size());
+    }
+
+    @Test
+    void sweepUsesTheLongestWindowInForce() throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        String thirtyDays =
+                "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"30d\",\"max\":9}]}]}";
+        h.processBroadcastElement(control(thirtyDays), 0);
+        h.watermark(DAY_1_NOON + 20 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertEquals(1, history(h, 42).size(), "needed for 60 days under a 30-day window");
+        h.watermark(DAY_1_NOON + 60 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
+        assertNull(history(h, 42));
+    }
+
+    static UserHistory history(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
+            long user)
+            throws Exception {
+        var backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(user);
+        return backend.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        CappingFunction.HISTORY)
+                .value();
+    }
+
+    @Test
+    void snapshotAndRestoreKeepDecisionsIdentical() throws Exception {
+        List<InboundMessage> first = new ArrayList<>();
+        List<InboundMessage> second = new ArrayList<>();
+        java.util.Random rnd = new java.util.Random(11);
+        for (int i = 0; i < 400; i++) {
+            long t = DAY_1_NOON + i * HOUR + rnd.nextInt(5) * DAY - 2 * DAY;
+            (i < 200 ? first : second).add(message("m" + rnd.nextInt(350), rnd.nextInt(20), t));
+        }
+        ControlRecord update = control(config(2, 2));
+
+        var straight = harness(ONE_A_DAY_V1);
+        for (InboundMessage m : first) {
+            straight.processElement(m, m.timestamp());
+        }
+        straight.processBroadcastElement(update, 0);
+        for (InboundMessage m : second) {
+            straight.processElement(m, m.timestamp());
+        }
+
+        var before = harness(ONE_A_DAY_V1);
+        for (InboundMessage m : first) {
+            before.processElement(m, m.timestamp());
+        }
+        before.processBroadcastElement(update, 0);
+        OperatorSubtaskState snapshot = before.snapshot(1, 1);
+        // Restarted with the older initial config: the version 2 from the topic must stay.
+        var after = harness(ONE_A_DAY_V1, snapshot, 1, 0);
+        for (InboundMessage m : second) {
+            after.processElement(m, m.timestamp());
+        }
+
+        List<String> expected = decisions(straight);
+        List<String> got = new ArrayList<>(decisions(before));
+        got.addAll(decisions(after));
+        assertEquals(expected, got);
+        List<String> expectedAudits = new ArrayList<>();
+        audits(straight).forEach(a -> expectedAudits.add(a.toString()));
+        List<String> gotAudits = new ArrayList<>();
+        audits(before).forEach(a -> gotAudits.add(a.toString()));
+        audits(after).forEach(a -> gotAudits.add(a.toString()));
+        assertEquals(expectedAudits, gotAudits);
+        assertTrue(decisions(after).stream().allMatch(d -> d.endsWith("@v2")));
+        assertTrue(gotAudits.stream().anyMatch(a -> a.contains("DUPLICATE")));
+        assertTrue(gotAudits.stream().anyMatch(a -> a.contains("REJECTED")));
+    }
+
+    /** Decisions and audit records of one run, in order, with a snapshot/restore halfway. */
+    private List<String> runWithHistoryCache(int slots, List<Object> inputs) throws Exception {
+        List<String> out = new ArrayList<>();
+        var h = harnesses.open(new CappingFunction(ONE_A_DAY_V1, null, false, slots), null, 1, 0);
+        int half = inputs.size() / 2;
+        for (int i = 0; i < inputs.size(); i++) {
+            if (i == half) {
+                out.addAll(decisions(h));
+                audits(h).forEach(a -> out.add(a.toString()));
+                OperatorSubtaskState snapshot = h.snapshot(1, 1);
+                harnesses.close(h);
+                h =
+                        harnesses.open(
+                                new CappingFunction(ONE_A_DAY_V1, null, false, slots),
+                                snapshot,
+                                1,
+                                0);
+            }
+            Object in = inputs.get(i);
+            if (in instanceof InboundMessage m) {
+                h.processElement(m, m.timestamp());
+            } else if (in instanceof Long watermark) {
+                h.watermark(watermark);
+            } else {
+                h.processBroadcastElement((ControlRecord) in, 0);
+            }
+        }
+        out.addAll(decisions(h));
+        audits(h).forEach(a -> out.add(a.toString()));
+        return out;
+    }
+
+    @Test
+    void historyCacheNeverChangesADecision() throws Exception {
+        // Users come back after others took their cache slot, after a sweep cleared them (their
+        // messageIds count again), after a config update and after a restore.
+        java.util.Random rnd = new java.util.Random(23);
+        List<Object> inputs = new ArrayList<>();
+        long t = DAY_1_NOON;
+        for (int i = 0; i < 3_000; i++) {
+            if (i % 500 == 499) {
+                t += 15 * DAY; // past 2 x the longest window: the sweep clears everyone older
+                inputs.add(t - 1);
+                inputs.add(ControlRecord.sweep(i));
+            }
+            if (i == 1_200) {
+                inputs.add(control(config(2, 2)));
+            }
+            long when = t + rnd.nextInt(72) * HOUR - 24 * HOUR;
+            inputs.add(message("m" + rnd.nextInt(40), rnd.nextInt(50), when));
+            t += 20 * 60_000L;
+        }
+        List<String> uncached = runWithHistoryCache(0, inputs);
+        assertTrue(uncached.stream().filter(d -> d.startsWith("ALLOWED")).count() > 300);
+        assertTrue(uncached.stream().anyMatch(a -> a.contains("DUPLICATE")));
+        assertTrue(uncached.stream().anyMatch(a -> a.contains("REJECTED")));
+        assertEquals(uncached, runWithHistoryCache(4, inputs), "4 slots: users evict each other");
+        assertEquals(uncached, runWithHistoryCache(1 << 16, inputs), "every user cached");
+    }
+
+    @Test
+    void harnessFactoryWorksWithoutBroadcastDescriptors() throws Exception {
+        // The form the style guide names; heap state, opened by the factory.
+        var h =
+                ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
+                        new CappingFunction(ONE_A_DAY_V1), InboundMessage::routingKey, Types.LONG);
+        h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
+        assertEquals(1, h.extractOutputValues().size());
+        assertEquals("DUPLICATE", audits(h).get(0).get("decision").asText());
+        h.close();
+    }
+}

@@ -1,0 +1,126 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.RawRecord;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** What the capping operator hands the Redis mirror: counted messages, and rebuilds. */
+class CappingMirrorTest {
+    static final long HOUR = 3_600_000L;
+    static final long DAY = 24 * HOUR;
+    static final long WEEK = 7 * DAY;
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
+    static final ControlRecord REBUILD =
+            CappingFunctionTest.control("{\"command\": \"rebuild-mirror\"}");
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void closeHarnesses() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
+            boolean mirror, OperatorSubtaskState restoreFrom) throws Exception {
+        return harnesses.open(new CappingFunction(TWO_A_DAY, null, mirror), restoreFrom, 1, 0);
+    }
+
+    InboundMessage message(String id, long user, String channel, String category, long t) {
+        String json =
+                String.format(
+                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\","
+                                + "\"category\":\"%s\",\"timestamp\":%d}",
+                        id, user, channel, category, t);
+        return InboundMessage.of(
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+    }
+
+    void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)
+            throws Exception {
+        h.processElement(m, m.message().timestamp());
+    }
+
+    static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<MirrorWrite> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.MIRROR);
+        if (side != null) {
+            for (StreamRecord<MirrorWrite> r : side) {
+                out.add(r.getValue());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void everyCountedMessageGoesToTheMirrorWithTheChannelsToTrim() throws Exception {
+        var h = harness(true, null);
+        send(h, message("m1", 42, "push", "marketing", DAY_1_NOON));
+        send(h, message("t1", 42, "push", "transactional", DAY_1_NOON + 1)); // EXEMPT
+        send(h, message("m1", 42, "push", "marketing", DAY_1_NOON + 2)); // DUPLICATE
+        send(h, message("m2", 42, "email", "marketing", DAY_1_NOON + HOUR));
+        send(h, message("m3", 42, "push", "marketing", DAY_1_NOON + 2 * HOUR)); // REJECTED
+        send(h, message("m4", 42, "push", "marketing", DAY_1_NOON + DAY + HOUR));
+        assertEquals(
+                List.of(
+                        MirrorWrite.of(42, WEEK, "m1", DAY_1_NOON, "push"),
+                        MirrorWrite.of(42, WEEK, "m2", DAY_1_NOON + HOUR, "email", "push"),
+                        MirrorWrite.of(42, WEEK, "m4", DAY_1_NOON + DAY + HOUR, "push", "email")),
+                mirrored(h));
+    }
+
+    @Test
+    void rebuildMirrorWritesEveryUsersCountedMessagesAgainAfterARestore() throws Exception {
+        var before = harness(true, null);
+        send(before, message("a1", 1, "push", "marketing", DAY_1_NOON - 9 * DAY));
+        send(before, message("a2", 1, "email", "marketing", DAY_1_NOON));
+        send(before, message("a3", 1, "push", "marketing", DAY_1_NOON + HOUR));
+        send(before, message("b1", 2, "sms", "marketing", DAY_1_NOON));
+        OperatorSubtaskState snapshot = before.snapshot(1, 1);
+        harnesses.close(before);
+
+        var after = harness(true, snapshot);
+        after.processBroadcastElement(REBUILD, 0);
+        List<MirrorWrite> writes = mirrored(after);
+        writes.sort(Comparator.comparingLong(MirrorWrite::userId));
+        assertEquals(2, writes.size(), writes.toString());
+        // a1 is more than the week before user 1's latest: still in the history, not in Redis.
+        MirrorWrite user1 = writes.get(0);
+        assertTrue(user1.replace());
+        assertEquals(WEEK, user1.windowMillis());
+        assertArrayEquals(new String[] {"a2", "a3"}, user1.messageIds());
+        assertArrayEquals(new long[] {DAY_1_NOON, DAY_1_NOON + HOUR}, user1.timestamps());
+        assertEquals("email", user1.channels()[user1.channelOf()[0]]);
+        assertEquals("push", user1.channels()[user1.channelOf()[1]]);
+        assertTrue(List.of(user1.channels()).containsAll(List.of("push", "email")));
+        assertArrayEquals(new String[] {"b1"}, writes.get(1).messageIds());
+        assertArrayEquals(new String[] {"sms"}, writes.get(1).channels());
+    }
+
+    @Test
+    void withoutTheMirrorNothingIsEmittedAndRebuildDoesNothing() throws Exception {
+        var h = harness(false, null);
+        send(h, message("m1", 42, "push", "marketing", DAY_1_NOON));
+        h.processBroadcastElement(REBUILD, 0);
+        assertNull(h.getSideOutput(CappingFunction.MIRROR));
+        assertEquals(1, h.extractOutputValues().size());
+        assertNull(h.getSideOutput(CappingFunction.AUDIT), "rebuild-mirror is a known command");
+    }
+}

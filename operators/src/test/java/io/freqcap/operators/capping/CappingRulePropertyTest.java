@@ -1,0 +1,243 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Limit;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.Violation;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Compares {@link CappingRule} with a brute-force oracle written from contract.md §6 on thousands
+ * of random user histories: out-of-order timestamps, two channels, duplicates, exempt messages.
+ *
+ * <p>The oracle checks every interval. To keep that finite, timestamps and windows are whole
+ * multiples of {@link #GRID} milliseconds; then the content of [s, s + w) is the same for every s
+ * in (k·GRID − GRID, k·GRID], so checking the starts on the grid is checking every start.
+ */
+class CappingRulePropertyTest {
+    static final long GRID = 100;
+    static final long SEED = 20261122L;
+    static final String[] CHANNELS = {"push", "email"};
+
+    @Test
+    void matchesBruteForceOracleOnRandomHistories() {
+        Random rnd = new Random(SEED);
+        int decided = 0;
+        int rejected = 0;
+        for (int run = 0; run < 3000; run++) {
+            LimitConfig config = randomConfig(rnd);
+            Oracle oracle = new Oracle(config);
+            UserHistory history = UserHistory.EMPTY;
+            List<String> ids = new ArrayList<>();
+            long clock = rnd.nextInt(1000) * GRID;
+            int messages = 5 + rnd.nextInt(40);
+            for (int i = 0; i < messages; i++) {
+                clock += rnd.nextInt(30) * GRID;
+                // Mostly near the clock, sometimes far behind it (late) or ahead of it.
+                long t =
+                        Math.max(
+                                0,
+                                clock
+                                        + (rnd.nextInt(10) < 3 ? -rnd.nextInt(150) : rnd.nextInt(5))
+                                                * GRID);
+                String id =
+                        !ids.isEmpty() && rnd.nextInt(10) == 0
+                                ? ids.get(rnd.nextInt(ids.size()))
+                                : "m" + run + "-" + i;
+                ids.add(id);
+                String channel = CHANNELS[rnd.nextInt(2)];
+                String category = rnd.nextInt(15) == 0 ? "transactional" : "marketing";
+                OutboundMessage m = new OutboundMessage(id, 7, channel, category, t);
+
+                CappingRule.Verdict v =
+                        CappingRule.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                Oracle.Result expected = oracle.decide(m);
+                String where = "run " + run + ", message " + i + " " + m;
+                assertEquals(expected.decision, v.decision(), where);
+                if (v.decision() == Decision.REJECTED) {
+                    assertEquals(expected.violations, v.violations(), where);
+                    assertEquals(expected.retryAfter, v.retryAfter(), where);
+                    rejected++;
+                }
+                history = v.history();
+                decided++;
+            }
+            oracle.assertNoIntervalOverfilled();
+        }
+        // The generator must exercise the interesting paths, or the comparison proves little.
+        assertTrue(decided > 50_000, "decided " + decided);
+        assertTrue(rejected > decided / 10, "rejected " + rejected + " of " + decided);
+    }
+
+    @Test
+    void equalsClassicSlidingLogForInOrderTimestamps() {
+        Random rnd = new Random(SEED + 1);
+        for (int run = 0; run < 2000; run++) {
+            LimitConfig config = randomConfig(rnd);
+            List<Long> counted = new ArrayList<>();
+            UserHistory history = UserHistory.EMPTY;
+            long t = rnd.nextInt(1_000_000);
+            for (int i = 0; i < 30; i++) {
+                t += rnd.nextInt(3000);
+                OutboundMessage m = new OutboundMessage("m" + i, 1, "push", "marketing", t);
+                CappingRule.Verdict v =
+                        CappingRule.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                boolean classic = true;
+                for (Limit l : config.ruleFor("*").limits()) {
+                    long now = t;
+                    long inWindow =
+                            counted.stream().filter(b -> b > now - l.windowMillis()).count();
+                    classic &= inWindow < l.max();
+                }
+                assertEquals(classic, v.decision() == Decision.ALLOWED, "run " + run + " i " + i);
+                if (classic) {
+                    counted.add(t);
+                }
+                history = v.history();
+            }
+        }
+    }
+
+    static LimitConfig randomConfig(Random rnd) {
+        StringBuilder sb =
+                new StringBuilder("{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[");
+        int n = 1 + rnd.nextInt(2);
+        for (int i = 0; i < n; i++) {
+            sb.append(i > 0 ? "," : "")
+                    .append("{\"window\":\"")
+                    .append(1 + rnd.nextInt(5))
+                    .append("s\",\"max\":")
+                    .append(rnd.nextInt(12) == 0 ? 0 : 1 + rnd.nextInt(4))
+                    .append('}');
+        }
+        sb.append("]");
+        if (rnd.nextBoolean()) {
+            sb.append(",\"channels\":{\"email\":[{\"window\":\"")
+                    .append(1 + rnd.nextInt(3))
+                    .append("s\",\"max\":")
+                    .append(1 + rnd.nextInt(2))
+                    .append("}]}");
+        }
+        sb.append("}],\"exempt\":[\"transactional\"]}");
+        return CappingRuleTest.config(sb.toString());
+    }
+
+    /** contract.md §5–§6 read literally: keeps every counted message and tries every interval. */
+    static final class Oracle {
+        final LimitConfig config;
+        final List<long[]> counted = new ArrayList<>(); // {timestamp, channel index}
+        final List<String> countedIds = new ArrayList<>();
+        final Set<Integer> channelsWithLimits = new HashSet<>();
+
+        Oracle(LimitConfig config) {
+            this.config = config;
+        }
+
+        record Result(Decision decision, List<Violation> violations, Long retryAfter) {}
+
+        Result decide(OutboundMessage m) {
+            if (config.isExempt(m.category())) {
+                return new Result(Decision.EXEMPT, List.of(), null);
+            }
+            long w = config.longestWindowMillis();
+            long latest = counted.stream().mapToLong(e -> e[0]).max().orElse(Long.MIN_VALUE);
+            for (int i = 0; i < counted.size(); i++) {
+                // "as far back as its history is kept": twice the longest window.
+                if (countedIds.get(i).equals(m.messageId()) && counted.get(i)[0] > latest - 2 * w) {
+                    return new Result(Decision.DUPLICATE, List.of(), null);
+                }
+            }
+            if (!counted.isEmpty() && m.timestamp() < latest - w) {
+                return new Result(Decision.STALE, List.of(), null);
+            }
+            int ch = channelIndex(m.channel());
+            List<Violation> violations = violationsAt(m.timestamp(), ch, m.channel());
+            if (violations.isEmpty()) {
+                counted.add(new long[] {m.timestamp(), ch});
+                countedIds.add(m.messageId());
+                return new Result(Decision.ALLOWED, List.of(), null);
+            }
+            Long retry = null;
+            boolean zero = allLimits(m.channel()).stream().anyMatch(l -> l.max() == 0);
+            if (!zero) {
+                for (long at = m.timestamp(); ; at += GRID) {
+                    if (violationsAt(at, ch, m.channel()).isEmpty()) {
+                        retry = at;
+                        break;
+                    }
+                }
+            }
+            return new Result(Decision.REJECTED, violations, retry);
+        }
+
+        List<Limit> allLimits(String channel) {
+            List<Limit> ls = new ArrayList<>(config.ruleFor("*").limits());
+            ls.addAll(config.ruleFor("*").channelLimits(channel));
+            return ls;
+        }
+
+        List<Violation> violationsAt(long t, int ch, String channel) {
+            List<Violation> out = new ArrayList<>();
+            for (Limit l : config.ruleFor("*").limits()) {
+                int most = mostInIntervalsContaining(t, l.windowMillis(), -1);
+                if (most + 1 > l.max()) {
+                    out.add(new Violation("all", l.window(), l.max(), most));
+                }
+            }
+            for (Limit l : config.ruleFor("*").channelLimits(channel)) {
+                int most = mostInIntervalsContaining(t, l.windowMillis(), ch);
+                if (most + 1 > l.max()) {
+                    out.add(new Violation("channel:" + channel, l.window(), l.max(), most));
+                }
+            }
+            return out;
+        }
+
+        int mostInIntervalsContaining(long t, long w, int ch) {
+            int most = 0;
+            for (long s = t - w + GRID; s <= t; s += GRID) {
+                int n = 0;
+                for (long[] e : counted) {
+                    if ((ch < 0 || e[1] == ch) && e[0] >= s && e[0] < s + w) {
+                        n++;
+                    }
+                }
+                most = Math.max(most, n);
+            }
+            return most;
+        }
+
+        int channelIndex(String channel) {
+            return channel.equals("push") ? 0 : 1;
+        }
+
+        /** The promise itself: no interval of any window holds more than its max. */
+        void assertNoIntervalOverfilled() {
+            if (counted.isEmpty()) {
+                return;
+            }
+            long lo = counted.stream().mapToLong(e -> e[0]).min().getAsLong();
+            long hi = counted.stream().mapToLong(e -> e[0]).max().getAsLong();
+            for (Limit l : config.ruleFor("*").limits()) {
+                for (long s = lo - l.windowMillis(); s <= hi; s += GRID) {
+                    long start = s;
+                    long n =
+                            counted.stream()
+                                    .filter(e -> e[0] >= start && e[0] < start + l.windowMillis())
+                                    .count();
+                    assertTrue(n <= l.max(), "interval at " + s + " holds " + n + " > " + l.max());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,204 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.RawRecord;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.streaming.util.OperatorSnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * State written by an earlier freqcap keeps working: a snapshot of the capping operator (RocksDB,
+ * committed under {@code src/test/resources/state-compat/}) holds every kind of state it keeps —
+ * user histories with message ids (mirror on), the limit config received from the topic (newer than
+ * the job's initial one), an inline segment in the broadcast state — and restoring it must decide
+ * the rest of the traffic exactly as a run that never stopped.
+ *
+ * <p>Fixtures are written once per released state format and never rewritten: {@code mvn -q -pl
+ * operators exec:java -Dexec.classpathScope=test
+ * -Dexec.mainClass=io.freqcap.operators.capping.CappingStateCompatibilityTest -Dexec.args=VERSION}
+ * writes {@code capping-VERSION.snapshot}; add VERSION to {@link #FIXTURES}.
+ */
+class CappingStateCompatibilityTest {
+    /** Snapshots of released state formats; each must restore. */
+    static final List<String> FIXTURES = List.of("0.1");
+
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final long HOUR = 3_600_000L;
+
+    /** The job's initial config: "vip" one a day, everyone else two a day. */
+    static final String CONFIG_V1 =
+            "{\"version\":1,\"rules\":["
+                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
+                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":2},"
+                    + "{\"window\":\"7d\",\"max\":4}]}],"
+                    + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":1}]},"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    /** Received from the config topic before the snapshot: everyone else three a day. */
+    static final String CONFIG_V2 =
+            CONFIG_V1.replace("\"version\":1", "\"version\":2").replace("\"max\":2}", "\"max\":3}");
+
+    static final String VIP = SegmentsTest.inline("vip", 1, 5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
+            OperatorSubtaskState restore) throws Exception {
+        return harnesses.open(new CappingFunction(CONFIG_V1, null, true), restore, 1, 0);
+    }
+
+    /**
+     * The traffic: 60 users over 3 days, two channels, an exempt category, and every tenth message
+     * a re-send of an earlier one (a duplicate, when the earlier one was counted).
+     */
+    static List<InboundMessage> traffic(int from, int to) {
+        Random rnd = new Random(5);
+        List<String> sent = new ArrayList<>();
+        List<InboundMessage> all = new ArrayList<>();
+        for (int i = 0; i < to; i++) {
+            String json;
+            if (i % 10 == 9) {
+                json = sent.get(rnd.nextInt(sent.size()));
+            } else {
+                long user = 1 + rnd.nextInt(60);
+                String channel = rnd.nextBoolean() ? "push" : "email";
+                String category = rnd.nextInt(12) == 0 ? "transactional" : "marketing";
+                long t = DAY_1_NOON + i * (3 * 24 * HOUR / to) + rnd.nextInt(2) * HOUR;
+                json =
+                        String.format(
+                                "{\"messageId\":\"m%d\",\"userId\":%d,\"channel\":\"%s\","
+                                        + "\"category\":\"%s\",\"timestamp\":%d}",
+                                i, user, channel, category, t);
+            }
+            sent.add(json);
+            if (i >= from) {
+                all.add(
+                        InboundMessage.of(
+                                new RawRecord(
+                                        null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+            }
+        }
+        return all;
+    }
+
+    static final int BEFORE = 400;
+    static final int ALL = 800;
+
+    /** The part before the snapshot: segment, config update, then the first half of traffic. */
+    static void before(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, ?> h)
+            throws Exception {
+        h.processBroadcastElement(SegmentsTest.segment(VIP), 0);
+        h.processBroadcastElement(CappingFunctionTest.control(CONFIG_V2), 0);
+        for (InboundMessage m : traffic(0, BEFORE)) {
+            h.processElement(m, m.message().timestamp());
+        }
+    }
+
+    static List<String> decisions(List<Delivery> deliveries) {
+        List<String> out = new ArrayList<>();
+        for (Delivery d : deliveries) {
+            out.add(d.decision() + "/" + d.segment() + "@v" + d.configVersion());
+        }
+        return out;
+    }
+
+    static List<String> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<String> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.AUDIT);
+        if (side != null) {
+            side.forEach(r -> out.add(new String(r.getValue().json(), StandardCharsets.UTF_8)));
+        }
+        return out;
+    }
+
+    @Test
+    void snapshotsOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
+        // The reference: one operator that never stopped, then rebuilt its mirror.
+        var straight = harness(null);
+        before(straight);
+        int decidedBefore = straight.extractOutputValues().size();
+        int auditedBefore = audits(straight).size();
+        int mirroredBefore = CappingMirrorTest.mirrored(straight).size();
+        for (InboundMessage m : traffic(BEFORE, ALL)) {
+            straight.processElement(m, m.message().timestamp());
+        }
+        straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+        List<String> expected =
+                decisions(straight.extractOutputValues())
+                        .subList(decidedBefore, straight.extractOutputValues().size());
+        List<String> expectedAudits =
+                audits(straight).subList(auditedBefore, audits(straight).size());
+        List<MirrorWrite> expectedMirror =
+                CappingMirrorTest.mirrored(straight)
+                        .subList(mirroredBefore, CappingMirrorTest.mirrored(straight).size());
+
+        for (String version : FIXTURES) {
+            Path file = fixture(version);
+            assertTrue(
+                    Files.exists(file),
+                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
+            var restored = harness(OperatorSnapshotUtil.readStateHandle(file.toString()));
+            for (InboundMessage m : traffic(BEFORE, ALL)) {
+                restored.processElement(m, m.message().timestamp());
+            }
+            restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+
+            List<String> got = decisions(restored.extractOutputValues());
+            assertEquals(expected, got, "decisions after restoring " + version);
+            assertEquals(expectedAudits, audits(restored), "audit records after " + version);
+            assertEquals(
+                    expectedMirror,
+                    CappingMirrorTest.mirrored(restored),
+                    "mirror writes after " + version);
+            // What the fixture must exercise, so that the comparison means something.
+            assertTrue(got.stream().allMatch(d -> d.endsWith("@v2")), "config v2 restored");
+            assertTrue(got.stream().anyMatch(d -> d.startsWith("ALLOWED/vip")), "segment restored");
+            assertTrue(
+                    expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")),
+                    "restored histories reject");
+            assertTrue(
+                    expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")),
+                    "restored fingerprints catch duplicates");
+            assertTrue(
+                    expectedMirror.stream().anyMatch(w -> w.replace()),
+                    "rebuild writes from restored message ids");
+            harnesses.close(restored);
+        }
+    }
+
+    static Path fixture(String version) {
+        return Path.of("src/test/resources/state-compat/capping-" + version + ".snapshot");
+    }
+
+    /** Writes the fixture of this build's state format (run from the operators module). */
+    public static void main(String[] args) throws Exception {
+        String version = args[0];
+        Path file = fixture(version);
+        Files.createDirectories(file.getParent());
+        try (CappingHarnesses harnesses = new CappingHarnesses()) {
+            var h = harnesses.open(new CappingFunction(CONFIG_V1, null, true), null, 1, 0);
+            before(h);
+            OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), file.toString());
+        }
+        System.out.println("wrote " + file.toAbsolutePath());
+    }
+}

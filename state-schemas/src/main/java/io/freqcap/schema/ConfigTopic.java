@@ -1,0 +1,26 @@
+package io.freqcap.schema;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/** Reads the values of the config topic: limit configs and commands. */
+public final class ConfigTopic {
+    private ConfigTopic() {}
+
+    /**
+     * Reads one config-topic value.
+     *
+     * @throws MalformedRecordException saying which rule the record breaks
+     */
+    public static ConfigRecord parse(byte[] value) throws MalformedRecordException {
+        ObjectNode root = Json.readObject(value);
+        JsonNode command = root.get("command");
+        if (command != null) {
+            if (!command.isTextual()) {
+                throw new MalformedRecordException("command: expected a string, got " + command);
+            }
+            return new ConfigRecord.Command(command.textValue());
+        }
+        return LimitConfig.fromTree(root, value);
+    }
+}
