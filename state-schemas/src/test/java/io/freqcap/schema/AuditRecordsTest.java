@@ -92,6 +92,26 @@ class AuditRecordsTest {
     }
 
     @Test
+    void noRetryTimeIsJsonNull() throws Exception {
+        byte[] message = example("outbound-message.json");
+        JsonNode audit =
+                Json.MAPPER.readTree(
+                        AuditRecords.decision(
+                                        Decision.REJECTED,
+                                        OutboundMessage.parse(message),
+                                        "*",
+                                        7,
+                                        List.of(new Violation("all", "1d", 0, 0)),
+                                        null,
+                                        null,
+                                        message,
+                                        AuditRecords.DEFAULT_MAX_BYTES)
+                                .json());
+        assertTrue(audit.has("retryAfter"), "present");
+        assertTrue(audit.get("retryAfter").isNull(), "and null, not 0: " + audit);
+    }
+
+    @Test
     void largeMalformedInputIsCutToTheBound() throws Exception {
         byte[] raw = new byte[900_000];
         new java.util.Random(7).nextBytes(raw);

@@ -49,6 +49,15 @@ class LimitConfigTest {
         assertEquals(0, c.ruleFor("*").limits().get(0).max());
     }
 
+    @Test
+    void maxOfOneMillionIsTheLargestAllowed() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"90d\",\"max\":1000000}]}]}");
+        assertEquals(1_000_000, c.ruleFor("*").limits().get(0).max());
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(
             delimiter = '|',

@@ -65,6 +65,8 @@ class OutboundMessageTest {
                 "channel missing      | {\"messageId\":\"a\",\"userId\":1,\"timestamp\":1} | channel: required field is missing",
                 "timestamp negative   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":-5} | timestamp: must not be negative, got -5",
                 "timestamp as text    | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":\"now\"} | timestamp: expected an integer, got \"now\"",
+                "timestamp as float   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":42.0} | timestamp: expected an integer, got 42.0",
+                "timestamp as digits  | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":\"42\"} | timestamp: expected an integer, got \"42\"",
                 "category as number   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"category\":3} | category: expected a string, got 3",
                 "trailing bytes       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1} x | not valid JSON",
                 "two objects          | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}{} | trailing bytes after the JSON object",

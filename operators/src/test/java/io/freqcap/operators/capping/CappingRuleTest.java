@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.LimitConfig;
@@ -190,7 +191,7 @@ class CappingRuleTest {
         UserHistory h = daily.history();
         assertEquals(DAY_1_NOON + 29 * DAY, h.latest());
         for (int i = 0; i < h.size(); i++) {
-            assert h.timestamp(i) > h.latest() - 14 * DAY;
+            assertTrue(h.timestamp(i) > h.latest() - 14 * DAY, "entry " + i + " within 2W");
         }
         assertEquals(14, h.size());
     }
