@@ -106,7 +106,14 @@ class FreqcapKafkaITCase {
             KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V1);
             KafkaPipelineSupport.send(
                     kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
-            Thread.sleep(2000);
+            // The unknown command's audit record comes after v2 was applied (one config
+            // partition, applied in order): v2 is in force before the second half is sent.
+            KafkaPipelineSupport.awaitRecordsContaining(
+                    kafka.bootstrapServers(),
+                    name + "-audit",
+                    "unknown command",
+                    1,
+                    Duration.ofSeconds(60));
             KafkaPipelineSupport.produce(
                     kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
 

@@ -369,6 +369,33 @@ final class KafkaPipelineSupport {
         return out;
     }
 
+    /** Waits (read_committed) until {@code n} records of {@code topic} contain {@code text}. */
+    static void awaitRecordsContaining(
+            String bootstrap, String topic, String text, int n, Duration timeout) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "waiter-" + System.nanoTime());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
+        int seen = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (seen < n && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (new String(r.value(), StandardCharsets.UTF_8).contains(text)) {
+                        seen++;
+                    }
+                }
+            }
+        }
+        assertTrue(seen >= n, seen + " of " + n + " records with " + text + " in " + topic);
+    }
+
     static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);

@@ -256,6 +256,23 @@ class RedisMirrorITCase {
                 awaitMirror(redis.uri(), name, expected);
                 assertEquals(0, metric(job.getJobID(), "redisErrors"));
                 assertEquals(0, metric(job.getJobID(), "redisBacklog"));
+                // The capping operator's counters (contract.md §9) count each kind of decision.
+                Map<String, Long> byDecision = new java.util.TreeMap<>();
+                outputs.values().forEach(o -> byDecision.merge(o.decision(), 1L, Long::sum));
+                assertTrue(byDecision.keySet().size() >= 6, "every kind occurs: " + byDecision);
+                for (String decision : byDecision.keySet()) {
+                    String counter = decision.toLowerCase(java.util.Locale.ROOT);
+                    long expectedCount = byDecision.get(decision);
+                    awaitMetric(
+                            job.getJobID(),
+                            counter,
+                            n -> n == expectedCount,
+                            "counter " + counter + " (" + expectedCount + " outputs)");
+                }
+                assertEquals(
+                        byDecision.getOrDefault("ALLOWED", 0L),
+                        metric(job.getJobID(), "redisWrites"),
+                        "every counted message written once");
             } finally {
                 job.cancel().get();
             }

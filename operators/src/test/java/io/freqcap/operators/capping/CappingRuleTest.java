@@ -197,6 +197,94 @@ class CappingRuleTest {
     }
 
     @Test
+    void anEntryExactlyOneWindowLaterIsOutsideTheInterval() {
+        // [s, s + w) is half-open: entries at t and t + 1d never share a day-long interval
+        UserHistoryBuilder one =
+                new UserHistoryBuilder(
+                        config(
+                                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                        + "[{\"window\":\"1d\",\"max\":1}]}]}"));
+        assertEquals(Decision.ALLOWED, one.send("m1", "push", DAY_1_NOON).decision());
+        assertEquals(Decision.ALLOWED, one.send("m2", "push", DAY_2_NOON).decision());
+        CappingRule.Verdict between = one.send("m3", "push", DAY_1_NOON + 1);
+        assertEquals(Decision.REJECTED, between.decision());
+        assertEquals(List.of(new Violation("all", "1d", 1, 1)), between.violations());
+    }
+
+    @Test
+    void anExemptMessageIsExemptEvenWithACountedMessageId() {
+        user.send("m1", "push", DAY_1_NOON);
+        // EXEMPT is checked before DUPLICATE, and is never counted
+        assertEquals(
+                Decision.EXEMPT,
+                user.send("m1", "push", "transactional", DAY_1_NOON + 1).decision());
+        assertEquals(1, user.history().size());
+        assertEquals(Decision.DUPLICATE, user.send("m1", "push", DAY_1_NOON + 2).decision());
+    }
+
+    @Test
+    void theLongestWindowMayComeFromAChannelLimit() {
+        // the longest window is the email limit's 30d, so a message 10 days behind is decided,
+        // not STALE, and the 30d email limit sees the email sent 25 days earlier
+        LimitConfig cfg =
+                config(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":5}],"
+                                + "\"channels\":{\"email\":[{\"window\":\"30d\",\"max\":1}]}}]}");
+        assertEquals(30 * DAY, cfg.longestWindowMillis());
+        UserHistoryBuilder u = new UserHistoryBuilder(cfg);
+        u.send("m1", "email", DAY_1_NOON);
+        u.send("m2", "push", DAY_1_NOON + 25 * DAY);
+        assertEquals(Decision.ALLOWED, u.send("m3", "push", DAY_1_NOON + 15 * DAY).decision());
+        CappingRule.Verdict email = u.send("m4", "email", DAY_1_NOON + 25 * DAY);
+        assertEquals(Decision.REJECTED, email.decision());
+        assertEquals(List.of(new Violation("channel:email", "30d", 1, 1)), email.violations());
+    }
+
+    @Test
+    void aConfigThatLengthensTheLongestWindowSeesTheHistoryKeptBefore() {
+        // under 1d (history kept back 2d) then 7d: the 7d limit counts what 2d kept, no more
+        LimitConfig daily =
+                config(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":1}]}]}");
+        LimitConfig weekly =
+                config(
+                        "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"7d\",\"max\":2}]}]}");
+        UserHistory h = UserHistory.EMPTY;
+        for (int d = 0; d < 5; d++) {
+            CappingRule.Verdict v =
+                    CappingRule.decide(
+                            h,
+                            new OutboundMessage(
+                                    "d" + d, 42, "push", "marketing", DAY_1_NOON + d * DAY),
+                            daily,
+                            LimitConfig.DEFAULT_SEGMENT);
+            assertEquals(Decision.ALLOWED, v.decision());
+            h = v.history();
+        }
+        // days 0..4 were counted; 2d back from day 4 keeps days 3 and 4 (day 2 is at exactly 2d)
+        CappingRule.Verdict next =
+                CappingRule.decide(
+                        h,
+                        new OutboundMessage("w", 42, "push", "marketing", DAY_1_NOON + 5 * DAY),
+                        weekly,
+                        LimitConfig.DEFAULT_SEGMENT);
+        assertEquals(Decision.REJECTED, next.decision());
+        assertEquals(2, next.violations().get(0).count());
+        // a message 4 days behind the latest: STALE under 1d, decided under 7d
+        OutboundMessage late = new OutboundMessage("late", 42, "push", "marketing", DAY_1_NOON);
+        assertEquals(
+                Decision.STALE,
+                CappingRule.decide(h, late, daily, LimitConfig.DEFAULT_SEGMENT).decision());
+        CappingRule.Verdict decided =
+                CappingRule.decide(h, late, weekly, LimitConfig.DEFAULT_SEGMENT);
+        assertEquals(Decision.REJECTED, decided.decision());
+        assertEquals(2, decided.violations().get(0).count(), "days 3 and 4, as kept");
+    }
+
+    @Test
     void timestampsNearTheTopOfTheRangeDoNotOverflow() {
         long nearMax = Long.MAX_VALUE - HOUR;
         user.send("m1", "push", nearMax);
