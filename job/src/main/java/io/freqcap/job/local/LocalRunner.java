@@ -191,6 +191,30 @@ public final class LocalRunner {
             PrintStream out,
             CountDownLatch stop)
             throws Exception {
+        List<AutoCloseable> resources = new ArrayList<>();
+        try {
+            return run(options, embedded, work, state, out, stop, resources);
+        } finally {
+            // Also when the start fails half-way: no broker or Redis outlives the runner.
+            for (AutoCloseable r : resources) {
+                try {
+                    r.close();
+                } catch (Exception e) {
+                    out.println("freqcap: stopping " + r + ": " + e);
+                }
+            }
+        }
+    }
+
+    private static Summary run(
+            Configuration options,
+            boolean embedded,
+            Path work,
+            StateDir state,
+            PrintStream out,
+            CountDownLatch stop,
+            List<AutoCloseable> resources)
+            throws Exception {
         if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
             Path limits = work.resolve("sample-limit-config.json");
             try (InputStream in =
@@ -206,7 +230,6 @@ public final class LocalRunner {
         String limitsJson = FreqcapOptions.requireJobOptions(options, false);
         String segmentsJson = FreqcapOptions.readSegments(options);
 
-        List<AutoCloseable> resources = new ArrayList<>();
         LocalKafka kafka = null;
         if (embedded) {
             out.println("Starting a Kafka broker (KRaft, its own JVM) ...");
@@ -278,9 +301,6 @@ public final class LocalRunner {
                 awaitRestored(job);
             }
         } catch (Exception e) {
-            for (AutoCloseable r : resources) {
-                r.close();
-            }
             if (resumeFrom.isEmpty()) {
                 throw e;
             }
@@ -418,6 +438,7 @@ public final class LocalRunner {
         for (AutoCloseable r : resources) {
             r.close();
         }
+        resources.clear();
         out.println("State kept in " + state.path().toAbsolutePath() + " (--state-dir)");
         Summary summary =
                 new Summary(
