@@ -1,8 +1,8 @@
 package io.freqcap.job;
 
-import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingOperator;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.ingest.ControlIdleOperator;
 import io.freqcap.operators.ingest.MessageTime;
 import io.freqcap.operators.ingest.ParseFunction;
@@ -34,77 +34,21 @@ public final class FreqcapJob {
     public static final String UID_AUDIT_SINK = "audit-sink";
     public static final String UID_MIRROR_SINK = "redis-mirror";
 
-    public static void build(
-            String initialConfigJson,
-            DataStream<RawRecord> input,
-            DataStream<ControlRecord> control,
-            Sink<Delivery> deliveries,
-            Sink<AuditEvent> audit) {
-        build(initialConfigJson, null, input, control, deliveries, audit);
-    }
-
     /**
-     * @param initialSegmentsJson the --segments file's content (full loads in force before the
-     *     first message), or null
-     */
-    public static void build(
-            String initialConfigJson,
-            String initialSegmentsJson,
-            DataStream<RawRecord> input,
-            DataStream<ControlRecord> control,
-            Sink<Delivery> deliveries,
-            Sink<AuditEvent> audit) {
-        build(
-                initialConfigJson,
-                initialSegmentsJson,
-                input,
-                control,
-                deliveries,
-                audit,
-                null,
-                CappingFunction.DEFAULT_HISTORY_CACHE_SLOTS);
-    }
-
-    /**
+     * @param settings what each capping task starts with (its mirror flag is set from {@code
+     *     mirror})
      * @param mirror the Redis mirror's sink, or null for no mirror
-     * @param historyCacheSlots users whose histories each capping task caches on the heap
      */
     public static void build(
-            String initialConfigJson,
-            String initialSegmentsJson,
+            CappingSettings settings,
             DataStream<RawRecord> input,
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit,
-            Sink<MirrorWrite> mirror,
-            int historyCacheSlots) {
-        build(
-                initialConfigJson,
-                initialSegmentsJson,
-                input,
-                control,
-                deliveries,
-                audit,
-                mirror,
-                historyCacheSlots,
-                Bounds.DEFAULTS);
-    }
-
-    /**
-     * @param bounds the largest output record; where and how much segment files are read from
-     */
-    public static void build(
-            String initialConfigJson,
-            String initialSegmentsJson,
-            DataStream<RawRecord> input,
-            DataStream<ControlRecord> control,
-            Sink<Delivery> deliveries,
-            Sink<AuditEvent> audit,
-            Sink<MirrorWrite> mirror,
-            int historyCacheSlots,
-            Bounds bounds) {
+            Sink<MirrorWrite> mirror) {
+        CappingSettings capping = settings.withMirror(mirror != null);
         DataStream<InboundMessage> parsed =
-                input.map(new ParseFunction(bounds.maxRecordBytes()))
+                input.map(new ParseFunction(capping.bounds().maxRecordBytes()))
                         .name("parse")
                         .uid(UID_PARSE)
                         .assignTimestampsAndWatermarks(MessageTime.messages())
@@ -127,13 +71,7 @@ public final class FreqcapJob {
                         .transform(
                                 "capping",
                                 TypeInformation.of(Delivery.class),
-                                new CappingOperator(
-                                        new CappingFunction(
-                                                initialConfigJson,
-                                                initialSegmentsJson,
-                                                mirror != null,
-                                                historyCacheSlots,
-                                                bounds)))
+                                new CappingOperator(new CappingFunction(capping)))
                         .uid(UID_CAPPING);
 
         decided.sinkTo(deliveries).name("deliveries").uid(UID_DELIVERY_SINK);

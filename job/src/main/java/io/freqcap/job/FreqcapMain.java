@@ -2,6 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.PointLookupRocksDBOptions;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
@@ -149,8 +150,12 @@ public final class FreqcapMain {
                                     "mirror-ticks"));
         }
         FreqcapJob.build(
-                initialConfigJson,
-                initialSegmentsJson,
+                new CappingSettings(
+                        initialConfigJson,
+                        initialSegmentsJson,
+                        false,
+                        options.get(FreqcapOptions.HISTORY_CACHE),
+                        FreqcapOptions.bounds(options)),
                 input,
                 controls,
                 KafkaConnectors.deliverySink(options),
@@ -162,9 +167,7 @@ public final class FreqcapMain {
                                                 uri,
                                                 options.get(FreqcapOptions.REDIS_KEY_PREFIX),
                                                 options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
-                        .orElse(null),
-                options.get(FreqcapOptions.HISTORY_CACHE),
-                FreqcapOptions.bounds(options));
+                        .orElse(null));
     }
 
     /** How soon a mirror that dropped writes is rebuilt once Redis answers again. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.RawRecord;
@@ -300,11 +301,12 @@ class FreqcapKafkaITCase {
                                 "config")
                         .setParallelism(1);
         FreqcapJob.build(
-                CONFIG_V1,
+                CappingSettings.of(CONFIG_V1),
                 input,
                 control,
                 KafkaConnectors.deliverySink(options),
-                KafkaConnectors.auditSink(options));
+                KafkaConnectors.auditSink(options),
+                null);
         JobClient job = env.executeAsync("freqcap-failover");
         try {
             // Slowly, so that checkpoints complete while input still flows.

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.local.EmbeddedKafka;
+import io.freqcap.job.local.LocalKafka;
 import io.freqcap.operators.capping.CappingRule;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
@@ -209,35 +210,41 @@ final class KafkaPipelineSupport {
             String... extra)
             throws Exception {
         Path limits = Files.writeString(tmp.resolve(name + "-limits.json"), config);
-        List<String> args =
-                new ArrayList<>(
-                        List.of(
-                                "--bootstrap-servers",
-                                kafka.bootstrapServers(),
-                                "--group-id",
-                                name,
-                                "--input-topic",
-                                name + "-in",
-                                "--config-topic",
-                                name + "-config",
-                                "--segments-topic",
-                                name + "-segments",
-                                "--delivery-topic",
-                                name + "-deliveries",
-                                "--audit-topic",
-                                name + "-audit",
-                                "--limits",
-                                limits.toString(),
-                                "--checkpoint-interval",
-                                "1s",
-                                "--parallelism",
-                                "2"));
+        List<String> args = new ArrayList<>(args(kafka, name, limits));
         args.addAll(Arrays.asList(extra));
         Configuration c = FreqcapOptions.parse(args.toArray(new String[0]), List.of());
         kafka.createTopics(
                 partitions, List.of(name + "-in", name + "-deliveries", name + "-audit"));
         kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
         return c;
+    }
+
+    /**
+     * Options for a job named {@code name}: the test broker, topics and group named after it,
+     * {@code limits}, checkpoints every second, parallelism 2.
+     */
+    static List<String> args(LocalKafka kafka, String name, Path limits) {
+        return List.of(
+                "--bootstrap-servers",
+                kafka.bootstrapServers(),
+                "--group-id",
+                name,
+                "--input-topic",
+                name + "-in",
+                "--config-topic",
+                name + "-config",
+                "--segments-topic",
+                name + "-segments",
+                "--delivery-topic",
+                name + "-deliveries",
+                "--audit-topic",
+                name + "-audit",
+                "--limits",
+                limits.toString(),
+                "--checkpoint-interval",
+                "1s",
+                "--parallelism",
+                "2");
     }
 
     /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */
@@ -336,9 +343,8 @@ final class KafkaPipelineSupport {
             byte[] value,
             JsonNode audit) {}
 
-    /** Reads both output topics with read_committed until {@code expected} records arrived. */
-    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
-            String bootstrap, List<String> topics, int expected, Duration timeout) {
+    /** A consumer of its own group reading everything committed, from the beginning. */
+    static Properties readCommittedConsumer(String bootstrap) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "verifier-" + System.nanoTime());
@@ -348,6 +354,13 @@ final class KafkaPipelineSupport {
         p.put(
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
                 ByteArrayDeserializer.class.getName());
+        return p;
+    }
+
+    /** Reads both output topics with read_committed until {@code expected} records arrived. */
+    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
+            String bootstrap, List<String> topics, int expected, Duration timeout) {
+        Properties p = readCommittedConsumer(bootstrap);
         Map<String, List<ConsumerRecord<byte[], byte[]>>> out = new LinkedHashMap<>();
         topics.forEach(t -> out.put(t, new ArrayList<>()));
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
@@ -372,15 +385,7 @@ final class KafkaPipelineSupport {
     /** Waits (read_committed) until {@code n} records of {@code topic} contain {@code text}. */
     static void awaitRecordsContaining(
             String bootstrap, String topic, String text, int n, Duration timeout) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "waiter-" + System.nanoTime());
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                ByteArrayDeserializer.class.getName());
+        Properties p = readCommittedConsumer(bootstrap);
         int seen = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
             consumer.subscribe(List.of(topic));

@@ -97,31 +97,14 @@ class LocalRunnerRestartITCase {
     }
 
     List<String> runnerArgs(String name, Path stateDir, Path limits) throws Exception {
-        return List.of(
-                "--bootstrap-servers",
-                kafka.bootstrapServers(),
-                "--group-id",
-                name,
-                "--input-topic",
-                name + "-in",
-                "--config-topic",
-                name + "-config",
-                "--segments-topic",
-                name + "-segments",
-                "--delivery-topic",
-                name + "-deliveries",
-                "--audit-topic",
-                name + "-audit",
-                "--limits",
-                limits.toString(),
-                "--checkpoint-interval",
-                "1s",
-                "--parallelism",
-                "2",
-                "--web-port",
-                Integer.toString(LocalRunnerITCase.freePort()),
-                "--state-dir",
-                stateDir.toString());
+        List<String> args = new ArrayList<>(KafkaPipelineSupport.args(kafka, name, limits));
+        args.addAll(
+                List.of(
+                        "--web-port",
+                        Integer.toString(LocalRunnerITCase.freePort()),
+                        "--state-dir",
+                        stateDir.toString()));
+        return args;
     }
 
     /** The runner in a JVM of its own (so that it can be killed), output to {@code log}. */

@@ -10,6 +10,7 @@ import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.tools.RedisSync;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
@@ -455,14 +456,13 @@ class RedisMirrorITCase {
                                     "config")
                             .setParallelism(1);
             FreqcapJob.build(
-                    CONFIG,
-                    null,
+                    // a small history cache: users evict each other across the failure
+                    CappingSettings.of(CONFIG).withHistoryCache(64),
                     input,
                     control,
                     KafkaConnectors.deliverySink(options),
                     KafkaConnectors.auditSink(options),
-                    new RedisMirrorSink(redis.uri(), name, 1_000_000),
-                    64); // a small history cache: users evict each other across the failure
+                    new RedisMirrorSink(redis.uri(), name, 1_000_000));
             JobClient job = env.executeAsync("freqcap-mirror-failover");
             try {
                 for (int i = 0; i < inputs.size(); i += 5_000) {

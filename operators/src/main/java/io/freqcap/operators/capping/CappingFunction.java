@@ -93,31 +93,17 @@ public class CappingFunction
     public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
-    /**
-     * Whether this task owes the Redis mirror a rebuild: its writer dropped writes (Redis away past
-     * --redis-max-backlog) and the rebuild has not run yet. Union state: after a restore at any
-     * parallelism, if any task owed one, every task rebuilds (harmless: a rebuild is idempotent).
-     */
-    public static final ListStateDescriptor<Boolean> MIRROR_REBUILD_OWED =
-            new ListStateDescriptor<>("mirror-rebuild-owed-v1", Types.BOOLEAN);
+    public static final int DEFAULT_HISTORY_CACHE_SLOTS =
+            CappingSettings.DEFAULT_HISTORY_CACHE_SLOTS;
 
-    /** Slots of each instance's {@link HistoryCache} unless told otherwise (about 72 MB full). */
-    public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
+    public static final int MAX_HISTORY_CACHE_SLOTS = CappingSettings.MAX_HISTORY_CACHE_SLOTS;
 
-    public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
-
-    private final String initialConfigJson;
-    private final String initialSegmentsJson;
-    private final boolean mirror;
-    private final int historyCacheSlots;
-    private final Bounds bounds;
+    private final CappingSettings settings;
 
     private transient ControlHandler control;
     private transient HistoryStore histories;
     private transient ListState<String> configState;
-    private transient ListState<Boolean> rebuildOwedState;
-    private transient boolean rebuildOwed;
-    private transient MirrorLink link;
+    private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
     private transient Counter allowed;
     private transient Counter exempt;
@@ -132,61 +118,8 @@ public class CappingFunction
     /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
     private transient java.util.function.LongConsumer keySetter;
 
-    /**
-     * @param initialConfigJson the config given at start; in force until a higher version arrives
-     */
-    public CappingFunction(String initialConfigJson) {
-        this(initialConfigJson, null);
-    }
-
-    /**
-     * @param initialSegmentsJson a JSON array of full loads in force before the first message, or
-     *     null
-     */
-    public CappingFunction(String initialConfigJson, String initialSegmentsJson) {
-        this(initialConfigJson, initialSegmentsJson, false);
-    }
-
-    /**
-     * @param mirror emit counted messages to {@link #MIRROR} and keep their ids for rebuilds
-     */
-    public CappingFunction(String initialConfigJson, String initialSegmentsJson, boolean mirror) {
-        this(initialConfigJson, initialSegmentsJson, mirror, DEFAULT_HISTORY_CACHE_SLOTS);
-    }
-
-    /**
-     * @param historyCacheSlots slots of the history cache of each parallel instance (rounded up to
-     *     a power of two), 0 for none
-     */
-    public CappingFunction(
-            String initialConfigJson,
-            String initialSegmentsJson,
-            boolean mirror,
-            int historyCacheSlots) {
-        this(initialConfigJson, initialSegmentsJson, mirror, historyCacheSlots, Bounds.DEFAULTS);
-    }
-
-    /**
-     * @param bounds the largest output record; where and how much segment files are read from
-     */
-    public CappingFunction(
-            String initialConfigJson,
-            String initialSegmentsJson,
-            boolean mirror,
-            int historyCacheSlots,
-            Bounds bounds) {
-        if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
-            throw new IllegalArgumentException(
-                    "history cache slots must be 0.."
-                            + MAX_HISTORY_CACHE_SLOTS
-                            + ", got "
-                            + historyCacheSlots);
-        }
-        this.initialConfigJson = initialConfigJson;
-        this.initialSegmentsJson = initialSegmentsJson;
-        this.mirror = mirror;
-        this.historyCacheSlots = historyCacheSlots;
-        this.bounds = bounds;
+    public CappingFunction(CappingSettings settings) {
+        this.settings = settings;
     }
 
     @Override
@@ -200,45 +133,38 @@ public class CappingFunction
         }
         control =
                 ControlHandler.start(
-                        LimitConfig.parse(initialConfigJson),
+                        LimitConfig.parse(settings.initialConfigJson()),
                         configState.get(),
                         descriptors,
-                        initialSegmentsJson == null
+                        settings.initialSegmentsJson() == null
                                 ? List.of()
-                                : ControlHandler.initialSegments(initialSegmentsJson),
-                        bounds.segmentLoader(),
+                                : ControlHandler.initialSegments(settings.initialSegmentsJson()),
+                        settings.bounds().segmentLoader(),
                         LOG::warn);
-        if (initialSegmentsJson != null) {
+        if (settings.initialSegmentsJson() != null) {
             held.clear();
             held.putAll(control.segments().descriptors());
         }
         LOG.info("Limit config version {} is in force", control.config().version());
-        rebuildOwedState = context.getOperatorStateStore().getUnionListState(MIRROR_REBUILD_OWED);
-        for (Boolean owed : rebuildOwedState.get()) {
-            rebuildOwed |= owed;
-        }
-        if (rebuildOwed) {
-            LOG.info("The Redis mirror is owed a rebuild: it runs once Redis answers");
-        }
+        mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
     }
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
         flush(); // before the keyed state backend takes its snapshot
         configState.update(List.of(control.config().json()));
-        noteMirrorDrops();
-        rebuildOwedState.update(rebuildOwed ? List.of(true) : List.of());
+        mirrorDebt.snapshot();
     }
 
     @Override
     public void open(OpenContext openContext) throws Exception {
         auditsControl = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
-        if (mirror) {
-            link =
+        if (settings.mirror()) {
+            mirrorDebt.attach(
                     MirrorLink.acquire(
                             getRuntimeContext().getJobInfo().getJobId().toString(),
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                            getRuntimeContext().getTaskInfo().getAttemptNumber());
+                            getRuntimeContext().getTaskInfo().getAttemptNumber()));
         }
         MetricGroup metrics = getRuntimeContext().getMetricGroup();
         allowed = metrics.counter("allowed");
@@ -255,7 +181,9 @@ public class CappingFunction
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
         histories =
                 new HistoryStore(
-                        getRuntimeContext().getState(HISTORY), historyCacheSlots, cacheHits::inc);
+                        getRuntimeContext().getState(HISTORY),
+                        settings.historyCacheSlots(),
+                        cacheHits::inc);
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);
         }
@@ -266,9 +194,8 @@ public class CappingFunction
         if (control != null) {
             control.close(); // gives back this task's share of the cached bitmaps
         }
-        if (link != null) {
-            link.release();
-            link = null;
+        if (mirrorDebt != null) {
+            mirrorDebt.release();
         }
         super.close();
     }
@@ -295,20 +222,20 @@ public class CappingFunction
                             in.topic(),
                             in.partition(),
                             in.offset(),
-                            bounds.maxRecordBytes()));
+                            settings.bounds().maxRecordBytes()));
             return;
         }
         LimitConfig cfg = control.config();
         OutboundMessage m = in.message();
         UserHistory before = histories.get(m.userId());
         String segment = control.segments().resolve(m.userId(), cfg);
-        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, mirror);
+        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, settings.mirror());
         switch (v.decision()) {
             case ALLOWED:
                 allowed.inc();
                 histories.put(m.userId(), v.history());
                 out.collect(delivery(in, m, v, cfg));
-                if (mirror) {
+                if (settings.mirror()) {
                     // Every channel the user may have in Redis: the write trims them all.
                     ctx.output(
                             MIRROR,
@@ -319,7 +246,7 @@ public class CappingFunction
                                     m.timestamp(),
                                     m.channel(),
                                     before.channels()));
-                    noteMirrorDrops(); // the chained writer drops within output()
+                    mirrorDebt.noteDrops(); // the chained writer drops within output()
                 }
                 break;
             case EXEMPT:
@@ -342,7 +269,7 @@ public class CappingFunction
                                 v.retryAfter(),
                                 v.reason(),
                                 in.value(),
-                                bounds.maxRecordBytes()));
+                                settings.bounds().maxRecordBytes()));
         }
     }
 
@@ -358,8 +285,8 @@ public class CappingFunction
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
-        if (mirror) {
-            rebuildMirrorIfOwed(ctx);
+        if (settings.mirror()) {
+            mirrorDebt.payIfDue(() -> rebuildMirror(ctx));
         }
         switch (rec.kind()) {
             case SWEEP:
@@ -377,7 +304,7 @@ public class CappingFunction
         } else if (outcome instanceof Outcome.ConfigApplied c) {
             LOG.info("Limit config version {} is in force", c.config().version());
         } else if (outcome instanceof Outcome.Command) {
-            if (mirror) {
+            if (settings.mirror()) {
                 rebuildMirror(ctx);
             } else {
                 LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
@@ -402,7 +329,7 @@ public class CappingFunction
                                 rec.topic(),
                                 rec.partition(),
                                 rec.offset(),
-                                bounds.maxRecordBytes()));
+                                settings.bounds().maxRecordBytes()));
             }
         }
     }
@@ -446,31 +373,5 @@ public class CappingFunction
                 r.users(),
                 r.messages(),
                 r.usersWithoutIds());
-    }
-
-    /** Remembers (in state, at the next checkpoint) that the mirror's writer dropped writes. */
-    private void noteMirrorDrops() {
-        if (link != null && link.takeDropped()) {
-            if (!rebuildOwed) {
-                LOG.warn("Redis mirror dropped writes: a rebuild is owed once Redis answers");
-            }
-            rebuildOwed = true;
-        }
-    }
-
-    /** Rebuilds the mirror if its writer dropped writes and Redis answers again. */
-    private void rebuildMirrorIfOwed(Context ctx) throws Exception {
-        noteMirrorDrops();
-        if (!rebuildOwed || !link.redisAnswered()) {
-            return;
-        }
-        rebuildOwed = false;
-        link.startRebuild();
-        try {
-            rebuildMirror(ctx);
-        } finally {
-            link.endRebuild();
-        }
-        noteMirrorDrops(); // dropped again during the rebuild: owed again
     }
 }

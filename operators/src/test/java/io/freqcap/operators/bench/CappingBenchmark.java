@@ -2,6 +2,7 @@ package io.freqcap.operators.bench;
 
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingOperator;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
@@ -86,7 +87,7 @@ public final class CappingBenchmark {
         for (int p = 0; p < PARALLELISM; p++) {
             var h =
                     new KeyedBroadcastOperatorTestHarness<>(
-                            new CappingOperator(new CappingFunction(CONFIG)),
+                            new CappingOperator(new CappingFunction(CappingSettings.of(CONFIG))),
                             InboundMessage::routingKey,
                             Types.LONG,
                             MAX_PARALLELISM,

@@ -53,7 +53,10 @@ class CappingFunctionTest {
             String initialConfig, OperatorSubtaskState restoreFrom, int parallelism, int subtask)
             throws Exception {
         return harnesses.open(
-                new CappingFunction(initialConfig), restoreFrom, parallelism, subtask);
+                new CappingFunction(CappingSettings.of(initialConfig)),
+                restoreFrom,
+                parallelism,
+                subtask);
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
@@ -343,7 +346,13 @@ class CappingFunctionTest {
     /** Decisions and audit records of one run, in order, with a snapshot/restore halfway. */
     private List<String> runWithHistoryCache(int slots, List<Object> inputs) throws Exception {
         List<String> out = new ArrayList<>();
-        var h = harnesses.open(new CappingFunction(ONE_A_DAY_V1, null, false, slots), null, 1, 0);
+        var h =
+                harnesses.open(
+                        new CappingFunction(
+                                CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots)),
+                        null,
+                        1,
+                        0);
         int half = inputs.size() / 2;
         for (int i = 0; i < inputs.size(); i++) {
             if (i == half) {
@@ -353,7 +362,8 @@ class CappingFunctionTest {
                 harnesses.close(h);
                 h =
                         harnesses.open(
-                                new CappingFunction(ONE_A_DAY_V1, null, false, slots),
+                                new CappingFunction(
+                                        CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots)),
                                 snapshot,
                                 1,
                                 0);
@@ -405,7 +415,9 @@ class CappingFunctionTest {
         // The form the style guide names; heap state, opened by the factory.
         var h =
                 ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
-                        new CappingFunction(ONE_A_DAY_V1), InboundMessage::routingKey, Types.LONG);
+                        new CappingFunction(CappingSettings.of(ONE_A_DAY_V1)),
+                        InboundMessage::routingKey,
+                        Types.LONG);
         h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
         h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
         assertEquals(1, h.extractOutputValues().size());

@@ -40,7 +40,11 @@ class CappingMirrorTest {
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             boolean mirror, OperatorSubtaskState restoreFrom) throws Exception {
-        return harnesses.open(new CappingFunction(TWO_A_DAY, null, mirror), restoreFrom, 1, 0);
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(mirror)),
+                restoreFrom,
+                1,
+                0);
     }
 
     InboundMessage message(String id, long user, String channel, String category, long t) {

@@ -110,7 +110,7 @@ class CappingRescaleTest {
         List<OperatorSubtaskState> snapshots = new ArrayList<>();
         for (int subtask = 0; subtask < 2; subtask++) {
             // write-back cache on (the default slots): histories are dirty until the snapshot
-            var h = harnesses.open(new CappingFunction(V1), null, 2, subtask);
+            var h = harnesses.open(new CappingFunction(CappingSettings.of(V1)), null, 2, subtask);
             h.processBroadcastElement(control(ControlRecord.Kind.CONFIG, V2), DAY_1_NOON);
             h.processBroadcastElement(control(ControlRecord.Kind.SEGMENT, vipSegment), DAY_1_NOON);
             for (long user = 0; user < USERS; user++) {
@@ -135,7 +135,12 @@ class CappingRescaleTest {
             OperatorSubtaskState restore =
                     AbstractStreamOperatorTestHarness.repartitionOperatorState(
                             merged, MAX_PARALLELISM, 2, newParallelism, subtask);
-            var h = harnesses.open(new CappingFunction(V1), restore, newParallelism, subtask);
+            var h =
+                    harnesses.open(
+                            new CappingFunction(CappingSettings.of(V1)),
+                            restore,
+                            newParallelism,
+                            subtask);
             for (long user = 0; user < USERS; user++) {
                 if (subtaskOf(user, newParallelism) == subtask) {
                     send(h, user, 10); // one more the same day: over the cap of v2

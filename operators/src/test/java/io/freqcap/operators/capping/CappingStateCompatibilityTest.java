@@ -63,7 +63,8 @@ class CappingStateCompatibilityTest {
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(new CappingFunction(CONFIG_V1, null, true), restore, 1, 0);
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(CONFIG_V1).withMirror(true)), restore, 1, 0);
     }
 
     /**
@@ -195,7 +196,12 @@ class CappingStateCompatibilityTest {
         Path file = fixture(version);
         Files.createDirectories(file.getParent());
         try (CappingHarnesses harnesses = new CappingHarnesses()) {
-            var h = harnesses.open(new CappingFunction(CONFIG_V1, null, true), null, 1, 0);
+            var h =
+                    harnesses.open(
+                            new CappingFunction(CappingSettings.of(CONFIG_V1).withMirror(true)),
+                            null,
+                            1,
+                            0);
             before(h);
             OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), file.toString());
         }

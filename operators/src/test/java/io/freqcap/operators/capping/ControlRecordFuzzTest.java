@@ -66,7 +66,15 @@ class ControlRecordFuzzTest {
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             Bounds bounds) throws Exception {
-        return harnesses.open(new CappingFunction(CONFIG, null, true, 64, bounds), null, 1, 0);
+        return harnesses.open(
+                new CappingFunction(
+                        CappingSettings.of(CONFIG)
+                                .withMirror(true)
+                                .withHistoryCache(64)
+                                .withBounds(bounds)),
+                null,
+                1,
+                0);
     }
 
     ControlRecord control(ControlRecord.Kind kind, byte[] value) {

@@ -50,7 +50,11 @@ class SegmentsTest {
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             String initialSegments, OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(new CappingFunction(CONFIG, initialSegments), restore, 1, 0);
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(CONFIG).withSegments(initialSegments)),
+                restore,
+                1,
+                0);
     }
 
     static String inline(String id, long version, int priority, long... users) {

@@ -1,0 +1,63 @@
+package io.freqcap.operators.capping;
+
+import java.io.Serializable;
+
+/**
+ * What a capping task is started with.
+ *
+ * @param initialConfigJson the config given at start ({@code --limits}); in force until a higher
+ *     version arrives
+ * @param initialSegmentsJson a JSON array of full loads in force before the first message ({@code
+ *     --segments}), or null
+ * @param mirror emit counted messages for the Redis mirror and keep their ids for rebuilds
+ * @param historyCacheSlots slots of each task's history cache (rounded up to a power of two), 0 for
+ *     none
+ * @param bounds the largest output record; where and how much segment files are read from
+ */
+public record CappingSettings(
+        String initialConfigJson,
+        String initialSegmentsJson,
+        boolean mirror,
+        int historyCacheSlots,
+        Bounds bounds)
+        implements Serializable {
+
+    /** Slots of each task's {@link HistoryCache} unless told otherwise (about 72 MB full). */
+    public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
+
+    public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
+
+    public CappingSettings {
+        if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
+            throw new IllegalArgumentException(
+                    "history cache slots must be 0.."
+                            + MAX_HISTORY_CACHE_SLOTS
+                            + ", got "
+                            + historyCacheSlots);
+        }
+    }
+
+    /** The defaults around an initial config: no segments, no mirror, the default cache. */
+    public static CappingSettings of(String initialConfigJson) {
+        return new CappingSettings(
+                initialConfigJson, null, false, DEFAULT_HISTORY_CACHE_SLOTS, Bounds.DEFAULTS);
+    }
+
+    public CappingSettings withSegments(String json) {
+        return new CappingSettings(initialConfigJson, json, mirror, historyCacheSlots, bounds);
+    }
+
+    public CappingSettings withMirror(boolean on) {
+        return new CappingSettings(
+                initialConfigJson, initialSegmentsJson, on, historyCacheSlots, bounds);
+    }
+
+    public CappingSettings withHistoryCache(int slots) {
+        return new CappingSettings(initialConfigJson, initialSegmentsJson, mirror, slots, bounds);
+    }
+
+    public CappingSettings withBounds(Bounds b) {
+        return new CappingSettings(
+                initialConfigJson, initialSegmentsJson, mirror, historyCacheSlots, b);
+    }
+}
