@@ -36,7 +36,13 @@ public final class TempDirs {
                 try {
                     owner = Long.parseLong(Files.readString(pid).trim());
                 } catch (IOException | NumberFormatException e) {
-                    continue; // not ours, or still being made
+                    // Not ours, or still being made; an empty one a minute old is litter.
+                    if (isEmpty(dir)
+                            && Files.getLastModifiedTime(dir).toMillis()
+                                    < System.currentTimeMillis() - 60_000) {
+                        Files.deleteIfExists(dir);
+                    }
+                    continue;
                 }
                 if (ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
                     continue;
@@ -46,6 +52,12 @@ public final class TempDirs {
             }
         } catch (IOException e) {
             out.println("freqcap: could not look for left-over temporary directories: " + e);
+        }
+    }
+
+    private static boolean isEmpty(Path dir) throws IOException {
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.findAny().isEmpty();
         }
     }
 
