@@ -6,6 +6,7 @@ import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.PointLookupRocksDBOptions;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.RawRecord;
 import java.time.Duration;
 import java.util.Arrays;
@@ -32,7 +33,7 @@ public final class FreqcapMain {
             return;
         }
         Configuration options;
-        String limits;
+        LimitConfig limits;
         String segments;
         try {
             options = FreqcapOptions.parse(args, List.of());
@@ -105,15 +106,15 @@ public final class FreqcapMain {
 
     /** Kafka sources and sinks around {@link FreqcapJob}. */
     public static void wireKafka(
-            StreamExecutionEnvironment env, Configuration options, String initialConfigJson) {
-        wireKafka(env, options, initialConfigJson, null);
+            StreamExecutionEnvironment env, Configuration options, LimitConfig initialConfig) {
+        wireKafka(env, options, initialConfig, null);
     }
 
     /** Kafka sources and sinks around {@link FreqcapJob}, with initial segments (or null). */
     public static void wireKafka(
             StreamExecutionEnvironment env,
             Configuration options,
-            String initialConfigJson,
+            LimitConfig initialConfig,
             String initialSegmentsJson) {
         DataStream<RawRecord> input =
                 env.fromSource(
@@ -151,7 +152,7 @@ public final class FreqcapMain {
         }
         FreqcapJob.build(
                 new CappingSettings(
-                        initialConfigJson,
+                        initialConfig,
                         initialSegmentsJson,
                         false,
                         options.get(FreqcapOptions.HISTORY_CACHE),

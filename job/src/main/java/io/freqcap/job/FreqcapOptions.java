@@ -294,8 +294,8 @@ public final class FreqcapOptions {
         return sb.toString();
     }
 
-    /** Checks the options the job itself needs and reads the initial config. */
-    public static String requireJobOptions(Configuration conf, boolean needKafka)
+    /** Checks the options the job itself needs and reads and checks the initial config, once. */
+    public static LimitConfig requireJobOptions(Configuration conf, boolean needKafka)
             throws InvalidOptionException {
         if (needKafka && conf.getOptional(BOOTSTRAP_SERVERS).isEmpty()) {
             throw new InvalidOptionException("--bootstrap-servers is required");
@@ -353,12 +353,11 @@ public final class FreqcapOptions {
                     "--limits: cannot read " + limits + ": " + e.getMessage());
         }
         try {
-            LimitConfig.parse(json);
+            return LimitConfig.parse(json);
         } catch (MalformedRecordException e) {
             throw new InvalidOptionException(
                     "--limits: invalid config in " + limits + ": " + e.getMessage());
         }
-        return json;
     }
 
     /**

@@ -90,7 +90,7 @@ class FreqcapKafkaITCase {
         List<Input> secondHalf = inputs.subList(50_000, inputs.size());
 
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, CONFIG_V1);
+        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG_V1));
         JobClient job = env.executeAsync("freqcap-it");
         try {
             KafkaPipelineSupport.produce(
@@ -168,7 +168,7 @@ class FreqcapKafkaITCase {
                         + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
                         + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, config);
+        FreqcapMain.wireKafka(env, options, LimitConfig.parse(config));
         JobClient job = env.executeAsync("freqcap-segments");
         String bootstrap = kafka.bootstrapServers();
         try {

@@ -166,11 +166,11 @@ class FreqcapOptionsTest {
     @Test
     void readsLimitsFromAFileUri() throws Exception {
         Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
-        String json =
+        io.freqcap.schema.LimitConfig config =
                 FreqcapOptions.requireJobOptions(
                         parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()),
                         true);
-        assertEquals(VALID, json);
+        assertEquals(VALID, config.json());
     }
 
     @Test

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.schema.Json;
+import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.SegmentBitmap;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
@@ -205,7 +206,7 @@ class HostileInputITCase {
         }
 
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, CONFIG);
+        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG));
         JobClient job = env.executeAsync("freqcap-hostile");
         try {
             produce(name + "-segments", segmentUpdates);

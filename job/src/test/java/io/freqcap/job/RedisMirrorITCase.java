@@ -100,7 +100,7 @@ class RedisMirrorITCase {
 
     JobClient startJob(Configuration options) throws Exception {
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        FreqcapMain.wireKafka(env, options, CONFIG);
+        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG));
         return env.executeAsync("freqcap-redis-it");
     }
 

@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  *
  * @param window the window as written in the config ({@code 1d}), echoed in audit records
  */
-public record Limit(String window, long windowMillis, int max) {
+public record Limit(String window, long windowMillis, int max) implements java.io.Serializable {
     public static final long MAX_WINDOW_MILLIS = 90L * 24 * 3600 * 1000;
     public static final int MAX_MAX = 1_000_000;
     private static final Pattern WINDOW = Pattern.compile("([0-9]+)([smhdw])");

@@ -20,7 +20,7 @@ import java.util.Set;
  * @param json the config as it arrived, kept so that state can hold it as text
  */
 public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json)
-        implements ConfigRecord {
+        implements ConfigRecord, java.io.Serializable {
 
     public static final String DEFAULT_SEGMENT = "*";
 
@@ -28,7 +28,8 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
      * @param limits count every non-exempt counted message of the user
      * @param channels extra limits counting only one channel's messages
      */
-    public record Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
+    public record Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels)
+            implements java.io.Serializable {
         public List<Limit> channelLimits(String channel) {
             return channels.getOrDefault(channel, List.of());
         }

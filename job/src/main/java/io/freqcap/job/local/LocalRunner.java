@@ -3,6 +3,7 @@ package io.freqcap.job.local;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.schema.LimitConfig;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -227,7 +228,7 @@ public final class LocalRunner {
             options.set(
                     FreqcapOptions.SEGMENTS, sampleSegments(work, options.get(USERS)).toString());
         }
-        String limitsJson = FreqcapOptions.requireJobOptions(options, false);
+        LimitConfig limits = FreqcapOptions.requireJobOptions(options, false);
         String segmentsJson = FreqcapOptions.readSegments(options);
 
         LocalKafka kafka = null;
@@ -293,7 +294,7 @@ public final class LocalRunner {
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
-        FreqcapMain.wireKafka(env, options, limitsJson, segmentsJson);
+        FreqcapMain.wireKafka(env, options, limits, segmentsJson);
         JobClient job;
         try {
             job = env.executeAsync("freqcap (local)");

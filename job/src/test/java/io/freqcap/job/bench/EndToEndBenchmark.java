@@ -7,6 +7,7 @@ import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.job.local.TempDirs;
+import io.freqcap.schema.LimitConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -185,7 +186,7 @@ public final class EndToEndBenchmark {
                                 System.getProperty("bench.redisBacklog", "1000000")));
             }
             Configuration options = FreqcapOptions.parse(jobArgs.toArray(new String[0]), List.of());
-            String json = FreqcapOptions.requireJobOptions(options, true);
+            LimitConfig config = FreqcapOptions.requireJobOptions(options, true);
             Configuration flink = FreqcapMain.flinkConfig(options);
             flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
             flink.set(
@@ -215,7 +216,7 @@ public final class EndToEndBenchmark {
             if (identity) {
                 IdentityPipeline.wire(env, options);
             } else {
-                FreqcapMain.wireKafka(env, options, json);
+                FreqcapMain.wireKafka(env, options, config);
             }
 
             Properties cp = new Properties();

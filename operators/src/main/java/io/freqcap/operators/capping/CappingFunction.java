@@ -133,7 +133,7 @@ public class CappingFunction
         }
         control =
                 ControlHandler.start(
-                        LimitConfig.parse(settings.initialConfigJson()),
+                        settings.initialConfig(),
                         configState.get(),
                         descriptors,
                         settings.initialSegmentsJson() == null

@@ -1,12 +1,14 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MalformedRecordException;
 import java.io.Serializable;
 
 /**
  * What a capping task is started with.
  *
- * @param initialConfigJson the config given at start ({@code --limits}); in force until a higher
- *     version arrives
+ * @param initialConfig the config given at start ({@code --limits}), parsed and checked once; in
+ *     force until a higher version arrives
  * @param initialSegmentsJson a JSON array of full loads in force before the first message ({@code
  *     --segments}), or null
  * @param mirror emit counted messages for the Redis mirror and keep their ids for rebuilds
@@ -15,7 +17,7 @@ import java.io.Serializable;
  * @param bounds the largest output record; where and how much segment files are read from
  */
 public record CappingSettings(
-        String initialConfigJson,
+        LimitConfig initialConfig,
         String initialSegmentsJson,
         boolean mirror,
         int historyCacheSlots,
@@ -38,26 +40,35 @@ public record CappingSettings(
     }
 
     /** The defaults around an initial config: no segments, no mirror, the default cache. */
-    public static CappingSettings of(String initialConfigJson) {
+    public static CappingSettings of(LimitConfig initialConfig) {
         return new CappingSettings(
-                initialConfigJson, null, false, DEFAULT_HISTORY_CACHE_SLOTS, Bounds.DEFAULTS);
+                initialConfig, null, false, DEFAULT_HISTORY_CACHE_SLOTS, Bounds.DEFAULTS);
+    }
+
+    /** The same, from the config's JSON, which must be valid. */
+    public static CappingSettings of(String initialConfigJson) {
+        try {
+            return of(LimitConfig.parse(initialConfigJson));
+        } catch (MalformedRecordException e) {
+            throw new IllegalArgumentException("invalid config: " + e.getMessage(), e);
+        }
     }
 
     public CappingSettings withSegments(String json) {
-        return new CappingSettings(initialConfigJson, json, mirror, historyCacheSlots, bounds);
+        return new CappingSettings(initialConfig, json, mirror, historyCacheSlots, bounds);
     }
 
     public CappingSettings withMirror(boolean on) {
         return new CappingSettings(
-                initialConfigJson, initialSegmentsJson, on, historyCacheSlots, bounds);
+                initialConfig, initialSegmentsJson, on, historyCacheSlots, bounds);
     }
 
     public CappingSettings withHistoryCache(int slots) {
-        return new CappingSettings(initialConfigJson, initialSegmentsJson, mirror, slots, bounds);
+        return new CappingSettings(initialConfig, initialSegmentsJson, mirror, slots, bounds);
     }
 
     public CappingSettings withBounds(Bounds b) {
         return new CappingSettings(
-                initialConfigJson, initialSegmentsJson, mirror, historyCacheSlots, b);
+                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, b);
     }
 }
