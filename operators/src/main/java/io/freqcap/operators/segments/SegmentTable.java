@@ -1,16 +1,11 @@
 package io.freqcap.operators.segments;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.SegmentBitmap;
 import io.freqcap.schema.SegmentUpdate;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -310,25 +305,20 @@ public final class SegmentTable {
     }
 
     private static String describe(Segment s) {
-        ObjectNode d = Json.MAPPER.createObjectNode();
-        d.put("version", s.version);
-        d.put("deleted", s.deleted);
-        if (!s.deleted) {
-            d.put("priority", s.priority);
-            d.put("format", s.format.wireName);
-            if (s.uri != null) {
-                d.put("uri", s.uri);
-                d.put("crc32", s.crc32);
-                d.put("loadVersion", s.cacheKey.version());
-            } else {
-                d.put("bitmap", Base64.getEncoder().encodeToString(s.inline));
-            }
-            ArrayNode added = d.putArray("added");
-            s.added.forEach(added::add);
-            ArrayNode removed = d.putArray("removed");
-            s.removed.forEach(removed::add);
-        }
-        return d.toString();
+        return (s.deleted
+                        ? SegmentDescriptor.tombstone(s.version)
+                        : new SegmentDescriptor(
+                                s.version,
+                                false,
+                                s.priority,
+                                s.format,
+                                s.uri,
+                                s.crc32,
+                                s.uri == null ? 0 : s.cacheKey.version(),
+                                s.inline,
+                                s.added,
+                                s.removed))
+                .toJson();
     }
 
     /**
@@ -342,72 +332,58 @@ public final class SegmentTable {
             throws IOException {
         SegmentTable t = new SegmentTable();
         for (Map.Entry<String, String> e : descriptors.entrySet()) {
-            JsonNode d = Json.MAPPER.readTree(e.getValue());
             String id = e.getKey();
-            long version = d.get("version").asLong();
-            if (d.get("deleted").asBoolean()) {
-                t.put(Segment.tombstone(id, version));
+            SegmentDescriptor d = SegmentDescriptor.parse(e.getValue());
+            if (d.deleted()) {
+                t.put(Segment.tombstone(id, d.version()));
                 continue;
             }
-            SegmentBitmap.Format format;
-            try {
-                format = SegmentBitmap.Format.of(d.get("format").asText());
-            } catch (MalformedRecordException ex) {
-                throw new IOException(ex.getMessage());
-            }
-            String uri = d.hasNonNull("uri") ? d.get("uri").asText() : null;
-            byte[] bytes = null;
             SegmentBitmap base = SegmentBitmap.of();
-            long crc = 0;
+            long crc = d.crc32();
             SegmentCache.Key key = null;
             try {
-                if (uri != null) {
-                    long loadVersion = d.path("loadVersion").asLong(version);
-                    SegmentCache.Key k = new SegmentCache.Key(id, loadVersion, uri, format);
+                if (d.uri() != null) {
+                    SegmentCache.Key k =
+                            new SegmentCache.Key(id, d.loadVersion(), d.uri(), d.format());
                     SegmentCache.Loaded loaded = SegmentCache.acquire(k, loader);
                     key = k;
                     base = loaded.bitmap();
-                    crc = loaded.crc32();
-                    if (crc != d.get("crc32").asLong()) {
+                    if (loaded.crc32() != d.crc32()) {
                         problems.add(
                                 "segment \""
                                         + id
                                         + "\": "
-                                        + uri
+                                        + d.uri()
                                         + " changed since it was loaded (CRC-32)"
                                         + "; using its current content");
                     }
+                    crc = loaded.crc32();
                 } else {
-                    bytes = Base64.getDecoder().decode(d.get("bitmap").asText());
-                    crc = crc32(bytes);
-                    base = SegmentBitmap.read(bytes, format);
+                    crc = crc32(d.inline());
+                    base = SegmentBitmap.read(d.inline(), d.format());
                 }
             } catch (IOException | MalformedRecordException | RuntimeException ex) {
                 problems.add(
                         "segment \""
                                 + id
                                 + "\": cannot re-read "
-                                + uri
+                                + d.uri()
                                 + ": "
                                 + ex.getMessage()
                                 + "; holding only its deltas until the next full load");
             }
-            Roaring64NavigableMap added = new Roaring64NavigableMap();
-            d.get("added").forEach(n -> added.addLong(n.asLong()));
-            Roaring64NavigableMap removed = new Roaring64NavigableMap();
-            d.get("removed").forEach(n -> removed.addLong(n.asLong()));
             t.put(
                     new Segment(
                                     id,
-                                    version,
-                                    d.get("priority").asInt(),
-                                    format,
-                                    uri,
+                                    d.version(),
+                                    d.priority(),
+                                    d.format(),
+                                    d.uri(),
                                     crc,
-                                    uri == null ? bytes : null,
+                                    d.inline(),
                                     base,
-                                    added,
-                                    removed,
+                                    d.added(),
+                                    d.removed(),
                                     false)
                             .holding(key));
         }

@@ -115,4 +115,38 @@ class SegmentTableTest {
         assertNull(table.apply(load("vip", 6, 10, MEMBER), FlinkFileLoader.INSTANCE));
         assertEquals("vip", table.resolve(MEMBER, cfg));
     }
+
+    @Test
+    void descriptorsRestoreTheSameTable() throws Exception {
+        table.apply(load("vip", 1, 10, MEMBER, 7), FlinkFileLoader.INSTANCE);
+        table.apply(
+                update("{\"segmentId\":\"vip\",\"version\":2,\"op\":\"add\",\"userIds\":[8]}"),
+                FlinkFileLoader.INSTANCE);
+        table.apply(
+                update("{\"segmentId\":\"vip\",\"version\":3,\"op\":\"remove\",\"userIds\":[7]}"),
+                FlinkFileLoader.INSTANCE);
+        table.apply(load("gone", 1, 20, MEMBER), FlinkFileLoader.INSTANCE);
+        table.apply(
+                update("{\"segmentId\":\"gone\",\"version\":2,\"op\":\"delete\"}"),
+                FlinkFileLoader.INSTANCE);
+        java.util.List<String> problems = new java.util.ArrayList<>();
+        SegmentTable restored =
+                SegmentTable.restore(table.descriptors(), FlinkFileLoader.INSTANCE, problems);
+        try {
+            assertEquals(java.util.List.of(), problems);
+            assertEquals(table.descriptors(), restored.descriptors());
+            LimitConfig cfg = config(1, "vip", "gone");
+            for (long user : new long[] {MEMBER, 7, 8, 9}) {
+                assertEquals(table.resolve(user, cfg), restored.resolve(user, cfg), "user " + user);
+            }
+            assertEquals("vip", restored.resolve(8, cfg), "added");
+            assertEquals("*", restored.resolve(7, cfg), "removed");
+            // the tombstone keeps its version: an older load stays stale
+            assertTrue(
+                    restored.apply(load("gone", 1, 20, MEMBER), FlinkFileLoader.INSTANCE)
+                            .startsWith("stale version"));
+        } finally {
+            restored.close();
+        }
+    }
 }
