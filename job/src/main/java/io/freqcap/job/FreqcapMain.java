@@ -29,14 +29,14 @@ public final class FreqcapMain {
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
-            System.out.println(FreqcapOptions.usage("flink run freqcap-job.jar", List.of()));
+            System.out.println(CommandLine.usage("flink run freqcap-job.jar", List.of()));
             return;
         }
         Configuration options;
         LimitConfig limits;
         String segments;
         try {
-            options = FreqcapOptions.parse(args, List.of());
+            options = CommandLine.parse(args, List.of());
             limits = FreqcapOptions.requireJobOptions(options, true);
             segments = FreqcapOptions.readSegments(options);
         } catch (InvalidOptionException e) {

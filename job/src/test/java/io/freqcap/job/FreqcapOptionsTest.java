@@ -20,7 +20,7 @@ class FreqcapOptionsTest {
     @TempDir Path tmp;
 
     static Configuration parse(String... args) throws InvalidOptionException {
-        return FreqcapOptions.parse(args, List.of());
+        return CommandLine.parse(args, List.of());
     }
 
     static String error(Path limitsOrNull, String... args) {
@@ -175,8 +175,8 @@ class FreqcapOptionsTest {
 
     @Test
     void helpListsEveryOption() {
-        String help = FreqcapOptions.usage("freqcap", List.of());
-        for (var o : FreqcapOptions.all()) {
+        String help = CommandLine.usage("freqcap", List.of());
+        for (var o : CommandLine.all()) {
             assertTrue(help.contains("--" + o.key()), o.key());
         }
         assertTrue(help.contains("[default: exactly-once]"), help);

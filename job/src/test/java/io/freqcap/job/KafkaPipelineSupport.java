@@ -212,7 +212,7 @@ final class KafkaPipelineSupport {
         Path limits = Files.writeString(tmp.resolve(name + "-limits.json"), config);
         List<String> args = new ArrayList<>(args(kafka, name, limits));
         args.addAll(Arrays.asList(extra));
-        Configuration c = FreqcapOptions.parse(args.toArray(new String[0]), List.of());
+        Configuration c = CommandLine.parse(args.toArray(new String[0]), List.of());
         kafka.createTopics(
                 partitions, List.of(name + "-in", name + "-deliveries", name + "-audit"));
         kafka.createTopics(1, List.of(name + "-config", name + "-segments"));

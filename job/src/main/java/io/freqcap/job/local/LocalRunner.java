@@ -1,5 +1,6 @@
 package io.freqcap.job.local;
 
+import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
@@ -13,7 +14,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,9 +25,7 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.RestOptions;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.RecoveryClaimMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
@@ -89,7 +87,7 @@ public final class LocalRunner {
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
-            System.out.println(FreqcapOptions.usage("bin/freqcap-local", RUNNER_OPTIONS));
+            System.out.println(CommandLine.usage("bin/freqcap-local", RUNNER_OPTIONS));
             return;
         }
         try {
@@ -121,39 +119,6 @@ public final class LocalRunner {
         return Files.writeString(work.resolve("sample-segments.json"), json);
     }
 
-    /**
-     * Watches a resumed job's first seconds: a checkpoint Flink cannot map to this job fails it at
-     * once; state its tasks cannot read makes them fail on their first start, and the job restart.
-     * Either way the user gets one clear line instead of a restart loop.
-     */
-    private static void awaitRestored(JobClient job) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (System.nanoTime() < deadline) {
-            JobStatus s = job.getJobStatus().get();
-            if (s.isGloballyTerminalState()) {
-                job.getJobExecutionResult().get(); // throws why it failed
-                throw new IllegalStateException("the resumed job ended at once: " + s);
-            }
-            if (s == JobStatus.RESTARTING || s == JobStatus.FAILING) {
-                job.cancel().get(30, TimeUnit.SECONDS);
-                throw new IllegalStateException("the resumed job's tasks failed to start");
-            }
-            Thread.sleep(200);
-        }
-    }
-
-    static String rootMessage(Throwable e) {
-        Throwable t = e;
-        String message = String.valueOf(e.getMessage());
-        while (t != null) {
-            if (t.getMessage() != null) {
-                message = t.getMessage();
-            }
-            t = t.getCause();
-        }
-        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
-    }
-
     private static String base64(long[] ids) {
         return java.util.Base64.getEncoder()
                 .encodeToString(
@@ -168,7 +133,7 @@ public final class LocalRunner {
      */
     public static Summary run(String[] args, PrintStream out, CountDownLatch stop)
             throws Exception {
-        Configuration options = FreqcapOptions.parse(args, RUNNER_OPTIONS);
+        Configuration options = CommandLine.parse(args, RUNNER_OPTIONS);
         if (options.getOptional(FreqcapOptions.CHECKPOINT_INTERVAL).isEmpty()) {
             // Outputs become visible (read_committed) at each checkpoint: keep the demo lively.
             options.set(FreqcapOptions.CHECKPOINT_INTERVAL, Duration.ofSeconds(2));
@@ -266,53 +231,14 @@ public final class LocalRunner {
         flink.set(RestOptions.PORT, options.get(WEB_PORT));
         flink.set(RestOptions.BIND_ADDRESS, "localhost");
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-        flink.set(
-                CheckpointingOptions.CHECKPOINTS_DIRECTORY,
-                state.checkpoints().toAbsolutePath().toUri().toString());
-        Optional<Path> resumeFrom = state.latestCheckpoint();
-        if (resumeFrom.isPresent()) {
-            out.println(
-                    "Resuming from checkpoint "
-                            + resumeFrom.get().toAbsolutePath()
-                            + " (written "
-                            + Files.getLastModifiedTime(resumeFrom.get().resolve("_metadata"))
-                            + ")");
-            flink.set(
-                    StateRecoveryOptions.SAVEPOINT_PATH,
-                    resumeFrom.get().toAbsolutePath().toUri().toString());
-            // The runner owns its checkpoints: Flink deletes the one resumed from, and files of
-            // older ones, once newer checkpoints no longer need them.
-            flink.set(StateRecoveryOptions.RESTORE_MODE, RecoveryClaimMode.CLAIM);
-        } else {
-            out.println(
-                    "No checkpoint in "
-                            + state.checkpoints().toAbsolutePath()
-                            + ": starting with empty state");
-        }
+        Resumption resumption = Resumption.prepare(state, flink, out);
         if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
             flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
         FreqcapMain.wireKafka(env, options, limits, segmentsJson);
-        JobClient job;
-        try {
-            job = env.executeAsync("freqcap (local)");
-            if (resumeFrom.isPresent()) {
-                awaitRestored(job);
-            }
-        } catch (Exception e) {
-            if (resumeFrom.isEmpty()) {
-                throw e;
-            }
-            throw new InvalidOptionException(
-                    "--state-dir: cannot resume from "
-                            + resumeFrom.get().toAbsolutePath()
-                            + " ("
-                            + rootMessage(e)
-                            + "); is it a checkpoint of another job or version? Start with another"
-                            + " --state-dir, or move this one away to start afresh");
-        }
+        JobClient job = resumption.submit(env, "freqcap (local)");
 
         TrafficGenerator generator = null;
         if (embedded || options.get(GENERATE)) {

@@ -1,5 +1,6 @@
 package io.freqcap.job.bench;
 
+import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.local.EmbeddedKafka;
@@ -185,7 +186,7 @@ public final class EndToEndBenchmark {
                                 "--redis-max-backlog",
                                 System.getProperty("bench.redisBacklog", "1000000")));
             }
-            Configuration options = FreqcapOptions.parse(jobArgs.toArray(new String[0]), List.of());
+            Configuration options = CommandLine.parse(jobArgs.toArray(new String[0]), List.of());
             LimitConfig config = FreqcapOptions.requireJobOptions(options, true);
             Configuration flink = FreqcapMain.flinkConfig(options);
             flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
