@@ -3,7 +3,7 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.operators.capping.PointLookupRocksDBOptions;
+import io.freqcap.operators.capping.RocksDBTuning;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
@@ -84,21 +84,7 @@ public final class FreqcapMain {
         c.set(
                 CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
-        // A user's history is ~50 bytes: ZSTD over 16 KB blocks finds what histories share
-        // (channel names, timestamp prefixes); 74 -> 64 bytes per user in the operator benchmark.
-        // Level 0 (memtable flushes, compacted away within seconds) is not compressed: flushes,
-        // compactions and reads of fresh data cost half as much CPU (end-to-end benchmark: RocksDB
-        // threads 1.21 -> 0.69 µs per message, capping task 6.25 -> 5.69 µs), and every level
-        // where state stays is still ZSTD.
-        c.setString(
-                "state.backend.rocksdb.compression.per.level", "NO_COMPRESSION;ZSTD_COMPRESSION");
-        c.setString("state.backend.rocksdb.block.blocksize", "16kb");
-        // One point read per message: small memtables with a bloom filter are searched fast
-        // (end-to-end benchmark, 3 runs each: 55-68k msg/s before, 64-75k after).
-        c.setString("state.backend.rocksdb.writebuffer.size", "16mb");
-        c.setString(
-                "state.backend.rocksdb.options-factory", PointLookupRocksDBOptions.class.getName());
-        c.setString("state.backend.rocksdb.use-bloom-filter", "true");
+        RocksDBTuning.SETTINGS.forEach(c::setString);
         options.getOptional(FreqcapOptions.PARALLELISM)
                 .ifPresent(p -> c.set(CoreOptions.DEFAULT_PARALLELISM, p));
         return c;

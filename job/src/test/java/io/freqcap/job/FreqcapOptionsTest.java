@@ -174,6 +174,18 @@ class FreqcapOptionsTest {
     }
 
     @Test
+    void theJobCarriesItsRocksDbTuning() throws Exception {
+        var flink = FreqcapMain.flinkConfig(parse("--bootstrap-servers", "k"));
+        assertEquals("rocksdb", flink.toMap().get("state.backend.type"));
+        for (var e : io.freqcap.operators.capping.RocksDBTuning.SETTINGS.entrySet()) {
+            assertEquals(e.getValue(), flink.toMap().get(e.getKey()), e.getKey());
+        }
+        assertEquals(
+                io.freqcap.operators.capping.PointLookupRocksDBOptions.class.getName(),
+                flink.toMap().get("state.backend.rocksdb.options-factory"));
+    }
+
+    @Test
     void helpListsEveryOption() {
         String help = CommandLine.usage("freqcap", List.of());
         for (var o : CommandLine.all()) {

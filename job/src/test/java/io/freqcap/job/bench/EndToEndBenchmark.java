@@ -198,13 +198,7 @@ public final class EndToEndBenchmark {
             metrics.addToConfiguration(flink);
             if (Boolean.getBoolean("bench.rocksdbDefaults")) {
                 // Experiment: Flink's own RocksDB settings instead of freqcap's tuning.
-                for (String key :
-                        List.of(
-                                "state.backend.rocksdb.compression.per.level",
-                                "state.backend.rocksdb.block.blocksize",
-                                "state.backend.rocksdb.writebuffer.size",
-                                "state.backend.rocksdb.options-factory",
-                                "state.backend.rocksdb.use-bloom-filter")) {
+                for (String key : io.freqcap.operators.capping.RocksDBTuning.SETTINGS.keySet()) {
                     flink.removeKey(key);
                 }
             }
