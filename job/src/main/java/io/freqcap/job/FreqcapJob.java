@@ -81,7 +81,8 @@ public final class FreqcapJob {
                 .uid(UID_AUDIT_SINK);
         if (mirror != null) {
             // Same parallelism, so chained to the capping operator: no serialization on the way,
-            // and a full backlog blocks the capping task itself (backpressure, nothing dropped).
+            // and writer i drops within capping task i's output(), which then owes a rebuild in
+            // its own state before any checkpoint (see MirrorLink).
             decided.getSideOutput(CappingFunction.MIRROR)
                     .sinkTo(mirror)
                     .name("redis-mirror")
