@@ -154,7 +154,7 @@ class FreqcapKafkaITCase {
             }
             assertTrue(byDecision.getOrDefault("MALFORMED@v-1", 0L) > 300, byDecision.toString());
         } finally {
-            job.cancel().get();
+            KafkaPipelineSupport.cancel(job);
         }
     }
 
@@ -251,7 +251,7 @@ class FreqcapKafkaITCase {
                                                                                     .HEADER_SEGMENT))),
                     "a user the update did not touch keeps the * rule");
         } finally {
-            job.cancel().get();
+            KafkaPipelineSupport.cancel(job);
         }
     }
 
@@ -328,7 +328,7 @@ class FreqcapKafkaITCase {
             KafkaPipelineSupport.checkOutputs(
                     inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs());
         } finally {
-            job.cancel().get();
+            KafkaPipelineSupport.cancel(job);
         }
     }
 }

@@ -305,7 +305,7 @@ class HostileInputITCase {
                     invalidControl.size() >= 5 && invalidControl.size() <= 205,
                     invalidControl.size() + " INVALID_CONTROL");
         } finally {
-            job.cancel().get();
+            KafkaPipelineSupport.cancel(job);
         }
     }
 }

@@ -247,6 +247,19 @@ final class KafkaPipelineSupport {
                 "2");
     }
 
+    /**
+     * Cancels a job and waits until it has stopped, so that nothing writes into the test's
+     * temporary directory (checkpoints) while JUnit deletes it.
+     */
+    static void cancel(org.apache.flink.core.execution.JobClient job) throws Exception {
+        job.cancel().get();
+        try {
+            job.getJobExecutionResult().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException cancelled) {
+            // what a cancelled job's result is
+        }
+    }
+
     /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */
     static StreamExecutionEnvironment testEnv(Configuration options, Path tmp) {
         Configuration flink = FreqcapMain.flinkConfig(options);

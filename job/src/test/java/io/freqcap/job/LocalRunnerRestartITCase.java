@@ -299,7 +299,7 @@ class LocalRunnerRestartITCase {
         for (int i = 0; i < 100 && view.checkpoints().isEmpty(); i++) {
             Thread.sleep(100);
         }
-        other.cancel().get();
+        KafkaPipelineSupport.cancel(other);
         assertFalse(view.checkpoints().isEmpty(), "another job's checkpoint");
 
         String name = "foreign";

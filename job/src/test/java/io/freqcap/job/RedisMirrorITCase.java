@@ -275,7 +275,7 @@ class RedisMirrorITCase {
                         metric(job.getJobID(), "redisWrites"),
                         "every counted message written once");
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
@@ -307,7 +307,7 @@ class RedisMirrorITCase {
                     }
                 }
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
@@ -345,7 +345,7 @@ class RedisMirrorITCase {
                         "the script was loaded again after NOSCRIPT");
                 assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
@@ -393,7 +393,7 @@ class RedisMirrorITCase {
                 awaitMetric(id, "redisDropping", d -> d == 0, "writing again");
                 assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
@@ -427,7 +427,7 @@ class RedisMirrorITCase {
                         metric(job.getJobID(), "redisScriptLoads") > 2,
                         "NOSCRIPT from the empty Redis: the script was loaded again");
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
@@ -473,7 +473,7 @@ class RedisMirrorITCase {
                 assertTrue(FailOnce.FAILED.get(), "the failure was injected");
                 awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
             } finally {
-                job.cancel().get();
+                KafkaPipelineSupport.cancel(job);
             }
         }
     }
