@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
-import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.LimitConfig;
@@ -25,8 +24,6 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -49,21 +46,9 @@ class FreqcapKafkaITCase {
                             .setNumberSlotsPerTaskManager(4)
                             .build());
 
-    static EmbeddedKafka kafka;
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
 
     @TempDir Path tmp;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
 
     Configuration options(String name) throws Exception {
         return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG_V1, PARTITIONS);

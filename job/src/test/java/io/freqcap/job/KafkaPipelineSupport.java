@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.operators.capping.CappingRule;
 import io.freqcap.schema.Decision;
@@ -202,12 +201,7 @@ final class KafkaPipelineSupport {
      * --limits, checkpoints every second, parallelism 2, plus {@code extra} options.
      */
     static Configuration jobOptions(
-            EmbeddedKafka kafka,
-            Path tmp,
-            String name,
-            String config,
-            int partitions,
-            String... extra)
+            LocalKafka kafka, Path tmp, String name, String config, int partitions, String... extra)
             throws Exception {
         Path limits = Files.writeString(tmp.resolve(name + "-limits.json"), config);
         List<String> args = new ArrayList<>(args(kafka, name, limits));

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
-import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.tools.RedisSync;
 import io.freqcap.operators.capping.CappingSettings;
@@ -40,8 +39,6 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -69,21 +66,9 @@ class RedisMirrorITCase {
                             .setNumberSlotsPerTaskManager(4)
                             .build());
 
-    static EmbeddedKafka kafka;
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
 
     @TempDir Path tmp;
-
-    @BeforeAll
-    static void startKafka() throws Exception {
-        kafka = EmbeddedKafka.start();
-    }
-
-    @AfterAll
-    static void stopKafka() throws Exception {
-        if (kafka != null) {
-            kafka.close();
-        }
-    }
 
     Configuration options(String name, String redisUri) throws Exception {
         return KafkaPipelineSupport.jobOptions(
