@@ -1,17 +1,9 @@
 package io.freqcap.schema;
 
-import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -123,7 +115,7 @@ public final class SegmentBitmap {
                 return (words[((int) userId & 0xFFFF) >>> 6] & (1L << userId)) != 0;
             }
             if (o instanceof char[] members) {
-                return containsSorted(members, (int) userId & 0xFFFF);
+                return SortedMembers.contains(members, (int) userId & 0xFFFF);
             }
             return o != null && ((Container) o).contains((char) userId);
         }
@@ -158,57 +150,6 @@ public final class SegmentBitmap {
             return (int) words[((int) userId & 0xFFFF) >>> 6];
         }
         return 0;
-    }
-
-    /** Steps walked from the interpolated guess before falling back to a binary search. */
-    private static final int WALK = 16;
-
-    /**
-     * Whether the sorted, non-empty {@code members} hold {@code key} (0..65535): first guess where
-     * an even spread would put it, walk up to {@link #WALK} steps towards it, then binary search
-     * what remains (skewed containers cost a binary search, never more).
-     */
-    static boolean containsSorted(char[] members, int key) {
-        int n = members.length;
-        int i = (key * n) >>> 16; // key < 2^16, n <= 4096: no overflow
-        int v = members[i];
-        int lo;
-        int hi;
-        if (v == key) {
-            return true;
-        } else if (v < key) {
-            int end = Math.min(n, i + 1 + WALK);
-            for (int j = i + 1; j < end; j++) {
-                int x = members[j];
-                if (x >= key) {
-                    return x == key;
-                }
-            }
-            lo = end;
-            hi = n - 1;
-        } else {
-            int end = Math.max(-1, i - 1 - WALK);
-            for (int j = i - 1; j > end; j--) {
-                int x = members[j];
-                if (x <= key) {
-                    return x == key;
-                }
-            }
-            lo = 0;
-            hi = end;
-        }
-        while (lo <= hi) {
-            int m = (lo + hi) >>> 1;
-            int x = members[m];
-            if (x < key) {
-                lo = m + 1;
-            } else if (x > key) {
-                hi = m - 1;
-            } else {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Every member, in increasing order. */
@@ -334,126 +275,12 @@ public final class SegmentBitmap {
      */
     public static SegmentBitmap read(InputStream source, Format format, long maxBytes)
             throws IOException, MalformedRecordException {
-        DataInputStream in =
-                new DataInputStream(
-                        new BufferedInputStream(new Bounded(source, maxBytes), 1 << 16));
-        List<Integer> highs = new ArrayList<>();
-        List<RoaringBitmap> buckets = new ArrayList<>();
-        try {
-            if (format == Format.ROARING32) {
-                highs.add(0);
-                buckets.add(readBitmap(in, format.wireName));
-            } else {
-                long count = Long.reverseBytes(in.readLong());
-                if (count < 0 || count > (1L << 32)) {
-                    throw new MalformedRecordException("roaring64: impossible bucket count");
-                }
-                long previous = -1;
-                for (long b = 0; b < count; b++) {
-                    long key = Integer.reverseBytes(in.readInt()) & 0xFFFFFFFFL;
-                    if (key <= previous) {
-                        throw new MalformedRecordException(
-                                "roaring64: bucket keys must increase (bucket " + b + ")");
-                    }
-                    if (key > Integer.MAX_VALUE) {
-                        throw new MalformedRecordException(
-                                "roaring64: ids at or above 2^63 are not userIds (bucket "
-                                        + b
-                                        + ")");
-                    }
-                    previous = key;
-                    highs.add((int) key);
-                    buckets.add(readBitmap(in, "roaring64: bucket " + b));
-                }
-            }
-            if (in.read() >= 0) {
-                throw new MalformedRecordException(
-                        format.wireName + ": bytes after the end of the bitmap");
-            }
-        } catch (EOFException e) {
-            throw new MalformedRecordException(format.wireName + ": truncated");
-        } catch (TooLarge e) {
-            throw new MalformedRecordException(
-                    format.wireName + ": larger than the limit of " + maxBytes + " bytes");
-        } catch (SourceFailure e) {
-            throw (IOException) e.getCause();
-        }
-        int[] h = new int[highs.size()];
-        for (int i = 0; i < h.length; i++) {
-            h[i] = highs.get(i);
-        }
-        return new SegmentBitmap(h, buckets.toArray(new RoaringBitmap[0]));
+        return SegmentBitmapCodec.read(source, format, maxBytes);
     }
 
-    private static RoaringBitmap readBitmap(DataInputStream in, String what)
-            throws IOException, MalformedRecordException {
-        RoaringBitmap bitmap = new RoaringBitmap();
-        try {
-            bitmap.deserialize(in);
-        } catch (EOFException | TooLarge | SourceFailure e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            // Nothing of RoaringBitmap's message: it quotes what it read (a cookie read from
-            // /etc/passwd is "root" as a number).
-            throw new MalformedRecordException(what + ": not a portable Roaring bitmap");
-        }
-        if (!Boolean.TRUE.equals(bitmap.validate())) {
-            throw new MalformedRecordException(what + ": corrupt containers");
-        }
-        return bitmap;
-    }
-
-    /** Thrown by {@link Bounded} past its limit. */
-    private static final class TooLarge extends IOException {
-        private static final long serialVersionUID = 1L;
-    }
-
-    /** The stream itself failed (a file system's error): not the bitmap's fault. */
-    private static final class SourceFailure extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        SourceFailure(IOException cause) {
-            super(cause);
-        }
-    }
-
-    /** Reads at most {@code max} bytes of a stream; one more is {@link TooLarge}. */
-    private static final class Bounded extends FilterInputStream {
-        private final long max;
-        private long count;
-
-        Bounded(InputStream in, long max) {
-            super(in);
-            this.max = max;
-        }
-
-        @Override
-        public int read() throws IOException {
-            int b;
-            try {
-                b = super.read();
-            } catch (IOException e) {
-                throw new SourceFailure(e);
-            }
-            if (b >= 0 && ++count > max) {
-                throw new TooLarge();
-            }
-            return b;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            int n;
-            try {
-                n = super.read(b, off, len);
-            } catch (IOException e) {
-                throw new SourceFailure(e);
-            }
-            if (n > 0 && (count += n) > max) {
-                throw new TooLarge();
-            }
-            return n;
-        }
+    /** A bitmap of buckets already validated: keys increasing, containers sound. */
+    static SegmentBitmap ofValidated(int[] highs, RoaringBitmap[] buckets) {
+        return new SegmentBitmap(highs, buckets);
     }
 
     /**
@@ -476,26 +303,6 @@ public final class SegmentBitmap {
         if (format == Format.ROARING32 && !fitsRoaring32()) {
             throw new IllegalStateException("ids at or above 2^32 need roaring64");
         }
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream((int) sizeInBytes());
-            if (format == Format.ROARING32) {
-                (highs.length == 0 ? new RoaringBitmap() : buckets[0])
-                        .serialize(new DataOutputStream(bytes));
-            } else {
-                ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-                bytes.write(header.putLong(highs.length).array());
-                for (int i = 0; i < highs.length; i++) {
-                    bytes.write(
-                            ByteBuffer.allocate(4)
-                                    .order(ByteOrder.LITTLE_ENDIAN)
-                                    .putInt(highs[i])
-                                    .array());
-                    buckets[i].serialize(new DataOutputStream(bytes));
-                }
-            }
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return SegmentBitmapCodec.write(highs, buckets, format, sizeInBytes());
     }
 }

@@ -144,7 +144,7 @@ class SegmentBitmapTest {
                 int key = probe % 2 == 0 ? members[rnd.nextInt(n)] : rnd.nextInt(1 << 16);
                 assertEquals(
                         Arrays.binarySearch(members, (char) key) >= 0,
-                        SegmentBitmap.containsSorted(members, key),
+                        SortedMembers.contains(members, key),
                         "key " + key + " in " + n + " members from " + from + " spread " + spread);
             }
         }

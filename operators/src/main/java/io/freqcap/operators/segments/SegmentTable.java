@@ -30,96 +30,13 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  */
 public final class SegmentTable {
 
-    private static final class Segment {
-        final String id;
-        final long version;
-        final int priority;
-        final SegmentBitmap.Format format;
-        final String uri;
-        final long crc32;
-        final byte[] inline;
-        final SegmentBitmap base;
-        final Roaring64NavigableMap added;
-        final Roaring64NavigableMap removed;
-        final boolean deleted;
-
-        /** The shared copy this segment holds, for uri loads; null otherwise. */
-        SegmentCache.Key cacheKey;
-
-        // Most segments have no deltas: skip their lookups (half the cost of a resolution).
-        final boolean anyAdded;
-        final boolean anyRemoved;
-
-        Segment(
-                String id,
-                long version,
-                int priority,
-                SegmentBitmap.Format format,
-                String uri,
-                long crc32,
-                byte[] inline,
-                SegmentBitmap base,
-                Roaring64NavigableMap added,
-                Roaring64NavigableMap removed,
-                boolean deleted) {
-            this.id = id;
-            this.version = version;
-            this.priority = priority;
-            this.format = format;
-            this.uri = uri;
-            this.crc32 = crc32;
-            this.inline = inline;
-            this.base = base;
-            this.added = added;
-            this.removed = removed;
-            this.deleted = deleted;
-            this.anyAdded = !added.isEmpty();
-            this.anyRemoved = !removed.isEmpty();
-        }
-
-        /** A deleted segment: only its version is kept, so older loads stay stale. */
-        static Segment tombstone(String id, long version) {
-            return new Segment(
-                    id,
-                    version,
-                    0,
-                    null,
-                    null,
-                    0,
-                    null,
-                    SegmentBitmap.of(),
-                    new Roaring64NavigableMap(),
-                    new Roaring64NavigableMap(),
-                    true);
-        }
-
-        boolean contains(long userId) {
-            if (anyRemoved && removed.contains(userId)) {
-                return false;
-            }
-            return base.contains(userId) || (anyAdded && added.contains(userId));
-        }
-
-        Segment holding(SegmentCache.Key key) {
-            this.cacheKey = key;
-            return this;
-        }
-
-        Segment withVersion(long v) {
-            return new Segment(
-                            id, v, priority, format, uri, crc32, inline, base, added, removed,
-                            deleted)
-                    .holding(cacheKey);
-        }
-    }
-
-    private final Map<String, Segment> segments = new HashMap<>();
+    private final Map<String, HeldSegment> segments = new HashMap<>();
 
     /** Where {@link #resolve} leaves what its touches read, so that the JIT keeps the loads. */
     @SuppressWarnings("unused")
     private int touchSink;
 
-    private Segment[] byPriority = new Segment[0];
+    private HeldSegment[] byPriority = new HeldSegment[0];
 
     /**
      * Applies one update.
@@ -128,7 +45,7 @@ public final class SegmentTable {
      *     its previous content
      */
     public String apply(SegmentUpdate u, SegmentLoader loader) {
-        Segment held = segments.get(u.segmentId());
+        HeldSegment held = segments.get(u.segmentId());
         if (held != null && u.version() <= held.version) {
             return "stale version: "
                     + u.version()
@@ -159,7 +76,7 @@ public final class SegmentTable {
                     return "segment \"" + u.segmentId() + "\": " + e.getMessage();
                 }
                 put(
-                        new Segment(
+                        new HeldSegment(
                                         u.segmentId(),
                                         u.version(),
                                         u.priority(),
@@ -194,13 +111,13 @@ public final class SegmentTable {
                 if (held == null || held.deleted) {
                     return "unknown segment \"" + u.segmentId() + "\"";
                 }
-                put(Segment.tombstone(u.segmentId(), u.version()));
+                put(HeldSegment.tombstone(u.segmentId(), u.version()));
                 releaseCopy(held);
                 return null;
         }
     }
 
-    private static void releaseCopy(Segment s) {
+    private static void releaseCopy(HeldSegment s) {
         if (s != null && s.cacheKey != null) {
             SegmentCache.release(s.cacheKey);
         }
@@ -208,41 +125,41 @@ public final class SegmentTable {
 
     /** Gives back this table's shared bitmaps; call when the task closes. */
     public void close() {
-        for (Segment s : segments.values()) {
+        for (HeldSegment s : segments.values()) {
             releaseCopy(s);
         }
         segments.clear();
-        byPriority = new Segment[0];
+        byPriority = new HeldSegment[0];
         ruledUnder = null;
     }
 
-    private void put(Segment s) {
+    private void put(HeldSegment s) {
         segments.put(s.id, s);
-        List<Segment> live = new ArrayList<>();
-        for (Segment x : segments.values()) {
+        List<HeldSegment> live = new ArrayList<>();
+        for (HeldSegment x : segments.values()) {
             if (!x.deleted) {
                 live.add(x);
             }
         }
-        live.sort(Comparator.<Segment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
-        byPriority = live.toArray(new Segment[0]);
+        live.sort(Comparator.<HeldSegment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
+        byPriority = live.toArray(new HeldSegment[0]);
         ruledUnder = null;
     }
 
     /** The segments with a rule under {@link #ruledUnder}, by priority; recomputed on change. */
-    private Segment[] ruled = new Segment[0];
+    private HeldSegment[] ruled = new HeldSegment[0];
 
     private LimitConfig ruledUnder;
 
-    private Segment[] ruled(LimitConfig config) {
+    private HeldSegment[] ruled(LimitConfig config) {
         if (config != ruledUnder) {
-            List<Segment> r = new ArrayList<>();
-            for (Segment s : byPriority) {
+            List<HeldSegment> r = new ArrayList<>();
+            for (HeldSegment s : byPriority) {
                 if (config.hasRule(s.id)) {
                     r.add(s);
                 }
             }
-            ruled = r.toArray(new Segment[0]);
+            ruled = r.toArray(new HeldSegment[0]);
             ruledUnder = config;
         }
         return ruled;
@@ -253,18 +170,18 @@ public final class SegmentTable {
      */
     public String resolve(long userId, LimitConfig config) {
         // Segments without a rule are passed over once per config, not once per message.
-        Segment[] candidates = ruled(config);
+        HeldSegment[] candidates = ruled(config);
         if (candidates.length > 1) {
             // Start every segment's memory read before deciding on any: their cache misses then
             // overlap instead of following one another (random users of 300M across 8 segments:
             // see the README's segment benchmark).
             int touched = 0;
-            for (Segment s : candidates) {
+            for (HeldSegment s : candidates) {
                 touched += s.base.touch(userId);
             }
             touchSink = touched;
         }
-        for (Segment s : candidates) {
+        for (HeldSegment s : candidates) {
             if (s.contains(userId)) {
                 return s.id;
             }
@@ -280,7 +197,7 @@ public final class SegmentTable {
     /** Bytes of the bitmaps held, in memory. */
     public long bytes() {
         long n = 0;
-        for (Segment s : byPriority) {
+        for (HeldSegment s : byPriority) {
             n +=
                     s.base.sizeInBytes()
                             + s.added.serializedSizeInBytes()
@@ -292,33 +209,16 @@ public final class SegmentTable {
     /** What state keeps, per segmentId: a JSON descriptor (see the class comment). */
     public Map<String, String> descriptors() {
         Map<String, String> out = new LinkedHashMap<>();
-        for (Segment s : segments.values()) {
-            out.put(s.id, describe(s));
+        for (HeldSegment s : segments.values()) {
+            out.put(s.id, s.describe());
         }
         return out;
     }
 
     /** The descriptor of one segment, or null when the table never held it. */
     public String descriptor(String segmentId) {
-        Segment s = segments.get(segmentId);
-        return s == null ? null : describe(s);
-    }
-
-    private static String describe(Segment s) {
-        return (s.deleted
-                        ? SegmentDescriptor.tombstone(s.version)
-                        : new SegmentDescriptor(
-                                s.version,
-                                false,
-                                s.priority,
-                                s.format,
-                                s.uri,
-                                s.crc32,
-                                s.uri == null ? 0 : s.cacheKey.version(),
-                                s.inline,
-                                s.added,
-                                s.removed))
-                .toJson();
+        HeldSegment s = segments.get(segmentId);
+        return s == null ? null : s.describe();
     }
 
     /**
@@ -335,7 +235,7 @@ public final class SegmentTable {
             String id = e.getKey();
             SegmentDescriptor d = SegmentDescriptor.parse(e.getValue());
             if (d.deleted()) {
-                t.put(Segment.tombstone(id, d.version()));
+                t.put(HeldSegment.tombstone(id, d.version()));
                 continue;
             }
             SegmentBitmap base = SegmentBitmap.of();
@@ -373,7 +273,7 @@ public final class SegmentTable {
                                 + "; holding only its deltas until the next full load");
             }
             t.put(
-                    new Segment(
+                    new HeldSegment(
                                     id,
                                     d.version(),
                                     d.priority(),
