@@ -1,0 +1,302 @@
+package io.freqcap.operators.mirror;
+
+import io.freqcap.schema.MirrorWrite;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.function.LongSupplier;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The mirror writer's way to Redis: (re)connects, loads {@link MirrorScript}, sends batches of
+ * writes as pipelined {@code EVALSHA} calls, keeps the batches in flight in the order sent, and
+ * backs off (100 ms to 2 s) after a failure. What to do with writes that failed is the writer's.
+ *
+ * <p>Runs on the task's thread only; lettuce's threads complete futures, which {@link #poll} reads.
+ */
+final class RedisChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisChannel.class);
+    private static final int MAX_BATCHES_IN_FLIGHT = 8;
+    private static final int WRITES_PER_CALL = 50;
+    private static final long MIN_BACKOFF_MILLIS = 100;
+    private static final long MAX_BACKOFF_MILLIS = 2000;
+
+    /** What came back from Redis since the last {@link #poll}. */
+    record Answers(long acked, List<MirrorWrite> failed, Throwable cause, boolean noScript) {
+        static final Answers NONE = new Answers(0, List.of(), null, false);
+    }
+
+    /** Writes sent in one flush: one script call per group. */
+    private record Batch(
+            List<List<MirrorWrite>> calls, List<RedisFuture<Long>> acks, long sentNanos) {
+        boolean isDone() {
+            for (RedisFuture<Long> f : acks) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private final MirrorSettings settings;
+    private final LongSupplier backlog;
+    private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
+
+    private CompletableFuture<RedisConnection> connecting;
+    private RedisConnection connection;
+    private boolean scriptLoaded;
+    private CompletableFuture<String> scriptLoading;
+    private CompletableFuture<?> probe;
+    private long backoffMillis;
+    private long retryAtNanos;
+    private long failuresInEpisode;
+
+    private final Counter errors;
+    private final Counter flushes;
+    private final Counter scriptLoads;
+    private final Histogram writeMillis;
+
+    /**
+     * @param backlog the writer's unacknowledged counted messages, for the log
+     */
+    RedisChannel(MirrorSettings settings, MetricGroup metrics, LongSupplier backlog) {
+        this.settings = settings;
+        this.backlog = backlog;
+        errors = metrics.counter("redisErrors");
+        flushes = metrics.counter("redisFlushes");
+        scriptLoads = metrics.counter("redisScriptLoads");
+        writeMillis =
+                metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
+    }
+
+    /**
+     * Whether a batch may be sent now: connected, the script loaded, not backing off and fewer than
+     * {@link #MAX_BATCHES_IN_FLIGHT} in flight. Starts connecting or loading the script when
+     * needed; the linger timer or the next write asks again.
+     */
+    boolean ready() {
+        if (inFlight.size() >= MAX_BATCHES_IN_FLIGHT || System.nanoTime() < retryAtNanos) {
+            return false;
+        }
+        RedisConnection c = connection();
+        if (c == null) {
+            return false;
+        }
+        if (!scriptLoaded) {
+            // In a cluster SCRIPT LOAD goes to every node over other connections than the
+            // calls: wait for its answers before the first call, or it may meet NOSCRIPT.
+            scriptLoading = c.commands().scriptLoad(MirrorScript.SOURCE).toCompletableFuture();
+            c.flush();
+            scriptLoaded = true;
+            scriptLoads.inc();
+        }
+        if (!scriptLoading.isDone()) {
+            return false;
+        }
+        if (scriptLoading.isCompletedExceptionally()) {
+            scriptLoaded = false;
+            failed(1, errorOf(scriptLoading));
+            return false;
+        }
+        return true;
+    }
+
+    /** Sends one batch; only after {@link #ready()} said yes. */
+    void send(List<MirrorWrite> batch) {
+        RedisConnection c = connection;
+        // One script call per user in a cluster (one slot per call), up to WRITES_PER_CALL users
+        // per call on a single Redis; one window per call.
+        int perCall = c.isCluster() ? 1 : WRITES_PER_CALL;
+        List<List<MirrorWrite>> calls = new ArrayList<>(batch.size() / perCall + 1);
+        List<RedisFuture<Long>> acks = new ArrayList<>(batch.size() / perCall + 1);
+        List<MirrorWrite> call = new ArrayList<>(perCall);
+        for (MirrorWrite w : batch) {
+            if (!call.isEmpty()
+                    && (call.size() == perCall || call.get(0).windowMillis() != w.windowMillis())) {
+                acks.add(evalsha(c, call));
+                calls.add(call);
+                call = new ArrayList<>(perCall);
+            }
+            call.add(w);
+        }
+        acks.add(evalsha(c, call));
+        calls.add(call);
+        c.flush();
+        flushes.inc();
+        inFlight.add(new Batch(calls, acks, System.nanoTime()));
+    }
+
+    private RedisFuture<Long> evalsha(RedisConnection c, List<MirrorWrite> call) {
+        return c.commands()
+                .evalsha(
+                        MirrorScript.SHA1,
+                        ScriptOutputType.INTEGER,
+                        MirrorScript.keys(settings.keyPrefix(), call),
+                        MirrorScript.args(call));
+    }
+
+    /** Takes the answers of finished batches, in the order they were sent. */
+    Answers poll() {
+        if (inFlight.isEmpty() || !inFlight.peek().isDone()) {
+            return Answers.NONE;
+        }
+        List<MirrorWrite> failed = new ArrayList<>();
+        Throwable cause = null;
+        boolean noScript = false;
+        long acked = 0;
+        while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
+            Batch b = inFlight.poll();
+            writeMillis.update((System.nanoTime() - b.sentNanos()) / 1_000_000);
+            for (int i = 0; i < b.acks().size(); i++) {
+                Throwable error = errorOf(b.acks().get(i));
+                List<MirrorWrite> call = b.calls().get(i);
+                if (error == null) {
+                    for (MirrorWrite w : call) {
+                        acked += w.size();
+                    }
+                } else {
+                    failed.addAll(call);
+                    noScript |= error instanceof RedisNoScriptException;
+                    cause = error;
+                }
+            }
+        }
+        if (failed.isEmpty() && acked > 0 && failuresInEpisode > 0) {
+            LOG.info("Redis mirror writes succeed again after {} failed writes", failuresInEpisode);
+            failuresInEpisode = 0;
+            backoffMillis = 0;
+        }
+        return new Answers(acked, failed, cause, noScript);
+    }
+
+    /**
+     * The failed writes of {@code answers} will be sent again: after loading the script again for a
+     * {@code NOSCRIPT} (a restarted or failed-over Redis lost its script cache), else after a
+     * backoff.
+     */
+    void retryLater(Answers answers) {
+        if (answers.noScript()) {
+            LOG.info("Redis answered NOSCRIPT (restarted or failed over?): loading the script");
+            scriptLoaded = false;
+            errors.inc(answers.failed().size());
+        } else {
+            failed(answers.failed().size(), answers.cause());
+        }
+    }
+
+    /** The failed writes of {@code answers} are given up (the writer is dropping). */
+    void giveUp(Answers answers) {
+        errors.inc(answers.failed().size());
+    }
+
+    /**
+     * Asks Redis whether it answers, with backoff: returns true once a ping was answered. Starts a
+     * new ping only when {@code ask}.
+     */
+    boolean answered(boolean ask) {
+        if (probe != null) {
+            if (!probe.isDone()) {
+                return false;
+            }
+            Throwable error = errorOf(probe);
+            probe = null;
+            if (error == null) {
+                backoffMillis = 0;
+                failuresInEpisode = 0;
+                return true;
+            }
+            failed(1, error);
+        }
+        if (!ask || System.nanoTime() < retryAtNanos) {
+            return false;
+        }
+        RedisConnection c = connection();
+        if (c != null) {
+            // A scripting command (what the connection offers): any answer means Redis is back.
+            probe = c.commands().scriptExists(MirrorScript.SHA1).toCompletableFuture();
+            c.flush();
+        }
+        return false;
+    }
+
+    /** Adds the writes of the batches in flight, oldest first. */
+    void inFlightWrites(List<MirrorWrite> out) {
+        for (Batch b : inFlight) {
+            b.calls().forEach(out::addAll);
+        }
+    }
+
+    /** The connection, or null while (re)connecting or backing off. */
+    private RedisConnection connection() {
+        if (connection != null) {
+            return connection;
+        }
+        if (connecting == null) {
+            connecting = RedisConnection.connect(settings.uri());
+        }
+        if (!connecting.isDone()) {
+            return null;
+        }
+        try {
+            connection = connecting.join();
+            scriptLoaded = false;
+            LOG.info("Redis mirror connected to {}", settings.uri());
+        } catch (CompletionException | CancellationException e) {
+            connecting = null;
+            failed(1, e.getCause() != null ? e.getCause() : e);
+        }
+        return connection;
+    }
+
+    private void failed(int count, Throwable cause) {
+        errors.inc(count);
+        if (failuresInEpisode == 0) {
+            LOG.warn(
+                    "Redis mirror cannot write to {} ({}); decisions go on, {} counted messages"
+                            + " wait and are retried with backoff",
+                    settings.uri(),
+                    cause.toString(),
+                    backlog.getAsLong());
+        }
+        failuresInEpisode += count;
+        backoffMillis =
+                Math.min(MAX_BACKOFF_MILLIS, Math.max(MIN_BACKOFF_MILLIS, backoffMillis * 2));
+        retryAtNanos = System.nanoTime() + backoffMillis * 1_000_000;
+    }
+
+    private static Throwable errorOf(Future<?> f) {
+        try {
+            f.get();
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return e;
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    void close() {
+        if (connection != null) {
+            connection.close();
+        } else if (connecting != null) {
+            connecting.thenAccept(RedisConnection::close);
+        }
+    }
+}
