@@ -5,9 +5,7 @@ import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.schema.LimitConfig;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,8 +13,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -100,33 +96,6 @@ public final class LocalRunner {
     }
 
     /**
-     * Segments for the sample config's rules: the newest tenth of the users are "new", every third
-     * user is "active" (new wins where both: higher priority).
-     */
-    static Path sampleSegments(Path work, int users) throws java.io.IOException {
-        long[] fresh = java.util.stream.LongStream.range(users - users / 10, users).toArray();
-        long[] active =
-                java.util.stream.LongStream.range(0, users).filter(u -> u % 3 == 0).toArray();
-        String json =
-                "[{\"segmentId\": \"new\", \"version\": 1, \"priority\": 30, \"format\": \"roaring32\","
-                        + " \"bitmap\": \""
-                        + base64(fresh)
-                        + "\"},"
-                        + " {\"segmentId\": \"active\", \"version\": 1, \"priority\": 20, \"format\": \"roaring32\","
-                        + " \"bitmap\": \""
-                        + base64(active)
-                        + "\"}]";
-        return Files.writeString(work.resolve("sample-segments.json"), json);
-    }
-
-    private static String base64(long[] ids) {
-        return java.util.Base64.getEncoder()
-                .encodeToString(
-                        io.freqcap.schema.SegmentBitmap.of(ids)
-                                .write(io.freqcap.schema.SegmentBitmap.Format.ROARING32));
-    }
-
-    /**
      * Runs until {@code --duration} passes, {@code stop} counts down, or the JVM is asked to stop.
      *
      * @param stop an extra way to stop the run (tests); may be null
@@ -182,16 +151,12 @@ public final class LocalRunner {
             List<AutoCloseable> resources)
             throws Exception {
         if (options.getOptional(FreqcapOptions.LIMITS).isEmpty()) {
-            Path limits = work.resolve("sample-limit-config.json");
-            try (InputStream in =
-                    LocalRunner.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
-                Files.write(limits, in.readAllBytes());
-            }
-            options.set(FreqcapOptions.LIMITS, limits.toString());
+            options.set(FreqcapOptions.LIMITS, SampleData.limits(work).toString());
         }
         if (embedded && options.getOptional(FreqcapOptions.SEGMENTS).isEmpty()) {
             options.set(
-                    FreqcapOptions.SEGMENTS, sampleSegments(work, options.get(USERS)).toString());
+                    FreqcapOptions.SEGMENTS,
+                    SampleData.segments(work, options.get(USERS)).toString());
         }
         LimitConfig limits = FreqcapOptions.requireJobOptions(options, false);
         String segmentsJson = FreqcapOptions.readSegments(options);
@@ -281,112 +246,54 @@ public final class LocalRunner {
                                 .map(d -> " (or after " + d.toSeconds() + "s)")
                                 .orElse(""));
 
-        CountDownLatch stopRequested = new CountDownLatch(1);
-        CountDownLatch stopped = new CountDownLatch(1);
-        Thread hook =
-                new Thread(
-                        () -> {
-                            stopRequested.countDown();
-                            try {
-                                stopped.await(60, TimeUnit.SECONDS);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                            }
-                        },
-                        "freqcap-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        if (stop != null) {
-            Thread relay =
-                    new Thread(
-                            () -> {
-                                try {
-                                    stop.await();
-                                    stopRequested.countDown();
-                                } catch (InterruptedException e) {
-                                    Thread.currentThread().interrupt();
-                                }
-                            });
-            relay.setDaemon(true);
-            relay.start();
-        }
-
-        TrafficGenerator gen = generator;
-        long[] last = {0, System.nanoTime()};
-        ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
-        progress.scheduleAtFixedRate(
-                () -> {
-                    long now = System.nanoTime();
-                    long total = counter.total();
-                    double rate = (total - last[0]) / ((now - last[1]) / 1e9);
-                    last[0] = total;
-                    last[1] = now;
-                    out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%s%n",
-                            gen == null ? -1 : gen.sent(),
-                            counter.count("ALLOWED"),
-                            counter.count("EXEMPT"),
-                            counter.count("REJECTED"),
-                            counter.count("DUPLICATE"),
-                            counter.count("STALE"),
-                            counter.count("MALFORMED"),
-                            rate,
-                            mirror == null ? "" : " | redis keys " + mirror.keys());
-                },
-                5,
-                5,
-                TimeUnit.SECONDS);
-
-        Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
-        long deadline = System.nanoTime() + duration.toNanos();
-        JobStatus status = job.getJobStatus().get();
-        while (stopRequested.getCount() > 0 && System.nanoTime() < deadline) {
-            stopRequested.await(500, TimeUnit.MILLISECONDS);
-            status = job.getJobStatus().get();
-            if (status.isGloballyTerminalState()) {
-                out.println("The job ended: " + status);
-                break;
+        try (StopSignal signal = new StopSignal(stop);
+                ProgressLine progress = new ProgressLine(out, generator, counter, mirror)) {
+            Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
+            long deadline = System.nanoTime() + duration.toNanos();
+            JobStatus status = job.getJobStatus().get();
+            while (!signal.requested() && System.nanoTime() < deadline) {
+                signal.await(500);
+                status = job.getJobStatus().get();
+                if (status.isGloballyTerminalState()) {
+                    out.println("The job ended: " + status);
+                    break;
+                }
             }
-        }
 
-        out.println("Stopping ...");
-        if (generator != null) {
-            generator.stop();
+            out.println("Stopping ...");
+            if (generator != null) {
+                generator.stop();
+            }
+            // Let the last checkpoint commit what was decided, so the summary sees it.
+            Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+            if (!status.isGloballyTerminalState()) {
+                job.cancel().get(30, TimeUnit.SECONDS);
+                status = JobStatus.CANCELED;
+            }
+            progress.close();
+            counter.close();
+            ct.join(5000);
+            long redisKeys = mirror == null ? -1 : mirror.keys();
+            for (AutoCloseable r : resources) {
+                r.close();
+            }
+            resources.clear();
+            out.println("State kept in " + state.path().toAbsolutePath() + " (--state-dir)");
+            Summary summary =
+                    new Summary(
+                            generator == null ? -1 : generator.sent(),
+                            counter.snapshot(),
+                            counter.segments(),
+                            redisKeys,
+                            status);
+            out.printf(
+                    "Summary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
+                    summary.sent(),
+                    summary.decisions(),
+                    summary.segments(),
+                    redisKeys < 0 ? "" : " Redis mirror keys " + redisKeys + ";",
+                    status);
+            return summary;
         }
-        // Let the last checkpoint commit what was decided, so the summary sees it.
-        Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
-        if (!status.isGloballyTerminalState()) {
-            job.cancel().get(30, TimeUnit.SECONDS);
-            status = JobStatus.CANCELED;
-        }
-        progress.shutdownNow();
-        counter.close();
-        ct.join(5000);
-        long redisKeys = mirror == null ? -1 : mirror.keys();
-        for (AutoCloseable r : resources) {
-            r.close();
-        }
-        resources.clear();
-        out.println("State kept in " + state.path().toAbsolutePath() + " (--state-dir)");
-        Summary summary =
-                new Summary(
-                        generator == null ? -1 : generator.sent(),
-                        counter.snapshot(),
-                        counter.segments(),
-                        redisKeys,
-                        status);
-        out.printf(
-                "Summary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
-                summary.sent(),
-                summary.decisions(),
-                summary.segments(),
-                redisKeys < 0 ? "" : " Redis mirror keys " + redisKeys + ";",
-                status);
-        stopped.countDown();
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException shuttingDown) {
-            // Ctrl-C: the hook is running and waits for 'stopped'.
-        }
-        return summary;
     }
 }

@@ -24,8 +24,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -46,16 +44,8 @@ import org.slf4j.LoggerFactory;
  * whatever order they see them in. Only instance 0 writes the INVALID_CONTROL audit record of a
  * control record that is not applied, so each is audited once.
  *
- * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach back
- * to it. Once messages arrive a longest window W past the latest counted one, none does. A periodic
- * sweep ({@link ControlRecord.Kind#SWEEP}, broadcast to every instance) therefore clears each
- * history whose latest counted message is 2W or more behind the watermark (the extra W is slack for
- * late messages). A sweep rather than a timer per user: timers cost a RocksDB write on a user's
- * first message and about 8 bytes of state per user, for nothing a sweep cannot do. A sweep visits
- * every key of the instance, about a second per million users, every few minutes. Event time, not
- * state TTL: TTL only knows processing time, and decisions are made on message time, which a
- * backfill or a replay can move far from the wall clock; and TTL is fixed when the job starts while
- * W changes with every config.
+ * <p><b>State cleanup.</b> A periodic sweep ({@link ControlRecord.Kind#SWEEP}, broadcast to every
+ * instance) clears the histories nothing can need any more: see {@link HistoryScans}.
  *
  * <p><b>History cache.</b> A {@link HistoryCache} of each instance holds the serialized histories
  * of recently seen users: a hit saves the RocksDB read (see docs/design.md). Run by a {@link
@@ -105,15 +95,7 @@ public class CappingFunction
     private transient ListState<String> configState;
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
-    private transient Counter allowed;
-    private transient Counter exempt;
-    private transient Counter rejected;
-    private transient Counter duplicate;
-    private transient Counter stale;
-    private transient Counter malformed;
-    private transient Counter invalidControl;
-    private transient Counter cleared;
-    private transient Counter cacheHits;
+    private transient CappingMetrics metrics;
 
     /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
     private transient java.util.function.LongConsumer keySetter;
@@ -166,24 +148,12 @@ public class CappingFunction
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                             getRuntimeContext().getTaskInfo().getAttemptNumber()));
         }
-        MetricGroup metrics = getRuntimeContext().getMetricGroup();
-        allowed = metrics.counter("allowed");
-        exempt = metrics.counter("exempt");
-        rejected = metrics.counter("rejected");
-        duplicate = metrics.counter("duplicate");
-        stale = metrics.counter("stale");
-        malformed = metrics.counter("malformed");
-        invalidControl = metrics.counter("invalidControl");
-        cleared = metrics.counter("historiesCleared");
-        cacheHits = metrics.counter("historyCacheHits");
-        metrics.gauge("configVersion", () -> control.config().version());
-        metrics.gauge("segments", () -> control.segments().size());
-        metrics.gauge("segmentBytes", () -> control.segments().bytes());
+        metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control);
         histories =
                 new HistoryStore(
                         getRuntimeContext().getState(HISTORY),
                         settings.historyCacheSlots(),
-                        cacheHits::inc);
+                        metrics.cacheHits::inc);
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);
         }
@@ -212,7 +182,7 @@ public class CappingFunction
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
         if (in.isMalformed()) {
-            malformed.inc();
+            metrics.count(Decision.MALFORMED);
             ctx.output(
                     AUDIT,
                     AuditRecords.unreadable(
@@ -230,9 +200,9 @@ public class CappingFunction
         UserHistory before = histories.get(m.userId());
         String segment = control.segments().resolve(m.userId(), cfg);
         CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, settings.mirror());
+        metrics.count(v.decision());
         switch (v.decision()) {
             case ALLOWED:
-                allowed.inc();
                 histories.put(m.userId(), v.history());
                 out.collect(delivery(in, m, v, cfg));
                 if (settings.mirror()) {
@@ -250,14 +220,9 @@ public class CappingFunction
                 }
                 break;
             case EXEMPT:
-                exempt.inc();
                 out.collect(delivery(in, m, v, cfg));
                 break;
             default:
-                (v.decision() == Decision.REJECTED
-                                ? rejected
-                                : v.decision() == Decision.DUPLICATE ? duplicate : stale)
-                        .inc();
                 ctx.output(
                         AUDIT,
                         AuditRecords.decision(
@@ -319,7 +284,7 @@ public class CappingFunction
                         n.cause());
             }
             if (auditsControl) {
-                invalidControl.inc();
+                metrics.count(Decision.INVALID_CONTROL);
                 ctx.output(
                         AUDIT,
                         AuditRecords.unreadable(
@@ -354,7 +319,7 @@ public class CappingFunction
         }
         long n = HistoryScans.sweep(ctx, watermark - 2 * longest);
         histories.clearCache(); // it may hold what was just cleared
-        cleared.inc(n);
+        metrics.cleared.inc(n);
         LOG.debug("Sweep at watermark {} cleared {} histories", watermark, n);
     }
 

@@ -1,0 +1,51 @@
+package io.freqcap.job.local;
+
+import java.io.PrintStream;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/** The local runner's progress line, every five seconds: what went in and what was decided. */
+final class ProgressLine implements AutoCloseable {
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private long lastTotal;
+    private long lastNanos = System.nanoTime();
+
+    /**
+     * @param generator null when nothing is generated
+     * @param mirror null without a Redis mirror
+     */
+    ProgressLine(
+            PrintStream out,
+            TrafficGenerator generator,
+            OutputCounter counter,
+            MirrorProgress mirror) {
+        timer.scheduleAtFixedRate(
+                () -> {
+                    long now = System.nanoTime();
+                    long total = counter.total();
+                    double rate = (total - lastTotal) / ((now - lastNanos) / 1e9);
+                    lastTotal = total;
+                    lastNanos = now;
+                    out.printf(
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%s%n",
+                            generator == null ? -1 : generator.sent(),
+                            counter.count("ALLOWED"),
+                            counter.count("EXEMPT"),
+                            counter.count("REJECTED"),
+                            counter.count("DUPLICATE"),
+                            counter.count("STALE"),
+                            counter.count("MALFORMED"),
+                            rate,
+                            mirror == null ? "" : " | redis keys " + mirror.keys());
+                },
+                5,
+                5,
+                TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}
