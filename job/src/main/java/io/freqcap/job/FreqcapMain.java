@@ -2,11 +2,8 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.RocksDBTuning;
-import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.RawRecord;
 import java.time.Duration;
 import java.util.Arrays;
@@ -33,18 +30,16 @@ public final class FreqcapMain {
             return;
         }
         Configuration options;
-        LimitConfig limits;
-        String segments;
+        JobSettings settings;
         try {
             options = CommandLine.parse(args, List.of());
-            limits = FreqcapOptions.requireJobOptions(options, true);
-            segments = FreqcapOptions.readSegments(options);
+            settings = JobSettings.parse(options, true);
         } catch (InvalidOptionException e) {
             throw fail(e);
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(flinkConfig(options));
-        wireKafka(env, options, limits, segments);
+        wireKafka(env, settings);
         env.execute("freqcap");
     }
 
@@ -91,43 +86,34 @@ public final class FreqcapMain {
     }
 
     /** Kafka sources and sinks around {@link FreqcapJob}. */
-    public static void wireKafka(
-            StreamExecutionEnvironment env, Configuration options, LimitConfig initialConfig) {
-        wireKafka(env, options, initialConfig, null);
-    }
-
-    /** Kafka sources and sinks around {@link FreqcapJob}, with initial segments (or null). */
-    public static void wireKafka(
-            StreamExecutionEnvironment env,
-            Configuration options,
-            LimitConfig initialConfig,
-            String initialSegmentsJson) {
+    public static void wireKafka(StreamExecutionEnvironment env, JobSettings settings) {
+        KafkaSettings kafka = settings.kafka();
         DataStream<RawRecord> input =
                 env.fromSource(
-                                KafkaConnectors.inputSource(options),
+                                KafkaConnectors.inputSource(kafka),
                                 WatermarkStrategy.noWatermarks(),
                                 "outbound-messages")
                         .uid("input-source");
         DataStream<ControlRecord> config =
                 controlInput(
                         env,
-                        KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                        KafkaConnectors.controlSource(kafka, ControlRecord.Kind.CONFIG),
                         "limit-config",
                         "config-source");
         DataStream<ControlRecord> segments =
                 controlInput(
                         env,
-                        KafkaConnectors.controlSource(options, ControlRecord.Kind.SEGMENT),
+                        KafkaConnectors.controlSource(kafka, ControlRecord.Kind.SEGMENT),
                         "segment-updates",
                         "segments-source");
         DataStream<ControlRecord> sweeps =
                 controlInput(
                         env,
-                        CleanupTicks.source(options.get(FreqcapOptions.CLEANUP_INTERVAL)),
+                        CleanupTicks.source(settings.cleanupInterval()),
                         "cleanup-ticks",
                         "cleanup-ticks");
         DataStream<ControlRecord> controls = config.union(segments, sweeps);
-        if (options.getOptional(FreqcapOptions.REDIS).isPresent()) {
+        if (settings.mirror() != null) {
             controls =
                     controls.union(
                             controlInput(
@@ -137,24 +123,12 @@ public final class FreqcapMain {
                                     "mirror-ticks"));
         }
         FreqcapJob.build(
-                new CappingSettings(
-                        initialConfig,
-                        initialSegmentsJson,
-                        false,
-                        options.get(FreqcapOptions.HISTORY_CACHE),
-                        FreqcapOptions.bounds(options)),
+                settings.capping(),
                 input,
                 controls,
-                KafkaConnectors.deliverySink(options),
-                KafkaConnectors.auditSink(options),
-                options.getOptional(FreqcapOptions.REDIS)
-                        .map(
-                                uri ->
-                                        new RedisMirrorSink(
-                                                uri,
-                                                options.get(FreqcapOptions.REDIS_KEY_PREFIX),
-                                                options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
-                        .orElse(null));
+                KafkaConnectors.deliverySink(kafka),
+                KafkaConnectors.auditSink(kafka),
+                settings.mirror() == null ? null : settings.mirror().sink());
     }
 
     /** How soon a mirror that dropped writes is rebuilt once Redis answers again. */

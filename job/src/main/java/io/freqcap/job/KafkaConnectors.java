@@ -1,6 +1,5 @@
 package io.freqcap.job;
 
-import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
@@ -9,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -32,9 +30,9 @@ public final class KafkaConnectors {
     /** Bytes a produce request adds to a record's key and value: headers, record and batch. */
     static final int MAX_REQUEST_OVERHEAD = 64 * 1024;
 
-    public static KafkaSource<RawRecord> inputSource(Configuration c) {
+    public static KafkaSource<RawRecord> inputSource(KafkaSettings c) {
         OffsetsInitializer start;
-        switch (c.get(FreqcapOptions.STARTING_OFFSETS)) {
+        switch (c.startingOffsets()) {
             case EARLIEST:
                 start = OffsetsInitializer.earliest();
                 break;
@@ -45,9 +43,9 @@ public final class KafkaConnectors {
                 start = OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
         }
         return KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
-                .setTopics(c.get(FreqcapOptions.INPUT_TOPIC))
-                .setGroupId(c.get(FreqcapOptions.GROUP_ID))
+                .setBootstrapServers(c.bootstrapServers())
+                .setTopics(c.inputTopic())
+                .setGroupId(c.groupId())
                 .setStartingOffsets(start)
                 .setDeserializer(new RawRecordDeserializer())
                 // Upstream producers may be transactional: never decide an aborted message.
@@ -61,15 +59,12 @@ public final class KafkaConnectors {
      * segments already published.
      */
     public static KafkaSource<ControlRecord> controlSource(
-            Configuration c, ControlRecord.Kind kind) {
-        String topic =
-                kind == ControlRecord.Kind.CONFIG
-                        ? c.get(FreqcapOptions.CONFIG_TOPIC)
-                        : c.get(FreqcapOptions.SEGMENTS_TOPIC);
+            KafkaSettings c, ControlRecord.Kind kind) {
+        String topic = kind == ControlRecord.Kind.CONFIG ? c.configTopic() : c.segmentsTopic();
         return KafkaSource.<ControlRecord>builder()
-                .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
+                .setBootstrapServers(c.bootstrapServers())
                 .setTopics(topic)
-                .setGroupId(c.get(FreqcapOptions.GROUP_ID) + "-" + kind.name().toLowerCase())
+                .setGroupId(c.groupId() + "-" + kind.name().toLowerCase())
                 .setStartingOffsets(
                         OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
                 .setDeserializer(new ControlRecordDeserializer(kind))
@@ -77,22 +72,20 @@ public final class KafkaConnectors {
                 .build();
     }
 
-    public static KafkaSink<Delivery> deliverySink(Configuration c) {
-        String topic = c.get(FreqcapOptions.DELIVERY_TOPIC);
-        return sink(c, "deliveries", new DeliverySerializer(topic));
+    public static KafkaSink<Delivery> deliverySink(KafkaSettings c) {
+        return sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic()));
     }
 
-    public static KafkaSink<AuditEvent> auditSink(Configuration c) {
-        String topic = c.get(FreqcapOptions.AUDIT_TOPIC);
-        return sink(c, "audit", new AuditSerializer(topic));
+    public static KafkaSink<AuditEvent> auditSink(KafkaSettings c) {
+        return sink(c, "audit", new AuditSerializer(c.auditTopic()));
     }
 
     private static <T> KafkaSink<T> sink(
-            Configuration c, String name, KafkaRecordSerializationSchema<T> serializer) {
-        boolean exactlyOnce = c.get(FreqcapOptions.GUARANTEE) == Guarantee.EXACTLY_ONCE;
+            KafkaSettings c, String name, KafkaRecordSerializationSchema<T> serializer) {
+        boolean exactlyOnce = c.exactlyOnce();
         var builder =
                 KafkaSink.<T>builder()
-                        .setBootstrapServers(c.get(FreqcapOptions.BOOTSTRAP_SERVERS))
+                        .setBootstrapServers(c.bootstrapServers())
                         .setRecordSerializer(serializer)
                         .setDeliveryGuarantee(
                                 exactlyOnce
@@ -109,11 +102,10 @@ public final class KafkaConnectors {
                                 Integer.toString(
                                         Math.max(
                                                 1 << 20,
-                                                c.get(FreqcapOptions.MAX_RECORD_BYTES)
-                                                        + MAX_REQUEST_OVERHEAD)));
+                                                c.maxRecordBytes() + MAX_REQUEST_OVERHEAD)));
         if (exactlyOnce) {
             // One prefix per sink and per job (group id), or two jobs would fence each other.
-            builder.setTransactionalIdPrefix(c.get(FreqcapOptions.GROUP_ID) + "-" + name);
+            builder.setTransactionalIdPrefix(c.groupId() + "-" + name);
         }
         return builder.build();
     }

@@ -75,7 +75,7 @@ class FreqcapKafkaITCase {
         List<Input> secondHalf = inputs.subList(50_000, inputs.size());
 
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG_V1));
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG_V1), null));
         JobClient job = env.executeAsync("freqcap-it");
         try {
             KafkaPipelineSupport.produce(
@@ -153,7 +153,7 @@ class FreqcapKafkaITCase {
                         + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
                         + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, LimitConfig.parse(config));
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
         JobClient job = env.executeAsync("freqcap-segments");
         String bootstrap = kafka.bootstrapServers();
         try {
@@ -274,14 +274,15 @@ class FreqcapKafkaITCase {
         StreamExecutionEnvironment env = env(options);
         DataStream<RawRecord> input =
                 env.fromSource(
-                                KafkaConnectors.inputSource(options),
+                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
                                 WatermarkStrategy.noWatermarks(),
                                 "in")
                         .map(new FailOnce(15000))
                         .name("fail-once");
         DataStream<ControlRecord> control =
                 env.fromSource(
-                                KafkaConnectors.controlSource(options, ControlRecord.Kind.CONFIG),
+                                KafkaConnectors.controlSource(
+                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
                                 WatermarkStrategy.noWatermarks(),
                                 "config")
                         .setParallelism(1);
@@ -289,8 +290,8 @@ class FreqcapKafkaITCase {
                 CappingSettings.of(CONFIG_V1),
                 input,
                 control,
-                KafkaConnectors.deliverySink(options),
-                KafkaConnectors.auditSink(options),
+                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
+                KafkaConnectors.auditSink(KafkaSettings.of(options)),
                 null);
         JobClient job = env.executeAsync("freqcap-failover");
         try {

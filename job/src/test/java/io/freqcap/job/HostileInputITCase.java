@@ -191,7 +191,7 @@ class HostileInputITCase {
         }
 
         StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG));
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
         JobClient job = env.executeAsync("freqcap-hostile");
         try {
             produce(name + "-segments", segmentUpdates);

@@ -85,7 +85,7 @@ class RedisMirrorITCase {
 
     JobClient startJob(Configuration options) throws Exception {
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        FreqcapMain.wireKafka(env, options, LimitConfig.parse(CONFIG));
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
         return env.executeAsync("freqcap-redis-it");
     }
 
@@ -428,7 +428,7 @@ class RedisMirrorITCase {
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
             DataStream<RawRecord> input =
                     env.fromSource(
-                                    KafkaConnectors.inputSource(options),
+                                    KafkaConnectors.inputSource(KafkaSettings.of(options)),
                                     WatermarkStrategy.noWatermarks(),
                                     "in")
                             .map(new FailOnce(12000))
@@ -436,7 +436,7 @@ class RedisMirrorITCase {
             DataStream<ControlRecord> control =
                     env.fromSource(
                                     KafkaConnectors.controlSource(
-                                            options, ControlRecord.Kind.CONFIG),
+                                            KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
                                     WatermarkStrategy.noWatermarks(),
                                     "config")
                             .setParallelism(1);
@@ -445,8 +445,8 @@ class RedisMirrorITCase {
                     CappingSettings.of(CONFIG).withHistoryCache(64),
                     input,
                     control,
-                    KafkaConnectors.deliverySink(options),
-                    KafkaConnectors.auditSink(options),
+                    KafkaConnectors.deliverySink(KafkaSettings.of(options)),
+                    KafkaConnectors.auditSink(KafkaSettings.of(options)),
                     new RedisMirrorSink(redis.uri(), name, 1_000_000));
             JobClient job = env.executeAsync("freqcap-mirror-failover");
             try {

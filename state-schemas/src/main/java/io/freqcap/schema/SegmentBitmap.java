@@ -275,12 +275,10 @@ public final class SegmentBitmap {
      */
     public static SegmentBitmap read(InputStream source, Format format, long maxBytes)
             throws IOException, MalformedRecordException {
-        return SegmentBitmapCodec.read(source, format, maxBytes);
-    }
-
-    /** A bitmap of buckets already validated: keys increasing, containers sound. */
-    static SegmentBitmap ofValidated(int[] highs, RoaringBitmap[] buckets) {
-        return new SegmentBitmap(highs, buckets);
+        SegmentBitmapCodec.Buckets b =
+                SegmentBitmapCodec.read(
+                        source, format == Format.ROARING32, format.wireName, maxBytes);
+        return new SegmentBitmap(b.highs(), b.buckets());
     }
 
     /**
@@ -303,6 +301,6 @@ public final class SegmentBitmap {
         if (format == Format.ROARING32 && !fitsRoaring32()) {
             throw new IllegalStateException("ids at or above 2^32 need roaring64");
         }
-        return SegmentBitmapCodec.write(highs, buckets, format, sizeInBytes());
+        return SegmentBitmapCodec.write(highs, buckets, format == Format.ROARING32, sizeInBytes());
     }
 }

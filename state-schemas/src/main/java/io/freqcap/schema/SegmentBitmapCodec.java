@@ -16,11 +16,15 @@ import java.util.List;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * Reads and writes the portable Roaring formats of {@link SegmentBitmap}. Reading is streamed and
- * bounded and validates as it goes: the input is untrusted (any file a segment update names).
+ * Reads and writes the portable Roaring formats of segment bitmaps, as buckets of 32-bit bitmaps
+ * keyed by the high 32 bits of their ids. Reading is streamed and bounded and validates as it goes:
+ * the input is untrusted (any file a segment update names).
  */
 final class SegmentBitmapCodec {
     private SegmentBitmapCodec() {}
+
+    /** High 32 bits of the ids in each bucket, increasing; buckets[i] holds their low 32 bits. */
+    record Buckets(int[] highs, RoaringBitmap[] buckets) {}
 
     /**
      * Reads and validates a bitmap from a stream, streamed: at most {@code maxBytes} bytes are
@@ -31,7 +35,7 @@ final class SegmentBitmapCodec {
      *     than {@code maxBytes}
      * @throws IOException when the stream itself fails
      */
-    static SegmentBitmap read(InputStream source, SegmentBitmap.Format format, long maxBytes)
+    static Buckets read(InputStream source, boolean roaring32, String wireName, long maxBytes)
             throws IOException, MalformedRecordException {
         DataInputStream in =
                 new DataInputStream(
@@ -39,9 +43,9 @@ final class SegmentBitmapCodec {
         List<Integer> highs = new ArrayList<>();
         List<RoaringBitmap> buckets = new ArrayList<>();
         try {
-            if (format == SegmentBitmap.Format.ROARING32) {
+            if (roaring32) {
                 highs.add(0);
-                buckets.add(readBitmap(in, format.wireName));
+                buckets.add(readBitmap(in, wireName));
             } else {
                 long count = Long.reverseBytes(in.readLong());
                 if (count < 0 || count > (1L << 32)) {
@@ -67,13 +71,13 @@ final class SegmentBitmapCodec {
             }
             if (in.read() >= 0) {
                 throw new MalformedRecordException(
-                        format.wireName + ": bytes after the end of the bitmap");
+                        wireName + ": bytes after the end of the bitmap");
             }
         } catch (EOFException e) {
-            throw new MalformedRecordException(format.wireName + ": truncated");
+            throw new MalformedRecordException(wireName + ": truncated");
         } catch (TooLarge e) {
             throw new MalformedRecordException(
-                    format.wireName + ": larger than the limit of " + maxBytes + " bytes");
+                    wireName + ": larger than the limit of " + maxBytes + " bytes");
         } catch (SourceFailure e) {
             throw (IOException) e.getCause();
         }
@@ -81,7 +85,7 @@ final class SegmentBitmapCodec {
         for (int i = 0; i < h.length; i++) {
             h[i] = highs.get(i);
         }
-        return SegmentBitmap.ofValidated(h, buckets.toArray(new RoaringBitmap[0]));
+        return new Buckets(h, buckets.toArray(new RoaringBitmap[0]));
     }
 
     private static RoaringBitmap readBitmap(DataInputStream in, String what)
@@ -155,11 +159,10 @@ final class SegmentBitmapCodec {
         }
     }
 
-    static byte[] write(
-            int[] highs, RoaringBitmap[] buckets, SegmentBitmap.Format format, long sizeHint) {
+    static byte[] write(int[] highs, RoaringBitmap[] buckets, boolean roaring32, long sizeHint) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream((int) sizeHint);
-            if (format == SegmentBitmap.Format.ROARING32) {
+            if (roaring32) {
                 (highs.length == 0 ? new RoaringBitmap() : buckets[0])
                         .serialize(new DataOutputStream(bytes));
             } else {

@@ -4,6 +4,7 @@ import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.job.JobSettings;
 import io.freqcap.schema.LimitConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -202,7 +203,7 @@ public final class LocalRunner {
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
-        FreqcapMain.wireKafka(env, options, limits, segmentsJson);
+        FreqcapMain.wireKafka(env, JobSettings.from(options, limits, segmentsJson));
         JobClient job = resumption.submit(env, "freqcap (local)");
 
         TrafficGenerator generator = null;

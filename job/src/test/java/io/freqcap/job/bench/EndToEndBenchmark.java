@@ -3,6 +3,7 @@ package io.freqcap.job.bench;
 import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
+import io.freqcap.job.JobSettings;
 import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.KafkaBrokerProcess;
@@ -211,7 +212,7 @@ public final class EndToEndBenchmark {
             if (identity) {
                 IdentityPipeline.wire(env, options);
             } else {
-                FreqcapMain.wireKafka(env, options, config);
+                FreqcapMain.wireKafka(env, JobSettings.from(options, config, null));
             }
 
             Properties cp = new Properties();

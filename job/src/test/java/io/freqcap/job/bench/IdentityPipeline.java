@@ -2,6 +2,7 @@ package io.freqcap.job.bench;
 
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.KafkaConnectors;
+import io.freqcap.job.KafkaSettings;
 import io.freqcap.schema.RawRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -40,7 +41,10 @@ final class IdentityPipeline {
                         .setProperty("linger.ms", "10")
                         .setProperty("batch.size", "262144")
                         .build();
-        env.fromSource(KafkaConnectors.inputSource(options), WatermarkStrategy.noWatermarks(), "in")
+        env.fromSource(
+                        KafkaConnectors.inputSource(KafkaSettings.of(options)),
+                        WatermarkStrategy.noWatermarks(),
+                        "in")
                 .keyBy(r -> new String(r.key(), java.nio.charset.StandardCharsets.UTF_8))
                 .process(new Count())
                 .uid("count")

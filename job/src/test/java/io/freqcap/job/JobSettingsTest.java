@@ -1,0 +1,62 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.FreqcapOptions.Guarantee;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class JobSettingsTest {
+    @TempDir Path tmp;
+
+    @Test
+    void optionsBecomeTypedSettingsWithTheLimitsReadOnce() throws Exception {
+        Path limits = Files.writeString(tmp.resolve("limits.json"), FreqcapOptionsTest.VALID);
+        JobSettings s =
+                JobSettings.parse(
+                        CommandLine.parse(
+                                new String[] {
+                                    "--bootstrap-servers", "k:9092",
+                                    "--limits", limits.toString(),
+                                    "--group-id", "g",
+                                    "--audit-topic", "a",
+                                    "--guarantee", "at-least-once",
+                                    "--max-record-bytes", "4096",
+                                    "--cleanup-interval", "2min",
+                                    "--redis", "redis://localhost:6390",
+                                    "--redis-key-prefix", "p"
+                                },
+                                List.of()),
+                        true);
+        assertEquals("k:9092", s.kafka().bootstrapServers());
+        assertEquals("g", s.kafka().groupId());
+        assertEquals("a", s.kafka().auditTopic());
+        assertEquals("deliveries", s.kafka().deliveryTopic());
+        assertEquals(Guarantee.AT_LEAST_ONCE, s.kafka().guarantee());
+        assertEquals(4096, s.kafka().maxRecordBytes());
+        assertEquals(4096, s.capping().bounds().maxRecordBytes());
+        assertEquals(1, s.capping().initialConfig().version());
+        assertNull(s.capping().initialSegmentsJson());
+        assertEquals(Duration.ofMinutes(2), s.cleanupInterval());
+        assertEquals(new JobSettings.Mirror("redis://localhost:6390", "p", 1_000_000L), s.mirror());
+    }
+
+    @Test
+    void noMirrorWithoutRedis() throws Exception {
+        Path limits = Files.writeString(tmp.resolve("limits.json"), FreqcapOptionsTest.VALID);
+        JobSettings s =
+                JobSettings.parse(
+                        CommandLine.parse(
+                                new String[] {"--bootstrap-servers", "k", "--limits", "" + limits},
+                                List.of()),
+                        true);
+        assertNull(s.mirror());
+        assertTrue(s.kafka().exactlyOnce());
+    }
+}
