@@ -20,7 +20,7 @@ import java.util.Arrays;
  * {@code rebuild-mirror} must write the very members Redis lost. Entries counted while the mirror
  * was off have none ({@code null}).
  */
-public final class UserHistory {
+public final class UserHistory implements CountedHistory {
     public static final UserHistory EMPTY =
             new UserHistory(new long[0], new long[0], new int[0], new String[0], null);
 
@@ -45,10 +45,12 @@ public final class UserHistory {
         this.messageIds = messageIds;
     }
 
+    @Override
     public int size() {
         return timestamps.length;
     }
 
+    @Override
     public boolean isEmpty() {
         return timestamps.length == 0;
     }
@@ -70,16 +72,17 @@ public final class UserHistory {
         return messageIds == null ? null : messageIds[i];
     }
 
-    /** The channels entries of this history use. */
+    @Override
     public String[] channels() {
         return channels.clone();
     }
 
-    /** The latest counted timestamp; only defined for a non-empty history. */
+    @Override
     public long latest() {
         return timestamps[timestamps.length - 1];
     }
 
+    @Override
     public boolean containsFingerprint(long fingerprint) {
         fingerprint &= FINGERPRINT_MASK;
         for (long f : fingerprints) {
@@ -112,6 +115,52 @@ public final class UserHistory {
             }
         }
         return n;
+    }
+
+    /** The channel's index in the table, -1 for every entry ({@code null}), -2 for none. */
+    private int scope(String channel) {
+        if (channel == null) {
+            return -1;
+        }
+        int c = indexOfChannel(channel);
+        return c < 0 ? -2 : c;
+    }
+
+    @Override
+    public int count(String channel, long after, long upTo) {
+        int c = scope(channel);
+        int n = 0;
+        for (int i = 0; i < timestamps.length && c != -2; i++) {
+            long t = timestamps[i];
+            if (t > after && t <= upTo && (c < 0 || channelIndex[i] == c)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public long kthLatest(String channel, int k) {
+        int c = scope(channel);
+        for (int i = timestamps.length - 1; i >= 0 && c != -2; i--) {
+            if ((c < 0 || channelIndex[i] == c) && --k == 0) {
+                return timestamps[i];
+            }
+        }
+        throw new IllegalArgumentException("fewer entries in scope than k");
+    }
+
+    @Override
+    public long[] timestampsAfter(String channel, long after) {
+        int c = scope(channel);
+        long[] out = new long[timestamps.length];
+        int n = 0;
+        for (int i = 0; i < timestamps.length && c != -2; i++) {
+            if (timestamps[i] > after && (c < 0 || channelIndex[i] == c)) {
+                out[n++] = timestamps[i];
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
     private int indexOfChannel(String channel) {

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Limit;
 import io.freqcap.schema.LimitConfig;
@@ -30,7 +31,8 @@ public final class CappingRule {
     /**
      * What to do with a message and the user's history afterwards.
      *
-     * @param history the history to store: a new one for ALLOWED, the given one otherwise
+     * @param history the history to store: a new one for ALLOWED, the given one otherwise; null
+     *     from {@link #judge}, which leaves counting to the caller
      */
     public record Verdict(
             Decision decision,
@@ -51,7 +53,7 @@ public final class CappingRule {
     }
 
     /**
-     * Decides one message.
+     * Decides one message and returns the history to store.
      *
      * @param segment the segment whose rule applies ({@code *} when none does)
      * @param keepMessageId keep the messageId of an ALLOWED message in the history (the Redis
@@ -63,18 +65,49 @@ public final class CappingRule {
             LimitConfig config,
             String segment,
             boolean keepMessageId) {
-        if (config.isExempt(m.category())) {
-            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, history);
+        Verdict v = judge(history, m, config, segment);
+        UserHistory next = history;
+        if (v.decision() == Decision.ALLOWED) {
+            next =
+                    history.with(
+                            m.timestamp(),
+                            UserHistory.fingerprint(m.messageId()),
+                            m.channel(),
+                            keepMessageId ? m.messageId() : null);
+            next = next.prunedBefore(pruneCutoff(next.latest(), config));
         }
-        long fingerprint = UserHistory.fingerprint(m.messageId());
-        if (history.containsFingerprint(fingerprint)) {
+        return new Verdict(
+                v.decision(), v.segment(), v.violations(), v.retryAfter(), v.reason(), next);
+    }
+
+    /**
+     * Entries at or before this can matter to no message that is not STALE once {@code latest} is
+     * counted (see the class comment).
+     */
+    public static long pruneCutoff(long latest, LimitConfig config) {
+        return latest - 2 * config.longestWindowMillis();
+    }
+
+    /**
+     * Decides one message without counting it: the caller adds an ALLOWED message to the history. A
+     * message at or after the latest counted one (the common case) costs a few lookups per limit,
+     * however long the history; an earlier one reads the entries its limits' windows can reach.
+     *
+     * @param segment the segment whose rule applies ({@code *} when none does)
+     */
+    public static Verdict judge(
+            CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        if (config.isExempt(m.category())) {
+            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, null);
+        }
+        if (history.containsFingerprint(UserHistory.fingerprint(m.messageId()))) {
             return new Verdict(
                     Decision.DUPLICATE,
                     segment,
                     List.of(),
                     null,
                     "messageId " + m.messageId() + " is already counted for this user",
-                    history);
+                    null);
         }
         long t = m.timestamp();
         long longest = config.longestWindowMillis();
@@ -91,22 +124,105 @@ public final class CappingRule {
                             + " minus the longest window ("
                             + longest
                             + " ms)",
-                    history);
+                    null);
         }
-
         LimitConfig.Rule rule = config.ruleFor(segment);
         List<Limit> channelLimits = rule.channelLimits(m.channel());
-        long[] all = new long[history.size()];
-        int nAll = history.timestampsIn(null, all);
+        if (history.isEmpty() || t >= history.latest()) {
+            return inOrder(history, m, segment, rule.limits(), channelLimits);
+        }
+        return outOfOrder(history, m, segment, rule.limits(), channelLimits);
+    }
+
+    /**
+     * A message at or after every counted one: the fullest interval containing t is (t − w, t], so
+     * a limit counts the entries in it. Once rejected, a limit of max L passes again from the L-th
+     * latest entry in scope plus w (every entry is at or before t), and the message from the latest
+     * of those times.
+     */
+    private static Verdict inOrder(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            List<Limit> limits,
+            List<Limit> channelLimits) {
+        long t = m.timestamp();
+        List<Violation> violations = null;
+        boolean never = false;
+        long retry = t;
+        for (int scope = 0; scope < 2; scope++) {
+            String channel = scope == 0 ? null : m.channel();
+            for (Limit l : scope == 0 ? limits : channelLimits) {
+                int count = history.count(channel, t - l.windowMillis(), t);
+                never |= l.max() == 0;
+                if (count < l.max()) {
+                    continue;
+                }
+                violations =
+                        add(
+                                violations,
+                                new Violation(
+                                        scope == 0 ? "all" : "channel:" + m.channel(),
+                                        l.window(),
+                                        l.max(),
+                                        count));
+                if (l.max() > 0) {
+                    long b = history.kthLatest(channel, l.max());
+                    if (b > Long.MAX_VALUE - l.windowMillis()) {
+                        never = true; // no time in range
+                    } else {
+                        retry = Math.max(retry, b + l.windowMillis());
+                    }
+                }
+            }
+        }
+        if (violations == null) {
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
+        }
+        boolean anyZero = false;
+        for (Limit l : limits) {
+            anyZero |= l.max() == 0;
+        }
+        for (Limit l : channelLimits) {
+            anyZero |= l.max() == 0;
+        }
+        return new Verdict(
+                Decision.REJECTED,
+                segment,
+                violations,
+                anyZero || never ? null : retry,
+                null,
+                null);
+    }
+
+    /**
+     * A message before the latest counted one: the entries its limits' windows can reach (later
+     * than t minus the longest of them) are read, and every interval start is checked.
+     */
+    private static Verdict outOfOrder(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            List<Limit> limits,
+            List<Limit> channelLimits) {
+        long t = m.timestamp();
+        long reach = 0;
+        for (Limit l : limits) {
+            reach = Math.max(reach, l.windowMillis());
+        }
+        for (Limit l : channelLimits) {
+            reach = Math.max(reach, l.windowMillis());
+        }
+        long[] all = history.timestampsAfter(null, t - reach);
+        int nAll = all.length;
         long[] inChannel = null;
         int nChannel = 0;
         if (!channelLimits.isEmpty()) {
-            inChannel = new long[history.size()];
-            nChannel = history.timestampsIn(m.channel(), inChannel);
+            inChannel = history.timestampsAfter(m.channel(), t - reach);
+            nChannel = inChannel.length;
         }
-
         List<Violation> violations = null;
-        for (Limit l : rule.limits()) {
+        for (Limit l : limits) {
             int count = fullestInterval(all, nAll, t, l.windowMillis());
             if (count >= l.max()) {
                 violations = add(violations, new Violation("all", l.window(), l.max(), count));
@@ -123,14 +239,10 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            UserHistory next =
-                    history.with(t, fingerprint, m.channel(), keepMessageId ? m.messageId() : null);
-            next = next.prunedBefore(next.latest() - 2 * longest);
-            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, next);
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
-        Long retryAfter =
-                retryAfter(t, rule.limits(), all, nAll, channelLimits, inChannel, nChannel);
-        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, history);
+        Long retryAfter = retryAfter(t, limits, all, nAll, channelLimits, inChannel, nChannel);
+        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
     }
 
     private static List<Violation> add(List<Violation> list, Violation v) {

@@ -1,0 +1,33 @@
+package io.freqcap.schema;
+
+/**
+ * What the decision rule asks of a user's counted messages (contract.md §6), whatever holds them: a
+ * short {@link UserHistory} or a long history kept in chunks. Timestamps are in ascending order; a
+ * scope is a channel name, or {@code null} for every entry.
+ */
+public interface CountedHistory {
+    int size();
+
+    boolean isEmpty();
+
+    /** The latest counted timestamp; only defined for a non-empty history. */
+    long latest();
+
+    /** Whether an entry has this 56-bit fingerprint ({@link UserHistory#fingerprint}). */
+    boolean containsFingerprint(long fingerprint);
+
+    /** The channels entries of this history use. */
+    String[] channels();
+
+    /** Entries in scope with a timestamp in {@code (after, upTo]}. */
+    int count(String channel, long after, long upTo);
+
+    /**
+     * The timestamp of the k-th latest entry in scope (k = 1: the latest); only for 1 <= k <=
+     * {@code count(channel, Long.MIN_VALUE, Long.MAX_VALUE)}.
+     */
+    long kthLatest(String channel, int k);
+
+    /** The timestamps in scope later than {@code after}, ascending. */
+    long[] timestampsAfter(String channel, long after);
+}
