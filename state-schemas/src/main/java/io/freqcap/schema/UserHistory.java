@@ -241,6 +241,26 @@ public final class UserHistory implements CountedHistory {
     }
 
     /**
+     * A history of the given entries (ascending timestamps, fingerprints of 56 bits); channels no
+     * entry uses are dropped. The arrays become the history's: the caller must not change them.
+     *
+     * @param channelIndex per entry, its channel's index in {@code channels}
+     * @param ids per entry its messageId or null; null for none at all
+     */
+    public static UserHistory of(
+            long[] ts, long[] fps, int[] channelIndex, String[] channels, String[] ids) {
+        if (fps.length != ts.length
+                || channelIndex.length != ts.length
+                || (ids != null && ids.length != ts.length)) {
+            throw new IllegalArgumentException("entries of different lengths");
+        }
+        if (ts.length == 0) {
+            return EMPTY;
+        }
+        return compactChannels(ts, fps, channelIndex, channels, ids);
+    }
+
+    /**
      * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
      */
     static UserHistory compactChannels(

@@ -1,0 +1,352 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.UserHistory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * A long history in memory: the counted messages of a heavy user, in arrays that grow at the end,
+ * with a sorted column of timestamps per channel and a multiset of fingerprints, so that a decision
+ * costs a few binary searches and a hash lookup however many entries there are, and counting a
+ * message in time order appends. A message before the latest moves the later entries (what a short
+ * history's copy costs anyway). Plain Java, mutable, owned by one task's {@link HistoryStore}.
+ *
+ * <p>Stored as time buckets (contract.md §6 says nothing of storage): the entries of each {@code
+ * bucketMillis} of time form one {@link UserHistory}, so a write touches only the buckets that
+ * changed since the last one ({@link #takeChanged}): in time order the newest, and the oldest as
+ * entries are pruned.
+ */
+final class LongHistory implements CountedHistory {
+    private final long bucketMillis;
+    private long[] ts = new long[64];
+    private long[] fps = new long[64];
+    private int[] channelOf = new int[64];
+
+    /** Null until an entry has a messageId. */
+    private String[] ids;
+
+    private int start;
+    private int end;
+    private final List<String> channelNames = new ArrayList<>();
+    private final List<Column> columns = new ArrayList<>();
+    private final FingerprintCounts fingerprints = new FingerprintCounts();
+    private final Set<Long> changed = new HashSet<>();
+
+    LongHistory(long bucketMillis) {
+        if (bucketMillis <= 0) {
+            throw new IllegalArgumentException("bucketMillis must be positive: " + bucketMillis);
+        }
+        this.bucketMillis = bucketMillis;
+    }
+
+    /** A short history made long: every bucket is new. */
+    static LongHistory of(UserHistory h, long bucketMillis) {
+        LongHistory l = new LongHistory(bucketMillis);
+        l.append(h);
+        for (int i = l.start; i < l.end; i++) {
+            l.changed.add(l.bucket(l.ts[i]));
+        }
+        return l;
+    }
+
+    /** A long history as stored: bucket start / bucketMillis to the bucket's entries. */
+    static LongHistory load(long bucketMillis, Map<Long, UserHistory> buckets) {
+        LongHistory l = new LongHistory(bucketMillis);
+        for (UserHistory h : new TreeMap<>(buckets).values()) {
+            l.append(h);
+        }
+        return l;
+    }
+
+    private void append(UserHistory h) {
+        for (int i = 0; i < h.size(); i++) {
+            insert(h.timestamp(i), h.fingerprint(i), h.channel(i), h.messageId(i));
+        }
+    }
+
+    long bucketMillis() {
+        return bucketMillis;
+    }
+
+    private long bucket(long t) {
+        return Math.floorDiv(t, bucketMillis);
+    }
+
+    /** Counts one message (after entries of equal timestamp). */
+    void add(long t, long fingerprint, String channel, String messageId) {
+        insert(t, fingerprint & UserHistory.FINGERPRINT_MASK, channel, messageId);
+        changed.add(bucket(t));
+    }
+
+    private void insert(long t, long fingerprint, String channel, String messageId) {
+        int c = channelNames.indexOf(channel);
+        if (c < 0) {
+            c = channelNames.size();
+            channelNames.add(channel);
+            columns.add(new Column());
+        }
+        if (end == ts.length) {
+            makeRoom();
+        }
+        int pos = end > start && ts[end - 1] <= t ? end : firstAfter(ts, start, end, t);
+        int tail = end - pos;
+        System.arraycopy(ts, pos, ts, pos + 1, tail);
+        System.arraycopy(fps, pos, fps, pos + 1, tail);
+        System.arraycopy(channelOf, pos, channelOf, pos + 1, tail);
+        if (ids == null && messageId != null) {
+            ids = new String[ts.length];
+        }
+        if (ids != null) {
+            System.arraycopy(ids, pos, ids, pos + 1, tail);
+            ids[pos] = messageId;
+        }
+        ts[pos] = t;
+        fps[pos] = fingerprint;
+        channelOf[pos] = c;
+        end++;
+        fingerprints.add(fingerprint);
+        columns.get(c).add(t);
+    }
+
+    /** Moves the entries to the front when the dropped ones are a quarter, else doubles. */
+    private void makeRoom() {
+        int n = end - start;
+        int capacity = start >= ts.length / 4 ? ts.length : ts.length * 2;
+        ts = moved(ts, capacity, n);
+        fps = moved(fps, capacity, n);
+        channelOf = moved(channelOf, capacity, n);
+        if (ids != null) {
+            String[] to = new String[capacity];
+            System.arraycopy(ids, start, to, 0, n);
+            ids = to;
+        }
+        start = 0;
+        end = n;
+    }
+
+    private long[] moved(long[] from, int capacity, int n) {
+        long[] to = capacity == from.length ? from : new long[capacity];
+        System.arraycopy(from, start, to, 0, n);
+        return to;
+    }
+
+    private int[] moved(int[] from, int capacity, int n) {
+        int[] to = capacity == from.length ? from : new int[capacity];
+        System.arraycopy(from, start, to, 0, n);
+        return to;
+    }
+
+    /** Drops the entries at or before {@code cutoff}. */
+    void pruneThrough(long cutoff) {
+        int to = firstAfter(ts, start, end, cutoff);
+        long lastBucket = Long.MIN_VALUE;
+        for (int i = start; i < to; i++) {
+            fingerprints.remove(fps[i]);
+            long b = bucket(ts[i]);
+            if (b != lastBucket) {
+                changed.add(b);
+                lastBucket = b;
+            }
+            if (ids != null) {
+                ids[i] = null;
+            }
+        }
+        start = to;
+        for (Column c : columns) {
+            c.dropThrough(cutoff);
+        }
+    }
+
+    /** The buckets changed since the last call, each with its entries (empty: delete it). */
+    Map<Long, UserHistory> takeChanged() {
+        Map<Long, UserHistory> out = new TreeMap<>();
+        for (long b : changed) {
+            long from = b * bucketMillis;
+            int lo = firstAfter(ts, start, end, from - 1);
+            int hi =
+                    from > Long.MAX_VALUE - bucketMillis
+                            ? end
+                            : firstAfter(ts, lo, end, from + bucketMillis - 1);
+            out.put(b, slice(lo, hi));
+        }
+        changed.clear();
+        return out;
+    }
+
+    /** Forgets what changed: it was written another way (or is gone). */
+    void markWritten() {
+        changed.clear();
+    }
+
+    /** Every bucket held, as {@link #takeChanged} would give them, in time order. */
+    Map<Long, UserHistory> buckets() {
+        Map<Long, UserHistory> out = new TreeMap<>();
+        int lo = start;
+        while (lo < end) {
+            long b = bucket(ts[lo]);
+            long next = (b + 1) * bucketMillis;
+            int hi = firstAfter(ts, lo, end, next - 1);
+            out.put(b, slice(lo, hi));
+            lo = hi;
+        }
+        return out;
+    }
+
+    /** This history as a short one. */
+    UserHistory toUserHistory() {
+        return slice(start, end);
+    }
+
+    private UserHistory slice(int lo, int hi) {
+        String[] sliceIds = null;
+        if (ids != null) {
+            for (int i = lo; i < hi && sliceIds == null; i++) {
+                if (ids[i] != null) {
+                    sliceIds = Arrays.copyOfRange(ids, lo, hi);
+                }
+            }
+        }
+        return UserHistory.of(
+                Arrays.copyOfRange(ts, lo, hi),
+                Arrays.copyOfRange(fps, lo, hi),
+                Arrays.copyOfRange(channelOf, lo, hi),
+                channelNames.toArray(new String[0]),
+                sliceIds);
+    }
+
+    @Override
+    public int size() {
+        return end - start;
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return end == start;
+    }
+
+    @Override
+    public long latest() {
+        return ts[end - 1];
+    }
+
+    @Override
+    public boolean containsFingerprint(long fingerprint) {
+        return fingerprints.contains(fingerprint & UserHistory.FINGERPRINT_MASK);
+    }
+
+    @Override
+    public String[] channels() {
+        List<String> used = new ArrayList<>();
+        for (int c = 0; c < columns.size(); c++) {
+            if (columns.get(c).size() > 0) {
+                used.add(channelNames.get(c));
+            }
+        }
+        return used.toArray(new String[0]);
+    }
+
+    /** The column of a channel; null for every entry; an empty one for a channel never seen. */
+    private Column column(String channel) {
+        int c = channelNames.indexOf(channel);
+        return c < 0 ? Column.EMPTY : columns.get(c);
+    }
+
+    @Override
+    public int count(String channel, long after, long upTo) {
+        if (channel != null) {
+            return column(channel).count(after, upTo);
+        }
+        if (upTo <= after) {
+            return 0;
+        }
+        return firstAfter(ts, start, end, upTo) - firstAfter(ts, start, end, after);
+    }
+
+    @Override
+    public long kthLatest(String channel, int k) {
+        if (channel != null) {
+            return column(channel).kthLatest(k);
+        }
+        if (k < 1 || k > size()) {
+            throw new IllegalArgumentException("fewer entries in scope than " + k);
+        }
+        return ts[end - k];
+    }
+
+    @Override
+    public long[] timestampsAfter(String channel, long after) {
+        if (channel != null) {
+            return column(channel).timestampsAfter(after);
+        }
+        return Arrays.copyOfRange(ts, firstAfter(ts, start, end, after), end);
+    }
+
+    /** The first index in [lo, hi) of sorted {@code a} whose value is greater than {@code x}. */
+    static int firstAfter(long[] a, int lo, int hi, long x) {
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (a[mid] <= x) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The timestamps of one channel, ascending. */
+    private static final class Column {
+        static final Column EMPTY = new Column();
+
+        private long[] ts = new long[16];
+        private int start;
+        private int end;
+
+        int size() {
+            return end - start;
+        }
+
+        void add(long t) {
+            if (end == ts.length) {
+                int n = end - start;
+                long[] to = start >= ts.length / 4 ? ts : new long[ts.length * 2];
+                System.arraycopy(ts, start, to, 0, n);
+                ts = to;
+                start = 0;
+                end = n;
+            }
+            int pos = end > start && ts[end - 1] <= t ? end : firstAfter(ts, start, end, t);
+            System.arraycopy(ts, pos, ts, pos + 1, end - pos);
+            ts[pos] = t;
+            end++;
+        }
+
+        void dropThrough(long cutoff) {
+            start = firstAfter(ts, start, end, cutoff);
+        }
+
+        int count(long after, long upTo) {
+            if (upTo <= after) {
+                return 0;
+            }
+            return firstAfter(ts, start, end, upTo) - firstAfter(ts, start, end, after);
+        }
+
+        long kthLatest(int k) {
+            if (k < 1 || k > size()) {
+                throw new IllegalArgumentException("fewer entries in scope than " + k);
+            }
+            return ts[end - k];
+        }
+
+        long[] timestampsAfter(long after) {
+            return Arrays.copyOfRange(ts, firstAfter(ts, start, end, after), end);
+        }
+    }
+}
