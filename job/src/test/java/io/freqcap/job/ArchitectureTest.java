@@ -130,7 +130,7 @@ class ArchitectureTest {
                 .that(
                         DescribedPredicate.describe(
                                 "the decision rule, control handling, limit config, segment"
-                                        + " resolution and history cache",
+                                        + " resolution, history cache and long histories",
                                 (JavaClass c) ->
                                         c.getName()
                                                         .startsWith(
@@ -138,6 +138,14 @@ class ArchitectureTest {
                                                 || c.getName()
                                                         .startsWith(
                                                                 "io.freqcap.operators.capping.HistoryCache")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.LongHistory")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.FingerprintCounts")
+                                                || c.getName()
+                                                        .startsWith("io.freqcap.schema.CountedHistory")
                                                 || c.getName()
                                                         .startsWith(
                                                                 "io.freqcap.operators.segments.SegmentTable")

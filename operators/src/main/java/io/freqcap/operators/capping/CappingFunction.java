@@ -6,6 +6,7 @@ import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
@@ -151,7 +152,10 @@ public class CappingFunction
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control);
         histories =
                 new HistoryStore(
-                        getRuntimeContext().getState(HISTORY),
+                        new HistoryStore.States(
+                                getRuntimeContext().getState(HISTORY),
+                                getRuntimeContext().getState(HistoryStore.LONG),
+                                getRuntimeContext().getMapState(HistoryStore.BUCKETS)),
                         settings.historyCacheSlots(),
                         metrics.cacheHits::inc);
         if (keySetter != null) {
@@ -197,16 +201,17 @@ public class CappingFunction
         }
         LimitConfig cfg = control.config();
         OutboundMessage m = in.message();
-        UserHistory before = histories.get(m.userId());
+        CountedHistory before = histories.get(m.userId());
         String segment = control.segments().resolve(m.userId(), cfg);
-        CappingRule.Verdict v = CappingRule.decide(before, m, cfg, segment, settings.mirror());
+        CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment);
         metrics.count(v.decision());
         switch (v.decision()) {
             case ALLOWED:
-                histories.put(m.userId(), v.history());
+                // Every channel the user may have in Redis: the write trims them all.
+                String[] channels = settings.mirror() ? before.channels() : null;
+                histories.count(m.userId(), before, m, settings.mirror(), cfg);
                 out.collect(delivery(in, m, v, cfg));
                 if (settings.mirror()) {
-                    // Every channel the user may have in Redis: the write trims them all.
                     ctx.output(
                             MIRROR,
                             MirrorWrite.of(
@@ -215,7 +220,7 @@ public class CappingFunction
                                     m.messageId(),
                                     m.timestamp(),
                                     m.channel(),
-                                    before.channels()));
+                                    channels));
                     mirrorDebt.noteDrops(); // the chained writer drops within output()
                 }
                 break;
@@ -317,7 +322,7 @@ public class CappingFunction
         if (watermark < Long.MIN_VALUE + 2 * longest) {
             return; // no event time yet
         }
-        long n = HistoryScans.sweep(ctx, watermark - 2 * longest);
+        long n = HistoryScans.sweep(ctx, histories.states(), watermark - 2 * longest);
         histories.clearCache(); // it may hold what was just cleared
         metrics.cleared.inc(n);
         LOG.debug("Sweep at watermark {} cleared {} histories", watermark, n);
@@ -331,7 +336,10 @@ public class CappingFunction
         flush(); // the scan reads keyed state
         HistoryScans.Rebuilt r =
                 HistoryScans.rebuild(
-                        ctx, control.config().longestWindowMillis(), w -> ctx.output(MIRROR, w));
+                        ctx,
+                        histories.states(),
+                        control.config().longestWindowMillis(),
+                        w -> ctx.output(MIRROR, w));
         LOG.info(
                 "rebuild-mirror: {} users, {} counted messages written again ({} users counted"
                         + " while the mirror was off, without messageIds, left as they are)",

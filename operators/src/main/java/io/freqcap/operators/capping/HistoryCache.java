@@ -135,6 +135,19 @@ final class HistoryCache {
         return true;
     }
 
+    /** Empties the user's slot, if it holds the user: keyed state holds the user's history now. */
+    void forget(long user) {
+        if (slots == 0) {
+            return;
+        }
+        int s = slot(user);
+        int c = s >>> CHUNK_SLOTS_LOG2;
+        int i = s & ((1 << CHUNK_SLOTS_LOG2) - 1);
+        if (bytes[c] != null && users[c][i] == user) {
+            bytes[c][i * SLOT_BYTES] = 0;
+        }
+    }
+
     /** Receives a dirty history on its way to keyed state. */
     interface Writer {
         void write(long user, byte[] bytes, int offset, int length) throws Exception;

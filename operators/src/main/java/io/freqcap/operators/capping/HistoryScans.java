@@ -2,9 +2,14 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.schema.MirrorWrite;
 import io.freqcap.schema.UserHistory;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
+import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 
 /**
@@ -27,11 +32,15 @@ final class HistoryScans {
     private HistoryScans() {}
 
     /**
-     * Clears each history whose latest counted message is at or before {@code before}.
+     * Clears each history whose latest counted message is at or before {@code before}. A long
+     * history is judged by its newest bucket, never read whole.
      *
      * @return how many were cleared
      */
-    static long sweep(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx, long before)
+    static long sweep(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            HistoryStore.States states,
+            long before)
             throws Exception {
         long[] count = {0};
         ctx.applyToKeyedState(
@@ -43,6 +52,26 @@ final class HistoryScans {
                         count[0]++;
                     }
                 });
+        MapState<Long, UserHistory> buckets = states.buckets();
+        ctx.applyToKeyedState(
+                HistoryStore.LONG,
+                (user, mark) -> {
+                    Long width = mark.value();
+                    if (width == null) {
+                        return;
+                    }
+                    long newest = Long.MIN_VALUE;
+                    for (long b : buckets.keys()) {
+                        newest = Math.max(newest, b);
+                    }
+                    if (newest == Long.MIN_VALUE
+                            || newest < Math.floorDiv(before, width)
+                            || buckets.get(newest).latest() <= before) {
+                        buckets.clear();
+                        mark.clear();
+                        count[0]++;
+                    }
+                });
         return count[0];
     }
 
@@ -50,11 +79,13 @@ final class HistoryScans {
     record Rebuilt(long users, long messages, long usersWithoutIds) {}
 
     /**
-     * Emits, per user, one write that replaces the user's keys with the counted messages of the
-     * last {@code window}.
+     * Emits, per user, writes that replace the user's keys with the counted messages of the last
+     * {@code window}: one for a short history; for a long one a write per bucket, the first
+     * replacing, so that no write holds more than a bucket.
      */
     static Rebuilt rebuild(
             KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            HistoryStore.States states,
             long window,
             Consumer<MirrorWrite> out)
             throws Exception {
@@ -75,13 +106,58 @@ final class HistoryScans {
                     n[0]++;
                     n[1] += w.size();
                 });
+        MapState<Long, UserHistory> buckets = states.buckets();
+        ctx.applyToKeyedState(
+                HistoryStore.LONG,
+                (user, mark) -> {
+                    if (mark.value() == null) {
+                        return;
+                    }
+                    List<Long> keys = new ArrayList<>();
+                    buckets.keys().forEach(keys::add);
+                    Collections.sort(keys);
+                    // First pass: every channel (the replacing write deletes their keys) and
+                    // the latest timestamp, a bucket at a time.
+                    Set<String> channels = new LinkedHashSet<>();
+                    long latest = Long.MIN_VALUE;
+                    for (long k : keys) {
+                        UserHistory h = buckets.get(k);
+                        channels.addAll(Arrays.asList(h.channels()));
+                        latest = Math.max(latest, h.latest());
+                    }
+                    String[] all = channels.toArray(new String[0]);
+                    long written = 0;
+                    for (long k : keys) {
+                        UserHistory h = buckets.get(k);
+                        MirrorWrite w = write(user, h, latest - window, window, all, written == 0);
+                        if (w != null) {
+                            out.accept(w);
+                            written += w.size();
+                        }
+                    }
+                    if (written == 0) {
+                        n[2]++;
+                    } else {
+                        n[0]++;
+                        n[1] += written;
+                    }
+                });
         return new Rebuilt(n[0], n[1], n[2]);
     }
 
     /** The replacing write of one user's counted messages within the window, or null if none. */
     static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
-        long from = h.latest() - window;
-        String[] channels = h.channels();
+        return write(user, h, h.latest() - window, window, h.channels(), true);
+    }
+
+    /**
+     * A write of the entries of {@code h} at or after {@code from} that have a messageId, or null
+     * if none.
+     *
+     * @param channels every channel of the entries (and, replacing, of the user)
+     */
+    private static MirrorWrite write(
+            long user, UserHistory h, long from, long window, String[] channels, boolean replace) {
         List<String> channelList = Arrays.asList(channels);
         int n = 0;
         for (int i = 0; i < h.size(); i++) {
@@ -103,6 +179,6 @@ final class HistoryScans {
                 ids[k++] = h.messageId(i);
             }
         }
-        return new MirrorWrite(user, window, true, channels, channelOf, ts, ids);
+        return new MirrorWrite(user, window, replace, channels, channelOf, ts, ids);
     }
 }

@@ -1,12 +1,24 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.function.LongConsumer;
 import java.util.function.LongToIntFunction;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
@@ -16,14 +28,46 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * current key: {@link #writeBackThrough}), a new history stays in the cache only, and reaches keyed
  * state at {@link #flush}, which the function calls before every snapshot and every scan of keyed
  * state, in RocksDB's key order; without it, every write goes through to keyed state.
+ *
+ * <p><b>Long histories.</b> A history of more than {@link #LONG_AT} entries (a heavy user: a test
+ * account, a campaign loop gone wrong) is kept as a {@link LongHistory}: in keyed state as time
+ * buckets ({@link #BUCKETS}, marked by {@link #LONG}), in memory while the user is active, so that
+ * a decision costs the same however long the history is. Only the buckets that changed are written
+ * (at {@link #flush}, or at once without write-back). The live long histories of a task hold at
+ * most {@link #LIVE_ENTRIES} entries together; past that the least recently used are written and
+ * dropped, and read again from their buckets when their user comes back. A long history pruned down
+ * to {@link #SHORT_AT} entries is short again.
  */
 final class HistoryStore {
     /** Each user's history, in keyed state (a versioned serializer of its own). */
     static final ValueStateDescriptor<UserHistory> STATE =
             new ValueStateDescriptor<>("history-v1", UserHistorySerializer.INSTANCE);
 
-    private final ValueState<UserHistory> state;
+    /** A long history's entries: bucket (timestamp / bucket width) to its entries. */
+    static final MapStateDescriptor<Long, UserHistory> BUCKETS =
+            new MapStateDescriptor<>(
+                    "history-buckets-v1", LongSerializer.INSTANCE, UserHistorySerializer.INSTANCE);
+
+    /** Set for a user whose history is long: the width of its buckets, in milliseconds. */
+    static final ValueStateDescriptor<Long> LONG =
+            new ValueStateDescriptor<>("history-long-v1", LongSerializer.INSTANCE);
+
+    static final int LONG_AT = 128;
+    static final int SHORT_AT = 32;
+    static final long BUCKET_MILLIS = 600_000;
+    static final long LIVE_ENTRIES = 2_000_000;
+
+    /** Keyed state of the current key. */
+    record States(
+            ValueState<UserHistory> history,
+            ValueState<Long> longMark,
+            MapState<Long, UserHistory> buckets) {}
+
+    private final States states;
     private final HistoryCache cache;
+    private final LinkedHashMap<Long, LongHistory> live = new LinkedHashMap<>(16, 0.75f, true);
+    private final long liveBudget;
+    private long liveEntries;
     private final DataOutputSerializer out = new DataOutputSerializer(128);
     private final DataInputDeserializer in = new DataInputDeserializer();
     private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
@@ -31,31 +75,43 @@ final class HistoryStore {
     private LongConsumer keySetter;
 
     /**
-     * @param state the current key's history in keyed state
      * @param slots the cache's slots (0 for none)
      * @param onHit called for each history read from the cache
      */
-    HistoryStore(ValueState<UserHistory> state, int slots, Runnable onHit) {
-        this.state = state;
-        this.cache = new HistoryCache(slots);
-        this.onHit = onHit;
+    HistoryStore(States states, int slots, Runnable onHit) {
+        this(states, slots, onHit, LIVE_ENTRIES);
     }
 
-    /** Histories are kept in the cache until {@link #flush}, which switches keys with this. */
+    HistoryStore(States states, int slots, Runnable onHit, long liveBudget) {
+        this.states = states;
+        this.cache = new HistoryCache(slots);
+        this.onHit = onHit;
+        this.liveBudget = liveBudget;
+    }
+
+    /** Histories are kept in memory until {@link #flush}, which switches keys with this. */
     void writeBackThrough(LongConsumer setCurrentKey) {
         this.keySetter = setCurrentKey;
     }
 
     /** The history of {@code user}, which is the current key. */
-    UserHistory get(long user) throws IOException {
+    CountedHistory get(long user) throws Exception {
+        LongHistory l = live.get(user);
+        if (l != null) {
+            return l;
+        }
         int length = cache.get(user, buffer);
         if (length > 0) {
             onHit.run();
             in.setBuffer(buffer, 0, length);
             return UserHistorySerializer.INSTANCE.deserialize(in);
         }
-        UserHistory h = state.value();
+        UserHistory h = states.history().value();
         if (h == null) {
+            Long bucketMillis = states.longMark().value();
+            if (bucketMillis != null) {
+                return goLive(user, LongHistory.load(bucketMillis, read(states.buckets())));
+            }
             h = UserHistory.EMPTY;
         }
         if (cache.slots() > 0) {
@@ -65,10 +121,112 @@ final class HistoryStore {
         return h;
     }
 
-    /** Writes the new history of {@code user}, the current key. */
-    void put(long user, UserHistory h) throws IOException {
+    private static Map<Long, UserHistory> read(MapState<Long, UserHistory> buckets)
+            throws Exception {
+        Map<Long, UserHistory> all = new HashMap<>();
+        for (Map.Entry<Long, UserHistory> e : buckets.entries()) {
+            all.put(e.getKey(), e.getValue());
+        }
+        return all;
+    }
+
+    /**
+     * Counts an ALLOWED message in the history of {@code user} (the current key), {@code before}
+     * being what {@link #get} gave, and drops what no message can need any more.
+     *
+     * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
+     */
+    void count(
+            long user,
+            CountedHistory before,
+            OutboundMessage m,
+            boolean keepMessageId,
+            LimitConfig config)
+            throws Exception {
+        long fingerprint = UserHistory.fingerprint(m.messageId());
+        String id = keepMessageId ? m.messageId() : null;
+        if (before instanceof LongHistory l) {
+            liveEntries -= l.size();
+            l.add(m.timestamp(), fingerprint, m.channel(), id);
+            l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
+            if (l.size() <= SHORT_AT) {
+                live.remove(user);
+                l.markWritten();
+                states.buckets().clear();
+                states.longMark().clear();
+                put(user, l.toUserHistory());
+                return;
+            }
+            liveEntries += l.size();
+            if (keySetter == null) {
+                writeChanged(l);
+            }
+            evictOver(user);
+            return;
+        }
+        UserHistory next = ((UserHistory) before).with(m.timestamp(), fingerprint, m.channel(), id);
+        next = next.prunedBefore(CappingRule.pruneCutoff(next.latest(), config));
+        if (next.size() <= LONG_AT) {
+            put(user, next);
+            return;
+        }
+        cache.forget(user);
+        states.history().clear();
+        states.longMark().update(BUCKET_MILLIS);
+        LongHistory l = LongHistory.of(next, BUCKET_MILLIS);
+        if (keySetter == null) {
+            writeChanged(l);
+        }
+        goLive(user, l);
+    }
+
+    private LongHistory goLive(long user, LongHistory l) throws Exception {
+        live.put(user, l);
+        liveEntries += l.size();
+        evictOver(user);
+        return l;
+    }
+
+    /** Drops the least recently used long histories (written first) while over the budget. */
+    private void evictOver(long current) throws Exception {
+        if (liveEntries <= liveBudget) {
+            return;
+        }
+        Iterator<Map.Entry<Long, LongHistory>> it = live.entrySet().iterator();
+        boolean switched = false;
+        while (liveEntries > liveBudget && it.hasNext()) {
+            Map.Entry<Long, LongHistory> e = it.next();
+            if (e.getKey() == current) {
+                continue; // the user being decided stays, however long
+            }
+            if (keySetter != null) {
+                keySetter.accept(e.getKey());
+                switched = true;
+                writeChanged(e.getValue());
+            }
+            liveEntries -= e.getValue().size();
+            it.remove();
+        }
+        if (switched) {
+            keySetter.accept(current);
+        }
+    }
+
+    /** Writes the buckets of {@code l} that changed; its user is the current key. */
+    private void writeChanged(LongHistory l) throws Exception {
+        for (Map.Entry<Long, UserHistory> e : l.takeChanged().entrySet()) {
+            if (e.getValue().isEmpty()) {
+                states.buckets().remove(e.getKey());
+            } else {
+                states.buckets().put(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    /** Writes a short history of {@code user}, the current key. */
+    private void put(long user, UserHistory h) throws IOException {
         if (cache.slots() == 0) {
-            state.update(h);
+            states.history().update(h);
             return;
         }
         serialize(h);
@@ -76,33 +234,61 @@ final class HistoryStore {
             return; // reaches keyed state at the next flush
         }
         // Write-through: no write-back, or a history too long for a slot.
-        state.update(h);
+        states.history().update(h);
         if (keySetter == null) {
             cache.put(user, out.getSharedBuffer(), out.length());
         }
     }
 
     /**
-     * Writes the histories only the cache holds to keyed state, in key-group order.
+     * Writes the histories only memory holds to keyed state: the cache's in key-group order, then
+     * the changed buckets of long histories.
      *
-     * @return how many
+     * @return how many histories
      */
     int flush(LongToIntFunction keyGroupOf) throws Exception {
         if (keySetter == null) {
             return 0;
         }
-        return cache.flushDirty(
-                keyGroupOf,
-                (user, bytes, offset, length) -> {
-                    keySetter.accept(user);
-                    in.setBuffer(bytes, offset, length);
-                    state.update(UserHistorySerializer.INSTANCE.deserialize(in));
-                });
+        int n =
+                cache.flushDirty(
+                        keyGroupOf,
+                        (user, bytes, offset, length) -> {
+                            keySetter.accept(user);
+                            in.setBuffer(bytes, offset, length);
+                            states.history().update(UserHistorySerializer.INSTANCE.deserialize(in));
+                        });
+        List<Map.Entry<Long, LongHistory>> changed = new ArrayList<>();
+        for (Map.Entry<Long, LongHistory> e : live.entrySet()) {
+            if (e.getValue().hasChanges()) {
+                changed.add(e);
+            }
+        }
+        for (Map.Entry<Long, LongHistory> e : changed) {
+            keySetter.accept(e.getKey());
+            writeChanged(e.getValue());
+        }
+        return n + changed.size();
     }
 
-    /** Forgets what the cache holds (after keyed state was changed behind it). */
+    /** Forgets what memory holds (after keyed state was changed behind it); flush first. */
     void clearCache() {
         cache.clear();
+        live.clear();
+        liveEntries = 0;
+    }
+
+    States states() {
+        return states;
+    }
+
+    /** Long histories in memory, and their entries (metrics). */
+    int liveHistories() {
+        return live.size();
+    }
+
+    long liveEntries() {
+        return liveEntries;
     }
 
     private void serialize(UserHistory h) throws IOException {

@@ -179,6 +179,10 @@ final class LongHistory implements CountedHistory {
         return out;
     }
 
+    boolean hasChanges() {
+        return !changed.isEmpty();
+    }
+
     /** Forgets what changed: it was written another way (or is gone). */
     void markWritten() {
         changed.clear();
