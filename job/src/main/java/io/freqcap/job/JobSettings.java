@@ -44,7 +44,8 @@ public record JobSettings(
                         initialSegmentsJson,
                         false,
                         options.get(FreqcapOptions.HISTORY_CACHE),
-                        FreqcapOptions.bounds(options)),
+                        FreqcapOptions.bounds(options),
+                        CappingSettings.DEFAULT_LIVE_HISTORY_ENTRIES),
                 options.get(FreqcapOptions.CLEANUP_INTERVAL),
                 options.getOptional(FreqcapOptions.REDIS)
                         .map(

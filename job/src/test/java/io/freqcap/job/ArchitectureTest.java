@@ -145,7 +145,8 @@ class ArchitectureTest {
                                                         .startsWith(
                                                                 "io.freqcap.operators.capping.FingerprintCounts")
                                                 || c.getName()
-                                                        .startsWith("io.freqcap.schema.CountedHistory")
+                                                        .startsWith(
+                                                                "io.freqcap.schema.CountedHistory")
                                                 || c.getName()
                                                         .startsWith(
                                                                 "io.freqcap.operators.segments.SegmentTable")

@@ -157,7 +157,8 @@ public class CappingFunction
                                 getRuntimeContext().getState(HistoryStore.LONG),
                                 getRuntimeContext().getMapState(HistoryStore.BUCKETS)),
                         settings.historyCacheSlots(),
-                        metrics.cacheHits::inc);
+                        metrics.cacheHits::inc,
+                        settings.liveHistoryEntries());
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);
         }

@@ -15,13 +15,15 @@ import java.io.Serializable;
  * @param historyCacheSlots slots of each task's history cache (rounded up to a power of two), 0 for
  *     none
  * @param bounds the largest output record; where and how much segment files are read from
+ * @param liveHistoryEntries entries of long histories each task keeps in memory together
  */
 public record CappingSettings(
         LimitConfig initialConfig,
         String initialSegmentsJson,
         boolean mirror,
         int historyCacheSlots,
-        Bounds bounds)
+        Bounds bounds,
+        long liveHistoryEntries)
         implements Serializable {
 
     /** Slots of each task's {@link HistoryCache} unless told otherwise (about 72 MB full). */
@@ -29,7 +31,13 @@ public record CappingSettings(
 
     public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
 
+    /** Entries of long histories each task keeps in memory (about 50 bytes each). */
+    public static final long DEFAULT_LIVE_HISTORY_ENTRIES = HistoryStore.LIVE_ENTRIES;
+
     public CappingSettings {
+        if (liveHistoryEntries < 0) {
+            throw new IllegalArgumentException("live history entries must not be negative");
+        }
         if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
             throw new IllegalArgumentException(
                     "history cache slots must be 0.."
@@ -42,7 +50,12 @@ public record CappingSettings(
     /** The defaults around an initial config: no segments, no mirror, the default cache. */
     public static CappingSettings of(LimitConfig initialConfig) {
         return new CappingSettings(
-                initialConfig, null, false, DEFAULT_HISTORY_CACHE_SLOTS, Bounds.DEFAULTS);
+                initialConfig,
+                null,
+                false,
+                DEFAULT_HISTORY_CACHE_SLOTS,
+                Bounds.DEFAULTS,
+                HistoryStore.LIVE_ENTRIES);
     }
 
     /** The same, from the config's JSON, which must be valid. */
@@ -55,20 +68,38 @@ public record CappingSettings(
     }
 
     public CappingSettings withSegments(String json) {
-        return new CappingSettings(initialConfig, json, mirror, historyCacheSlots, bounds);
+        return new CappingSettings(
+                initialConfig, json, mirror, historyCacheSlots, bounds, liveHistoryEntries);
     }
 
     public CappingSettings withMirror(boolean on) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, on, historyCacheSlots, bounds);
+                initialConfig,
+                initialSegmentsJson,
+                on,
+                historyCacheSlots,
+                bounds,
+                liveHistoryEntries);
     }
 
     public CappingSettings withHistoryCache(int slots) {
-        return new CappingSettings(initialConfig, initialSegmentsJson, mirror, slots, bounds);
+        return new CappingSettings(
+                initialConfig, initialSegmentsJson, mirror, slots, bounds, liveHistoryEntries);
     }
 
     public CappingSettings withBounds(Bounds b) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, b);
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                historyCacheSlots,
+                b,
+                liveHistoryEntries);
+    }
+
+    /** Long histories kept in memory, in entries per task; the least recently used go first. */
+    public CappingSettings withLiveHistoryEntries(long entries) {
+        return new CappingSettings(
+                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, bounds, entries);
     }
 }
