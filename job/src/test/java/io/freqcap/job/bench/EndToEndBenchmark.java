@@ -71,10 +71,22 @@ public final class EndToEndBenchmark {
                 // The same job on other topics first: the measured run then starts on warm
                 // JVMs (compiled code), as a long-running job is after its first minutes.
                 System.out.printf("warm-up run, %,d messages:%n", warmup);
-                run(kafka, redis, work.resolve("warmup"), "warmup-", warmup, users, days, identity);
+                run(
+                        kafka,
+                        redis,
+                        work.resolve("warmup"),
+                        "warmup-",
+                        new Workload("warmup", warmup, users, days * 86_400_000L, 0, 0, LIMITS),
+                        identity);
                 System.out.printf("measured run, %,d messages:%n", messages);
             }
-            run(kafka, redis, work.resolve("run"), "", messages, users, days, identity);
+            if ("heavy".equals(System.getProperty("bench.suite"))) {
+                heavySuite(kafka, redis, work);
+            } else {
+                Workload w =
+                        new Workload("spread", messages, users, days * 86_400_000L, 0, 0, LIMITS);
+                run(kafka, redis, work.resolve("run"), "", w, identity);
+            }
         } finally {
             // Broker logs and checkpoints of a run take gigabytes.
             TempDirs.deleteRecursively(work);
@@ -82,24 +94,84 @@ public final class EndToEndBenchmark {
         System.exit(0);
     }
 
-    private static void run(
+    static final String LIMITS =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    /** Issue 13's config: one rule, one limit, nothing ever rejected, histories kept for 180d. */
+    static final String LONG_LIMITS =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"90d\",\"max\":1000000}]}]}";
+
+    /**
+     * What a run sends: {@code messages} over {@code users} users and {@code spanMillis} of message
+     * time; of them a share {@code heavyShare} (0..1) from {@code heavyUsers} users whose messages
+     * are 1 s apart, in time order (with heavyShare 1, every message is a heavy user's).
+     */
+    record Workload(
+            String name,
+            int messages,
+            int users,
+            long spanMillis,
+            int heavyUsers,
+            double heavyShare,
+            String limits) {}
+
+    /**
+     * Issue 13's cases back to back in one run: one heavy user against the same messages spread
+     * over 100,000 users, 1,000,000 heavy messages against 200,000, and 1% of traffic from 10 heavy
+     * users against none.
+     */
+    static void heavySuite(LocalKafka kafka, EmbeddedRedis redis, Path work) throws Exception {
+        long d90 = 90 * 86_400_000L;
+        List<Workload> cases =
+                List.of(
+                        new Workload(
+                                "spread-200k", 200_000, 100_000, 200_000_000L, 0, 0, LONG_LIMITS),
+                        new Workload("heavy-200k", 200_000, 1, 200_000_000L, 1, 1, LONG_LIMITS),
+                        new Workload("heavy-1m", 1_000_000, 1, 1_000_000_000L, 1, 1, LONG_LIMITS),
+                        new Workload("spread-1m", 1_000_000, 1_000_000, d90, 0, 0, LONG_LIMITS),
+                        new Workload("mixed-1m", 1_000_000, 1_000_000, d90, 10, 0.01, LONG_LIMITS),
+                        new Workload(
+                                "spread-200k", 200_000, 100_000, 200_000_000L, 0, 0, LONG_LIMITS),
+                        new Workload("heavy-200k", 200_000, 1, 200_000_000L, 1, 1, LONG_LIMITS));
+        // Warm JVMs first (compiled code), so that no case pays for the first minutes.
+        run(
+                kafka,
+                redis,
+                work.resolve("warmup"),
+                "w-",
+                new Workload("warm-up", 500_000, 100_000, d90, 1, 0.2, LONG_LIMITS),
+                false);
+        List<String> results = new java.util.ArrayList<>();
+        for (int i = 0; i < cases.size(); i++) {
+            Workload w = cases.get(i);
+            System.out.printf("%s: %,d messages%n", w.name(), w.messages());
+            double[] r = run(kafka, redis, work.resolve(w.name()), "c" + i + "-", w, false);
+            results.add(
+                    String.format(
+                            "| %s | %,d | %.1f s | %,.0f msg/s |",
+                            w.name(), w.messages(), r[0], r[1]));
+        }
+        System.out.println("| case | messages | first read to last output | msg/s |");
+        System.out.println("|---|---|---|---|");
+        results.forEach(System.out::println);
+    }
+
+    /** Returns {seconds, msg/s} from the job's first read to its last committed output. */
+    private static double[] run(
             LocalKafka kafka,
             EmbeddedRedis redis,
             Path work,
             String prefix,
-            int messages,
-            int users,
-            int days,
+            Workload workload,
             boolean identity)
             throws Exception {
         long start = 1_763_769_600_000L;
+        int messages = workload.messages();
         Files.createDirectories(work);
-        Path limits =
-                Files.writeString(
-                        work.resolve("limits.json"),
-                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                                + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
-                                + "\"exempt\":[\"transactional\"]}");
+        Path limits = Files.writeString(work.resolve("limits.json"), workload.limits());
         {
             kafka.createTopics(4, List.of(prefix + "in", prefix + "deliveries", prefix + "audit"));
             kafka.createTopics(1, List.of(prefix + "config", prefix + "segments"));
@@ -116,10 +188,21 @@ public final class EndToEndBenchmark {
             Random rnd = new Random(42);
             long p0 = System.nanoTime();
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(pp)) {
-                double step = (double) days * 86_400_000L / messages;
+                double step = (double) workload.spanMillis() / messages;
+                long[] heavyClock = new long[workload.heavyUsers()];
                 for (int i = 0; i < messages; i++) {
-                    long user = rnd.nextInt(users);
-                    long t = start + (long) (i * step) + rnd.nextInt(3_600_000);
+                    long user;
+                    long t;
+                    if (workload.heavyUsers() > 0
+                            && (workload.heavyShare() >= 1
+                                    || rnd.nextDouble() < workload.heavyShare())) {
+                        int k = rnd.nextInt(workload.heavyUsers());
+                        user = workload.users() + k; // apart from the spread users
+                        t = start + 1000 * heavyClock[k]++;
+                    } else {
+                        user = rnd.nextInt(workload.users());
+                        t = start + (long) (i * step) + rnd.nextInt(3_600_000);
+                    }
                     String v =
                             "{\"messageId\":\"m-"
                                     + i
@@ -324,6 +407,7 @@ public final class EndToEndBenchmark {
                 System.out.printf(
                         "second half of the outputs: %,.0f msg/s%n",
                         (seen - halfwaySeen) / ((done - halfway) / 1e9));
+                return new double[] {fromRead, seen / fromRead};
             }
         }
     }

@@ -40,11 +40,18 @@ import org.apache.flink.util.OutputTag;
  * <p>Run: {@code mvn -q -pl operators -am test-compile exec:java -Dexec.args="1000000 5000000 10"}
  * (users, messages, days). Reports decisions/s and RocksDB SST bytes per user after a flush and a
  * compaction of the history column family.
+ *
+ * <p>Heavy users: {@code -Dbench.heavy=K} sends a share {@code -Dbench.heavyShare} (default all) of
+ * the messages from K more users, each user's 1 s apart in time order, under {@link #LONG_CONFIG}
+ * (as {@code -Dbench.longConfig=true} does for the spread users alone).
  */
 public final class CappingBenchmark {
     static final String CONFIG =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                     + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}]}";
+    static final String LONG_CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"90d\",\"max\":1000000}]}]}";
     static final long START = 1_763_769_600_000L;
     static final long DAY = 86_400_000L;
     static final int MAX_PARALLELISM = 128;
@@ -59,19 +66,34 @@ public final class CappingBenchmark {
         // Generated up front so the timed part is the operator only. Uniform users; timestamps
         // advance over the simulated days with up to an hour of jitter (some arrive out of order).
         Random rnd = new Random(42);
-        long[][] userIds = new long[PARALLELISM][messages / PARALLELISM + messages / 10];
+        int heavy = Integer.getInteger("bench.heavy", 0);
+        double heavyShare = Double.parseDouble(System.getProperty("bench.heavyShare", "1"));
+        String config = heavy > 0 || Boolean.getBoolean("bench.longConfig") ? LONG_CONFIG : CONFIG;
+        long[] heavyClock = new long[heavy];
+        long[][] userIds =
+                new long[PARALLELISM]
+                        [heavy > 0 ? messages : messages / PARALLELISM + messages / 10];
         long[][] times = new long[PARALLELISM][userIds[0].length];
         int[][] seq = new int[PARALLELISM][userIds[0].length];
         int[] count = new int[PARALLELISM];
         double step = (double) days * DAY / messages;
         for (int i = 0; i < messages; i++) {
-            long user = rnd.nextInt(users);
+            long user;
+            long time;
+            if (heavy > 0 && (heavyShare >= 1 || rnd.nextDouble() < heavyShare)) {
+                int k = rnd.nextInt(heavy);
+                user = users + k;
+                time = START + 1000 * heavyClock[k]++;
+            } else {
+                user = rnd.nextInt(users);
+                time = START + (long) (i * step) + rnd.nextInt(3_600_000);
+            }
             int p =
                     KeyGroupRangeAssignment.assignKeyToParallelOperator(
                             user, MAX_PARALLELISM, PARALLELISM);
             int n = count[p]++;
             userIds[p][n] = user;
-            times[p][n] = START + (long) (i * step) + rnd.nextInt(3_600_000);
+            times[p][n] = time;
             seq[p][n] = i;
         }
         byte[] value =
@@ -87,7 +109,7 @@ public final class CappingBenchmark {
         for (int p = 0; p < PARALLELISM; p++) {
             var h =
                     new KeyedBroadcastOperatorTestHarness<>(
-                            new CappingOperator(new CappingFunction(CappingSettings.of(CONFIG))),
+                            new CappingOperator(new CappingFunction(CappingSettings.of(config))),
                             InboundMessage::routingKey,
                             Types.LONG,
                             MAX_PARALLELISM,
@@ -186,12 +208,13 @@ public final class CappingBenchmark {
         }
         sst = sstBytes(dir);
         System.out.printf(
-                "users=%d messages=%d days=%d parallelism=%d%n"
+                "users=%d heavy=%d messages=%d days=%d parallelism=%d%n"
                         + "decided %d in %.2f s, with a checkpoint every %,d messages per"
                         + " instance: %.0f decisions/s (allowed %d, audited %d)%n"
                         + "RocksDB SST bytes after flush+compaction: %d = %.1f bytes/user"
                         + "%nsweep over all users: %.2f s%n",
                 users,
+                heavy,
                 messages,
                 days,
                 PARALLELISM,
