@@ -159,6 +159,7 @@ public class CappingFunction
                         settings.historyCacheSlots(),
                         metrics.cacheHits::inc,
                         settings.liveHistoryEntries());
+        metrics.watch(histories);
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);
         }

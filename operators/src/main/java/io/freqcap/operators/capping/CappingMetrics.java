@@ -15,8 +15,10 @@ final class CappingMetrics {
     private final Counter invalidControl;
     final Counter cleared;
     final Counter cacheHits;
+    private final MetricGroup group;
 
     CappingMetrics(MetricGroup metrics, ControlHandler control) {
+        group = metrics;
         allowed = metrics.counter("allowed");
         exempt = metrics.counter("exempt");
         rejected = metrics.counter("rejected");
@@ -29,6 +31,12 @@ final class CappingMetrics {
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
+    }
+
+    /** Gauges of the long histories a task holds in memory (heavy users). */
+    void watch(HistoryStore histories) {
+        group.gauge("longHistories", histories::liveHistories);
+        group.gauge("longHistoryEntries", histories::liveEntries);
     }
 
     void count(Decision d) {
