@@ -32,9 +32,105 @@ import org.junit.jupiter.api.Test;
  * -Dexec.mainClass=io.freqcap.operators.capping.CappingStateCompatibilityTest -Dexec.args=VERSION}
  * writes {@code capping-VERSION.snapshot}; add VERSION to {@link #FIXTURES}.
  */
-class CappingStateCompatibilityTest {
+public class CappingStateCompatibilityTest {
     /** Snapshots of released state formats; each must restore. */
-    static final List<String> FIXTURES = List.of("0.1");
+    static final List<String> FIXTURES = List.of("0.1", "0.2");
+
+    /** Snapshots holding a long history (a heavy user, from 0.2 on); each must restore. */
+    static final List<String> LONG_FIXTURES = List.of("0.2");
+
+    /** A heavy user's config: room for hundreds of messages a day. */
+    static final String HEAVY_CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1h\",\"max\":100},{\"window\":\"1d\",\"max\":400}],"
+                    + "\"channels\":{\"email\":[{\"window\":\"1h\",\"max\":30}]}}]}";
+
+    static final int HEAVY_BEFORE = 300;
+    static final int HEAVY_ALL = 700;
+
+    /** One user, a message every 30 s, two channels, every 25th a re-send. */
+    static List<InboundMessage> heavyTraffic(int from, int to) {
+        List<InboundMessage> all = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            int n = i % 25 == 24 ? i - 7 : i;
+            String json =
+                    String.format(
+                            "{\"messageId\":\"h%d\",\"userId\":99,\"channel\":\"%s\","
+                                    + "\"timestamp\":%d}",
+                            n, n % 3 == 0 ? "email" : "push", DAY_1_NOON + n * 30_000L);
+            all.add(
+                    InboundMessage.of(
+                            new RawRecord(
+                                    null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+        }
+        return all;
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> heavyHarness(
+            OperatorSubtaskState restore) throws Exception {
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(HEAVY_CONFIG).withMirror(true)),
+                restore,
+                1,
+                0);
+    }
+
+    @Test
+    void longHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
+        var straight = heavyHarness(null);
+        for (InboundMessage m : heavyTraffic(0, HEAVY_BEFORE)) {
+            straight.processElement(m, m.message().timestamp());
+        }
+        int decidedBefore = straight.extractOutputValues().size();
+        int auditedBefore = audits(straight).size();
+        int mirroredBefore = CappingMirrorTest.mirrored(straight).size();
+        for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
+            straight.processElement(m, m.message().timestamp());
+        }
+        straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+        List<String> expected =
+                decisions(straight.extractOutputValues())
+                        .subList(decidedBefore, straight.extractOutputValues().size());
+        List<String> expectedAudits =
+                audits(straight).subList(auditedBefore, audits(straight).size());
+        List<MirrorWrite> expectedMirror =
+                CappingMirrorTest.mirrored(straight)
+                        .subList(mirroredBefore, CappingMirrorTest.mirrored(straight).size());
+        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")));
+        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")));
+        assertTrue(expectedMirror.size() > 1, "a long history is rebuilt a bucket per write");
+
+        for (String version : LONG_FIXTURES) {
+            Path file = longFixture(version);
+            assertTrue(
+                    Files.exists(file),
+                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
+            var restored = heavyHarness(OperatorSnapshotUtil.readStateHandle(file.toString()));
+            var backend = restored.getOperator().getKeyedStateBackend();
+            backend.setCurrentKey(99L);
+            assertTrue(
+                    backend.getPartitionedState(
+                                            org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
+                                            org.apache.flink.runtime.state.VoidNamespaceSerializer
+                                                    .INSTANCE,
+                                            HistoryStore.LONG)
+                                    .value()
+                            != null,
+                    "the fixture holds a long history");
+            for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
+                restored.processElement(m, m.message().timestamp());
+            }
+            restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+            assertEquals(expected, decisions(restored.extractOutputValues()), version);
+            assertEquals(expectedAudits, audits(restored), "audit records after " + version);
+            assertEquals(expectedMirror, CappingMirrorTest.mirrored(restored), version);
+            harnesses.close(restored);
+        }
+    }
+
+    static Path longFixture(String version) {
+        return Path.of("src/test/resources/state-compat/capping-long-" + version + ".snapshot");
+    }
 
     static final long DAY_1_NOON = 1_763_812_800_000L;
     static final long HOUR = 3_600_000L;
@@ -204,7 +300,18 @@ class CappingStateCompatibilityTest {
                             0);
             before(h);
             OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), file.toString());
+            var heavy =
+                    harnesses.open(
+                            new CappingFunction(CappingSettings.of(HEAVY_CONFIG).withMirror(true)),
+                            null,
+                            1,
+                            0);
+            for (InboundMessage m : heavyTraffic(0, HEAVY_BEFORE)) {
+                heavy.processElement(m, m.message().timestamp());
+            }
+            OperatorSnapshotUtil.writeStateHandle(
+                    heavy.snapshot(1, 1), longFixture(version).toString());
         }
-        System.out.println("wrote " + file.toAbsolutePath());
+        System.out.println("wrote " + file.toAbsolutePath() + " and " + longFixture(version));
     }
 }
