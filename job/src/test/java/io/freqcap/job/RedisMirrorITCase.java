@@ -18,6 +18,7 @@ import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.RawRecord;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -411,6 +412,81 @@ class RedisMirrorITCase {
                 assertTrue(
                         metric(job.getJobID(), "redisScriptLoads") > 2,
                         "NOSCRIPT from the empty Redis: the script was loaded again");
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+        }
+    }
+
+    /** One rule, one limit of 90 days: nothing is rejected, every counted message is kept. */
+    static final String HEAVY_CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"90d\",\"max\":1000000}]}]}";
+
+    @Test
+    @Timeout(300)
+    void aHeavyUsersHundredThousandMessagesAreMirroredAndRebuiltExactly() throws Exception {
+        String name = "heavy";
+        int n = 100_000;
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            Configuration options =
+                    KafkaPipelineSupport.jobOptions(
+                            kafka,
+                            tmp,
+                            name,
+                            HEAVY_CONFIG,
+                            PARTITIONS,
+                            "--redis",
+                            redis.uri(),
+                            "--redis-key-prefix",
+                            name);
+            List<Input> inputs = new ArrayList<>();
+            Map<String, Map<String, Long>> expected = new TreeMap<>();
+            for (int i = 0; i < n; i++) {
+                String channel = i % 3 == 0 ? "email" : "push";
+                long t = KafkaPipelineSupport.START + i * 1000L;
+                String json =
+                        String.format(
+                                "{\"messageId\":\"h-%d\",\"userId\":42,\"channel\":\"%s\","
+                                        + "\"timestamp\":%d}",
+                                i, channel, t);
+                inputs.add(
+                        new Input(
+                                i,
+                                "42".getBytes(StandardCharsets.UTF_8),
+                                json.getBytes(StandardCharsets.UTF_8)));
+                for (String key :
+                        List.of(
+                                MirrorWrite.userKey(name, 42),
+                                MirrorWrite.channelKey(name, 42, channel))) {
+                    expected.computeIfAbsent(key, k -> new TreeMap<>()).put("h-" + i, t);
+                }
+            }
+            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+            FreqcapMain.wireKafka(
+                    env, JobSettings.from(options, LimitConfig.parse(HEAVY_CONFIG), null));
+            JobClient job = env.executeAsync("freqcap-heavy-it");
+            try {
+                produce(name, inputs);
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                kafka.bootstrapServers(),
+                                List.of(name + "-deliveries", name + "-audit"),
+                                n,
+                                Duration.ofSeconds(180));
+                assertEquals(n, out.get(name + "-deliveries").size(), "every message ALLOWED");
+                awaitMirror(redis.uri(), name, expected);
+                assertTrue(
+                        metric(job.getJobID(), "longHistoryEntries") >= n,
+                        "the history is held long");
+
+                redis.kill();
+                redis.start(); // no persistence: empty
+                KafkaPipelineSupport.send(
+                        kafka.bootstrapServers(),
+                        name + "-config",
+                        "{\"command\": \"rebuild-mirror\"}");
+                awaitMirror(redis.uri(), name, expected);
             } finally {
                 KafkaPipelineSupport.cancel(job);
             }
