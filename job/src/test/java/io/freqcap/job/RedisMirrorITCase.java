@@ -185,12 +185,12 @@ class RedisMirrorITCase {
         List<String> diff = new ArrayList<>();
         for (String k : expected.keySet()) {
             if (!expected.get(k).equals(actual.get(k))) {
-                diff.add(k + ": expected " + expected.get(k) + " but was " + actual.get(k));
+                diff.add(k + ": " + difference(expected.get(k), actual.get(k)));
             }
         }
         for (String k : actual.keySet()) {
             if (!expected.containsKey(k)) {
-                diff.add(k + ": not expected, holds " + actual.get(k));
+                diff.add(k + ": not expected, holds " + actual.get(k).size() + " members");
             }
         }
         fail(
@@ -199,6 +199,35 @@ class RedisMirrorITCase {
                         + expected.size()
                         + " expected), e.g. "
                         + diff.subList(0, Math.min(5, diff.size())));
+    }
+
+    /** How a key's members differ, in a line however many members it has. */
+    static String difference(Map<String, Long> expected, Map<String, Long> actual) {
+        if (actual == null) {
+            return "missing, expected " + expected.size() + " members";
+        }
+        List<String> missing = new ArrayList<>();
+        List<String> wrong = new ArrayList<>();
+        expected.forEach(
+                (member, score) -> {
+                    if (!actual.containsKey(member)) {
+                        missing.add(member);
+                    } else if (!actual.get(member).equals(score)) {
+                        wrong.add(member + "=" + actual.get(member) + " (expected " + score + ")");
+                    }
+                });
+        List<String> extra = new ArrayList<>();
+        actual.keySet().stream().filter(m -> !expected.containsKey(m)).forEach(extra::add);
+        return String.format(
+                "%d members, expected %d; missing %d %s; extra %d %s; wrong score %d %s",
+                actual.size(),
+                expected.size(),
+                missing.size(),
+                missing.subList(0, Math.min(5, missing.size())),
+                extra.size(),
+                extra.subList(0, Math.min(5, extra.size())),
+                wrong.size(),
+                wrong.subList(0, Math.min(5, wrong.size())));
     }
 
     /** The sum over parallel instances of a mirror metric (counter or gauge). */
