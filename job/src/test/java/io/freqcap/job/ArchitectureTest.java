@@ -146,6 +146,12 @@ class ArchitectureTest {
                                                                 "io.freqcap.operators.capping.FingerprintCounts")
                                                 || c.getName()
                                                         .startsWith(
+                                                                "io.freqcap.operators.capping.TimestampColumn")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.IntervalScan")
+                                                || c.getName()
+                                                        .startsWith(
                                                                 "io.freqcap.schema.CountedHistory")
                                                 || c.getName()
                                                         .startsWith(

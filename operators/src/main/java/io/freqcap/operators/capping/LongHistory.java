@@ -34,7 +34,7 @@ final class LongHistory implements CountedHistory {
     private int start;
     private int end;
     private final List<String> channelNames = new ArrayList<>();
-    private final List<Column> columns = new ArrayList<>();
+    private final List<TimestampColumn> columns = new ArrayList<>();
     private final FingerprintCounts fingerprints = new FingerprintCounts();
     private final Set<Long> changed = new HashSet<>();
 
@@ -89,12 +89,15 @@ final class LongHistory implements CountedHistory {
         if (c < 0) {
             c = channelNames.size();
             channelNames.add(channel);
-            columns.add(new Column());
+            columns.add(new TimestampColumn());
         }
         if (end == ts.length) {
             makeRoom();
         }
-        int pos = end > start && ts[end - 1] <= t ? end : firstAfter(ts, start, end, t);
+        int pos =
+                end > start && ts[end - 1] <= t
+                        ? end
+                        : TimestampColumn.firstAfter(ts, start, end, t);
         int tail = end - pos;
         System.arraycopy(ts, pos, ts, pos + 1, tail);
         System.arraycopy(fps, pos, fps, pos + 1, tail);
@@ -144,7 +147,7 @@ final class LongHistory implements CountedHistory {
 
     /** Drops the entries at or before {@code cutoff}. */
     void pruneThrough(long cutoff) {
-        int to = firstAfter(ts, start, end, cutoff);
+        int to = TimestampColumn.firstAfter(ts, start, end, cutoff);
         long lastBucket = Long.MIN_VALUE;
         for (int i = start; i < to; i++) {
             fingerprints.remove(fps[i]);
@@ -158,7 +161,7 @@ final class LongHistory implements CountedHistory {
             }
         }
         start = to;
-        for (Column c : columns) {
+        for (TimestampColumn c : columns) {
             c.dropThrough(cutoff);
         }
     }
@@ -168,11 +171,11 @@ final class LongHistory implements CountedHistory {
         Map<Long, UserHistory> out = new TreeMap<>();
         for (long b : changed) {
             long from = b * bucketMillis;
-            int lo = firstAfter(ts, start, end, from - 1);
+            int lo = TimestampColumn.firstAfter(ts, start, end, from - 1);
             int hi =
                     from > Long.MAX_VALUE - bucketMillis
                             ? end
-                            : firstAfter(ts, lo, end, from + bucketMillis - 1);
+                            : TimestampColumn.firstAfter(ts, lo, end, from + bucketMillis - 1);
             out.put(b, slice(lo, hi));
         }
         changed.clear();
@@ -195,7 +198,7 @@ final class LongHistory implements CountedHistory {
         while (lo < end) {
             long b = bucket(ts[lo]);
             long next = (b + 1) * bucketMillis;
-            int hi = firstAfter(ts, lo, end, next - 1);
+            int hi = TimestampColumn.firstAfter(ts, lo, end, next - 1);
             out.put(b, slice(lo, hi));
             lo = hi;
         }
@@ -256,9 +259,9 @@ final class LongHistory implements CountedHistory {
     }
 
     /** The column of a channel; null for every entry; an empty one for a channel never seen. */
-    private Column column(String channel) {
+    private TimestampColumn column(String channel) {
         int c = channelNames.indexOf(channel);
-        return c < 0 ? Column.EMPTY : columns.get(c);
+        return c < 0 ? TimestampColumn.EMPTY : columns.get(c);
     }
 
     @Override
@@ -269,7 +272,8 @@ final class LongHistory implements CountedHistory {
         if (upTo <= after) {
             return 0;
         }
-        return firstAfter(ts, start, end, upTo) - firstAfter(ts, start, end, after);
+        return TimestampColumn.firstAfter(ts, start, end, upTo)
+                - TimestampColumn.firstAfter(ts, start, end, after);
     }
 
     @Override
@@ -288,69 +292,6 @@ final class LongHistory implements CountedHistory {
         if (channel != null) {
             return column(channel).timestampsAfter(after);
         }
-        return Arrays.copyOfRange(ts, firstAfter(ts, start, end, after), end);
-    }
-
-    /** The first index in [lo, hi) of sorted {@code a} whose value is greater than {@code x}. */
-    static int firstAfter(long[] a, int lo, int hi, long x) {
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (a[mid] <= x) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** The timestamps of one channel, ascending. */
-    private static final class Column {
-        static final Column EMPTY = new Column();
-
-        private long[] ts = new long[16];
-        private int start;
-        private int end;
-
-        int size() {
-            return end - start;
-        }
-
-        void add(long t) {
-            if (end == ts.length) {
-                int n = end - start;
-                long[] to = start >= ts.length / 4 ? ts : new long[ts.length * 2];
-                System.arraycopy(ts, start, to, 0, n);
-                ts = to;
-                start = 0;
-                end = n;
-            }
-            int pos = end > start && ts[end - 1] <= t ? end : firstAfter(ts, start, end, t);
-            System.arraycopy(ts, pos, ts, pos + 1, end - pos);
-            ts[pos] = t;
-            end++;
-        }
-
-        void dropThrough(long cutoff) {
-            start = firstAfter(ts, start, end, cutoff);
-        }
-
-        int count(long after, long upTo) {
-            if (upTo <= after) {
-                return 0;
-            }
-            return firstAfter(ts, start, end, upTo) - firstAfter(ts, start, end, after);
-        }
-
-        long kthLatest(int k) {
-            if (k < 1 || k > size()) {
-                throw new IllegalArgumentException("fewer entries in scope than " + k);
-            }
-            return ts[end - k];
-        }
-
-        long[] timestampsAfter(long after) {
-            return Arrays.copyOfRange(ts, firstAfter(ts, start, end, after), end);
-        }
+        return Arrays.copyOfRange(ts, TimestampColumn.firstAfter(ts, start, end, after), end);
     }
 }
