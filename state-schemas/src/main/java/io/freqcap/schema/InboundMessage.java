@@ -17,6 +17,8 @@ public record InboundMessage(
         String channel,
         String category,
         long timestamp,
+        String timezone,
+        String campaignId,
         String error,
         byte[] key,
         byte[] value,
@@ -32,6 +34,8 @@ public record InboundMessage(
                 && Objects.equals(channel, m.channel)
                 && Objects.equals(category, m.category)
                 && timestamp == m.timestamp
+                && Objects.equals(timezone, m.timezone)
+                && Objects.equals(campaignId, m.campaignId)
                 && Objects.equals(error, m.error)
                 && Arrays.equals(key, m.key)
                 && Arrays.equals(value, m.value)
@@ -64,7 +68,8 @@ public record InboundMessage(
 
     /** The parsed fields; only for a record that is not malformed. */
     public OutboundMessage message() {
-        return new OutboundMessage(messageId, routingKey, channel, category, timestamp);
+        return new OutboundMessage(
+                messageId, routingKey, channel, category, timestamp, timezone, campaignId);
     }
 
     /** Parses a record whatever its size (tests and tools). */
@@ -95,6 +100,8 @@ public record InboundMessage(
                     m.channel(),
                     m.category(),
                     m.timestamp(),
+                    m.timezone(),
+                    m.campaignId(),
                     null,
                     raw.key(),
                     raw.value(),
@@ -110,6 +117,8 @@ public record InboundMessage(
                     null,
                     null,
                     -1,
+                    null,
+                    null,
                     e.getMessage(),
                     raw.key(),
                     raw.value(),

@@ -25,7 +25,8 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
     public static final InboundMessageSerializer INSTANCE = new InboundMessageSerializer();
 
     private static final InboundMessage EMPTY =
-            new InboundMessage(-1, null, null, null, -1, "empty", null, null, null, 0, 0);
+            new InboundMessage(
+                    -1, null, null, null, -1, null, null, "empty", null, null, null, 0, 0);
 
     @Override
     public boolean isImmutableType() {
@@ -59,6 +60,8 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
         StringValue.writeString(m.channel(), out);
         StringValue.writeString(m.category(), out);
         out.writeLong(m.timestamp());
+        StringValue.writeString(m.timezone(), out);
+        StringValue.writeString(m.campaignId(), out);
         StringValue.writeString(m.error(), out);
         writeBytes(m.key(), out);
         writeBytes(m.value(), out);
@@ -75,6 +78,8 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
                 StringValue.readString(in),
                 StringValue.readString(in),
                 in.readLong(),
+                StringValue.readString(in),
+                StringValue.readString(in),
                 StringValue.readString(in),
                 readBytes(in),
                 readBytes(in),

@@ -101,6 +101,37 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
         if (!rules.containsKey(DEFAULT_SEGMENT)) {
             throw new MalformedRecordException("rules: exactly one rule must have segment \"*\"");
         }
+        JsonNode zone = root.get("timezone");
+        if (zone != null
+                && !zone.isNull()
+                && !(zone.isTextual() && OutboundMessage.isKnownZone(zone.textValue()))) {
+            throw new MalformedRecordException(
+                    "timezone: not a time-zone id this job knows, got " + zone);
+        }
+        JsonNode shadow = root.get("shadow");
+        if (shadow != null && !shadow.isNull()) {
+            // Validated as the contract says; not evaluated yet (docs/contract.md).
+            JsonNode shadowRules = shadow.isObject() ? shadow.get("rules") : null;
+            if (shadowRules == null || !shadowRules.isArray() || shadowRules.isEmpty()) {
+                throw new MalformedRecordException("shadow.rules: expected a non-empty array");
+            }
+            Set<String> segments = new LinkedHashSet<>();
+            for (int i = 0; i < shadowRules.size(); i++) {
+                Rule rule = rule(shadowRules.get(i), "shadow.rules[" + i + "]");
+                if (!segments.add(rule.segment())) {
+                    throw new MalformedRecordException(
+                            "shadow.rules["
+                                    + i
+                                    + "].segment: \""
+                                    + rule.segment()
+                                    + "\" has two rules");
+                }
+            }
+            if (!segments.contains(DEFAULT_SEGMENT)) {
+                throw new MalformedRecordException(
+                        "shadow.rules: exactly one rule must have segment \"*\"");
+            }
+        }
         Set<String> exempt = new LinkedHashSet<>();
         JsonNode ex = root.get("exempt");
         if (ex != null && !ex.isNull()) {
@@ -131,6 +162,18 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
             throw new MalformedRecordException(path + ".segment: expected a non-empty string");
         }
         List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
+        for (String scope : List.of("categories", "campaign")) {
+            JsonNode unsupported = node.get(scope);
+            if (unsupported != null && !unsupported.isNull()) {
+                throw new MalformedRecordException(
+                        path
+                                + "."
+                                + scope
+                                + ": "
+                                + (scope.equals("campaign") ? "campaign" : "category")
+                                + " limits are not supported by this version of freqcap yet");
+            }
+        }
         Map<String, List<Limit>> channels = new LinkedHashMap<>();
         JsonNode ch = node.get("channels");
         if (ch != null && !ch.isNull()) {
@@ -168,6 +211,15 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
                 throw new MalformedRecordException(p + ": expected an object");
             }
             JsonNode w = l.get("window");
+            JsonNode calendar = l.get("calendar");
+            if (calendar != null && !calendar.isNull()) {
+                throw new MalformedRecordException(
+                        p
+                                + (w != null && !w.isNull()
+                                        ? ": exactly one of window and calendar"
+                                        : ".calendar: calendar limits are not supported by this"
+                                                + " version of freqcap yet"));
+            }
             if (w == null || !w.isTextual()) {
                 throw new MalformedRecordException(p + ".window: expected a string like \"1d\"");
             }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
+import java.time.ZoneId;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -11,9 +13,34 @@ import java.util.regex.Pattern;
  * record travels as its original bytes and is never re-serialized.
  *
  * @param category the category, {@code marketing} when the record has none
+ * @param timezone the user's IANA time-zone region id, one the JVM knows; null when the record has
+ *     none (the config's zone applies)
+ * @param campaignId the campaign, an integer taken as its decimal text; null when none
  */
 public record OutboundMessage(
-        String messageId, long userId, String channel, String category, long timestamp) {
+        String messageId,
+        long userId,
+        String channel,
+        String category,
+        long timestamp,
+        String timezone,
+        String campaignId) {
+
+    /** A message without time zone or campaign. */
+    public OutboundMessage(
+            String messageId, long userId, String channel, String category, long timestamp) {
+        this(messageId, userId, channel, category, timestamp, null, null);
+    }
+
+    /** The region ids {@code java.time} knows (the tz database the JVM carries), read once. */
+    private static final Set<String> ZONES = Set.copyOf(ZoneId.getAvailableZoneIds());
+
+    static final int MAX_CAMPAIGN_ID_CHARS = 128;
+
+    /** Whether {@code id} is an IANA time-zone region id this JVM knows. */
+    public static boolean isKnownZone(String id) {
+        return ZONES.contains(id);
+    }
 
     public static final String DEFAULT_CATEGORY = "marketing";
     public static final Pattern CHANNEL = Pattern.compile("[a-z0-9_-]{1,32}");
@@ -32,6 +59,8 @@ public record OutboundMessage(
         String messageId = null;
         String channel = null;
         String category = DEFAULT_CATEGORY;
+        String timezone = null;
+        String campaignId = null;
         long userId = -1;
         long timestamp = -1;
         try (JsonParser p = Json.FACTORY.createParser(value)) {
@@ -74,6 +103,19 @@ public record OutboundMessage(
                     case "timestamp":
                         timestamp = nonNegativeLong(p, field);
                         break;
+                    case "timezone":
+                        if (p.currentToken() != JsonToken.VALUE_NULL) {
+                            timezone = string(p, field);
+                            if (!isKnownZone(timezone)) {
+                                throw new MalformedRecordException(
+                                        "timezone: not a time-zone id this job knows, got "
+                                                + Json.describe(p));
+                            }
+                        }
+                        break;
+                    case "campaignId":
+                        campaignId = campaignId(p);
+                        break;
                     default:
                         p.skipChildren();
                 }
@@ -93,7 +135,32 @@ public record OutboundMessage(
         require(userId >= 0, "userId");
         require(channel != null, "channel");
         require(timestamp >= 0, "timestamp");
-        return new OutboundMessage(messageId, userId, channel, category, timestamp);
+        return new OutboundMessage(
+                messageId, userId, channel, category, timestamp, timezone, campaignId);
+    }
+
+    /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
+    private static String campaignId(JsonParser p) throws IOException, MalformedRecordException {
+        switch (p.currentToken()) {
+            case VALUE_NULL:
+                return null;
+            case VALUE_NUMBER_INT:
+                return p.getBigIntegerValue().toString();
+            case VALUE_STRING:
+                String id = p.getText();
+                int n = id.codePointCount(0, id.length());
+                if (n < 1 || n > MAX_CAMPAIGN_ID_CHARS) {
+                    throw new MalformedRecordException(
+                            "campaignId: must be 1.."
+                                    + MAX_CAMPAIGN_ID_CHARS
+                                    + " characters, got "
+                                    + n);
+                }
+                return id;
+            default:
+                throw new MalformedRecordException(
+                        "campaignId: expected a string or an integer, got " + Json.describe(p));
+        }
     }
 
     /** {@link #CHANNEL} without a regex engine: a hand loop costs a tenth as much per message. */

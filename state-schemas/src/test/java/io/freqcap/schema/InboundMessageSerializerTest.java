@@ -33,6 +33,9 @@ class InboundMessageSerializerTest {
         assertEquals(want.error(), got.error());
         assertArrayEquals(want.key(), got.key());
         assertArrayEquals(want.value(), got.value());
+        assertEquals(want.timezone(), got.timezone());
+        assertEquals(want.campaignId(), got.campaignId());
+        assertEquals(want, got);
         assertEquals(want.topic(), got.topic());
         assertEquals(want.partition(), got.partition());
         assertEquals(want.offset(), got.offset());
@@ -41,10 +44,13 @@ class InboundMessageSerializerTest {
     @Test
     void parsedAndMalformedRecordsComeBackFieldForField() throws Exception {
         byte[] json =
-                ("{\"messageId\":\"m-ü1\",\"userId\":42,\"channel\":\"push\",\"timestamp\":7}")
+                ("{\"messageId\":\"m-ü1\",\"userId\":42,\"channel\":\"push\",\"timestamp\":7,"
+                                + "\"timezone\":\"Europe/Berlin\",\"campaignId\":7}")
                         .getBytes(StandardCharsets.UTF_8);
         InboundMessage parsed = InboundMessage.of(new RawRecord("k".getBytes(), json, "in", 3, 99));
         assertEquals(null, parsed.error());
+        assertEquals("Europe/Berlin", parsed.timezone());
+        assertEquals("7", parsed.campaignId());
         assertSameFields(parsed, roundTrip(parsed));
 
         InboundMessage malformed =

@@ -103,6 +103,25 @@ class LimitConfigTest {
                 "exempt numbers      | {\"version\":1,\"rules\":["
                         + STAR
                         + "],\"exempt\":[1]} | exempt: expected an array of strings",
+                "unknown zone        | {\"version\":1,\"timezone\":\"Mars/Olympus\",\"rules\":["
+                        + STAR
+                        + "]} | timezone: not a time-zone id this job knows, got \"Mars/Olympus\"",
+                "zone as number      | {\"version\":1,\"timezone\":8,\"rules\":["
+                        + STAR
+                        + "]} | timezone: not a time-zone id this job knows, got 8",
+                "shadow without star | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}} | shadow.rules: exactly one rule must have segment \"*\"",
+                "shadow bad limit    | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"91d\",\"max\":1}]}]}} | shadow.rules[0].limits[0].window: at most 90d",
+                "shadow no rules     | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{}} | shadow.rules: expected a non-empty array",
+                "window and calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
+                "calendar not yet    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0].calendar: calendar limits are not supported by this version of freqcap yet",
+                "categories not yet  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]}}]} | rules[0].categories: category limits are not supported by this version of freqcap yet",
+                "campaign not yet    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":[{\"window\":\"3d\",\"max\":1}]}]} | rules[0].campaign: campaign limits are not supported by this version of freqcap yet",
                 "not json            | {version: 1} | not valid JSON",
                 "trailing bytes      | {\"version\":1,\"rules\":["
                         + STAR
@@ -113,6 +132,18 @@ class LimitConfigTest {
         MalformedRecordException e =
                 assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    @Test
+    void aKnownZoneAndAValidShadowAreAccepted() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":3,\"timezone\":\"Australia/Lord_Howe\",\"rules\":["
+                                + STAR
+                                + "],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":5}]}]}}");
+        assertEquals(3, c.version());
+        assertEquals(1, c.ruleFor("*").limits().get(0).max(), "the shadow is not enforced");
     }
 
     @Test

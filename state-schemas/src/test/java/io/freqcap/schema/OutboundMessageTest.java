@@ -22,8 +22,23 @@ class OutboundMessageTest {
     @Test
     void readsTheContractExample() throws Exception {
         assertEquals(
-                new OutboundMessage("m-000017", 42, "push", "marketing", 1763798400000L),
+                new OutboundMessage(
+                        "m-000017", 42, "push", "marketing", 1763798400000L, null, "spring-sale"),
                 parse(VALID));
+    }
+
+    @Test
+    void readsTimeZoneAndCampaignOfEitherType() throws Exception {
+        String base = "{\"messageId\":\"a\",\"userId\":1,\"channel\":\"sms\",\"timestamp\":0";
+        OutboundMessage m =
+                parse(base + ",\"timezone\":\"Asia/Kolkata\",\"campaignId\":12345678901234567890}");
+        assertEquals("Asia/Kolkata", m.timezone());
+        assertEquals("12345678901234567890", m.campaignId(), "an integer is its decimal text");
+        OutboundMessage none = parse(base + ",\"timezone\":null,\"campaignId\":null}");
+        assertEquals(null, none.timezone());
+        assertEquals(null, none.campaignId());
+        assertEquals("UTC", parse(base + ",\"timezone\":\"UTC\"}").timezone());
+        assertEquals("-7", parse(base + ",\"campaignId\":-7}").campaignId());
     }
 
     @Test
@@ -68,6 +83,13 @@ class OutboundMessageTest {
                 "timestamp as float   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":42.0} | timestamp: expected an integer, got 42.0",
                 "timestamp as digits  | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":\"42\"} | timestamp: expected an integer, got \"42\"",
                 "category as number   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"category\":3} | category: expected a string, got 3",
+                "unknown zone         | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"timezone\":\"Mars/Olympus\"} | timezone: not a time-zone id this job knows, got \"Mars/Olympus\"",
+                "zone as offset       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"timezone\":\"+05:30\"} | timezone: not a time-zone id this job knows",
+                "zone as number       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"timezone\":8} | timezone: expected a string, got 8",
+                "campaign as float    | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":1.5} | campaignId: expected a string or an integer, got 1.5",
+                "campaign as boolean  | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":true} | campaignId: expected a string or an integer",
+                "campaign as object   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":{}} | campaignId: expected a string or an integer",
+                "campaign empty       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":\"\"} | campaignId: must be 1..128 characters, got 0",
                 "trailing bytes       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1} x | not valid JSON",
                 "two objects          | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}{} | trailing bytes after the JSON object",
                 "array                | [1] | expected a JSON object, got an array",

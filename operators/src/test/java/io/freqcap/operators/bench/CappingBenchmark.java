@@ -170,6 +170,8 @@ public final class CappingBenchmark {
                                                         ts,
                                                         null,
                                                         null,
+                                                        null,
+                                                        null,
                                                         value,
                                                         "outbound-messages",
                                                         part,
