@@ -20,14 +20,14 @@ public interface CountedHistory {
     String[] channels();
 
     /** Entries in scope with a timestamp in {@code (after, upTo]}. */
-    int count(String channel, long after, long upTo);
+    int count(Scope scope, long after, long upTo);
 
     /**
      * The timestamp of the k-th latest entry in scope (k = 1: the latest); only for 1 <= k <=
-     * {@code count(channel, Long.MIN_VALUE, Long.MAX_VALUE)}.
+     * {@code count(scope, Long.MIN_VALUE, Long.MAX_VALUE)}.
      */
-    long kthLatest(String channel, int k);
+    long kthLatest(Scope scope, int k);
 
     /** The timestamps in scope later than {@code after}, ascending. */
-    long[] timestampsAfter(String channel, long after);
+    long[] timestampsAfter(Scope scope, long after);
 }

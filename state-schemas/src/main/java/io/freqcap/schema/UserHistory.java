@@ -4,8 +4,10 @@ import java.util.Arrays;
 
 /**
  * The counted messages of one user that can still matter (contract.md §6): for each, its timestamp,
- * its channel and a 64-bit fingerprint of its messageId. Entries are kept sorted by timestamp; the
- * decision order is not needed by the rule, only the latest timestamp, which sorting gives.
+ * its channel, a 64-bit fingerprint of its messageId, and what scoped and calendar limits read: its
+ * category, its campaign and its zone's UTC offset at its timestamp. Entries are kept sorted by
+ * timestamp; the decision order is not needed by the rule, only the latest timestamp, which sorting
+ * gives.
  *
  * <p>Immutable: {@link #with} and {@link #prunedBefore} return new instances, so a history read
  * from state can be shared and a serializer never sees it change.
@@ -18,11 +20,14 @@ import java.util.Arrays;
  *
  * <p>With the Redis mirror on, the messageIds themselves are kept too ({@link #messageId}): a
  * {@code rebuild-mirror} must write the very members Redis lost. Entries counted while the mirror
- * was off have none ({@code null}).
+ * was off have none ({@code null}). A user pays for categories, campaigns and offsets only when an
+ * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
+ * that is null otherwise.
  */
 public final class UserHistory implements CountedHistory {
     public static final UserHistory EMPTY =
-            new UserHistory(new long[0], new long[0], new int[0], new String[0], null);
+            new UserHistory(
+                    new long[0], new long[0], new int[0], new String[0], null, null, null, null);
 
     private final long[] timestamps;
     private final long[] fingerprints;
@@ -32,17 +37,65 @@ public final class UserHistory implements CountedHistory {
     /** Null when no entry has an id. */
     private final String[] messageIds;
 
+    /** Per entry; null when every entry is {@link OutboundMessage#DEFAULT_CATEGORY}. */
+    private final String[] categories;
+
+    /** Per entry, null for none; null when no entry has a campaign. */
+    private final String[] campaigns;
+
+    /** Per entry, seconds east of UTC; null when every entry's is 0. */
+    private final int[] offsets;
+
     UserHistory(
             long[] timestamps,
             long[] fingerprints,
             int[] channelIndex,
             String[] channels,
-            String[] messageIds) {
+            String[] messageIds,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets) {
         this.timestamps = timestamps;
         this.fingerprints = fingerprints;
         this.channelIndex = channelIndex;
         this.channels = channels;
         this.messageIds = messageIds;
+        this.categories = allDefault(categories) ? null : categories;
+        this.campaigns = allNull(campaigns) ? null : campaigns;
+        this.offsets = allZero(offsets) ? null : offsets;
+    }
+
+    private static boolean allDefault(String[] a) {
+        if (a != null) {
+            for (String s : a) {
+                if (!OutboundMessage.DEFAULT_CATEGORY.equals(s)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static boolean allNull(String[] a) {
+        if (a != null) {
+            for (String s : a) {
+                if (s != null) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static boolean allZero(int[] a) {
+        if (a != null) {
+            for (int x : a) {
+                if (x != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     @Override
@@ -72,6 +125,20 @@ public final class UserHistory implements CountedHistory {
         return messageIds == null ? null : messageIds[i];
     }
 
+    public String category(int i) {
+        return categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i];
+    }
+
+    /** The campaignId of entry i, or {@code null} for none. */
+    public String campaign(int i) {
+        return campaigns == null ? null : campaigns[i];
+    }
+
+    /** Seconds east of UTC of entry i's zone at its timestamp. */
+    public int offsetSeconds(int i) {
+        return offsets == null ? 0 : offsets[i];
+    }
+
     @Override
     public String[] channels() {
         return channels.clone();
@@ -93,46 +160,22 @@ public final class UserHistory implements CountedHistory {
         return false;
     }
 
-    /**
-     * Copies the timestamps of the entries in one scope into {@code out}, in ascending order.
-     *
-     * @param channel a channel name, or {@code null} for every entry
-     * @return how many were copied
-     */
-    public int timestampsIn(String channel, long[] out) {
-        if (channel == null) {
-            System.arraycopy(timestamps, 0, out, 0, timestamps.length);
-            return timestamps.length;
-        }
-        int c = indexOfChannel(channel);
-        if (c < 0) {
-            return 0;
-        }
-        int n = 0;
-        for (int i = 0; i < timestamps.length; i++) {
-            if (channelIndex[i] == c) {
-                out[n++] = timestamps[i];
-            }
-        }
-        return n;
-    }
-
-    /** The channel's index in the table, -1 for every entry ({@code null}), -2 for none. */
-    private int scope(String channel) {
-        if (channel == null) {
-            return -1;
-        }
-        int c = indexOfChannel(channel);
-        return c < 0 ? -2 : c;
+    /** Whether entry i counts for {@code scope}. */
+    public boolean inScope(int i, Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> true;
+            case CHANNEL -> channel(i).equals(scope.name());
+            case CATEGORY -> category(i).equals(scope.name());
+            case CAMPAIGN -> scope.name().equals(campaign(i));
+        };
     }
 
     @Override
-    public int count(String channel, long after, long upTo) {
-        int c = scope(channel);
+    public int count(Scope scope, long after, long upTo) {
         int n = 0;
-        for (int i = 0; i < timestamps.length && c != -2; i++) {
+        for (int i = 0; i < timestamps.length; i++) {
             long t = timestamps[i];
-            if (t > after && t <= upTo && (c < 0 || channelIndex[i] == c)) {
+            if (t > after && t <= upTo && inScope(i, scope)) {
                 n++;
             }
         }
@@ -140,10 +183,9 @@ public final class UserHistory implements CountedHistory {
     }
 
     @Override
-    public long kthLatest(String channel, int k) {
-        int c = scope(channel);
-        for (int i = timestamps.length - 1; i >= 0 && c != -2; i--) {
-            if ((c < 0 || channelIndex[i] == c) && --k == 0) {
+    public long kthLatest(Scope scope, int k) {
+        for (int i = timestamps.length - 1; i >= 0; i--) {
+            if (inScope(i, scope) && --k == 0) {
                 return timestamps[i];
             }
         }
@@ -151,12 +193,11 @@ public final class UserHistory implements CountedHistory {
     }
 
     @Override
-    public long[] timestampsAfter(String channel, long after) {
-        int c = scope(channel);
+    public long[] timestampsAfter(Scope scope, long after) {
         long[] out = new long[timestamps.length];
         int n = 0;
-        for (int i = 0; i < timestamps.length && c != -2; i++) {
-            if (timestamps[i] > after && (c < 0 || channelIndex[i] == c)) {
+        for (int i = 0; i < timestamps.length; i++) {
+            if (timestamps[i] > after && inScope(i, scope)) {
                 out[n++] = timestamps[i];
             }
         }
@@ -178,11 +219,36 @@ public final class UserHistory implements CountedHistory {
     }
 
     /**
-     * This history with one more entry, inserted in timestamp order (after equal timestamps).
+     * This history with one more entry of the default category, no campaign, in UTC.
      *
      * @param messageId the id to keep with the entry, or {@code null} to keep none
      */
     public UserHistory with(long timestamp, long fingerprint, String channel, String messageId) {
+        return with(
+                timestamp,
+                fingerprint,
+                channel,
+                messageId,
+                OutboundMessage.DEFAULT_CATEGORY,
+                null,
+                0);
+    }
+
+    /**
+     * This history with one more entry, inserted in timestamp order (after equal timestamps).
+     *
+     * @param messageId the id to keep with the entry, or {@code null} to keep none
+     * @param campaign the campaignId, or {@code null} for none
+     * @param offsetSeconds the entry's zone's offset from UTC at its timestamp
+     */
+    public UserHistory with(
+            long timestamp,
+            long fingerprint,
+            String channel,
+            String messageId,
+            String category,
+            String campaign,
+            int offsetSeconds) {
         fingerprint &= FINGERPRINT_MASK;
         int n = timestamps.length;
         int pos = n;
@@ -196,28 +262,53 @@ public final class UserHistory implements CountedHistory {
             c = channels.length;
             chs[c] = channel;
         }
-        long[] ts = new long[n + 1];
-        long[] fps = new long[n + 1];
-        int[] ci = new int[n + 1];
-        System.arraycopy(timestamps, 0, ts, 0, pos);
-        System.arraycopy(fingerprints, 0, fps, 0, pos);
-        System.arraycopy(channelIndex, 0, ci, 0, pos);
-        ts[pos] = timestamp;
-        fps[pos] = fingerprint;
-        ci[pos] = c;
-        System.arraycopy(timestamps, pos, ts, pos + 1, n - pos);
-        System.arraycopy(fingerprints, pos, fps, pos + 1, n - pos);
-        System.arraycopy(channelIndex, pos, ci, pos + 1, n - pos);
-        String[] ids = null;
-        if (messageIds != null || messageId != null) {
-            ids = new String[n + 1];
-            if (messageIds != null) {
-                System.arraycopy(messageIds, 0, ids, 0, pos);
-                System.arraycopy(messageIds, pos, ids, pos + 1, n - pos);
-            }
-            ids[pos] = messageId;
+        long[] ts = insert(timestamps, pos, timestamp);
+        long[] fps = insert(fingerprints, pos, fingerprint);
+        int[] ci = insert(channelIndex, pos, c);
+        String[] ids = insert(messageIds, n, pos, messageId, null);
+        String[] cats = insert(categories, n, pos, category, OutboundMessage.DEFAULT_CATEGORY);
+        String[] camps = insert(campaigns, n, pos, campaign, null);
+        int[] offs =
+                offsets == null && offsetSeconds == 0
+                        ? null
+                        : insert(offsetArrayOf(n), pos, offsetSeconds);
+        return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs);
+    }
+
+    private int[] offsetArrayOf(int n) {
+        return offsets == null ? new int[n] : offsets;
+    }
+
+    private static long[] insert(long[] a, int pos, long v) {
+        long[] out = new long[a.length + 1];
+        System.arraycopy(a, 0, out, 0, pos);
+        out[pos] = v;
+        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
+        return out;
+    }
+
+    private static int[] insert(int[] a, int pos, int v) {
+        int[] out = new int[a.length + 1];
+        System.arraycopy(a, 0, out, 0, pos);
+        out[pos] = v;
+        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
+        return out;
+    }
+
+    /** A per-entry array with {@code v} inserted; null while every entry is {@code absent}. */
+    private static String[] insert(String[] a, int n, int pos, String v, String absent) {
+        if (a == null && java.util.Objects.equals(v, absent)) {
+            return null;
         }
-        return new UserHistory(ts, fps, ci, chs, ids);
+        String[] out = new String[n + 1];
+        if (a == null) {
+            Arrays.fill(out, absent);
+        } else {
+            System.arraycopy(a, 0, out, 0, pos);
+            System.arraycopy(a, pos, out, pos + 1, n - pos);
+        }
+        out[pos] = v;
+        return out;
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
@@ -232,12 +323,20 @@ public final class UserHistory implements CountedHistory {
         if (from == timestamps.length) {
             return EMPTY;
         }
-        long[] ts = Arrays.copyOfRange(timestamps, from, timestamps.length);
-        long[] fps = Arrays.copyOfRange(fingerprints, from, fingerprints.length);
-        int[] oldIndex = Arrays.copyOfRange(channelIndex, from, channelIndex.length);
-        String[] ids =
-                messageIds == null ? null : Arrays.copyOfRange(messageIds, from, messageIds.length);
-        return compactChannels(ts, fps, oldIndex, channels, ids);
+        return slice(from, timestamps.length);
+    }
+
+    /** Entries [from, to) as a history of their own. */
+    UserHistory slice(int from, int to) {
+        return compactChannels(
+                Arrays.copyOfRange(timestamps, from, to),
+                Arrays.copyOfRange(fingerprints, from, to),
+                Arrays.copyOfRange(channelIndex, from, to),
+                channels,
+                messageIds == null ? null : Arrays.copyOfRange(messageIds, from, to),
+                categories == null ? null : Arrays.copyOfRange(categories, from, to),
+                campaigns == null ? null : Arrays.copyOfRange(campaigns, from, to),
+                offsets == null ? null : Arrays.copyOfRange(offsets, from, to));
     }
 
     /**
@@ -246,25 +345,47 @@ public final class UserHistory implements CountedHistory {
      *
      * @param channelIndex per entry, its channel's index in {@code channels}
      * @param ids per entry its messageId or null; null for none at all
+     * @param categories per entry; null for the default category everywhere
+     * @param campaigns per entry its campaignId or null; null for none at all
+     * @param offsets per entry, seconds east of UTC; null for 0 everywhere
      */
     public static UserHistory of(
-            long[] ts, long[] fps, int[] channelIndex, String[] channels, String[] ids) {
-        if (fps.length != ts.length
-                || channelIndex.length != ts.length
-                || (ids != null && ids.length != ts.length)) {
+            long[] ts,
+            long[] fps,
+            int[] channelIndex,
+            String[] channels,
+            String[] ids,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets) {
+        int n = ts.length;
+        if (fps.length != n
+                || channelIndex.length != n
+                || (ids != null && ids.length != n)
+                || (categories != null && categories.length != n)
+                || (campaigns != null && campaigns.length != n)
+                || (offsets != null && offsets.length != n)) {
             throw new IllegalArgumentException("entries of different lengths");
         }
-        if (ts.length == 0) {
+        if (n == 0) {
             return EMPTY;
         }
-        return compactChannels(ts, fps, channelIndex, channels, ids);
+        return compactChannels(
+                ts, fps, channelIndex, channels, ids, categories, campaigns, offsets);
     }
 
     /**
      * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
      */
     static UserHistory compactChannels(
-            long[] ts, long[] fps, int[] index, String[] channels, String[] ids) {
+            long[] ts,
+            long[] fps,
+            int[] index,
+            String[] channels,
+            String[] ids,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets) {
         int[] remap = new int[channels.length];
         Arrays.fill(remap, -1);
         int used = 0;
@@ -273,14 +394,12 @@ public final class UserHistory implements CountedHistory {
                 remap[c] = used++;
             }
         }
-        if (used == channels.length) {
-            boolean identity = true;
-            for (int i = 0; i < remap.length; i++) {
-                identity &= remap[i] == i;
-            }
-            if (identity) {
-                return new UserHistory(ts, fps, index, channels, ids);
-            }
+        boolean identity = used == channels.length;
+        for (int i = 0; i < remap.length && identity; i++) {
+            identity = remap[i] == i;
+        }
+        if (identity) {
+            return new UserHistory(ts, fps, index, channels, ids, categories, campaigns, offsets);
         }
         String[] chs = new String[used];
         for (int i = 0; i < channels.length; i++) {
@@ -292,7 +411,7 @@ public final class UserHistory implements CountedHistory {
         for (int i = 0; i < index.length; i++) {
             ci[i] = remap[index[i]];
         }
-        return new UserHistory(ts, fps, ci, chs, ids);
+        return new UserHistory(ts, fps, ci, chs, ids, categories, campaigns, offsets);
     }
 
     int[] channelIndexArray() {
@@ -313,6 +432,18 @@ public final class UserHistory implements CountedHistory {
 
     String[] messageIdArray() {
         return messageIds;
+    }
+
+    String[] categoryArray() {
+        return categories;
+    }
+
+    String[] campaignArray() {
+        return campaigns;
+    }
+
+    int[] offsetArray() {
+        return offsets;
     }
 
     /** Fingerprints keep 56 bits: seven bytes in state. */
@@ -339,13 +470,15 @@ public final class UserHistory implements CountedHistory {
         if (this == o) {
             return true;
         }
-        if (!(o instanceof UserHistory)) {
+        if (!(o instanceof UserHistory that)) {
             return false;
         }
-        UserHistory that = (UserHistory) o;
         if (!Arrays.equals(timestamps, that.timestamps)
                 || !Arrays.equals(fingerprints, that.fingerprints)
-                || !Arrays.equals(messageIds, that.messageIds)) {
+                || !Arrays.equals(messageIds, that.messageIds)
+                || !Arrays.equals(categories, that.categories)
+                || !Arrays.equals(campaigns, that.campaigns)
+                || !Arrays.equals(offsets, that.offsets)) {
             return false;
         }
         for (int i = 0; i < timestamps.length; i++) {
@@ -366,6 +499,15 @@ public final class UserHistory implements CountedHistory {
         StringBuilder sb = new StringBuilder("UserHistory[");
         for (int i = 0; i < timestamps.length; i++) {
             sb.append(i == 0 ? "" : ", ").append(timestamps[i]).append('/').append(channel(i));
+            if (categories != null) {
+                sb.append('/').append(category(i));
+            }
+            if (campaign(i) != null) {
+                sb.append("/c:").append(campaign(i));
+            }
+            if (offsets != null) {
+                sb.append("/").append(offsets[i]).append('s');
+            }
         }
         return sb.append(']').toString();
     }

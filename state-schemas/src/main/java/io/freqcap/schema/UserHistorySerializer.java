@@ -28,6 +28,14 @@ import org.apache.flink.core.memory.DataOutputView;
  * a byte of histories that have none: a history of n &gt; 0 entries always has k &gt;= 1 channels,
  * so a header with n &gt; 0 and k = 0 marks the extension. It is followed by varint k, the body
  * above, then per entry varint (id length + 1) and the UTF-8 bytes, 0 for no id.
+ *
+ * <p><b>Format version 2</b> adds what scoped and calendar limits read, for histories that have any
+ * of it (a history without is written, byte for byte, as version 1, and version 1 is read as
+ * always): the header with k = 0, then varint 0 (which version 1 never writes there), varint flags
+ * (1: messageIds, 2: categories, 4: campaigns, 8: offsets), varint k, the channel table, then if
+ * flagged a category table and a campaign table (varint count, then each as a channel is), the
+ * entries of version 1 each followed, if flagged, by varint category index, varint (campaign index
+ * + 1, 0 for none) and zigzag varint offset seconds; then the ids as above if flagged.
  */
 public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
     private static final long serialVersionUID = 1L;
@@ -63,7 +71,21 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         int n = h.size();
         String[] channels = h.channelArray();
         String[] ids = n == 0 ? null : h.messageIdArray();
-        if (ids != null) {
+        String[] categories = n == 0 ? null : h.categoryArray();
+        String[] campaigns = n == 0 ? null : h.campaignArray();
+        int[] offsets = n == 0 ? null : h.offsetArray();
+        boolean v2 = categories != null || campaigns != null || offsets != null;
+        if (v2) {
+            writeVarLong(out, (long) n << 3);
+            writeVarLong(out, 0);
+            writeVarLong(
+                    out,
+                    (ids != null ? 1 : 0)
+                            | (categories != null ? 2 : 0)
+                            | (campaigns != null ? 4 : 0)
+                            | (offsets != null ? 8 : 0));
+            writeVarLong(out, channels.length);
+        } else if (ids != null) {
             writeVarLong(out, (long) n << 3);
             writeVarLong(out, channels.length);
         } else {
@@ -76,10 +98,16 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         if (n == 0) {
             return;
         }
-        for (String c : channels) {
-            byte[] b = c.getBytes(StandardCharsets.UTF_8);
-            writeVarLong(out, b.length);
-            out.write(b);
+        writeStrings(out, channels);
+        String[] categoryTable = categories == null ? null : table(categories);
+        String[] campaignTable = campaigns == null ? null : table(campaigns);
+        if (categoryTable != null) {
+            writeVarLong(out, categoryTable.length);
+            writeStrings(out, categoryTable);
+        }
+        if (campaignTable != null) {
+            writeVarLong(out, campaignTable.length);
+            writeStrings(out, campaignTable);
         }
         long[] ts = h.timestampArray();
         long[] fps = h.fingerprintArray();
@@ -95,6 +123,16 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             out.writeByte((int) (fp >>> 48));
             out.writeShort((int) (fp >>> 32));
             out.writeInt((int) fp);
+            if (categoryTable != null) {
+                writeVarLong(out, indexOf(categoryTable, categories[i]));
+            }
+            if (campaignTable != null) {
+                writeVarLong(
+                        out, campaigns[i] == null ? 0 : indexOf(campaignTable, campaigns[i]) + 1);
+            }
+            if (offsets != null) {
+                writeVarLong(out, (offsets[i] << 1) ^ (offsets[i] >> 31));
+            }
         }
         if (ids != null) {
             for (String id : ids) {
@@ -109,6 +147,45 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         }
     }
 
+    /** The distinct non-null values, in order of first appearance. */
+    private static String[] table(String[] values) {
+        java.util.LinkedHashSet<String> distinct = new java.util.LinkedHashSet<>();
+        for (String v : values) {
+            if (v != null) {
+                distinct.add(v);
+            }
+        }
+        return distinct.toArray(new String[0]);
+    }
+
+    private static int indexOf(String[] table, String v) {
+        for (int i = 0; i < table.length; i++) {
+            if (table[i].equals(v)) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("not in the table: " + v);
+    }
+
+    private static void writeStrings(DataOutputView out, String[] strings) throws IOException {
+        for (String c : strings) {
+            byte[] b = c.getBytes(StandardCharsets.UTF_8);
+            writeVarLong(out, b.length);
+            out.write(b);
+        }
+    }
+
+    private static String[] readStrings(DataInputView in, int count, String what)
+            throws IOException {
+        String[] out = new String[count];
+        for (int c = 0; c < count; c++) {
+            byte[] b = new byte[checkedInt(readVarLong(in), what + " length")];
+            in.readFully(b);
+            out[c] = new String(b, StandardCharsets.UTF_8);
+        }
+        return out;
+    }
+
     @Override
     public UserHistory deserialize(DataInputView in) throws IOException {
         long header = readVarLong(in);
@@ -120,22 +197,41 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
             return UserHistory.EMPTY;
         }
-        boolean withIds = k == 0;
-        if (k == 7 || withIds) {
+        int flags = 0;
+        if (k == 0) {
+            k = checkedInt(readVarLong(in), "channel count");
+            if (k == 0) { // version 2
+                flags = checkedInt(readVarLong(in), "flags");
+                if (flags > 15) {
+                    throw new IOException("corrupt history: flags " + flags);
+                }
+                k = checkedInt(readVarLong(in), "channel count");
+            } else {
+                flags = 1; // version 1 with messageIds
+            }
+        } else if (k == 7) {
             k = checkedInt(readVarLong(in), "channel count");
         }
         if (k == 0) {
             throw new IOException("corrupt history: " + n + " entries without a channel");
         }
-        String[] channels = new String[k];
-        for (int c = 0; c < k; c++) {
-            byte[] b = new byte[checkedInt(readVarLong(in), "channel length")];
-            in.readFully(b);
-            channels[c] = new String(b, StandardCharsets.UTF_8);
-        }
+        String[] channels = readStrings(in, k, "channel");
+        String[] categoryTable =
+                (flags & 2) == 0
+                        ? null
+                        : readStrings(
+                                in, checkedInt(readVarLong(in), "category count"), "category");
+        String[] campaignTable =
+                (flags & 4) == 0
+                        ? null
+                        : readStrings(
+                                in, checkedInt(readVarLong(in), "campaign count"), "campaign");
         long[] ts = new long[n];
         long[] fps = new long[n];
         int[] ci = new int[n];
+        String[] categories = categoryTable == null ? null : new String[n];
+        String[] campaigns = campaignTable == null ? null : new String[n];
+        int[] offsets = (flags & 8) == 0 ? null : new int[n];
         long prev = 0;
         for (int i = 0; i < n; i++) {
             prev += readVarLong(in);
@@ -148,9 +244,20 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     ((long) (in.readByte() & 0xFF) << 48)
                             | ((long) (in.readShort() & 0xFFFF) << 32)
                             | (in.readInt() & 0xFFFFFFFFL);
+            if (categories != null) {
+                categories[i] = entry(categoryTable, readVarLong(in), "category");
+            }
+            if (campaigns != null) {
+                long c = readVarLong(in);
+                campaigns[i] = c == 0 ? null : entry(campaignTable, c - 1, "campaign");
+            }
+            if (offsets != null) {
+                long z = readVarLong(in);
+                offsets[i] = (int) ((z >>> 1) ^ -(z & 1));
+            }
         }
         String[] ids = null;
-        if (withIds) {
+        if ((flags & 1) != 0) {
             ids = new String[n];
             for (int i = 0; i < n; i++) {
                 int len = checkedInt(readVarLong(in), "messageId length");
@@ -161,7 +268,15 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                 }
             }
         }
-        return new UserHistory(ts, fps, ci, channels, ids);
+        return new UserHistory(ts, fps, ci, channels, ids, categories, campaigns, offsets);
+    }
+
+    private static String entry(String[] table, long index, String what) throws IOException {
+        if (index < 0 || index >= table.length) {
+            throw new IOException(
+                    "corrupt history: " + what + " index " + index + " of " + table.length);
+        }
+        return table[(int) index];
     }
 
     @Override

@@ -65,6 +65,76 @@ class UserHistorySerializerTest {
     }
 
     @Test
+    void roundTripsCategoriesCampaignsAndOffsetsInVersionTwo() throws IOException {
+        Random rnd = new Random(11);
+        String[] channels = {"push", "email"};
+        String[] categories = {"marketing", "promo", "news"};
+        String[] campaigns = {null, "spring-sale", "42"};
+        int[] offsets = {0, 19_800, -18_000, 37_800, 39_600};
+        int withExtras = 0;
+        for (int run = 0; run < 2000; run++) {
+            UserHistory h = UserHistory.EMPTY;
+            int n = rnd.nextInt(20);
+            for (int i = 0; i < n; i++) {
+                h =
+                        h.with(
+                                DAY_1_NOON + rnd.nextInt(1_000_000_000),
+                                rnd.nextLong(),
+                                channels[rnd.nextInt(channels.length)],
+                                rnd.nextBoolean() ? "m" + i : null,
+                                categories[rnd.nextInt(run % 2 == 0 ? 1 : 3)],
+                                campaigns[rnd.nextInt(run % 3 == 0 ? 1 : 3)],
+                                offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)]);
+            }
+            byte[] bytes = write(h);
+            UserHistory back = read(bytes);
+            assertEquals(h, back);
+            for (int i = 0; i < h.size(); i++) {
+                assertEquals(h.category(i), back.category(i));
+                assertEquals(h.campaign(i), back.campaign(i));
+                assertEquals(h.offsetSeconds(i), back.offsetSeconds(i));
+                assertEquals(h.messageId(i), back.messageId(i));
+            }
+            withExtras += h.categoryArray() != null || h.campaignArray() != null ? 1 : 0;
+            // Pruning keeps each entry's extras with it.
+            if (h.size() > 2) {
+                UserHistory pruned = h.prunedBefore(h.timestamp(1));
+                assertEquals(pruned, read(write(pruned)));
+                assertEquals(h.campaign(h.size() - 1), pruned.campaign(pruned.size() - 1));
+            }
+        }
+        assertTrue(withExtras > 500);
+    }
+
+    @Test
+    void aHistoryWithoutExtrasIsWrittenAsVersionOne() throws IOException {
+        UserHistory plain = twoChannelHistory();
+        UserHistory sameWithDefaults =
+                UserHistory.EMPTY
+                        .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", null, 0)
+                        .with(
+                                DAY_1_NOON + 42_000_000L,
+                                0x17213fd3b7ed5f6eL,
+                                "email",
+                                null,
+                                "marketing",
+                                null,
+                                0)
+                        .with(
+                                DAY_1_NOON + 42_000_001L,
+                                0x5a3dd25bb62cde30L,
+                                "push",
+                                null,
+                                "marketing",
+                                null,
+                                0);
+        assertEquals(plain, sameWithDefaults);
+        assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(sameWithDefaults)));
+        UserHistory promo = plain.with(DAY_1_NOON + 50_000_000L, 9, "push", null, "promo", null, 0);
+        assertEquals(0, write(promo)[1], "version 2: the channel count's place holds 0");
+    }
+
+    @Test
     void readsVersionOneBytes() throws IOException {
         assertEquals(twoChannelHistory(), read(HexFormat.of().parseHex(V1_TWO_CHANNELS)));
         assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(twoChannelHistory())));

@@ -1,0 +1,40 @@
+package io.freqcap.schema;
+
+/**
+ * What a limit counts (contract.md §3): every counted message of the user, or those of one channel,
+ * one category or one campaign.
+ *
+ * @param name the channel, category or campaignId; null for {@link Kind#ALL}
+ */
+public record Scope(Kind kind, String name) {
+    public enum Kind {
+        ALL,
+        CHANNEL,
+        CATEGORY,
+        CAMPAIGN
+    }
+
+    public static final Scope ALL = new Scope(Kind.ALL, null);
+
+    public static Scope channel(String name) {
+        return new Scope(Kind.CHANNEL, name);
+    }
+
+    public static Scope category(String name) {
+        return new Scope(Kind.CATEGORY, name);
+    }
+
+    public static Scope campaign(String id) {
+        return new Scope(Kind.CAMPAIGN, id);
+    }
+
+    /** As a violation names it: {@code all}, {@code channel:<name>}, ... */
+    public String label() {
+        return switch (kind) {
+            case ALL -> "all";
+            case CHANNEL -> "channel:" + name;
+            case CATEGORY -> "category:" + name;
+            case CAMPAIGN -> "campaign:" + name;
+        };
+    }
+}
