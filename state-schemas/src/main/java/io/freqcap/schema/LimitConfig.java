@@ -19,19 +19,51 @@ import java.util.Set;
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
  */
-public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json)
+public record LimitConfig(
+        long version, Map<String, Rule> rules, Set<String> exempt, String json, String timezone)
         implements ConfigRecord, java.io.Serializable {
+
+    /** A config in UTC. */
+    public LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json) {
+        this(version, rules, exempt, json, "UTC");
+    }
 
     public static final String DEFAULT_SEGMENT = "*";
 
     /**
      * @param limits count every non-exempt counted message of the user
      * @param channels extra limits counting only one channel's messages
+     * @param categories extra limits counting only one category's messages
+     * @param campaign extra limits counting only the messages of the message's own campaign
      */
-    public record Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels)
+    public record Rule(
+            String segment,
+            List<Limit> limits,
+            Map<String, List<Limit>> channels,
+            Map<String, List<Limit>> categories,
+            List<Limit> campaign)
             implements java.io.Serializable {
+
+        /** A rule with limits over every message and per channel only. */
+        public Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
+            this(segment, limits, channels, Map.of(), List.of());
+        }
+
         public List<Limit> channelLimits(String channel) {
             return channels.getOrDefault(channel, List.of());
+        }
+
+        public List<Limit> categoryLimits(String category) {
+            return categories.getOrDefault(category, List.of());
+        }
+
+        /** Every limit of the rule, whatever its scope. */
+        List<Limit> allLimits() {
+            List<Limit> all = new ArrayList<>(limits);
+            channels.values().forEach(all::addAll);
+            categories.values().forEach(all::addAll);
+            all.addAll(campaign);
+            return all;
         }
     }
 
@@ -53,13 +85,8 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
     public long longestWindowMillis() {
         long longest = 0;
         for (Rule r : rules.values()) {
-            for (Limit l : r.limits()) {
+            for (Limit l : r.allLimits()) {
                 longest = Math.max(longest, l.windowMillis());
-            }
-            for (List<Limit> ls : r.channels().values()) {
-                for (Limit l : ls) {
-                    longest = Math.max(longest, l.windowMillis());
-                }
             }
         }
         return longest;
@@ -150,7 +177,8 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
                 v.longValue(),
                 Collections.unmodifiableMap(rules),
                 Collections.unmodifiableSet(exempt),
-                new String(raw, StandardCharsets.UTF_8));
+                new String(raw, StandardCharsets.UTF_8),
+                zone == null || zone.isNull() ? "UTC" : zone.textValue());
     }
 
     private static Rule rule(JsonNode node, String path) throws MalformedRecordException {
@@ -162,46 +190,53 @@ public record LimitConfig(long version, Map<String, Rule> rules, Set<String> exe
             throw new MalformedRecordException(path + ".segment: expected a non-empty string");
         }
         List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
-        for (String scope : List.of("categories", "campaign")) {
-            JsonNode unsupported = node.get(scope);
-            if (unsupported != null && !unsupported.isNull()) {
+        Map<String, List<Limit>> channels =
+                named(node.get("channels"), path, "channels", "channel");
+        Map<String, List<Limit>> categories =
+                named(node.get("categories"), path, "categories", "category");
+        JsonNode campaignNode = node.get("campaign");
+        List<Limit> campaign =
+                campaignNode == null || campaignNode.isNull()
+                        ? List.of()
+                        : limits(campaignNode, path + ".campaign", true);
+        return new Rule(seg.textValue(), limits, channels, categories, campaign);
+    }
+
+    /** Limits by channel or category name: {@code {"email": [...], ...}}. */
+    private static Map<String, List<Limit>> named(
+            JsonNode node, String path, String field, String what) throws MalformedRecordException {
+        Map<String, List<Limit>> out = new LinkedHashMap<>();
+        if (node == null || node.isNull()) {
+            return Collections.unmodifiableMap(out);
+        }
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + "." + field + ": expected an object");
+        }
+        Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String name = e.getKey();
+            if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
                 throw new MalformedRecordException(
                         path
                                 + "."
-                                + scope
+                                + field
                                 + ": "
-                                + (scope.equals("campaign") ? "campaign" : "category")
-                                + " limits are not supported by this version of freqcap yet");
+                                + what
+                                + " \""
+                                + name
+                                + "\" does not match [a-z0-9_-]{1,32}");
             }
+            out.put(name, limits(e.getValue(), path + "." + field + "." + name, true));
         }
-        Map<String, List<Limit>> channels = new LinkedHashMap<>();
-        JsonNode ch = node.get("channels");
-        if (ch != null && !ch.isNull()) {
-            if (!ch.isObject()) {
-                throw new MalformedRecordException(path + ".channels: expected an object");
-            }
-            Iterator<Map.Entry<String, JsonNode>> it = ch.fields();
-            while (it.hasNext()) {
-                Map.Entry<String, JsonNode> e = it.next();
-                String name = e.getKey();
-                if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
-                    throw new MalformedRecordException(
-                            path
-                                    + ".channels: channel \""
-                                    + name
-                                    + "\" does not match [a-z0-9_-]{1,32}");
-                }
-                channels.put(name, limits(e.getValue(), path + ".channels." + name, true));
-            }
-        }
-        return new Rule(seg.textValue(), limits, Collections.unmodifiableMap(channels));
+        return Collections.unmodifiableMap(out);
     }
 
     private static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty)
             throws MalformedRecordException {
         if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
             throw new MalformedRecordException(
-                    path + ": expected a " + (mayBeEmpty ? "" : "non-empty ") + "array");
+                    path + ": expected " + (mayBeEmpty ? "an" : "a non-empty") + " array");
         }
         List<Limit> out = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {

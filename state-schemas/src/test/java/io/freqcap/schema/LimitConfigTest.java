@@ -120,8 +120,9 @@ class LimitConfigTest {
                         + "],\"shadow\":{}} | shadow.rules: expected a non-empty array",
                 "window and calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
                 "calendar not yet    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0].calendar: calendar limits are not supported by this version of freqcap yet",
-                "categories not yet  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]}}]} | rules[0].categories: category limits are not supported by this version of freqcap yet",
-                "campaign not yet    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":[{\"window\":\"3d\",\"max\":1}]}]} | rules[0].campaign: campaign limits are not supported by this version of freqcap yet",
+                "bad category name   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"categories\":{\"Promo\":[]}}]} | rules[0].categories: category \"Promo\" does not match",
+                "bad campaign limit  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":[{\"window\":\"100d\",\"max\":1}]}]} | rules[0].campaign[0].window: at most 90d",
+                "campaign not array  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":{}}]} | rules[0].campaign: expected an array",
                 "not json            | {version: 1} | not valid JSON",
                 "trailing bytes      | {\"version\":1,\"rules\":["
                         + STAR
@@ -132,6 +133,21 @@ class LimitConfigTest {
         MalformedRecordException e =
                 assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    @Test
+    void categoryAndCampaignLimitsAreRead() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":3}],"
+                                + "\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]},"
+                                + "\"campaign\":[{\"window\":\"30d\",\"max\":1}]}]}");
+        LimitConfig.Rule r = c.ruleFor("*");
+        assertEquals(2, r.categoryLimits("promo").get(0).max());
+        assertEquals(List.of(), r.categoryLimits("news"));
+        assertEquals(1, r.campaign().get(0).max());
+        assertEquals(30 * 86_400_000L, c.longestWindowMillis(), "the campaign's window is longest");
     }
 
     @Test

@@ -5,8 +5,10 @@ import io.freqcap.schema.Decision;
 import io.freqcap.schema.Limit;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.Scope;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.Violation;
+import io.freqcap.schema.Zones;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -72,7 +74,10 @@ public final class CappingRule {
                             m.timestamp(),
                             UserHistory.fingerprint(m.messageId()),
                             m.channel(),
-                            keepMessageId ? m.messageId() : null);
+                            keepMessageId ? m.messageId() : null,
+                            m.category(),
+                            m.campaignId(),
+                            Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
             next = next.prunedBefore(pruneCutoff(next.latest(), config));
         }
         return new Verdict(
@@ -125,12 +130,36 @@ public final class CappingRule {
                             + " ms)",
                     null);
         }
-        LimitConfig.Rule rule = config.ruleFor(segment);
-        List<Limit> channelLimits = rule.channelLimits(m.channel());
+        List<ScopeLimits> scopes = scopes(config.ruleFor(segment), m);
         if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, m, segment, rule.limits(), channelLimits);
+            return inOrder(history, t, segment, scopes);
         }
-        return outOfOrder(history, m, segment, rule.limits(), channelLimits);
+        return outOfOrder(history, t, segment, scopes);
+    }
+
+    /** The limits of one scope the message falls in. */
+    record ScopeLimits(Scope scope, List<Limit> limits) {}
+
+    /**
+     * The scopes of contract.md §3 the message falls in, with their limits: every message, its
+     * channel, its category, its campaign (a message without one is not subject to campaign
+     * limits). Scopes without limits are left out.
+     */
+    static List<ScopeLimits> scopes(LimitConfig.Rule rule, OutboundMessage m) {
+        List<ScopeLimits> out = new ArrayList<>(4);
+        out.add(new ScopeLimits(Scope.ALL, rule.limits()));
+        List<Limit> channel = rule.channelLimits(m.channel());
+        if (!channel.isEmpty()) {
+            out.add(new ScopeLimits(Scope.channel(m.channel()), channel));
+        }
+        List<Limit> category = rule.categoryLimits(m.category());
+        if (!category.isEmpty()) {
+            out.add(new ScopeLimits(Scope.category(m.category()), category));
+        }
+        if (m.campaignId() != null && !rule.campaign().isEmpty()) {
+            out.add(new ScopeLimits(Scope.campaign(m.campaignId()), rule.campaign()));
+        }
+        return out;
     }
 
     /**
@@ -140,33 +169,23 @@ public final class CappingRule {
      * of those times.
      */
     private static Verdict inOrder(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            List<Limit> limits,
-            List<Limit> channelLimits) {
-        long t = m.timestamp();
+            CountedHistory history, long t, String segment, List<ScopeLimits> scopes) {
         List<Violation> violations = null;
         boolean never = false;
         long retry = t;
-        for (int scope = 0; scope < 2; scope++) {
-            String channel = scope == 0 ? null : m.channel();
-            for (Limit l : scope == 0 ? limits : channelLimits) {
-                int count = history.count(channel, t - l.windowMillis(), t);
+        for (ScopeLimits s : scopes) {
+            for (Limit l : s.limits()) {
                 never |= l.max() == 0;
+                int count = history.count(s.scope(), t - l.windowMillis(), t);
                 if (count < l.max()) {
                     continue;
                 }
                 violations =
                         add(
                                 violations,
-                                new Violation(
-                                        scope == 0 ? "all" : "channel:" + m.channel(),
-                                        l.window(),
-                                        l.max(),
-                                        count));
+                                new Violation(s.scope().label(), l.window(), l.max(), count));
                 if (l.max() > 0) {
-                    long b = history.kthLatest(channel, l.max());
+                    long b = history.kthLatest(s.scope(), l.max());
                     if (b > Long.MAX_VALUE - l.windowMillis()) {
                         never = true; // no time in range
                     } else {
@@ -178,20 +197,8 @@ public final class CappingRule {
         if (violations == null) {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
-        boolean anyZero = false;
-        for (Limit l : limits) {
-            anyZero |= l.max() == 0;
-        }
-        for (Limit l : channelLimits) {
-            anyZero |= l.max() == 0;
-        }
         return new Verdict(
-                Decision.REJECTED,
-                segment,
-                violations,
-                anyZero || never ? null : retry,
-                null,
-                null);
+                Decision.REJECTED, segment, violations, never ? null : retry, null, null);
     }
 
     /**
@@ -199,50 +206,38 @@ public final class CappingRule {
      * than t minus the longest of them) are read, and every interval start is checked.
      */
     private static Verdict outOfOrder(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            List<Limit> limits,
-            List<Limit> channelLimits) {
-        long t = m.timestamp();
+            CountedHistory history, long t, String segment, List<ScopeLimits> scopes) {
         long reach = 0;
-        for (Limit l : limits) {
-            reach = Math.max(reach, l.windowMillis());
-        }
-        for (Limit l : channelLimits) {
-            reach = Math.max(reach, l.windowMillis());
-        }
-        long[] all = history.timestampsAfter(null, t - reach);
-        int nAll = all.length;
-        long[] inChannel = null;
-        int nChannel = 0;
-        if (!channelLimits.isEmpty()) {
-            inChannel = history.timestampsAfter(m.channel(), t - reach);
-            nChannel = inChannel.length;
-        }
-        List<Violation> violations = null;
-        for (Limit l : limits) {
-            int count = IntervalScan.fullestInterval(all, nAll, t, l.windowMillis());
-            if (count >= l.max()) {
-                violations = add(violations, new Violation("all", l.window(), l.max(), count));
+        for (ScopeLimits s : scopes) {
+            for (Limit l : s.limits()) {
+                reach = Math.max(reach, l.windowMillis());
             }
         }
-        for (Limit l : channelLimits) {
-            int count = IntervalScan.fullestInterval(inChannel, nChannel, t, l.windowMillis());
-            if (count >= l.max()) {
-                violations =
-                        add(
-                                violations,
-                                new Violation(
-                                        "channel:" + m.channel(), l.window(), l.max(), count));
+        List<IntervalScan.Scoped> read = new ArrayList<>(scopes.size());
+        List<Violation> violations = null;
+        for (ScopeLimits s : scopes) {
+            long[] ts = history.timestampsAfter(s.scope(), t - reach);
+            read.add(new IntervalScan.Scoped(s.scope(), s.limits(), ts));
+            for (Limit l : s.limits()) {
+                int count = IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
+                if (count >= l.max()) {
+                    violations =
+                            add(
+                                    violations,
+                                    new Violation(s.scope().label(), l.window(), l.max(), count));
+                }
             }
         }
         if (violations == null) {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
-        Long retryAfter =
-                IntervalScan.retryAfter(t, limits, all, nAll, channelLimits, inChannel, nChannel);
-        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+        return new Verdict(
+                Decision.REJECTED,
+                segment,
+                violations,
+                IntervalScan.retryAfter(t, read),
+                null,
+                null);
     }
 
     private static List<Violation> add(List<Violation> list, Violation v) {

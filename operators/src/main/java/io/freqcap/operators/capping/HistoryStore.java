@@ -5,6 +5,7 @@ import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
+import io.freqcap.schema.Zones;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -145,9 +146,17 @@ final class HistoryStore {
             throws Exception {
         long fingerprint = UserHistory.fingerprint(m.messageId());
         String id = keepMessageId ? m.messageId() : null;
+        int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp());
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
-            l.add(m.timestamp(), fingerprint, m.channel(), id);
+            l.add(
+                    m.timestamp(),
+                    fingerprint,
+                    m.channel(),
+                    id,
+                    m.category(),
+                    m.campaignId(),
+                    offset);
             l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
             if (l.size() <= SHORT_AT) {
                 live.remove(user);
@@ -164,7 +173,16 @@ final class HistoryStore {
             evictOver(user);
             return;
         }
-        UserHistory next = ((UserHistory) before).with(m.timestamp(), fingerprint, m.channel(), id);
+        UserHistory next =
+                ((UserHistory) before)
+                        .with(
+                                m.timestamp(),
+                                fingerprint,
+                                m.channel(),
+                                id,
+                                m.category(),
+                                m.campaignId(),
+                                offset);
         next = next.prunedBefore(CappingRule.pruneCutoff(next.latest(), config));
         if (next.size() <= LONG_AT) {
             put(user, next);

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.schema.Limit;
+import io.freqcap.schema.Scope;
 import java.util.Arrays;
 import java.util.List;
 
@@ -61,6 +62,9 @@ final class IntervalScan {
         return lo;
     }
 
+    /** The limits of one scope and the counted timestamps in it, ascending. */
+    record Scoped(Scope scope, List<Limit> limits, long[] ts) {}
+
     /**
      * The earliest time at or after t at which the same message would pass every limit if nothing
      * else were counted, or {@code null} when a limit of 0 means never.
@@ -69,27 +73,21 @@ final class IntervalScan {
      * it shrinks only when an entry b leaves every interval containing the time, which happens at b
      * + w. So the answer is t or one of those b + w, and the first candidate that passes is it.
      */
-    static Long retryAfter(
-            long t,
-            List<Limit> limits,
-            long[] all,
-            int nAll,
-            List<Limit> channelLimits,
-            long[] inChannel,
-            int nChannel) {
-        int candidates = 0;
-        long[] cand = new long[1 + nAll * (limits.size() + channelLimits.size())];
-        for (Limit l : limits) {
-            if (l.max() == 0) {
-                return null;
-            }
-            candidates = addCandidates(cand, candidates, all, nAll, t, l.windowMillis());
+    static Long retryAfter(long t, List<Scoped> scopes) {
+        int size = 1;
+        for (Scoped s : scopes) {
+            size += s.ts().length * s.limits().size();
         }
-        for (Limit l : channelLimits) {
-            if (l.max() == 0) {
-                return null;
+        long[] cand = new long[size];
+        int candidates = 0;
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                if (l.max() == 0) {
+                    return null;
+                }
+                candidates =
+                        addCandidates(cand, candidates, s.ts(), s.ts().length, t, l.windowMillis());
             }
-            candidates = addCandidates(cand, candidates, inChannel, nChannel, t, l.windowMillis());
         }
         Arrays.sort(cand, 0, candidates);
         for (int c = 0; c < candidates; c++) {
@@ -97,7 +95,11 @@ final class IntervalScan {
             if (c > 0 && cand[c - 1] == at) {
                 continue;
             }
-            if (passes(at, limits, all, nAll) && passes(at, channelLimits, inChannel, nChannel)) {
+            boolean passes = true;
+            for (Scoped s : scopes) {
+                passes &= passes(at, s.limits(), s.ts(), s.ts().length);
+            }
+            if (passes) {
                 return at;
             }
         }

@@ -1,9 +1,12 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.Scope;
 import io.freqcap.schema.UserHistory;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -12,10 +15,11 @@ import java.util.TreeMap;
 
 /**
  * A long history in memory: the counted messages of a heavy user, in arrays that grow at the end,
- * with a sorted column of timestamps per channel and a multiset of fingerprints, so that a decision
- * costs a few binary searches and a hash lookup however many entries there are, and counting a
- * message in time order appends. A message before the latest moves the later entries (what a short
- * history's copy costs anyway). Plain Java, mutable, owned by one task's {@link HistoryStore}.
+ * with a sorted column of timestamps per channel, category and campaign and a multiset of
+ * fingerprints, so that a decision costs a few binary searches and a hash lookup however many
+ * entries there are, and counting a message in time order appends. A message before the latest
+ * moves the later entries (what a short history's copy costs anyway). Plain Java, mutable, owned by
+ * one task's {@link HistoryStore}.
  *
  * <p>Stored as time buckets (contract.md §6 says nothing of storage): the entries of each {@code
  * bucketMillis} of time form one {@link UserHistory}, so a write touches only the buckets that
@@ -28,13 +32,17 @@ final class LongHistory implements CountedHistory {
     private long[] fps = new long[64];
     private int[] channelOf = new int[64];
 
-    /** Null until an entry has a messageId. */
+    /** Per entry; each null until an entry has one other than the default. */
     private String[] ids;
+
+    private String[] categories;
+    private String[] campaigns;
+    private int[] offsets;
 
     private int start;
     private int end;
     private final List<String> channelNames = new ArrayList<>();
-    private final List<TimestampColumn> columns = new ArrayList<>();
+    private final Map<Scope, TimestampColumn> columns = new HashMap<>();
     private final FingerprintCounts fingerprints = new FingerprintCounts();
     private final Set<Long> changed = new HashSet<>();
 
@@ -66,7 +74,14 @@ final class LongHistory implements CountedHistory {
 
     private void append(UserHistory h) {
         for (int i = 0; i < h.size(); i++) {
-            insert(h.timestamp(i), h.fingerprint(i), h.channel(i), h.messageId(i));
+            insert(
+                    h.timestamp(i),
+                    h.fingerprint(i),
+                    h.channel(i),
+                    h.messageId(i),
+                    h.category(i),
+                    h.campaign(i),
+                    h.offsetSeconds(i));
         }
     }
 
@@ -79,17 +94,37 @@ final class LongHistory implements CountedHistory {
     }
 
     /** Counts one message (after entries of equal timestamp). */
-    void add(long t, long fingerprint, String channel, String messageId) {
-        insert(t, fingerprint & UserHistory.FINGERPRINT_MASK, channel, messageId);
+    void add(
+            long t,
+            long fingerprint,
+            String channel,
+            String messageId,
+            String category,
+            String campaign,
+            int offsetSeconds) {
+        insert(
+                t,
+                fingerprint & UserHistory.FINGERPRINT_MASK,
+                channel,
+                messageId,
+                category,
+                campaign,
+                offsetSeconds);
         changed.add(bucket(t));
     }
 
-    private void insert(long t, long fingerprint, String channel, String messageId) {
+    private void insert(
+            long t,
+            long fingerprint,
+            String channel,
+            String messageId,
+            String category,
+            String campaign,
+            int offsetSeconds) {
         int c = channelNames.indexOf(channel);
         if (c < 0) {
             c = channelNames.size();
             channelNames.add(channel);
-            columns.add(new TimestampColumn());
         }
         if (end == ts.length) {
             makeRoom();
@@ -102,19 +137,44 @@ final class LongHistory implements CountedHistory {
         System.arraycopy(ts, pos, ts, pos + 1, tail);
         System.arraycopy(fps, pos, fps, pos + 1, tail);
         System.arraycopy(channelOf, pos, channelOf, pos + 1, tail);
-        if (ids == null && messageId != null) {
-            ids = new String[ts.length];
-        }
-        if (ids != null) {
-            System.arraycopy(ids, pos, ids, pos + 1, tail);
-            ids[pos] = messageId;
-        }
         ts[pos] = t;
         fps[pos] = fingerprint;
         channelOf[pos] = c;
+        if (ids == null && messageId != null) {
+            ids = new String[ts.length];
+        }
+        ids = put(ids, pos, tail, messageId);
+        if (categories == null && !OutboundMessage.DEFAULT_CATEGORY.equals(category)) {
+            categories = new String[ts.length];
+            Arrays.fill(categories, OutboundMessage.DEFAULT_CATEGORY);
+        }
+        categories = put(categories, pos, tail, category);
+        if (campaigns == null && campaign != null) {
+            campaigns = new String[ts.length];
+        }
+        campaigns = put(campaigns, pos, tail, campaign);
+        if (offsets == null && offsetSeconds != 0) {
+            offsets = new int[ts.length];
+        }
+        if (offsets != null) {
+            System.arraycopy(offsets, pos, offsets, pos + 1, tail);
+            offsets[pos] = offsetSeconds;
+        }
         end++;
         fingerprints.add(fingerprint);
-        columns.get(c).add(t);
+        column(Scope.channel(channel), true).add(t);
+        column(Scope.category(category), true).add(t);
+        if (campaign != null) {
+            column(Scope.campaign(campaign), true).add(t);
+        }
+    }
+
+    private static String[] put(String[] a, int pos, int tail, String v) {
+        if (a != null) {
+            System.arraycopy(a, pos, a, pos + 1, tail);
+            a[pos] = v;
+        }
+        return a;
     }
 
     /** Moves the entries to the front when the dropped ones are a quarter, else doubles. */
@@ -124,11 +184,10 @@ final class LongHistory implements CountedHistory {
         ts = moved(ts, capacity, n);
         fps = moved(fps, capacity, n);
         channelOf = moved(channelOf, capacity, n);
-        if (ids != null) {
-            String[] to = new String[capacity];
-            System.arraycopy(ids, start, to, 0, n);
-            ids = to;
-        }
+        ids = moved(ids, capacity, n);
+        categories = moved(categories, capacity, n);
+        campaigns = moved(campaigns, capacity, n);
+        offsets = offsets == null ? null : moved(offsets, capacity, n);
         start = 0;
         end = n;
     }
@@ -145,6 +204,15 @@ final class LongHistory implements CountedHistory {
         return to;
     }
 
+    private String[] moved(String[] from, int capacity, int n) {
+        if (from == null) {
+            return null;
+        }
+        String[] to = new String[capacity];
+        System.arraycopy(from, start, to, 0, n);
+        return to;
+    }
+
     /** Drops the entries at or before {@code cutoff}. */
     void pruneThrough(long cutoff) {
         int to = TimestampColumn.firstAfter(ts, start, end, cutoff);
@@ -157,13 +225,14 @@ final class LongHistory implements CountedHistory {
                 lastBucket = b;
             }
             if (ids != null) {
-                ids[i] = null;
+                ids[i] = null; // let the collector have them
+            }
+            if (campaigns != null) {
+                campaigns[i] = null;
             }
         }
         start = to;
-        for (TimestampColumn c : columns) {
-            c.dropThrough(cutoff);
-        }
+        columns.values().removeIf(c -> c.dropThrough(cutoff) == 0);
     }
 
     /** The buckets changed since the last call, each with its entries (empty: delete it). */
@@ -211,20 +280,15 @@ final class LongHistory implements CountedHistory {
     }
 
     private UserHistory slice(int lo, int hi) {
-        String[] sliceIds = null;
-        if (ids != null) {
-            for (int i = lo; i < hi && sliceIds == null; i++) {
-                if (ids[i] != null) {
-                    sliceIds = Arrays.copyOfRange(ids, lo, hi);
-                }
-            }
-        }
         return UserHistory.of(
                 Arrays.copyOfRange(ts, lo, hi),
                 Arrays.copyOfRange(fps, lo, hi),
                 Arrays.copyOfRange(channelOf, lo, hi),
                 channelNames.toArray(new String[0]),
-                sliceIds);
+                ids == null ? null : Arrays.copyOfRange(ids, lo, hi),
+                categories == null ? null : Arrays.copyOfRange(categories, lo, hi),
+                campaigns == null ? null : Arrays.copyOfRange(campaigns, lo, hi),
+                offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi));
     }
 
     @Override
@@ -250,24 +314,31 @@ final class LongHistory implements CountedHistory {
     @Override
     public String[] channels() {
         List<String> used = new ArrayList<>();
-        for (int c = 0; c < columns.size(); c++) {
-            if (columns.get(c).size() > 0) {
-                used.add(channelNames.get(c));
+        for (String c : channelNames) {
+            if (column(Scope.channel(c), false).size() > 0) {
+                used.add(c);
             }
         }
         return used.toArray(new String[0]);
     }
 
-    /** The column of a channel; null for every entry; an empty one for a channel never seen. */
-    private TimestampColumn column(String channel) {
-        int c = channelNames.indexOf(channel);
-        return c < 0 ? TimestampColumn.EMPTY : columns.get(c);
+    /** The column of a scope (not {@link Scope#ALL}); an empty one unless {@code create}. */
+    private TimestampColumn column(Scope scope, boolean create) {
+        TimestampColumn c = columns.get(scope);
+        if (c == null) {
+            if (!create) {
+                return TimestampColumn.EMPTY;
+            }
+            c = new TimestampColumn();
+            columns.put(scope, c);
+        }
+        return c;
     }
 
     @Override
-    public int count(String channel, long after, long upTo) {
-        if (channel != null) {
-            return column(channel).count(after, upTo);
+    public int count(Scope scope, long after, long upTo) {
+        if (scope.kind() != Scope.Kind.ALL) {
+            return column(scope, false).count(after, upTo);
         }
         if (upTo <= after) {
             return 0;
@@ -277,9 +348,9 @@ final class LongHistory implements CountedHistory {
     }
 
     @Override
-    public long kthLatest(String channel, int k) {
-        if (channel != null) {
-            return column(channel).kthLatest(k);
+    public long kthLatest(Scope scope, int k) {
+        if (scope.kind() != Scope.Kind.ALL) {
+            return column(scope, false).kthLatest(k);
         }
         if (k < 1 || k > size()) {
             throw new IllegalArgumentException("fewer entries in scope than " + k);
@@ -288,9 +359,9 @@ final class LongHistory implements CountedHistory {
     }
 
     @Override
-    public long[] timestampsAfter(String channel, long after) {
-        if (channel != null) {
-            return column(channel).timestampsAfter(after);
+    public long[] timestampsAfter(Scope scope, long after) {
+        if (scope.kind() != Scope.Kind.ALL) {
+            return column(scope, false).timestampsAfter(after);
         }
         return Arrays.copyOfRange(ts, TimestampColumn.firstAfter(ts, start, end, after), end);
     }

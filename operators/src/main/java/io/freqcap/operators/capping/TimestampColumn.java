@@ -29,8 +29,10 @@ final class TimestampColumn {
         end++;
     }
 
-    void dropThrough(long cutoff) {
+    /** Drops the timestamps at or before {@code cutoff}; returns how many are left. */
+    int dropThrough(long cutoff) {
         start = firstAfter(ts, start, end, cutoff);
+        return end - start;
     }
 
     int count(long after, long upTo) {

@@ -34,6 +34,7 @@ class CappingRulePropertyTest {
         Random rnd = new Random(SEED);
         int decided = 0;
         int rejected = 0;
+        java.util.Map<String, Integer> byScope = new java.util.TreeMap<>();
         for (int run = 0; run < 3000; run++) {
             LimitConfig config = randomConfig(rnd);
             Oracle oracle = new Oracle(config);
@@ -56,8 +57,11 @@ class CappingRulePropertyTest {
                                 : "m" + run + "-" + i;
                 ids.add(id);
                 String channel = CHANNELS[rnd.nextInt(2)];
-                String category = rnd.nextInt(15) == 0 ? "transactional" : "marketing";
-                OutboundMessage m = new OutboundMessage(id, 7, channel, category, t);
+                int c = rnd.nextInt(15);
+                String category = c == 0 ? "transactional" : c < 6 ? "promo" : "marketing";
+                String campaign = rnd.nextInt(3) == 0 ? null : "c" + rnd.nextInt(2);
+                OutboundMessage m =
+                        new OutboundMessage(id, 7, channel, category, t, null, campaign);
 
                 CappingRule.Verdict v =
                         CappingRule.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
@@ -68,6 +72,9 @@ class CappingRulePropertyTest {
                     assertEquals(expected.violations, v.violations(), where);
                     assertEquals(expected.retryAfter, v.retryAfter(), where);
                     rejected++;
+                    for (Violation x : v.violations()) {
+                        byScope.merge(x.scope().replaceAll(":.*", ""), 1, Integer::sum);
+                    }
                 }
                 history = v.history();
                 decided++;
@@ -77,6 +84,9 @@ class CappingRulePropertyTest {
         // The generator must exercise the interesting paths, or the comparison proves little.
         assertTrue(decided > 50_000, "decided " + decided);
         assertTrue(rejected > decided / 10, "rejected " + rejected + " of " + decided);
+        for (String scope : List.of("all", "channel", "category", "campaign")) {
+            assertTrue(byScope.getOrDefault(scope, 0) > 500, "violations by scope: " + byScope);
+        }
     }
 
     @Test
@@ -128,6 +138,20 @@ class CappingRulePropertyTest {
                     .append(1 + rnd.nextInt(2))
                     .append("}]}");
         }
+        if (rnd.nextInt(3) == 0) {
+            sb.append(",\"categories\":{\"promo\":[{\"window\":\"")
+                    .append(1 + rnd.nextInt(4))
+                    .append("s\",\"max\":")
+                    .append(1 + rnd.nextInt(2))
+                    .append("}]}");
+        }
+        if (rnd.nextInt(3) == 0) {
+            sb.append(",\"campaign\":[{\"window\":\"")
+                    .append(1 + rnd.nextInt(6))
+                    .append("s\",\"max\":")
+                    .append(1 + rnd.nextInt(2))
+                    .append("}]");
+        }
         sb.append("}],\"exempt\":[\"transactional\"]}");
         return CappingRuleTest.config(sb.toString());
     }
@@ -137,6 +161,8 @@ class CappingRulePropertyTest {
         final LimitConfig config;
         final List<long[]> counted = new ArrayList<>(); // {timestamp, channel index}
         final List<String> countedIds = new ArrayList<>();
+        final List<String> countedCategories = new ArrayList<>();
+        final List<String> countedCampaigns = new ArrayList<>();
         final Set<Integer> channelsWithLimits = new HashSet<>();
 
         Oracle(LimitConfig config) {
@@ -161,17 +187,19 @@ class CappingRulePropertyTest {
                 return new Result(Decision.STALE, List.of(), null);
             }
             int ch = channelIndex(m.channel());
-            List<Violation> violations = violationsAt(m.timestamp(), ch, m.channel());
+            List<Violation> violations = violationsAt(m.timestamp(), ch, m);
             if (violations.isEmpty()) {
                 counted.add(new long[] {m.timestamp(), ch});
                 countedIds.add(m.messageId());
+                countedCategories.add(m.category());
+                countedCampaigns.add(m.campaignId());
                 return new Result(Decision.ALLOWED, List.of(), null);
             }
             Long retry = null;
-            boolean zero = allLimits(m.channel()).stream().anyMatch(l -> l.max() == 0);
+            boolean zero = allLimits(m).stream().anyMatch(l -> l.max() == 0);
             if (!zero) {
                 for (long at = m.timestamp(); ; at += GRID) {
-                    if (violationsAt(at, ch, m.channel()).isEmpty()) {
+                    if (violationsAt(at, ch, m).isEmpty()) {
                         retry = at;
                         break;
                     }
@@ -180,35 +208,65 @@ class CappingRulePropertyTest {
             return new Result(Decision.REJECTED, violations, retry);
         }
 
-        List<Limit> allLimits(String channel) {
-            List<Limit> ls = new ArrayList<>(config.ruleFor("*").limits());
-            ls.addAll(config.ruleFor("*").channelLimits(channel));
+        List<Limit> allLimits(OutboundMessage m) {
+            var rule = config.ruleFor("*");
+            List<Limit> ls = new ArrayList<>(rule.limits());
+            ls.addAll(rule.channelLimits(m.channel()));
+            ls.addAll(rule.categoryLimits(m.category()));
+            if (m.campaignId() != null) {
+                ls.addAll(rule.campaign());
+            }
             return ls;
         }
 
-        List<Violation> violationsAt(long t, int ch, String channel) {
+        List<Violation> violationsAt(long t, int ch, OutboundMessage m) {
+            var rule = config.ruleFor("*");
             List<Violation> out = new ArrayList<>();
-            for (Limit l : config.ruleFor("*").limits()) {
-                int most = mostInIntervalsContaining(t, l.windowMillis(), -1);
-                if (most + 1 > l.max()) {
-                    out.add(new Violation("all", l.window(), l.max(), most));
-                }
-            }
-            for (Limit l : config.ruleFor("*").channelLimits(channel)) {
-                int most = mostInIntervalsContaining(t, l.windowMillis(), ch);
-                if (most + 1 > l.max()) {
-                    out.add(new Violation("channel:" + channel, l.window(), l.max(), most));
-                }
+            check(out, "all", rule.limits(), t, i -> true);
+            check(
+                    out,
+                    "channel:" + m.channel(),
+                    rule.channelLimits(m.channel()),
+                    t,
+                    i -> counted.get(i)[1] == ch);
+            check(
+                    out,
+                    "category:" + m.category(),
+                    rule.categoryLimits(m.category()),
+                    t,
+                    i -> countedCategories.get(i).equals(m.category()));
+            if (m.campaignId() != null) {
+                check(
+                        out,
+                        "campaign:" + m.campaignId(),
+                        rule.campaign(),
+                        t,
+                        i -> m.campaignId().equals(countedCampaigns.get(i)));
             }
             return out;
         }
 
-        int mostInIntervalsContaining(long t, long w, int ch) {
+        private void check(
+                List<Violation> out,
+                String scope,
+                List<Limit> limits,
+                long t,
+                java.util.function.IntPredicate inScope) {
+            for (Limit l : limits) {
+                int most = mostInIntervalsContaining(t, l.windowMillis(), inScope);
+                if (most + 1 > l.max()) {
+                    out.add(new Violation(scope, l.window(), l.max(), most));
+                }
+            }
+        }
+
+        int mostInIntervalsContaining(long t, long w, java.util.function.IntPredicate inScope) {
             int most = 0;
             for (long s = t - w + GRID; s <= t; s += GRID) {
                 int n = 0;
-                for (long[] e : counted) {
-                    if ((ch < 0 || e[1] == ch) && e[0] >= s && e[0] < s + w) {
+                for (int i = 0; i < counted.size(); i++) {
+                    long[] e = counted.get(i);
+                    if (inScope.test(i) && e[0] >= s && e[0] < s + w) {
                         n++;
                     }
                 }

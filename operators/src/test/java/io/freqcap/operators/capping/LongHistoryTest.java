@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.Scope;
 import io.freqcap.schema.UserHistory;
 import java.util.HashMap;
 import java.util.Map;
@@ -36,8 +37,11 @@ class LongHistoryTest {
                     long fp = UserHistory.fingerprint(id);
                     String channel = CHANNELS[random.nextInt(CHANNELS.length)];
                     String kept = random.nextInt(3) == 0 ? null : id;
-                    shortOne = shortOne.with(t, fp, channel, kept);
-                    longOne.add(t, fp, channel, kept);
+                    String category = random.nextInt(3) == 0 ? "promo" : "marketing";
+                    String campaign = random.nextInt(3) == 0 ? null : "c" + random.nextInt(3);
+                    int offset = random.nextInt(4) == 0 ? 19_800 : 0;
+                    shortOne = shortOne.with(t, fp, channel, kept, category, campaign, offset);
+                    longOne.add(t, fp, channel, kept, category, campaign, offset);
                     added.add(fp);
                 } else if (op < 8) {
                     long cutoff = clock - 30 - random.nextInt(30);
@@ -80,7 +84,20 @@ class LongHistoryTest {
             assertTrue(l.containsFingerprint(s.fingerprint(i)));
         }
         assertFalse(l.containsFingerprint(UserHistory.fingerprint("never-" + random.nextLong())));
-        for (String channel : new String[] {null, "push", "email", "sms", "other"}) {
+        for (Scope channel :
+                new Scope[] {
+                    Scope.ALL,
+                    Scope.channel("push"),
+                    Scope.channel("email"),
+                    Scope.channel("sms"),
+                    Scope.channel("other"),
+                    Scope.category("promo"),
+                    Scope.category("marketing"),
+                    Scope.category("news"),
+                    Scope.campaign("c0"),
+                    Scope.campaign("c2"),
+                    Scope.campaign("c9")
+                }) {
             long after = s.latest() - random.nextInt(60);
             long upTo = after + random.nextInt(60);
             assertEquals(
