@@ -152,6 +152,15 @@ class ArchitectureTest {
                                                                 "io.freqcap.operators.capping.IntervalScan")
                                                 || c.getName()
                                                         .startsWith(
+                                                                "io.freqcap.operators.capping.Periods")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.CalendarLimits")
+                                                || c.getName()
+                                                        .startsWith(
+                                                                "io.freqcap.operators.capping.ScopeLimits")
+                                                || c.getName()
+                                                        .startsWith(
                                                                 "io.freqcap.schema.CountedHistory")
                                                 || c.getName()
                                                         .startsWith(

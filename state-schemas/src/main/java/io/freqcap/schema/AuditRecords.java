@@ -61,7 +61,11 @@ public final class AuditRecords {
                         for (Violation v : violations) {
                             g.writeStartObject();
                             g.writeStringField("scope", v.scope());
-                            g.writeStringField("window", v.window());
+                            if (v.calendar() != null) {
+                                g.writeStringField("calendar", v.calendar());
+                            } else {
+                                g.writeStringField("window", v.window());
+                            }
                             g.writeNumberField("max", v.max());
                             g.writeNumberField("count", v.count());
                             g.writeEndObject();

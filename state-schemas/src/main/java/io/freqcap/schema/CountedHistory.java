@@ -30,4 +30,14 @@ public interface CountedHistory {
 
     /** The timestamps in scope later than {@code after}, ascending. */
     long[] timestampsAfter(Scope scope, long after);
+
+    /** Receives entries: their timestamp and their zone's offset from UTC at it. */
+    interface EntryVisitor {
+        void visit(long timestamp, int offsetSeconds);
+    }
+
+    /**
+     * Hands {@code v} the entries in scope with a timestamp in {@code (after, upTo]}, ascending.
+     */
+    void forEachIn(Scope scope, long after, long upTo, EntryVisitor v);
 }

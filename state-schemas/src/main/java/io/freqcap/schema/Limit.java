@@ -5,11 +5,44 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One limit: at most {@code max} counted messages in any interval of length {@code windowMillis}.
+ * One limit (contract.md §3): rolling, at most {@code max} counted messages in any interval of
+ * length {@code windowMillis}; or calendar, at most {@code max} in any calendar day, ISO week or
+ * month of the user's zone.
  *
- * @param window the window as written in the config ({@code 1d}), echoed in audit records
+ * @param window the window as written in the config ({@code 1d}), echoed in audit records; null for
+ *     a calendar limit
+ * @param windowMillis the window; for a calendar limit what it counts as for STALE and how far back
+ *     histories reach (3d, 9d, 33d: any two zones' days, weeks, months)
+ * @param calendar {@code day}, {@code week} or {@code month}; null for a rolling limit
  */
-public record Limit(String window, long windowMillis, int max) implements java.io.Serializable {
+public record Limit(String window, long windowMillis, int max, String calendar)
+        implements java.io.Serializable {
+
+    /** A rolling limit. */
+    public Limit(String window, long windowMillis, int max) {
+        this(window, windowMillis, max, null);
+    }
+
+    /** A calendar limit of {@code period} (day, week or month). */
+    public static Limit calendar(String period, int max) throws MalformedRecordException {
+        long days =
+                switch (period) {
+                    case "day" -> 3;
+                    case "week" -> 9;
+                    case "month" -> 33;
+                    default ->
+                            throw new MalformedRecordException(
+                                    "calendar: expected day, week or month, got \""
+                                            + period
+                                            + "\"");
+                };
+        return new Limit(null, days * 86_400_000L, max, period);
+    }
+
+    public boolean isCalendar() {
+        return calendar != null;
+    }
+
     public static final long MAX_WINDOW_MILLIS = 90L * 24 * 3600 * 1000;
     public static final int MAX_MAX = 1_000_000;
     private static final Pattern WINDOW = Pattern.compile("([0-9]+)([smhdw])");

@@ -247,22 +247,27 @@ public record LimitConfig(
             }
             JsonNode w = l.get("window");
             JsonNode calendar = l.get("calendar");
-            if (calendar != null && !calendar.isNull()) {
-                throw new MalformedRecordException(
-                        p
-                                + (w != null && !w.isNull()
-                                        ? ": exactly one of window and calendar"
-                                        : ".calendar: calendar limits are not supported by this"
-                                                + " version of freqcap yet"));
+            boolean hasWindow = w != null && !w.isNull();
+            boolean hasCalendar = calendar != null && !calendar.isNull();
+            if (hasWindow == hasCalendar) {
+                throw new MalformedRecordException(p + ": exactly one of window and calendar");
             }
-            if (w == null || !w.isTextual()) {
-                throw new MalformedRecordException(p + ".window: expected a string like \"1d\"");
-            }
-            long millis;
-            try {
-                millis = Limit.parseWindow(w.textValue());
-            } catch (MalformedRecordException e) {
-                throw new MalformedRecordException(p + "." + e.getMessage());
+            long millis = 0;
+            if (hasCalendar) {
+                if (!calendar.isTextual()) {
+                    throw new MalformedRecordException(
+                            p + ".calendar: expected day, week or month, got " + calendar);
+                }
+            } else {
+                if (!w.isTextual()) {
+                    throw new MalformedRecordException(
+                            p + ".window: expected a string like \"1d\"");
+                }
+                try {
+                    millis = Limit.parseWindow(w.textValue());
+                } catch (MalformedRecordException e) {
+                    throw new MalformedRecordException(p + "." + e.getMessage());
+                }
             }
             JsonNode m = l.get("max");
             if (m == null
@@ -273,7 +278,15 @@ public record LimitConfig(
                 throw new MalformedRecordException(
                         p + ".max: expected an integer 0..1000000, got " + m);
             }
-            out.add(new Limit(w.textValue(), millis, m.intValue()));
+            if (hasCalendar) {
+                try {
+                    out.add(Limit.calendar(calendar.textValue(), m.intValue()));
+                } catch (MalformedRecordException e) {
+                    throw new MalformedRecordException(p + "." + e.getMessage());
+                }
+            } else {
+                out.add(new Limit(w.textValue(), millis, m.intValue()));
+            }
         }
         return Collections.unmodifiableList(out);
     }

@@ -204,6 +204,16 @@ public final class UserHistory implements CountedHistory {
         return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
+    @Override
+    public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
+        for (int i = 0; i < timestamps.length; i++) {
+            long t = timestamps[i];
+            if (t > after && t <= upTo && inScope(i, scope)) {
+                v.visit(t, offsetSeconds(i));
+            }
+        }
+    }
+
     private int indexOfChannel(String channel) {
         for (int i = 0; i < channels.length; i++) {
             if (channels[i].equals(channel)) {

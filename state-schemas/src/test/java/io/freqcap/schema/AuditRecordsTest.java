@@ -38,6 +38,31 @@ class AuditRecordsTest {
     }
 
     @Test
+    void aCalendarViolationNamesItsPeriodInsteadOfAWindow() throws Exception {
+        OutboundMessage m = OutboundMessage.parse(example("outbound-message.json"));
+        AuditEvent e =
+                AuditRecords.decision(
+                        Decision.REJECTED,
+                        m,
+                        "new",
+                        8,
+                        List.of(
+                                new Violation("all", null, "day", 2, 2),
+                                new Violation("campaign:spring-sale", "3d", 1, 1)),
+                        1763827200000L,
+                        null,
+                        example("outbound-message.json"),
+                        AuditRecords.DEFAULT_MAX_BYTES);
+        var violations = Json.MAPPER.readTree(e.json()).get("violations");
+        assertEquals(
+                Json.MAPPER.readTree(
+                        "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":2,\"count\":2},"
+                                + "{\"scope\":\"campaign:spring-sale\",\"window\":\"3d\",\"max\":1,"
+                                + "\"count\":1}]"),
+                violations);
+    }
+
+    @Test
     void malformedRecordEqualsTheContractExample() throws Exception {
         byte[] raw = "{\"messageId\":\"x\",\"userId\":\"abc\"}".getBytes(StandardCharsets.UTF_8);
         AuditEvent e =

@@ -119,7 +119,9 @@ class LimitConfigTest {
                         + STAR
                         + "],\"shadow\":{}} | shadow.rules: expected a non-empty array",
                 "window and calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
-                "calendar not yet    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0].calendar: calendar limits are not supported by this version of freqcap yet",
+                "calendar unknown    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"year\",\"max\":1}]}]} | rules[0].limits[0].calendar: expected day, week or month, got \"year\"",
+                "calendar number     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":1,\"max\":1}]}]} | rules[0].limits[0].calendar: expected day, week or month, got 1",
+                "neither window nor calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
                 "bad category name   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"categories\":{\"Promo\":[]}}]} | rules[0].categories: category \"Promo\" does not match",
                 "bad campaign limit  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":[{\"window\":\"100d\",\"max\":1}]}]} | rules[0].campaign[0].window: at most 90d",
                 "campaign not array  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":{}}]} | rules[0].campaign: expected an array",
@@ -133,6 +135,19 @@ class LimitConfigTest {
         MalformedRecordException e =
                 assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    @Test
+    void readsTheCalendarExample() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-calendar.json"));
+        assertEquals("Asia/Singapore", c.timezone());
+        Limit day = c.ruleFor("*").limits().get(0);
+        assertEquals("day", day.calendar());
+        assertEquals(null, day.window());
+        assertEquals(1, day.max());
+        assertEquals("week", c.ruleFor("new").categoryLimits("promo").get(0).calendar());
+        assertEquals(33 * 86_400_000L, c.longestWindowMillis(), "a month counts as 33 days");
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.freqcap.schema.Scope;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.Violation;
 import io.freqcap.schema.Zones;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -131,14 +132,12 @@ public final class CappingRule {
                     null);
         }
         List<ScopeLimits> scopes = scopes(config.ruleFor(segment), m);
+        ZoneId zone = Zones.of(m.timezone(), config.timezone());
         if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, t, segment, scopes);
+            return inOrder(history, t, segment, scopes, zone);
         }
-        return outOfOrder(history, t, segment, scopes);
+        return outOfOrder(history, t, segment, scopes, zone);
     }
-
-    /** The limits of one scope the message falls in. */
-    record ScopeLimits(Scope scope, List<Limit> limits) {}
 
     /**
      * The scopes of contract.md §3 the message falls in, with their limits: every message, its
@@ -169,21 +168,27 @@ public final class CappingRule {
      * of those times.
      */
     private static Verdict inOrder(
-            CountedHistory history, long t, String segment, List<ScopeLimits> scopes) {
+            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
         List<Violation> violations = null;
         boolean never = false;
+        boolean calendar = false;
         long retry = t;
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
                 never |= l.max() == 0;
+                if (l.isCalendar()) {
+                    calendar = true;
+                    int count = CalendarLimits.count(history, s.scope(), l, t, zone);
+                    if (count >= l.max()) {
+                        violations = add(violations, Violation.of(s.scope().label(), l, count));
+                    }
+                    continue;
+                }
                 int count = history.count(s.scope(), t - l.windowMillis(), t);
                 if (count < l.max()) {
                     continue;
                 }
-                violations =
-                        add(
-                                violations,
-                                new Violation(s.scope().label(), l.window(), l.max(), count));
+                violations = add(violations, Violation.of(s.scope().label(), l, count));
                 if (l.max() > 0) {
                     long b = history.kthLatest(s.scope(), l.max());
                     if (b > Long.MAX_VALUE - l.windowMillis()) {
@@ -197,47 +202,90 @@ public final class CappingRule {
         if (violations == null) {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
-        return new Verdict(
-                Decision.REJECTED, segment, violations, never ? null : retry, null, null);
+        Long retryAfter = never ? null : retry;
+        if (calendar && !never) {
+            // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
+            retryAfter =
+                    CalendarLimits.retryAfter(
+                            history,
+                            scopes,
+                            t,
+                            zone,
+                            new long[] {retry},
+                            at -> rollingPass(history, scopes, at));
+        }
+        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
     }
 
     /**
-     * A message before the latest counted one: the entries its limits' windows can reach (later
-     * than t minus the longest of them) are read, and every interval start is checked.
+     * Whether every rolling limit passes at {@code at}, for a message at or after every counted one
+     * (the fullest interval containing {@code at} is then (at − w, at]).
+     */
+    private static boolean rollingPass(CountedHistory history, List<ScopeLimits> scopes, long at) {
+        for (ScopeLimits s : scopes) {
+            for (Limit l : s.limits()) {
+                if (!l.isCalendar()
+                        && history.count(s.scope(), at - l.windowMillis(), at) >= l.max()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A message before the latest counted one: the entries its rolling limits' windows can reach
+     * (later than t minus the longest of them) are read, and every interval start is checked.
      */
     private static Verdict outOfOrder(
-            CountedHistory history, long t, String segment, List<ScopeLimits> scopes) {
+            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
-                reach = Math.max(reach, l.windowMillis());
+                if (!l.isCalendar()) {
+                    reach = Math.max(reach, l.windowMillis());
+                }
             }
         }
         List<IntervalScan.Scoped> read = new ArrayList<>(scopes.size());
         List<Violation> violations = null;
+        boolean calendar = false;
         for (ScopeLimits s : scopes) {
-            long[] ts = history.timestampsAfter(s.scope(), t - reach);
-            read.add(new IntervalScan.Scoped(s.scope(), s.limits(), ts));
+            List<Limit> rolling = new ArrayList<>(s.limits().size());
             for (Limit l : s.limits()) {
-                int count = IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
+                if (l.isCalendar()) {
+                    calendar = true;
+                } else {
+                    rolling.add(l);
+                }
+            }
+            long[] ts =
+                    rolling.isEmpty() ? new long[0] : history.timestampsAfter(s.scope(), t - reach);
+            read.add(new IntervalScan.Scoped(s.scope(), rolling, ts));
+            for (Limit l : s.limits()) {
+                int count =
+                        l.isCalendar()
+                                ? CalendarLimits.count(history, s.scope(), l, t, zone)
+                                : IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
                 if (count >= l.max()) {
-                    violations =
-                            add(
-                                    violations,
-                                    new Violation(s.scope().label(), l.window(), l.max(), count));
+                    violations = add(violations, Violation.of(s.scope().label(), l, count));
                 }
             }
         }
         if (violations == null) {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
-        return new Verdict(
-                Decision.REJECTED,
-                segment,
-                violations,
-                IntervalScan.retryAfter(t, read),
-                null,
-                null);
+        Long retryAfter =
+                calendar
+                        ? CalendarLimits.retryAfter(
+                                history,
+                                scopes,
+                                t,
+                                zone,
+                                IntervalScan.candidates(t, read),
+                                at -> IntervalScan.passes(at, read))
+                        : IntervalScan.retryAfter(t, read);
+        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
     }
 
     private static List<Violation> add(List<Violation> list, Violation v) {

@@ -74,38 +74,47 @@ final class IntervalScan {
      * + w. So the answer is t or one of those b + w, and the first candidate that passes is it.
      */
     static Long retryAfter(long t, List<Scoped> scopes) {
-        int size = 1;
-        for (Scoped s : scopes) {
-            size += s.ts().length * s.limits().size();
-        }
-        long[] cand = new long[size];
-        int candidates = 0;
         for (Scoped s : scopes) {
             for (Limit l : s.limits()) {
                 if (l.max() == 0) {
                     return null;
                 }
-                candidates =
-                        addCandidates(cand, candidates, s.ts(), s.ts().length, t, l.windowMillis());
             }
         }
-        Arrays.sort(cand, 0, candidates);
-        for (int c = 0; c < candidates; c++) {
-            long at = cand[c];
-            if (c > 0 && cand[c - 1] == at) {
-                continue;
-            }
-            boolean passes = true;
-            for (Scoped s : scopes) {
-                passes &= passes(at, s.limits(), s.ts(), s.ts().length);
-            }
-            if (passes) {
+        for (long at : candidates(t, scopes)) {
+            if (passes(at, scopes)) {
                 return at;
             }
         }
         // Unreachable while every max >= 1: past the last entry plus the longest window,
         // every interval holds only the message itself.
         return null;
+    }
+
+    /** The times b + w after t (entries b, windows w), ascending, each once. */
+    static long[] candidates(long t, List<Scoped> scopes) {
+        int size = 0;
+        for (Scoped s : scopes) {
+            size += s.ts().length * s.limits().size();
+        }
+        long[] cand = new long[size];
+        int n = 0;
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                n = addCandidates(cand, n, s.ts(), s.ts().length, t, l.windowMillis());
+            }
+        }
+        return Arrays.stream(cand, 0, n).sorted().distinct().toArray();
+    }
+
+    /** Whether a message at {@code at} passes every limit of {@code scopes}. */
+    static boolean passes(long at, List<Scoped> scopes) {
+        for (Scoped s : scopes) {
+            if (!passes(at, s.limits(), s.ts(), s.ts().length)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static int addCandidates(long[] cand, int n, long[] ts, int len, long t, long w) {

@@ -359,6 +359,28 @@ final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
+        int from = TimestampColumn.firstAfter(ts, start, end, after);
+        int to = upTo <= after ? from : TimestampColumn.firstAfter(ts, from, end, upTo);
+        for (int i = from; i < to; i++) {
+            if (inScope(i, scope)) {
+                v.visit(ts[i], offsets == null ? 0 : offsets[i]);
+            }
+        }
+    }
+
+    private boolean inScope(int i, Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> true;
+            case CHANNEL -> channelNames.get(channelOf[i]).equals(scope.name());
+            case CATEGORY ->
+                    (categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i])
+                            .equals(scope.name());
+            case CAMPAIGN -> campaigns != null && scope.name().equals(campaigns[i]);
+        };
+    }
+
+    @Override
     public long[] timestampsAfter(Scope scope, long after) {
         if (scope.kind() != Scope.Kind.ALL) {
             return column(scope, false).timestampsAfter(after);

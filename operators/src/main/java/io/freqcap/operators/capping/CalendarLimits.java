@@ -1,0 +1,104 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.Limit;
+import io.freqcap.schema.Scope;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.function.LongPredicate;
+
+/**
+ * Calendar limits of contract.md §6: a message is allowed only if fewer than max counted entries in
+ * scope share its period, and {@code retryAfter} is the earliest time passing every limit, where
+ * calendar limits can start to pass only at the following period starts in the message's zone.
+ * Plain Java.
+ */
+final class CalendarLimits {
+    private CalendarLimits() {}
+
+    /** How far past the latest entry a calendar period can still hold entries (a month, zones). */
+    private static final long HORIZON_MILLIS = 40 * 86_400_000L;
+
+    /**
+     * Counted entries in scope in the period of {@code limit} holding {@code t} in {@code zone}.
+     */
+    static int count(CountedHistory history, Scope scope, Limit limit, long t, ZoneId zone) {
+        String period = limit.calendar();
+        long label = Periods.labelAt(period, t, zone);
+        long[] span = Periods.span(period, label);
+        int[] n = {0};
+        history.forEachIn(
+                scope,
+                span[0],
+                span[1],
+                (ts, offset) -> {
+                    if (Periods.label(period, ts, offset) == label) {
+                        n[0]++;
+                    }
+                });
+        return n[0];
+    }
+
+    /** Whether every calendar limit of {@code scopes} passes at {@code at}. */
+    static boolean pass(CountedHistory history, List<ScopeLimits> scopes, long at, ZoneId zone) {
+        for (ScopeLimits s : scopes) {
+            for (Limit l : s.limits()) {
+                if (l.isCalendar() && count(history, s.scope(), l, at, zone) >= l.max()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The earliest time at or after {@code t} among {@code candidates} (rolling limits' own) and
+     * the following period starts of every calendar limit, at which the rolling limits pass ({@code
+     * rollingPass}) and so do the calendar ones; null when none does (a limit of 0).
+     */
+    static Long retryAfter(
+            CountedHistory history,
+            List<ScopeLimits> scopes,
+            long t,
+            ZoneId zone,
+            long[] candidates,
+            LongPredicate rollingPass) {
+        TreeSet<Long> at = new TreeSet<>();
+        at.add(t);
+        long last = t;
+        for (long c : candidates) {
+            at.add(c);
+            last = Math.max(last, c);
+        }
+        if (!history.isEmpty()) {
+            last = Math.max(last, history.latest());
+        }
+        long horizon =
+                last > Long.MAX_VALUE - HORIZON_MILLIS ? Long.MAX_VALUE : last + HORIZON_MILLIS;
+        for (ScopeLimits s : scopes) {
+            for (Limit l : s.limits()) {
+                if (l.max() == 0) {
+                    return null;
+                }
+                if (l.isCalendar()) {
+                    long start = t;
+                    while (true) {
+                        long next = Periods.nextStart(l.calendar(), start, zone);
+                        if (next <= start || next > horizon) {
+                            break; // past the horizon (or the end of time)
+                        }
+                        at.add(next);
+                        start = next;
+                    }
+                }
+            }
+        }
+        for (long c : at.tailSet(t, true)) {
+            if (rollingPass.test(c) && pass(history, scopes, c, zone)) {
+                return c;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,99 @@
+package io.freqcap.operators.capping;
+
+import java.time.DayOfWeek;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.temporal.TemporalAdjusters;
+
+/**
+ * Calendar periods of contract.md §6: a local date, an ISO week (Monday to Monday) or a month.
+ * Periods are labels: an entry belongs to the period its timestamp falls in at its own zone's
+ * offset, whatever zone a later message is in. Plain Java over {@code java.time}.
+ */
+final class Periods {
+    private Periods() {}
+
+    private static final long DAY_MILLIS = 86_400_000L;
+
+    /** Entries of one label lie within this much of the label's dates in UTC (UTC±18:00). */
+    private static final long ZONE_SPREAD_MILLIS = 18 * 3_600_000L;
+
+    /** The label of the period of an entry at {@code ts} whose zone was {@code offsetSeconds}. */
+    static long label(String period, long ts, int offsetSeconds) {
+        long epochDay = Math.floorDiv(Math.floorDiv(ts, 1000) + offsetSeconds, 86_400);
+        return switch (period) {
+            case "day" -> epochDay;
+            case "week" -> Math.floorDiv(epochDay - 4, 7); // 1970-01-05 was a Monday
+            default -> {
+                LocalDate d = LocalDate.ofEpochDay(epochDay);
+                yield d.getYear() * 12L + d.getMonthValue() - 1;
+            }
+        };
+    }
+
+    /** The label of the period holding {@code t} in {@code zone}. */
+    static long labelAt(String period, long t, ZoneId zone) {
+        int offset = zone.getRules().getOffset(Instant.ofEpochMilli(t)).getTotalSeconds();
+        return label(period, t, offset);
+    }
+
+    /**
+     * The timestamps entries of {@code label} can have, whatever their zone: {@code (after, upTo]},
+     * as {@code {after, upTo}}.
+     */
+    static long[] span(String period, long label) {
+        long firstDay;
+        long lastDay;
+        switch (period) {
+            case "day" -> {
+                firstDay = label;
+                lastDay = label;
+            }
+            case "week" -> {
+                firstDay = label * 7 + 4;
+                lastDay = firstDay + 6;
+            }
+            default -> {
+                LocalDate first =
+                        LocalDate.of(
+                                (int) Math.floorDiv(label, 12),
+                                (int) Math.floorMod(label, 12) + 1,
+                                1);
+                firstDay = first.toEpochDay();
+                lastDay = first.plusMonths(1).toEpochDay() - 1;
+            }
+        }
+        return new long[] {
+            millis(firstDay, -ZONE_SPREAD_MILLIS - 1), millis(lastDay + 1, ZONE_SPREAD_MILLIS)
+        };
+    }
+
+    /** The start of an epoch day plus {@code shift}, saturated at the ends of time. */
+    private static long millis(long epochDay, long shift) {
+        try {
+            return Math.addExact(Math.multiplyExact(epochDay, DAY_MILLIS), shift);
+        } catch (ArithmeticException e) {
+            return epochDay > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+        }
+    }
+
+    /**
+     * The first instant of the period after the one holding {@code t} in {@code zone}: its first
+     * date's start of day (where a DST gap skips local midnight, the first instant after the gap).
+     */
+    static long nextStart(String period, long t, ZoneId zone) {
+        LocalDate d = LocalDate.ofInstant(Instant.ofEpochMilli(t), zone);
+        LocalDate next =
+                switch (period) {
+                    case "day" -> d.plusDays(1);
+                    case "week" -> d.with(TemporalAdjusters.next(DayOfWeek.MONDAY));
+                    default -> d.withDayOfMonth(1).plusMonths(1);
+                };
+        try {
+            return next.atStartOfDay(zone).toInstant().toEpochMilli();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE; // past the last millisecond a timestamp can name
+        }
+    }
+}
