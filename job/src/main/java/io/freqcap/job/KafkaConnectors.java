@@ -172,6 +172,9 @@ public final class KafkaConnectors {
             headers.add(Delivery.HEADER_DECISION, encoded(d.decision()));
             headers.add(Delivery.HEADER_SEGMENT, encoded(d.segment()));
             headers.add(Delivery.HEADER_CONFIG_VERSION, encoded(d.configVersion()));
+            if (d.shadow() != null) {
+                headers.add(Delivery.HEADER_SHADOW, encoded(d.shadow()));
+            }
             return new ProducerRecord<>(topic, null, null, d.key(), d.value(), headers);
         }
 

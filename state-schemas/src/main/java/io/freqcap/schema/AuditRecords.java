@@ -47,6 +47,35 @@ public final class AuditRecords {
             String reason,
             byte[] rawMessage,
             int maxBytes) {
+        return decision(
+                decision,
+                m,
+                segment,
+                configVersion,
+                violations,
+                retryAfter,
+                reason,
+                null,
+                rawMessage,
+                maxBytes);
+    }
+
+    /**
+     * A REJECTED, DUPLICATE or STALE record, with what the shadow rules would have decided.
+     *
+     * @param shadow only for REJECTED, when the config has shadow rules; else null
+     */
+    public static AuditEvent decision(
+            Decision decision,
+            OutboundMessage m,
+            String segment,
+            long configVersion,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            byte[] rawMessage,
+            int maxBytes) {
         Fields head =
                 g -> {
                     g.writeStringField("decision", decision.name());
@@ -57,25 +86,19 @@ public final class AuditRecords {
                     g.writeNumberField("timestamp", m.timestamp());
                     g.writeNumberField("configVersion", configVersion);
                     if (decision == Decision.REJECTED) {
-                        g.writeArrayFieldStart("violations");
-                        for (Violation v : violations) {
-                            g.writeStartObject();
-                            g.writeStringField("scope", v.scope());
-                            if (v.calendar() != null) {
-                                g.writeStringField("calendar", v.calendar());
-                            } else {
-                                g.writeStringField("window", v.window());
-                            }
-                            g.writeNumberField("max", v.max());
-                            g.writeNumberField("count", v.count());
-                            g.writeEndObject();
-                        }
-                        g.writeEndArray();
+                        writeViolations(g, violations);
                         g.writeFieldName("retryAfter");
                         if (retryAfter == null) {
                             g.writeNull();
                         } else {
                             g.writeNumber(retryAfter);
+                        }
+                        if (shadow != null) {
+                            g.writeObjectFieldStart("shadow");
+                            g.writeStringField("decision", shadow.decision().name());
+                            g.writeStringField("segment", shadow.segment());
+                            writeViolations(g, shadow.violations());
+                            g.writeEndObject();
                         }
                     }
                     if (reason != null) {
@@ -174,5 +197,24 @@ public final class AuditRecords {
             throw new UncheckedIOException(e);
         }
         return bytes.toByteArray();
+    }
+
+    private static void writeViolations(
+            com.fasterxml.jackson.core.JsonGenerator g, List<Violation> violations)
+            throws java.io.IOException {
+        g.writeArrayFieldStart("violations");
+        for (Violation v : violations) {
+            g.writeStartObject();
+            g.writeStringField("scope", v.scope());
+            if (v.calendar() != null) {
+                g.writeStringField("calendar", v.calendar());
+            } else {
+                g.writeStringField("window", v.window());
+            }
+            g.writeNumberField("max", v.max());
+            g.writeNumberField("count", v.count());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
     }
 }

@@ -8,11 +8,24 @@ import java.util.Objects;
  * headers of contract.md §5.
  */
 public record Delivery(
-        byte[] key, byte[] value, String decision, String segment, long configVersion) {
+        byte[] key,
+        byte[] value,
+        String decision,
+        String segment,
+        long configVersion,
+        String shadow) {
+
+    /** A delivery without a shadow decision. */
+    public Delivery(byte[] key, byte[] value, String decision, String segment, long configVersion) {
+        this(key, value, decision, segment, configVersion, null);
+    }
 
     public static final String HEADER_DECISION = "freqcap-decision";
     public static final String HEADER_SEGMENT = "freqcap-segment";
     public static final String HEADER_CONFIG_VERSION = "freqcap-config-version";
+
+    /** On ALLOWED deliveries when the config has shadow rules: what they would have decided. */
+    public static final String HEADER_SHADOW = "freqcap-shadow";
 
     @Override
     public boolean equals(Object o) {
@@ -21,7 +34,8 @@ public record Delivery(
                 && Arrays.equals(value, d.value)
                 && Objects.equals(decision, d.decision)
                 && Objects.equals(segment, d.segment)
-                && configVersion == d.configVersion;
+                && configVersion == d.configVersion
+                && Objects.equals(shadow, d.shadow);
     }
 
     @Override

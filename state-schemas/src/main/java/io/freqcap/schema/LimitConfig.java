@@ -20,12 +20,46 @@ import java.util.Set;
  * @param json the config as it arrived, kept so that state can hold it as text
  */
 public record LimitConfig(
-        long version, Map<String, Rule> rules, Set<String> exempt, String json, String timezone)
+        long version,
+        Map<String, Rule> rules,
+        Set<String> exempt,
+        String json,
+        String timezone,
+        Map<String, Rule> shadow)
         implements ConfigRecord, java.io.Serializable {
 
-    /** A config in UTC. */
+    /** A config in UTC without shadow rules. */
     public LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json) {
-        this(version, rules, exempt, json, "UTC");
+        this(version, rules, exempt, json, "UTC", Map.of());
+    }
+
+    /** Whether the config has shadow rules (contract.md §3): evaluated, never enforced. */
+    public boolean hasShadow() {
+        return !shadow.isEmpty();
+    }
+
+    /** The shadow rule for users in {@code segment}, or the shadow {@code *} rule. */
+    public Rule shadowRuleFor(String segment) {
+        Rule r = segment == null ? null : shadow.get(segment);
+        return r != null ? r : shadow.get(DEFAULT_SEGMENT);
+    }
+
+    public boolean hasShadowRule(String segment) {
+        return shadow.containsKey(segment);
+    }
+
+    /**
+     * How far back histories reach: twice this is kept. The longest window of the rules and the
+     * shadow rules, so that shadow decisions are exact too (contract.md §6).
+     */
+    public long keptWindowMillis() {
+        long longest = longestWindowMillis();
+        for (Rule r : shadow.values()) {
+            for (Limit l : r.allLimits()) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+        }
+        return longest;
     }
 
     public static final String DEFAULT_SEGMENT = "*";
@@ -81,7 +115,7 @@ public record LimitConfig(
         return exempt.contains(category);
     }
 
-    /** The longest window of any rule: it bounds STALE and how far back histories reach. */
+    /** The longest window of any rule (not shadow rules): it bounds STALE. */
     public long longestWindowMillis() {
         long longest = 0;
         for (Rule r : rules.values()) {
@@ -136,16 +170,15 @@ public record LimitConfig(
                     "timezone: not a time-zone id this job knows, got " + zone);
         }
         JsonNode shadow = root.get("shadow");
+        Map<String, Rule> shadowMap = new LinkedHashMap<>();
         if (shadow != null && !shadow.isNull()) {
-            // Validated as the contract says; not evaluated yet (docs/contract.md).
             JsonNode shadowRules = shadow.isObject() ? shadow.get("rules") : null;
             if (shadowRules == null || !shadowRules.isArray() || shadowRules.isEmpty()) {
                 throw new MalformedRecordException("shadow.rules: expected a non-empty array");
             }
-            Set<String> segments = new LinkedHashSet<>();
             for (int i = 0; i < shadowRules.size(); i++) {
                 Rule rule = rule(shadowRules.get(i), "shadow.rules[" + i + "]");
-                if (!segments.add(rule.segment())) {
+                if (shadowMap.put(rule.segment(), rule) != null) {
                     throw new MalformedRecordException(
                             "shadow.rules["
                                     + i
@@ -154,7 +187,7 @@ public record LimitConfig(
                                     + "\" has two rules");
                 }
             }
-            if (!segments.contains(DEFAULT_SEGMENT)) {
+            if (!shadowMap.containsKey(DEFAULT_SEGMENT)) {
                 throw new MalformedRecordException(
                         "shadow.rules: exactly one rule must have segment \"*\"");
             }
@@ -178,7 +211,8 @@ public record LimitConfig(
                 Collections.unmodifiableMap(rules),
                 Collections.unmodifiableSet(exempt),
                 new String(raw, StandardCharsets.UTF_8),
-                zone == null || zone.isNull() ? "UTC" : zone.textValue());
+                zone == null || zone.isNull() ? "UTC" : zone.textValue(),
+                Collections.unmodifiableMap(shadowMap));
     }
 
     private static Rule rule(JsonNode node, String path) throws MalformedRecordException {

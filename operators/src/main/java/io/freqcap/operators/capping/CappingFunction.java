@@ -205,8 +205,13 @@ public class CappingFunction
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
         String segment = control.segments().resolve(m.userId(), cfg);
-        CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment);
+        String shadowSegment =
+                cfg.hasShadow() ? control.segments().resolveShadow(m.userId(), cfg) : segment;
+        CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment, shadowSegment);
         metrics.count(v.decision());
+        if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
+            metrics.shadowRejected.inc();
+        }
         switch (v.decision()) {
             case ALLOWED:
                 // Every channel the user may have in Redis: the write trims them all.
@@ -240,6 +245,7 @@ public class CappingFunction
                                 v.violations(),
                                 v.retryAfter(),
                                 v.reason(),
+                                v.shadow(),
                                 in.value(),
                                 settings.bounds().maxRecordBytes()));
         }
@@ -251,7 +257,10 @@ public class CappingFunction
                 in.key() != null
                         ? in.key()
                         : Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8);
-        return new Delivery(key, in.value(), v.decision().name(), v.segment(), cfg.version());
+        // An ALLOWED delivery says what the shadow rules would have decided; EXEMPT ones do not.
+        String shadow = v.shadow() == null ? null : v.shadow().decision().name();
+        return new Delivery(
+                key, in.value(), v.decision().name(), v.segment(), cfg.version(), shadow);
     }
 
     @Override
@@ -320,7 +329,7 @@ public class CappingFunction
     private void sweep(Context ctx) throws Exception {
         flush(); // the scan reads keyed state
         long watermark = ctx.currentWatermark();
-        long longest = control.config().longestWindowMillis();
+        long longest = control.config().keptWindowMillis();
         if (watermark < Long.MIN_VALUE + 2 * longest) {
             return; // no event time yet
         }

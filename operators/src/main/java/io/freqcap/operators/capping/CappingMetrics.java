@@ -15,6 +15,7 @@ final class CappingMetrics {
     private final Counter invalidControl;
     final Counter cleared;
     final Counter cacheHits;
+    final Counter shadowRejected;
     private final MetricGroup group;
 
     CappingMetrics(MetricGroup metrics, ControlHandler control) {
@@ -28,6 +29,7 @@ final class CappingMetrics {
         invalidControl = metrics.counter("invalidControl");
         cleared = metrics.counter("historiesCleared");
         cacheHits = metrics.counter("historyCacheHits");
+        shadowRejected = metrics.counter("shadowRejected");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());

@@ -6,6 +6,7 @@ import io.freqcap.schema.Limit;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.Scope;
+import io.freqcap.schema.ShadowDecision;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.Violation;
 import io.freqcap.schema.Zones;
@@ -42,7 +43,24 @@ public final class CappingRule {
             List<Violation> violations,
             Long retryAfter,
             String reason,
-            UserHistory history) {}
+            UserHistory history,
+            ShadowDecision shadow) {
+
+        /** A verdict without a shadow decision. */
+        public Verdict(
+                Decision decision,
+                String segment,
+                List<Violation> violations,
+                Long retryAfter,
+                String reason,
+                UserHistory history) {
+            this(decision, segment, violations, retryAfter, reason, history, null);
+        }
+
+        Verdict withShadow(ShadowDecision s) {
+            return new Verdict(decision, segment, violations, retryAfter, reason, history, s);
+        }
+    }
 
     /**
      * Decides one message.
@@ -82,7 +100,13 @@ public final class CappingRule {
             next = next.prunedBefore(pruneCutoff(next.latest(), config));
         }
         return new Verdict(
-                v.decision(), v.segment(), v.violations(), v.retryAfter(), v.reason(), next);
+                v.decision(),
+                v.segment(),
+                v.violations(),
+                v.retryAfter(),
+                v.reason(),
+                next,
+                v.shadow());
     }
 
     /**
@@ -90,7 +114,7 @@ public final class CappingRule {
      * counted (see the class comment).
      */
     public static long pruneCutoff(long latest, LimitConfig config) {
-        return latest - 2 * config.longestWindowMillis();
+        return latest - 2 * config.keptWindowMillis();
     }
 
     /**
@@ -102,6 +126,21 @@ public final class CappingRule {
      */
     public static Verdict judge(
             CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        return judge(history, m, config, segment, segment);
+    }
+
+    /**
+     * Decides one message without counting it, and, when the config has shadow rules, what they
+     * would decide (for a message that reaches the limits: not EXEMPT, DUPLICATE or STALE).
+     *
+     * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
+     */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment) {
         if (config.isExempt(m.category())) {
             return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, null);
         }
@@ -131,8 +170,23 @@ public final class CappingRule {
                             + " ms)",
                     null);
         }
-        List<ScopeLimits> scopes = scopes(config.ruleFor(segment), m);
         ZoneId zone = Zones.of(m.timezone(), config.timezone());
+        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone);
+        if (!config.hasShadow()) {
+            return v;
+        }
+        Verdict s =
+                limits(
+                        history,
+                        t,
+                        shadowSegment,
+                        scopes(config.shadowRuleFor(shadowSegment), m),
+                        zone);
+        return v.withShadow(new ShadowDecision(s.decision(), shadowSegment, s.violations()));
+    }
+
+    private static Verdict limits(
+            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
         if (history.isEmpty() || t >= history.latest()) {
             return inOrder(history, t, segment, scopes, zone);
         }

@@ -131,6 +131,7 @@ public final class SegmentTable {
         segments.clear();
         byPriority = new HeldSegment[0];
         ruledUnder = null;
+        shadowRuledUnder = null;
     }
 
     private void put(HeldSegment s) {
@@ -144,12 +145,18 @@ public final class SegmentTable {
         live.sort(Comparator.<HeldSegment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
         byPriority = live.toArray(new HeldSegment[0]);
         ruledUnder = null;
+        shadowRuledUnder = null;
     }
 
     /** The segments with a rule under {@link #ruledUnder}, by priority; recomputed on change. */
     private HeldSegment[] ruled = new HeldSegment[0];
 
     private LimitConfig ruledUnder;
+
+    /** The same for the shadow rules of {@link #shadowRuledUnder}. */
+    private HeldSegment[] shadowRuled = new HeldSegment[0];
+
+    private LimitConfig shadowRuledUnder;
 
     private HeldSegment[] ruled(LimitConfig config) {
         if (config != ruledUnder) {
@@ -165,16 +172,38 @@ public final class SegmentTable {
         return ruled;
     }
 
+    private HeldSegment[] shadowRuled(LimitConfig config) {
+        if (config != shadowRuledUnder) {
+            List<HeldSegment> r = new ArrayList<>();
+            for (HeldSegment s : byPriority) {
+                if (config.hasShadowRule(s.id)) {
+                    r.add(s);
+                }
+            }
+            shadowRuled = r.toArray(new HeldSegment[0]);
+            shadowRuledUnder = config;
+        }
+        return shadowRuled;
+    }
+
     /**
      * The segment whose rule applies to the user under {@code config}: a segmentId or {@code *}.
      */
     public String resolve(long userId, LimitConfig config) {
         // Segments without a rule are passed over once per config, not once per message.
-        HeldSegment[] candidates = ruled(config);
+        return resolve(userId, ruled(config));
+    }
+
+    /** The same over the segments of the config's shadow rules (contract.md §4, §6). */
+    public String resolveShadow(long userId, LimitConfig config) {
+        return resolve(userId, shadowRuled(config));
+    }
+
+    private String resolve(long userId, HeldSegment[] candidates) {
         if (candidates.length > 1) {
             // Start every segment's memory read before deciding on any: their cache misses then
             // overlap instead of following one another (random users of 300M across 8 segments:
-            // see the README's segment benchmark).
+            // see docs/benchmarks.md, segments).
             int touched = 0;
             for (HeldSegment s : candidates) {
                 touched += s.base.touch(userId);

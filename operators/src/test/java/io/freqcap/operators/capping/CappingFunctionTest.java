@@ -149,6 +149,34 @@ class CappingFunctionTest {
     }
 
     @Test
+    void shadowRulesAreReportedAndNeverEnforced() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":2}]}],"
+                        + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":1}]}]},"
+                        + "\"exempt\":[\"transactional\"]}";
+        var h = harness(config);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
+        h.processElement(message("m3", 42, DAY_1_NOON + 2), DAY_1_NOON + 2);
+        h.processElement(message("t1", 42, "transactional", DAY_1_NOON + 3, null), DAY_1_NOON + 3);
+
+        List<Delivery> out = h.extractOutputValues();
+        assertEquals("ALLOWED", out.get(0).shadow(), "the shadow would have allowed the first");
+        assertEquals("REJECTED", out.get(1).shadow(), "allowed, though the shadow would not");
+        assertEquals("EXEMPT", out.get(2).decision());
+        assertNull(out.get(2).shadow(), "exempt deliveries carry no shadow");
+        JsonNode rejected = audits(h).get(0);
+        assertEquals("REJECTED", rejected.get("decision").asText());
+        JsonNode shadow = rejected.get("shadow");
+        assertEquals("REJECTED", shadow.get("decision").asText());
+        assertEquals("*", shadow.get("segment").asText());
+        assertEquals(2, shadow.get("violations").get(0).get("count").asInt());
+        assertEquals(1, shadow.get("violations").get(0).get("max").asInt());
+    }
+
+    @Test
     void exemptPassesUncounted() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("t1", 42, "transactional", DAY_1_NOON, null), DAY_1_NOON);

@@ -35,6 +35,7 @@ class CappingRulePropertyTest {
         int decided = 0;
         int rejected = 0;
         java.util.Map<String, Integer> byScope = new java.util.TreeMap<>();
+        int shadowRejected = 0;
         for (int run = 0; run < 3000; run++) {
             LimitConfig config = randomConfig(rnd);
             Oracle oracle = new Oracle(config);
@@ -68,6 +69,14 @@ class CappingRulePropertyTest {
                 Oracle.Result expected = oracle.decide(m);
                 String where = "run " + run + ", message " + i + " " + m;
                 assertEquals(expected.decision, v.decision(), where);
+                if (v.shadow() != null || expected.shadow() != null) {
+                    assertEquals(expected.shadow(), v.shadow().decision(), "shadow " + where);
+                    assertEquals(
+                            expected.shadowViolations(),
+                            v.shadow().violations(),
+                            "shadow " + where);
+                    shadowRejected += v.shadow().decision() == Decision.REJECTED ? 1 : 0;
+                }
                 if (v.decision() == Decision.REJECTED) {
                     assertEquals(expected.violations, v.violations(), where);
                     assertEquals(expected.retryAfter, v.retryAfter(), where);
@@ -84,6 +93,7 @@ class CappingRulePropertyTest {
         // The generator must exercise the interesting paths, or the comparison proves little.
         assertTrue(decided > 50_000, "decided " + decided);
         assertTrue(rejected > decided / 10, "rejected " + rejected + " of " + decided);
+        assertTrue(shadowRejected > 1000, "shadow rejected " + shadowRejected);
         for (String scope : List.of("all", "channel", "category", "campaign")) {
             assertTrue(byScope.getOrDefault(scope, 0) > 500, "violations by scope: " + byScope);
         }
@@ -152,7 +162,15 @@ class CappingRulePropertyTest {
                     .append(1 + rnd.nextInt(2))
                     .append("}]");
         }
-        sb.append("}],\"exempt\":[\"transactional\"]}");
+        sb.append("}]");
+        if (rnd.nextBoolean()) {
+            sb.append(",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"")
+                    .append(1 + rnd.nextInt(8))
+                    .append("s\",\"max\":")
+                    .append(1 + rnd.nextInt(3))
+                    .append("}],\"campaign\":[{\"window\":\"2s\",\"max\":1}]}]}");
+        }
+        sb.append(",\"exempt\":[\"transactional\"]}");
         return CappingRuleTest.config(sb.toString());
     }
 
@@ -169,17 +187,29 @@ class CappingRulePropertyTest {
             this.config = config;
         }
 
-        record Result(Decision decision, List<Violation> violations, Long retryAfter) {}
+        record Result(
+                Decision decision,
+                List<Violation> violations,
+                Long retryAfter,
+                Decision shadow,
+                List<Violation> shadowViolations) {
+            Result(Decision decision, List<Violation> violations, Long retryAfter) {
+                this(decision, violations, retryAfter, null, null);
+            }
+        }
 
         Result decide(OutboundMessage m) {
             if (config.isExempt(m.category())) {
                 return new Result(Decision.EXEMPT, List.of(), null);
             }
             long w = config.longestWindowMillis();
+            long kept = config.keptWindowMillis();
             long latest = counted.stream().mapToLong(e -> e[0]).max().orElse(Long.MIN_VALUE);
             for (int i = 0; i < counted.size(); i++) {
-                // "as far back as its history is kept": twice the longest window.
-                if (countedIds.get(i).equals(m.messageId()) && counted.get(i)[0] > latest - 2 * w) {
+                // "as far back as its history is kept": twice the longest window of the rules
+                // and the shadow rules.
+                if (countedIds.get(i).equals(m.messageId())
+                        && counted.get(i)[0] > latest - 2 * kept) {
                     return new Result(Decision.DUPLICATE, List.of(), null);
                 }
             }
@@ -188,12 +218,18 @@ class CappingRulePropertyTest {
             }
             int ch = channelIndex(m.channel());
             List<Violation> violations = violationsAt(m.timestamp(), ch, m);
+            List<Violation> shadow =
+                    config.hasShadow()
+                            ? violationsAt(config.shadowRuleFor("*"), m.timestamp(), ch, m)
+                            : null;
+            Decision shadowDecision =
+                    shadow == null ? null : shadow.isEmpty() ? Decision.ALLOWED : Decision.REJECTED;
             if (violations.isEmpty()) {
                 counted.add(new long[] {m.timestamp(), ch});
                 countedIds.add(m.messageId());
                 countedCategories.add(m.category());
                 countedCampaigns.add(m.campaignId());
-                return new Result(Decision.ALLOWED, List.of(), null);
+                return new Result(Decision.ALLOWED, List.of(), null, shadowDecision, shadow);
             }
             Long retry = null;
             boolean zero = allLimits(m).stream().anyMatch(l -> l.max() == 0);
@@ -205,7 +241,7 @@ class CappingRulePropertyTest {
                     }
                 }
             }
-            return new Result(Decision.REJECTED, violations, retry);
+            return new Result(Decision.REJECTED, violations, retry, shadowDecision, shadow);
         }
 
         List<Limit> allLimits(OutboundMessage m) {
@@ -220,7 +256,10 @@ class CappingRulePropertyTest {
         }
 
         List<Violation> violationsAt(long t, int ch, OutboundMessage m) {
-            var rule = config.ruleFor("*");
+            return violationsAt(config.ruleFor("*"), t, ch, m);
+        }
+
+        List<Violation> violationsAt(LimitConfig.Rule rule, long t, int ch, OutboundMessage m) {
             List<Violation> out = new ArrayList<>();
             check(out, "all", rule.limits(), t, i -> true);
             check(

@@ -72,6 +72,20 @@ class SegmentTableTest {
     }
 
     @Test
+    void shadowRulesResolveOverTheirOwnSegments() throws Exception {
+        assertNull(table.apply(load("vip", 1, 10, MEMBER), FlinkFileLoader.INSTANCE));
+        LimitConfig cfg =
+                LimitConfig.parse(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":1}]}],\"shadow\":{\"rules\":["
+                                + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":3}]},"
+                                + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":2}]}]}}");
+        assertEquals("*", table.resolve(MEMBER, cfg), "the rules have no vip rule");
+        assertEquals("vip", table.resolveShadow(MEMBER, cfg), "the shadow rules have one");
+        assertEquals("*", table.resolveShadow(7, cfg), "not a member");
+    }
+
+    @Test
     void theHighestPriorityWithARuleWinsTiesToTheSmallerId() throws Exception {
         table.apply(load("b", 1, 10, MEMBER), FlinkFileLoader.INSTANCE);
         table.apply(load("a", 1, 10, MEMBER), FlinkFileLoader.INSTANCE);
