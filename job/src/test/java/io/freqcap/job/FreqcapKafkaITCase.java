@@ -65,6 +65,79 @@ class FreqcapKafkaITCase {
         return m;
     }
 
+    /** Calendar limits in the users' zones, a category and a campaign limit, and a shadow. */
+    static final String CALENDAR_CONFIG =
+            "{\"version\":1,\"timezone\":\"Asia/Singapore\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"calendar\":\"day\",\"max\":2},{\"window\":\"7d\",\"max\":6}],"
+                    + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":1}]}]},"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    static final String[] ZONES = {
+        null, "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe", "Europe/London"
+    };
+
+    @Test
+    @Timeout(300)
+    void calendarLimitsInTheUsersZonesAndAShadowAreDecidedExactly() throws Exception {
+        String name = "calendar";
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(kafka, tmp, name, CALENDAR_CONFIG, PARTITIONS);
+        List<Input> inputs = new java.util.ArrayList<>();
+        for (Input in : KafkaPipelineSupport.traffic(3, 20_000, 500, 30)) {
+            Long user = KafkaPipelineSupport.userOf(in);
+            String zone = user == null ? null : ZONES[(int) (user % ZONES.length)];
+            if (zone == null) {
+                inputs.add(in);
+                continue;
+            }
+            String json = new String(in.value, java.nio.charset.StandardCharsets.UTF_8);
+            inputs.add(
+                    new Input(
+                            in.seq,
+                            in.key,
+                            json.replaceFirst(
+                                            "\"timestamp\":",
+                                            "\"timezone\":\"" + zone + "\",\"timestamp\":")
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
+        StreamExecutionEnvironment env = env(options);
+        FreqcapMain.wireKafka(
+                env, JobSettings.from(options, LimitConfig.parse(CALENDAR_CONFIG), null));
+        JobClient job = env.executeAsync("freqcap-calendar-it");
+        try {
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(name + "-deliveries", name + "-audit"),
+                            inputs.size(),
+                            Duration.ofSeconds(180));
+            Map<Integer, Output> outputs =
+                    KafkaPipelineSupport.checkOutputs(
+                            inputs,
+                            out.get(name + "-deliveries"),
+                            out.get(name + "-audit"),
+                            Map.of(1L, LimitConfig.parse(CALENDAR_CONFIG)));
+            long calendarRejections =
+                    out.get(name + "-audit").stream()
+                            .filter(r -> new String(r.value()).contains("\"calendar\":\"day\""))
+                            .count();
+            long shadowRejectedAllowed =
+                    outputs.values().stream()
+                            .filter(o -> o.decision().equals("ALLOWED"))
+                            .filter(o -> "REJECTED".equals(o.shadow()))
+                            .count();
+            assertTrue(calendarRejections > 100, calendarRejections + " calendar rejections");
+            assertTrue(shadowRejectedAllowed > 100, shadowRejectedAllowed + " allowed, shadow not");
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
+
     @Test
     @Timeout(300)
     void everyInputYieldsOneExactDecisionAcrossAConfigUpdate() throws Exception {

@@ -342,13 +342,17 @@ final class KafkaPipelineSupport {
     }
 
     /** What the job wrote for one input record. */
+    /**
+     * @param shadow what the output says the shadow rules would have decided, or null
+     */
     record Output(
             String decision,
             long configVersion,
             String segment,
             byte[] key,
             byte[] value,
-            JsonNode audit) {}
+            JsonNode audit,
+            String shadow) {}
 
     /** A consumer of its own group reading everything committed, from the beginning. */
     static Properties readCommittedConsumer(String bootstrap) {
@@ -440,7 +444,8 @@ final class KafkaPipelineSupport {
                             header(r, Delivery.HEADER_SEGMENT),
                             r.key(),
                             r.value(),
-                            null);
+                            null,
+                            header(r, Delivery.HEADER_SHADOW));
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         int invalidControl = 0;
@@ -467,7 +472,8 @@ final class KafkaPipelineSupport {
                             a.path("segment").asText(null),
                             r.key(),
                             null,
-                            a);
+                            a,
+                            a.has("shadow") ? a.get("shadow").get("decision").asText() : null);
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         assertEquals(inputs.size(), bySeq.size(), "one output per input");
@@ -518,6 +524,11 @@ final class KafkaPipelineSupport {
             }
             assertEquals(v.decision().name(), o.decision(), "input " + in.seq + " " + m);
             assertEquals("*", o.segment());
+            String shadow =
+                    v.shadow() == null || v.decision() == Decision.EXEMPT
+                            ? null
+                            : v.shadow().decision().name();
+            assertEquals(shadow, o.shadow(), "shadow decision of " + in.seq + " " + m);
             if (o.value() != null) {
                 assertTrue(Arrays.equals(in.value, o.value()), "delivery bytes of " + in.seq);
                 byte[] expectedKey =

@@ -52,6 +52,22 @@ public final class CappingBenchmark {
     static final String LONG_CONFIG =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                     + "[{\"window\":\"90d\",\"max\":1000000}]}]}";
+
+    /**
+     * Issue 14's config: calendar days and weeks in the users' zones, a category and a campaign
+     * limit, and a shadow ({@code -Dbench.calendarConfig=true}; messages then carry zones,
+     * categories and campaigns).
+     */
+    static final String CALENDAR_CONFIG =
+            "{\"version\":1,\"timezone\":\"Asia/Singapore\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"calendar\":\"day\",\"max\":2},{\"calendar\":\"week\",\"max\":5}],"
+                    + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":1},{\"window\":\"7d\",\"max\":4}]}]}}";
+
+    static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
+
     static final long START = 1_763_769_600_000L;
     static final long DAY = 86_400_000L;
     static final int MAX_PARALLELISM = 128;
@@ -68,7 +84,13 @@ public final class CappingBenchmark {
         Random rnd = new Random(42);
         int heavy = Integer.getInteger("bench.heavy", 0);
         double heavyShare = Double.parseDouble(System.getProperty("bench.heavyShare", "1"));
-        String config = heavy > 0 || Boolean.getBoolean("bench.longConfig") ? LONG_CONFIG : CONFIG;
+        boolean calendar = Boolean.getBoolean("bench.calendarConfig");
+        String config =
+                calendar
+                        ? CALENDAR_CONFIG
+                        : heavy > 0 || Boolean.getBoolean("bench.longConfig")
+                                ? LONG_CONFIG
+                                : CONFIG;
         long[] heavyClock = new long[heavy];
         long[][] userIds =
                 new long[PARALLELISM]
@@ -166,10 +188,17 @@ public final class CappingBenchmark {
                                                         userIds[part][n],
                                                         "m-" + seq[part][n],
                                                         "push",
-                                                        "marketing",
+                                                        calendar && n % 5 == 0
+                                                                ? "promo"
+                                                                : "marketing",
                                                         ts,
-                                                        null,
-                                                        null,
+                                                        calendar
+                                                                ? ZONES[
+                                                                        (int)
+                                                                                (userIds[part][n]
+                                                                                        & 3)]
+                                                                : null,
+                                                        calendar ? "c" + (n % 20) : null,
                                                         null,
                                                         null,
                                                         value,

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * <p>Fixtures are written once per released state format and never rewritten: {@code mvn -q -pl
  * operators exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.freqcap.operators.capping.CappingStateCompatibilityTest -Dexec.args=VERSION}
- * writes {@code capping-VERSION.snapshot}; add VERSION to {@link #FIXTURES}.
+ * writes {@code capping-VERSION.snapshot}; add VERSION to {@link #FIXTURES}. With {@code
+ * -Dexec.args="VERSION extended"} it writes only {@code capping-extended-VERSION.snapshot}.
  */
 public class CappingStateCompatibilityTest {
     /** Snapshots of released state formats; each must restore. */
@@ -38,6 +39,99 @@ public class CappingStateCompatibilityTest {
 
     /** Snapshots holding a long history (a heavy user, from 0.2 on); each must restore. */
     static final List<String> LONG_FIXTURES = List.of("0.2");
+
+    /** Snapshots of histories in format version 2 (categories, campaigns, zone offsets). */
+    static final List<String> EXTENDED_FIXTURES = List.of("0.2");
+
+    /** Calendar limits in the users' zones, a category and a campaign limit, a shadow. */
+    static final String EXTENDED_CONFIG =
+            "{\"version\":1,\"timezone\":\"Asia/Singapore\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"calendar\":\"day\",\"max\":3},{\"window\":\"7d\",\"max\":12}],"
+                    + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
+                    + "\"campaign\":[{\"window\":\"2d\",\"max\":1}]}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":2}]}]}}";
+
+    static final String[] ZONES = {null, "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"};
+
+    /** 30 users over 6 days, each in a zone of its own, with categories and campaigns. */
+    static List<InboundMessage> extendedTraffic(int from, int to) {
+        Random rnd = new Random(9);
+        List<InboundMessage> all = new ArrayList<>();
+        for (int i = 0; i < to; i++) {
+            long user = 1 + rnd.nextInt(30);
+            String zone = ZONES[(int) (user % ZONES.length)];
+            String json =
+                    String.format(
+                            "{\"messageId\":\"x%d\",\"userId\":%d,\"channel\":\"push\","
+                                    + "\"category\":\"%s\",\"campaignId\":%s,\"timestamp\":%d%s}",
+                            i,
+                            user,
+                            rnd.nextInt(3) == 0 ? "promo" : "marketing",
+                            rnd.nextInt(3) == 0 ? "null" : "\"c" + rnd.nextInt(3) + "\"",
+                            DAY_1_NOON + i * (6 * 24 * HOUR / to) + rnd.nextInt(3) * HOUR,
+                            zone == null ? "" : ",\"timezone\":\"" + zone + "\"");
+            if (i >= from) {
+                all.add(
+                        InboundMessage.of(
+                                new RawRecord(
+                                        null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+            }
+        }
+        return all;
+    }
+
+    static final int EXTENDED_BEFORE = 300;
+    static final int EXTENDED_ALL = 600;
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>
+            extendedHarness(OperatorSubtaskState restore) throws Exception {
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(EXTENDED_CONFIG).withMirror(true)),
+                restore,
+                1,
+                0);
+    }
+
+    @Test
+    void extendedHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
+        var straight = extendedHarness(null);
+        for (InboundMessage m : extendedTraffic(0, EXTENDED_BEFORE)) {
+            straight.processElement(m, m.message().timestamp());
+        }
+        int decidedBefore = straight.extractOutputValues().size();
+        int auditedBefore = audits(straight).size();
+        for (InboundMessage m : extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL)) {
+            straight.processElement(m, m.message().timestamp());
+        }
+        List<Delivery> expected =
+                straight.extractOutputValues()
+                        .subList(decidedBefore, straight.extractOutputValues().size());
+        List<String> expectedAudits =
+                audits(straight).subList(auditedBefore, audits(straight).size());
+        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"calendar\":\"day\"")));
+        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"campaign:c")));
+        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"category:promo\"")));
+        assertTrue(expected.stream().anyMatch(d -> "REJECTED".equals(d.shadow())));
+
+        for (String version : EXTENDED_FIXTURES) {
+            Path file = extendedFixture(version);
+            assertTrue(
+                    Files.exists(file),
+                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
+            var restored = extendedHarness(OperatorSnapshotUtil.readStateHandle(file.toString()));
+            for (InboundMessage m : extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL)) {
+                restored.processElement(m, m.message().timestamp());
+            }
+            assertEquals(expected, restored.extractOutputValues(), "deliveries after " + version);
+            assertEquals(expectedAudits, audits(restored), "audit records after " + version);
+            harnesses.close(restored);
+        }
+    }
+
+    static Path extendedFixture(String version) {
+        return Path.of("src/test/resources/state-compat/capping-extended-" + version + ".snapshot");
+    }
 
     /** A heavy user's config: room for hundreds of messages a day. */
     static final String HEAVY_CONFIG =
@@ -289,6 +383,24 @@ public class CappingStateCompatibilityTest {
     /** Writes the fixture of this build's state format (run from the operators module). */
     public static void main(String[] args) throws Exception {
         String version = args[0];
+        if (args.length > 1 && args[1].equals("extended")) {
+            try (CappingHarnesses harnesses = new CappingHarnesses()) {
+                var h =
+                        harnesses.open(
+                                new CappingFunction(
+                                        CappingSettings.of(EXTENDED_CONFIG).withMirror(true)),
+                                null,
+                                1,
+                                0);
+                for (InboundMessage m : extendedTraffic(0, EXTENDED_BEFORE)) {
+                    h.processElement(m, m.message().timestamp());
+                }
+                OperatorSnapshotUtil.writeStateHandle(
+                        h.snapshot(1, 1), extendedFixture(version).toString());
+            }
+            System.out.println("wrote " + extendedFixture(version));
+            return;
+        }
         Path file = fixture(version);
         Files.createDirectories(file.getParent());
         try (CappingHarnesses harnesses = new CappingHarnesses()) {
