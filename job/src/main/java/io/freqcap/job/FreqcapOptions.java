@@ -133,7 +133,7 @@ public final class FreqcapOptions {
                     .defaultValue(CappingFunction.DEFAULT_HISTORY_CACHE_SLOTS)
                     .withDescription(
                             "Users whose histories each capping task keeps on the heap in front of"
-                                    + " RocksDB (72 bytes each, rounded up to a power of two; 0 for"
+                                    + " RocksDB (136 bytes each, rounded up to a power of two; 0 for"
                                     + " none; at most "
                                     + CappingFunction.MAX_HISTORY_CACHE_SLOTS
                                     + "). Saves a RocksDB read for users seen"

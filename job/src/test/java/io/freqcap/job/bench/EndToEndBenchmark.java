@@ -83,8 +83,14 @@ public final class EndToEndBenchmark {
             if ("heavy".equals(System.getProperty("bench.suite"))) {
                 heavySuite(kafka, redis, work);
             } else {
+                // -Dbench.jvmArg=-Dbench.limits=calendar: issue 14's config (calendar limits in
+                // the users' zone, a category and a campaign limit, a shadow).
+                String limits =
+                        "calendar".equals(System.getProperty("bench.limits"))
+                                ? CALENDAR_LIMITS
+                                : LIMITS;
                 Workload w =
-                        new Workload("spread", messages, users, days * 86_400_000L, 0, 0, LIMITS);
+                        new Workload("spread", messages, users, days * 86_400_000L, 0, 0, limits);
                 run(kafka, redis, work.resolve("run"), "", w, identity);
             }
         } finally {
@@ -97,6 +103,15 @@ public final class EndToEndBenchmark {
     static final String LIMITS =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                     + "[{\"window\":\"1d\",\"max\":2},{\"window\":\"7d\",\"max\":5}]}],"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    static final String CALENDAR_LIMITS =
+            "{\"version\":1,\"timezone\":\"Asia/Singapore\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"calendar\":\"day\",\"max\":2},{\"calendar\":\"week\",\"max\":5}],"
+                    + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":1},{\"window\":\"7d\",\"max\":4}]}]},"
                     + "\"exempt\":[\"transactional\"]}";
 
     /** Issue 13's config: one rule, one limit, nothing ever rejected, histories kept for 180d. */

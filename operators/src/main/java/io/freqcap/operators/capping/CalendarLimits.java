@@ -17,9 +17,6 @@ import java.util.function.LongPredicate;
 final class CalendarLimits {
     private CalendarLimits() {}
 
-    /** How far past the latest entry a calendar period can still hold entries (a month, zones). */
-    private static final long HORIZON_MILLIS = 40 * 86_400_000L;
-
     /**
      * Counted entries in scope in the period of {@code limit} holding {@code t} in {@code zone}.
      */
@@ -74,21 +71,29 @@ final class CalendarLimits {
         if (!history.isEmpty()) {
             last = Math.max(last, history.latest());
         }
-        long horizon =
-                last > Long.MAX_VALUE - HORIZON_MILLIS ? Long.MAX_VALUE : last + HORIZON_MILLIS;
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
                 if (l.max() == 0) {
                     return null;
                 }
                 if (l.isCalendar()) {
+                    // Past the latest entry plus the period's span in any two zones (what the
+                    // limit counts as a window), its periods hold nothing: one start past it is
+                    // enough.
+                    long horizon =
+                            last > Long.MAX_VALUE - l.windowMillis()
+                                    ? Long.MAX_VALUE
+                                    : last + l.windowMillis();
                     long start = t;
                     while (true) {
                         long next = Periods.nextStart(l.calendar(), start, zone);
-                        if (next <= start || next > horizon) {
-                            break; // past the horizon (or the end of time)
+                        if (next <= start) {
+                            break; // the end of time
                         }
                         at.add(next);
+                        if (next > horizon) {
+                            break;
+                        }
                         start = next;
                     }
                 }

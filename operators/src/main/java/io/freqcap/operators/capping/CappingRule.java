@@ -171,7 +171,7 @@ public final class CappingRule {
                     null);
         }
         ZoneId zone = Zones.of(m.timezone(), config.timezone());
-        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone);
+        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone, true);
         if (!config.hasShadow()) {
             return v;
         }
@@ -181,16 +181,26 @@ public final class CappingRule {
                         t,
                         shadowSegment,
                         scopes(config.shadowRuleFor(shadowSegment), m),
-                        zone);
+                        zone,
+                        false);
         return v.withShadow(new ShadowDecision(s.decision(), shadowSegment, s.violations()));
     }
 
+    /**
+     * @param findRetry whether to work out {@code retryAfter} (not for shadow rules: nobody reads
+     *     it)
+     */
     private static Verdict limits(
-            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            ZoneId zone,
+            boolean findRetry) {
         if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, t, segment, scopes, zone);
+            return inOrder(history, t, segment, scopes, zone, findRetry);
         }
-        return outOfOrder(history, t, segment, scopes, zone);
+        return outOfOrder(history, t, segment, scopes, zone, findRetry);
     }
 
     /**
@@ -222,7 +232,12 @@ public final class CappingRule {
      * of those times.
      */
     private static Verdict inOrder(
-            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            ZoneId zone,
+            boolean findRetry) {
         List<Violation> violations = null;
         boolean never = false;
         boolean calendar = false;
@@ -257,7 +272,7 @@ public final class CappingRule {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
         Long retryAfter = never ? null : retry;
-        if (calendar && !never) {
+        if (calendar && !never && findRetry) {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
                     CalendarLimits.retryAfter(
@@ -292,7 +307,12 @@ public final class CappingRule {
      * (later than t minus the longest of them) are read, and every interval start is checked.
      */
     private static Verdict outOfOrder(
-            CountedHistory history, long t, String segment, List<ScopeLimits> scopes, ZoneId zone) {
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            ZoneId zone,
+            boolean findRetry) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
@@ -330,15 +350,17 @@ public final class CappingRule {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
         Long retryAfter =
-                calendar
-                        ? CalendarLimits.retryAfter(
-                                history,
-                                scopes,
-                                t,
-                                zone,
-                                IntervalScan.candidates(t, read),
-                                at -> IntervalScan.passes(at, read))
-                        : IntervalScan.retryAfter(t, read);
+                !findRetry
+                        ? null
+                        : calendar
+                                ? CalendarLimits.retryAfter(
+                                        history,
+                                        scopes,
+                                        t,
+                                        zone,
+                                        IntervalScan.candidates(t, read),
+                                        at -> IntervalScan.passes(at, read))
+                                : IntervalScan.retryAfter(t, read);
         return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
     }
 

@@ -26,7 +26,7 @@ public record CappingSettings(
         long liveHistoryEntries)
         implements Serializable {
 
-    /** Slots of each task's {@link HistoryCache} unless told otherwise (about 72 MB full). */
+    /** Slots of each task's {@link HistoryCache} unless told otherwise (about 136 MB full). */
     public static final int DEFAULT_HISTORY_CACHE_SLOTS = 1 << 20;
 
     public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;

@@ -20,20 +20,23 @@ package io.freqcap.operators.capping;
  * primitives allocated a chunk at a time as slots are first written: no object per entry, so the
  * garbage collector has nothing to trace or copy (a first version kept a {@code byte[]} per user
  * and cost 0.7 µs per message in GC and remembered-set work in the end-to-end benchmark). A longer
- * history (a user with more than about five messages in the longest window) is not cached. Memory:
- * 72 bytes per slot written.
+ * history (a user with more than about ten messages in the longest window, fewer when messages
+ * carry campaigns and zones) is not cached. Memory: 136 bytes per slot written. Slots of 63 bytes
+ * (72 a slot) were enough for rolling limits; counted entries that keep a campaign and a zone
+ * offset made most histories of the operator benchmark's calendar config miss the cache, at 41% of
+ * the rolling config's decisions/s, 61% with 127 (docs/benchmarks.md).
  */
 final class HistoryCache {
-    /** The most slots a cache may have (4.5 GB of arrays when all are written). */
+    /** The most slots a cache may have (8.5 GB of arrays when all are written). */
     static final int MAX_SLOTS = 1 << 26;
 
     /** The longest serialized history a slot holds. */
-    static final int MAX_BYTES = 63;
+    static final int MAX_BYTES = 127;
 
     private static final int SLOT_BYTES = MAX_BYTES + 1; // a length byte, then the bytes
-    private static final int LENGTH = 0x3F; // of the length byte; 0: an empty slot
-    private static final int DIRTY = 0x40; // of the length byte: newer than keyed state
-    private static final int CHUNK_SLOTS_LOG2 = 14; // 16,384 slots, 1 MB of bytes per chunk
+    private static final int LENGTH = 0x7F; // of the length byte; 0: an empty slot
+    private static final int DIRTY = 0x80; // of the length byte: newer than keyed state
+    private static final int CHUNK_SLOTS_LOG2 = 14; // 16,384 slots, 2 MB of bytes per chunk
     private static final long MIX = 0x9E3779B97F4A7C15L; // 2^64 / golden ratio
 
     private final long[][] users;
