@@ -52,6 +52,12 @@ public final class OutputCounter implements Runnable, AutoCloseable {
                 if (r.topic().equals(deliveryTopic)) {
                     Header h = r.headers().lastHeader(Delivery.HEADER_DECISION);
                     decision = h == null ? "?" : new String(h.value(), StandardCharsets.UTF_8);
+                    Header shadow = r.headers().lastHeader(Delivery.HEADER_SHADOW);
+                    if (shadow != null
+                            && "REJECTED"
+                                    .equals(new String(shadow.value(), StandardCharsets.UTF_8))) {
+                        shadowRejected.increment();
+                    }
                     Header s = r.headers().lastHeader(Delivery.HEADER_SEGMENT);
                     segments.computeIfAbsent(
                                     s == null ? "?" : new String(s.value(), StandardCharsets.UTF_8),
@@ -61,6 +67,9 @@ public final class OutputCounter implements Runnable, AutoCloseable {
                     try {
                         JsonNode a = Json.MAPPER.readTree(r.value());
                         decision = a.path("decision").asText("?");
+                        if ("REJECTED".equals(a.path("shadow").path("decision").asText())) {
+                            shadowRejected.increment();
+                        }
                     } catch (Exception e) {
                         decision = "?";
                     }
@@ -71,7 +80,16 @@ public final class OutputCounter implements Runnable, AutoCloseable {
         consumer.close();
     }
 
+    /** Not a decision: messages the shadow rules would have rejected, whatever was decided. */
+    public static final String SHADOW_REJECTED = "shadow-rejected";
+
+    private final LongAdder shadowRejected = new LongAdder();
+
+    /** Outputs of one decision, or {@link #SHADOW_REJECTED}. */
     public long count(String decision) {
+        if (decision.equals(SHADOW_REJECTED)) {
+            return shadowRejected.sum();
+        }
         LongAdder a = counts.get(decision);
         return a == null ? 0 : a.sum();
     }

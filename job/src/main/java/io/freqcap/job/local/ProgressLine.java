@@ -28,7 +28,7 @@ final class ProgressLine implements AutoCloseable {
                     lastTotal = total;
                     lastNanos = now;
                     out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | %,.0f decisions/s%s%n",
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | %,.0f decisions/s%s%n",
                             generator == null ? -1 : generator.sent(),
                             counter.count("ALLOWED"),
                             counter.count("EXEMPT"),
@@ -36,6 +36,7 @@ final class ProgressLine implements AutoCloseable {
                             counter.count("DUPLICATE"),
                             counter.count("STALE"),
                             counter.count("MALFORMED"),
+                            counter.count(OutputCounter.SHADOW_REJECTED),
                             rate,
                             mirror == null ? "" : " | redis keys " + mirror.keys());
                 },

@@ -12,12 +12,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Synthetic campaign traffic for the local runner: users picked with a skew (a few are messaged a
- * lot), four channels, mostly marketing with some transactional (exempt) messages, about 1% resent
- * messages (duplicates) and 0.3% malformed records. Message time is the wall clock, with a few
- * messages scheduled minutes late.
+ * lot), each in a time zone of its own, four channels, mostly marketing with some promotions and
+ * some transactional (exempt) messages, about 1% resent messages (duplicates) and 0.3% malformed
+ * records. Message time is the wall clock, with a few messages scheduled minutes late.
  */
 public final class TrafficGenerator implements Runnable {
     private static final String[] CHANNELS = {"push", "push", "email", "sms", "in_app"};
+
+    /** Users' zones (null: the config's): each user keeps one. */
+    private static final String[] ZONES = {
+        null, "Asia/Kolkata", "America/New_York", "Europe/Berlin", "Australia/Sydney"
+    };
+
     private static final String[] CAMPAIGNS = {
         "spring-sale", "weekly-digest", "win-back", "new-feature"
     };
@@ -78,7 +84,9 @@ public final class TrafficGenerator implements Runnable {
                         long t =
                                 System.currentTimeMillis()
                                         - (rnd.nextInt(50) == 0 ? rnd.nextInt(600_000) : 0);
-                        String category = rnd.nextInt(10) == 0 ? "transactional" : "marketing";
+                        int c = rnd.nextInt(10);
+                        String category = c == 0 ? "transactional" : c < 3 ? "promo" : "marketing";
+                        String zone = ZONES[(int) (user % ZONES.length)];
                         value =
                                 ("{\"messageId\": \""
                                                 + id
@@ -90,7 +98,11 @@ public final class TrafficGenerator implements Runnable {
                                                 + category
                                                 + "\", \"campaignId\": \""
                                                 + CAMPAIGNS[rnd.nextInt(CAMPAIGNS.length)]
-                                                + "\", \"timestamp\": "
+                                                + "\", "
+                                                + (zone == null
+                                                        ? ""
+                                                        : "\"timezone\": \"" + zone + "\", ")
+                                                + "\"timestamp\": "
                                                 + t
                                                 + ", \"payload\": {\"title\": \"Offer "
                                                 + seq
