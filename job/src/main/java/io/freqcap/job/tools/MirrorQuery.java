@@ -11,22 +11,35 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.DayOfWeek;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.YearMonth;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.temporal.TemporalAdjusters;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * {@code freqcap-query}: what the Redis mirror holds for one user (contract.md §7), read with the
- * same layout any other service would use. Prints the counted messages per window (the windows of
- * {@code --limits}, else 1d and 7d) and channel, counted in the window that ends at the user's
- * latest counted message, then the messages themselves.
+ * same layout any other service would use. Prints the counted messages per window (the rolling
+ * windows of {@code --limits}, else 1d and 7d) and channel, counted in the window that ends at the
+ * user's latest counted message; per calendar period of {@code --limits} (day, week, month), those
+ * in the period holding the latest message in {@code --timezone} (else the config's zone: Redis
+ * keeps timestamps, not each message's zone); then the messages themselves.
  */
 public final class MirrorQuery {
     private MirrorQuery() {}
 
     static final String USAGE =
-            "usage: freqcap-query --redis URI --user USERID [--redis-key-prefix fc] [--limits FILE]";
+            "usage: freqcap-query --redis URI --user USERID [--redis-key-prefix fc] [--limits FILE]"
+                    + " [--timezone ZONE]";
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = new TreeMap<>();
@@ -47,12 +60,20 @@ public final class MirrorQuery {
         }
         long user;
         Map<Long, String> windows = new TreeMap<>(Map.of(86_400_000L, "1d", 604_800_000L, "7d"));
+        Set<String> periods = Set.of();
+        ZoneId zone = ZoneOffset.UTC;
         try {
             user = Long.parseLong(opts.get("user"));
             RedisConnection.parse(opts.get("redis"));
             if (opts.containsKey("limits")) {
-                windows =
-                        windowsOf(LimitConfig.parse(Files.readString(Path.of(opts.get("limits")))));
+                LimitConfig config =
+                        LimitConfig.parse(Files.readString(Path.of(opts.get("limits"))));
+                windows = windowsOf(config);
+                periods = periodsOf(config);
+                zone = ZoneId.of(config.timezone());
+            }
+            if (opts.containsKey("timezone")) {
+                zone = ZoneId.of(opts.get("timezone"));
             }
         } catch (Exception e) {
             System.err.println("freqcap-query: " + e.getMessage());
@@ -65,20 +86,45 @@ public final class MirrorQuery {
                     opts.getOrDefault("redis-key-prefix", "fc"),
                     user,
                     windows,
+                    periods,
+                    zone,
                     System.out);
         }
     }
 
-    /** Every window of the config, shortest first, with its text ("1d"). */
+    /** Every rolling window of the config, shortest first, with its text ("1d"). */
     static Map<Long, String> windowsOf(LimitConfig config) {
         Map<Long, String> w = new TreeMap<>();
-        for (LimitConfig.Rule r : config.rules().values()) {
-            r.limits().forEach(l -> w.put(l.windowMillis(), l.window()));
-            r.channels()
-                    .values()
-                    .forEach(ls -> ls.forEach((Limit l) -> w.put(l.windowMillis(), l.window())));
+        for (Limit l : limitsOf(config)) {
+            if (!l.isCalendar()) {
+                w.put(l.windowMillis(), l.window());
+            }
         }
         return w;
+    }
+
+    /** The calendar periods the config's limits use, day before week before month. */
+    static Set<String> periodsOf(LimitConfig config) {
+        Set<String> used = new TreeSet<>(Comparator.comparingInt(PERIODS::indexOf));
+        for (Limit l : limitsOf(config)) {
+            if (l.isCalendar()) {
+                used.add(l.calendar());
+            }
+        }
+        return used;
+    }
+
+    private static final List<String> PERIODS = List.of("day", "week", "month");
+
+    private static List<Limit> limitsOf(LimitConfig config) {
+        List<Limit> all = new ArrayList<>();
+        for (LimitConfig.Rule r : config.rules().values()) {
+            all.addAll(r.limits());
+            r.channels().values().forEach(all::addAll);
+            r.categories().values().forEach(all::addAll);
+            all.addAll(r.campaign());
+        }
+        return all;
     }
 
     /** Prints the report of one user. */
@@ -87,6 +133,8 @@ public final class MirrorQuery {
             String prefix,
             long user,
             Map<Long, String> windows,
+            Set<String> periods,
+            ZoneId zone,
             PrintStream out) {
         String userKey = MirrorWrite.userKey(prefix, user);
         List<ScoredValue<String>> all = redis.zrangeWithScores(userKey, 0, -1);
@@ -126,6 +174,26 @@ public final class MirrorQuery {
                                     .append(countIn(members, latest, w)));
             out.println(line);
         }
+        for (String period : periods) {
+            LocalDate day = LocalDate.ofInstant(Instant.ofEpochMilli(latest), zone);
+            Object mine = period(period, day);
+            StringBuilder line =
+                    new StringBuilder("  calendar ")
+                            .append(period)
+                            .append(" of the latest (")
+                            .append(mine)
+                            .append(" in ")
+                            .append(zone)
+                            .append("): all ")
+                            .append(countInPeriod(all, period, mine, zone));
+            byChannel.forEach(
+                    (ch, members) ->
+                            line.append(", ")
+                                    .append(ch)
+                                    .append(' ')
+                                    .append(countInPeriod(members, period, mine, zone)));
+            out.println(line);
+        }
         out.println("  messages:");
         for (ScoredValue<String> m : all) {
             String channel = "?";
@@ -142,6 +210,31 @@ public final class MirrorQuery {
                             + "  "
                             + m.getValue());
         }
+    }
+
+    /**
+     * The period of {@code period} holding {@code day}: a date, the Monday of its week, a month.
+     */
+    private static Object period(String period, LocalDate day) {
+        return switch (period) {
+            case "day" -> day;
+            case "week" -> day.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
+            default -> YearMonth.from(day);
+        };
+    }
+
+    private static long countInPeriod(
+            List<ScoredValue<String>> members, String period, Object mine, ZoneId zone) {
+        return members.stream()
+                .filter(
+                        m ->
+                                period(
+                                                period,
+                                                LocalDate.ofInstant(
+                                                        Instant.ofEpochMilli((long) m.getScore()),
+                                                        zone))
+                                        .equals(mine))
+                .count();
     }
 
     /** Members in the half-open window (latest - w, latest]. */
