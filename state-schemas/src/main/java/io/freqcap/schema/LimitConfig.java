@@ -25,12 +25,47 @@ public record LimitConfig(
         Set<String> exempt,
         String json,
         String timezone,
-        Map<String, Rule> shadow)
+        Map<String, Rule> shadow,
+        long longestWindowMillis,
+        long keptWindowMillis)
         implements ConfigRecord, java.io.Serializable {
+
+    /**
+     * A config; its longest windows are worked out once here, not for every message.
+     *
+     * @param shadow the shadow rules by segment, empty for none
+     */
+    public LimitConfig(
+            long version,
+            Map<String, Rule> rules,
+            Set<String> exempt,
+            String json,
+            String timezone,
+            Map<String, Rule> shadow) {
+        this(
+                version,
+                rules,
+                exempt,
+                json,
+                timezone,
+                shadow,
+                longest(rules),
+                Math.max(longest(rules), longest(shadow)));
+    }
 
     /** A config in UTC without shadow rules. */
     public LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json) {
         this(version, rules, exempt, json, "UTC", Map.of());
+    }
+
+    private static long longest(Map<String, Rule> rules) {
+        long longest = 0;
+        for (Rule r : rules.values()) {
+            for (Limit l : r.allLimits()) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+        }
+        return longest;
     }
 
     /** Whether the config has shadow rules (contract.md §3): evaluated, never enforced. */
@@ -52,14 +87,9 @@ public record LimitConfig(
      * How far back histories reach: twice this is kept. The longest window of the rules and the
      * shadow rules, so that shadow decisions are exact too (contract.md §6).
      */
+    @Override
     public long keptWindowMillis() {
-        long longest = longestWindowMillis();
-        for (Rule r : shadow.values()) {
-            for (Limit l : r.allLimits()) {
-                longest = Math.max(longest, l.windowMillis());
-            }
-        }
-        return longest;
+        return keptWindowMillis;
     }
 
     public static final String DEFAULT_SEGMENT = "*";
@@ -116,14 +146,9 @@ public record LimitConfig(
     }
 
     /** The longest window of any rule (not shadow rules): it bounds STALE. */
+    @Override
     public long longestWindowMillis() {
-        long longest = 0;
-        for (Rule r : rules.values()) {
-            for (Limit l : r.allLimits()) {
-                longest = Math.max(longest, l.windowMillis());
-            }
-        }
-        return longest;
+        return longestWindowMillis;
     }
 
     /** Reads and validates a config; a command on the config topic is an error here. */

@@ -147,15 +147,23 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         }
     }
 
-    /** The distinct non-null values, in order of first appearance. */
+    /** The distinct non-null values, in order of first appearance (few: no hash set needed). */
     private static String[] table(String[] values) {
-        java.util.LinkedHashSet<String> distinct = new java.util.LinkedHashSet<>();
+        String[] table = new String[values.length];
+        int n = 0;
+        next:
         for (String v : values) {
-            if (v != null) {
-                distinct.add(v);
+            if (v == null) {
+                continue;
             }
+            for (int i = 0; i < n; i++) {
+                if (table[i].equals(v)) {
+                    continue next;
+                }
+            }
+            table[n++] = v;
         }
-        return distinct.toArray(new String[0]);
+        return java.util.Arrays.copyOf(table, n);
     }
 
     private static int indexOf(String[] table, String v) {
