@@ -112,6 +112,8 @@ class LocalRunnerRestartITCase {
                         "java.time")) {
             cmd.add("--add-opens=java.base/" + pkg + "=ALL-UNNAMED");
         }
+        // The runner's temp dirs where this test looks for them (the build's, not /tmp).
+        cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(LocalRunner.class.getName());
