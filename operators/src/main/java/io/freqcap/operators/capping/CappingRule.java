@@ -86,19 +86,10 @@ public final class CappingRule {
             String segment,
             boolean keepMessageId) {
         Verdict v = judge(history, m, config, segment);
-        UserHistory next = history;
-        if (v.decision() == Decision.ALLOWED) {
-            next =
-                    history.with(
-                            m.timestamp(),
-                            UserHistory.fingerprint(m.messageId()),
-                            m.channel(),
-                            keepMessageId ? m.messageId() : null,
-                            m.category(),
-                            m.campaignId(),
-                            Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
-            next = next.prunedBefore(pruneCutoff(next.latest(), config));
-        }
+        UserHistory next =
+                v.decision() == Decision.ALLOWED
+                        ? counted(history, m, config, keepMessageId)
+                        : history;
         return new Verdict(
                 v.decision(),
                 v.segment(),
@@ -107,6 +98,26 @@ public final class CappingRule {
                 v.reason(),
                 next,
                 v.shadow());
+    }
+
+    /**
+     * The history with an ALLOWED message counted (its category, campaign and zone offset kept with
+     * it), and without what no message can need any more.
+     *
+     * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
+     */
+    public static UserHistory counted(
+            UserHistory history, OutboundMessage m, LimitConfig config, boolean keepMessageId) {
+        UserHistory next =
+                history.with(
+                        m.timestamp(),
+                        UserHistory.fingerprint(m.messageId()),
+                        m.channel(),
+                        keepMessageId ? m.messageId() : null,
+                        m.category(),
+                        m.campaignId(),
+                        Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
+        return next.prunedBefore(pruneCutoff(next.latest(), config));
     }
 
     /**

@@ -144,19 +144,16 @@ final class HistoryStore {
             boolean keepMessageId,
             LimitConfig config)
             throws Exception {
-        long fingerprint = UserHistory.fingerprint(m.messageId());
-        String id = keepMessageId ? m.messageId() : null;
-        int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp());
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             l.add(
                     m.timestamp(),
-                    fingerprint,
+                    UserHistory.fingerprint(m.messageId()),
                     m.channel(),
-                    id,
+                    keepMessageId ? m.messageId() : null,
                     m.category(),
                     m.campaignId(),
-                    offset);
+                    Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
             l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
             if (l.size() <= SHORT_AT) {
                 live.remove(user);
@@ -173,17 +170,7 @@ final class HistoryStore {
             evictOver(user);
             return;
         }
-        UserHistory next =
-                ((UserHistory) before)
-                        .with(
-                                m.timestamp(),
-                                fingerprint,
-                                m.channel(),
-                                id,
-                                m.category(),
-                                m.campaignId(),
-                                offset);
-        next = next.prunedBefore(CappingRule.pruneCutoff(next.latest(), config));
+        UserHistory next = CappingRule.counted((UserHistory) before, m, config, keepMessageId);
         if (next.size() <= LONG_AT) {
             put(user, next);
             return;
