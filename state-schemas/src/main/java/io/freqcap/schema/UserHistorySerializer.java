@@ -36,10 +36,27 @@ import org.apache.flink.core.memory.DataOutputView;
  * flagged a category table and a campaign table (varint count, then each as a channel is), the
  * entries of version 1 each followed, if flagged, by varint category index, varint (campaign index
  * + 1, 0 for none) and zigzag varint offset seconds; then the ids as above if flagged.
+ *
+ * <p>Flag 16 (<b>packed</b>, written whenever every offset is a whole number of quarter hours, as
+ * every zone's has been since 1972) changes only the entries: varlong timestamp delta; varint
+ * {@code channel + k × (category + categories × (campaign + 1 or 0))}, only when more than one
+ * combination exists; the fingerprint; if offsets are flagged, the offset in quarter hours as a
+ * zigzag varint delta to the previous entry's (the first to 0). A user in one zone pays one byte
+ * per entry for the offset and one for channel, category and campaign together.
  */
 public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
     private static final long serialVersionUID = 1L;
     public static final UserHistorySerializer INSTANCE = new UserHistorySerializer();
+
+    // Version 2 flags.
+    private static final int IDS = 1;
+    private static final int CATEGORIES = 2;
+    private static final int CAMPAIGNS = 4;
+    private static final int OFFSETS = 8;
+    private static final int PACKED = 16;
+
+    private static final int QUARTER_HOUR = 900;
+    private static final long MAX_RADIX = 1L << 40;
 
     @Override
     public boolean isImmutableType() {
@@ -75,15 +92,19 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         String[] campaigns = n == 0 ? null : h.campaignArray();
         int[] offsets = n == 0 ? null : h.offsetArray();
         boolean v2 = categories != null || campaigns != null || offsets != null;
+        String[] categoryTable = categories == null ? null : table(categories);
+        String[] campaignTable = campaigns == null ? null : table(campaigns);
+        boolean packed = v2 && packable(channels, categoryTable, campaignTable, offsets);
         if (v2) {
             writeVarLong(out, (long) n << 3);
             writeVarLong(out, 0);
             writeVarLong(
                     out,
-                    (ids != null ? 1 : 0)
-                            | (categories != null ? 2 : 0)
-                            | (campaigns != null ? 4 : 0)
-                            | (offsets != null ? 8 : 0));
+                    (ids != null ? IDS : 0)
+                            | (categories != null ? CATEGORIES : 0)
+                            | (campaigns != null ? CAMPAIGNS : 0)
+                            | (offsets != null ? OFFSETS : 0)
+                            | (packed ? PACKED : 0));
             writeVarLong(out, channels.length);
         } else if (ids != null) {
             writeVarLong(out, (long) n << 3);
@@ -99,8 +120,6 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             return;
         }
         writeStrings(out, channels);
-        String[] categoryTable = categories == null ? null : table(categories);
-        String[] campaignTable = campaigns == null ? null : table(campaigns);
         if (categoryTable != null) {
             writeVarLong(out, categoryTable.length);
             writeStrings(out, categoryTable);
@@ -112,17 +131,27 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         long[] ts = h.timestampArray();
         long[] fps = h.fingerprintArray();
         int[] ci = h.channelIndexArray();
+        if (packed) {
+            writePackedEntries(
+                    out,
+                    ts,
+                    fps,
+                    ci,
+                    channels.length,
+                    categories,
+                    categoryTable,
+                    campaigns,
+                    campaignTable,
+                    offsets);
+        }
         long prev = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && !packed; i++) {
             writeVarLong(out, ts[i] - prev);
             prev = ts[i];
             if (channels.length > 1) {
                 writeVarLong(out, ci[i]);
             }
-            long fp = fps[i];
-            out.writeByte((int) (fp >>> 48));
-            out.writeShort((int) (fp >>> 32));
-            out.writeInt((int) fp);
+            writeFingerprint(out, fps[i]);
             if (categoryTable != null) {
                 writeVarLong(out, indexOf(categoryTable, categories[i]));
             }
@@ -145,6 +174,75 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                 }
             }
         }
+    }
+
+    /**
+     * Whether the entries can be packed: every offset a whole number of quarter hours (every zone's
+     * since 1972) and the attribute radix small enough for a varint.
+     */
+    private static boolean packable(
+            String[] channels, String[] categoryTable, String[] campaignTable, int[] offsets) {
+        if (offsets != null) {
+            for (int o : offsets) {
+                if (o % QUARTER_HOUR != 0) {
+                    return false;
+                }
+            }
+        }
+        long radix =
+                (long) channels.length
+                        * (categoryTable == null ? 1 : categoryTable.length)
+                        * (campaignTable == null ? 1 : campaignTable.length + 1L);
+        return radix <= MAX_RADIX;
+    }
+
+    /**
+     * Packed entries (flag {@link #PACKED}): the timestamp delta; one varint for the channel,
+     * category and campaign indexes in mixed radix, only when there is more than one combination;
+     * the fingerprint; the offset in quarter hours as a zigzag delta to the previous entry's.
+     */
+    private static void writePackedEntries(
+            DataOutputView out,
+            long[] ts,
+            long[] fps,
+            int[] ci,
+            int k,
+            String[] categories,
+            String[] categoryTable,
+            String[] campaigns,
+            String[] campaignTable,
+            int[] offsets)
+            throws IOException {
+        long nCat = categoryTable == null ? 1 : categoryTable.length;
+        long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
+        boolean attributes = k * nCat * nCamp > 1;
+        long prev = 0;
+        int prevQuarters = 0;
+        for (int i = 0; i < ts.length; i++) {
+            writeVarLong(out, ts[i] - prev);
+            prev = ts[i];
+            if (attributes) {
+                long cat = categories == null ? 0 : indexOf(categoryTable, categories[i]);
+                long camp =
+                        campaigns == null || campaigns[i] == null
+                                ? 0
+                                : indexOf(campaignTable, campaigns[i]) + 1;
+                writeVarLong(out, ci[i] + k * (cat + nCat * camp));
+            }
+            writeFingerprint(out, fps[i]);
+            if (offsets != null) {
+                int quarters = offsets[i] / QUARTER_HOUR;
+                int d = quarters - prevQuarters;
+                writeVarLong(out, (d << 1) ^ (d >> 31));
+                prevQuarters = quarters;
+            }
+        }
+    }
+
+    private static void writeFingerprint(DataOutputView out, long fp) throws IOException {
+        out.writeByte((int) (fp >>> 48));
+        out.writeShort((int) (fp >>> 32));
+        out.writeInt((int) fp);
     }
 
     /** The distinct non-null values, in order of first appearance (few: no hash set needed). */
@@ -210,7 +308,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             k = checkedInt(readVarLong(in), "channel count");
             if (k == 0) { // version 2
                 flags = checkedInt(readVarLong(in), "flags");
-                if (flags > 15) {
+                if (flags > 31) {
                     throw new IOException("corrupt history: flags " + flags);
                 }
                 k = checkedInt(readVarLong(in), "channel count");
@@ -225,12 +323,12 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         }
         String[] channels = readStrings(in, k, "channel");
         String[] categoryTable =
-                (flags & 2) == 0
+                (flags & CATEGORIES) == 0
                         ? null
                         : readStrings(
                                 in, checkedInt(readVarLong(in), "category count"), "category");
         String[] campaignTable =
-                (flags & 4) == 0
+                (flags & CAMPAIGNS) == 0
                         ? null
                         : readStrings(
                                 in, checkedInt(readVarLong(in), "campaign count"), "campaign");
@@ -239,19 +337,29 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         int[] ci = new int[n];
         String[] categories = categoryTable == null ? null : new String[n];
         String[] campaigns = campaignTable == null ? null : new String[n];
-        int[] offsets = (flags & 8) == 0 ? null : new int[n];
+        int[] offsets = (flags & OFFSETS) == 0 ? null : new int[n];
+        if ((flags & PACKED) != 0) {
+            readPackedEntries(
+                    in,
+                    k,
+                    ts,
+                    fps,
+                    ci,
+                    categories,
+                    categoryTable,
+                    campaigns,
+                    campaignTable,
+                    offsets);
+        }
         long prev = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && (flags & PACKED) == 0; i++) {
             prev += readVarLong(in);
             ts[i] = prev;
             ci[i] = k > 1 ? checkedInt(readVarLong(in), "channel index") : 0;
             if (ci[i] >= k) {
                 throw new IOException("corrupt history: channel index " + ci[i] + " of " + k);
             }
-            fps[i] =
-                    ((long) (in.readByte() & 0xFF) << 48)
-                            | ((long) (in.readShort() & 0xFFFF) << 32)
-                            | (in.readInt() & 0xFFFFFFFFL);
+            fps[i] = readFingerprint(in);
             if (categories != null) {
                 categories[i] = entry(categoryTable, readVarLong(in), "category");
             }
@@ -265,7 +373,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
         }
         String[] ids = null;
-        if ((flags & 1) != 0) {
+        if ((flags & IDS) != 0) {
             ids = new String[n];
             for (int i = 0; i < n; i++) {
                 int len = checkedInt(readVarLong(in), "messageId length");
@@ -277,6 +385,62 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
         }
         return new UserHistory(ts, fps, ci, channels, ids, categories, campaigns, offsets);
+    }
+
+    private static void readPackedEntries(
+            DataInputView in,
+            int k,
+            long[] ts,
+            long[] fps,
+            int[] ci,
+            String[] categories,
+            String[] categoryTable,
+            String[] campaigns,
+            String[] campaignTable,
+            int[] offsets)
+            throws IOException {
+        long nCat = categoryTable == null ? 1 : categoryTable.length;
+        long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
+        long radix;
+        try {
+            radix = Math.multiplyExact(Math.multiplyExact(k, nCat), nCamp);
+        } catch (ArithmeticException e) {
+            radix = Long.MAX_VALUE;
+        }
+        if (radix > MAX_RADIX) {
+            throw new IOException("corrupt history: " + radix + " attribute combinations");
+        }
+        long prev = 0;
+        int quarters = 0;
+        for (int i = 0; i < ts.length; i++) {
+            prev += readVarLong(in);
+            ts[i] = prev;
+            long a = radix > 1 ? readVarLong(in) : 0;
+            if (a < 0 || a >= radix) {
+                throw new IOException("corrupt history: entry attributes " + a + " of " + radix);
+            }
+            ci[i] = (int) (a % k);
+            a /= k;
+            if (categories != null) {
+                categories[i] = categoryTable[(int) (a % nCat)];
+            }
+            a /= nCat;
+            if (campaigns != null) {
+                campaigns[i] = a == 0 ? null : campaignTable[(int) a - 1];
+            }
+            fps[i] = readFingerprint(in);
+            if (offsets != null) {
+                long z = readVarLong(in);
+                quarters += (int) ((z >>> 1) ^ -(z & 1));
+                offsets[i] = quarters * QUARTER_HOUR;
+            }
+        }
+    }
+
+    private static long readFingerprint(DataInputView in) throws IOException {
+        return ((long) (in.readByte() & 0xFF) << 48)
+                | ((long) (in.readShort() & 0xFFFF) << 32)
+                | (in.readInt() & 0xFFFFFFFFL);
     }
 
     private static String entry(String[] table, long index, String what) throws IOException {

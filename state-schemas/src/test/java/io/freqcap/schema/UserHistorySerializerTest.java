@@ -23,6 +23,33 @@ class UserHistorySerializerTest {
             "1a047075736805656d61696c80ecbddbaa33003dd25bb62cde3080bd8314"
                     + "01213fd3b7ed5f6e01003dd25bb62cde30";
 
+    /**
+     * Version 2 bytes (entries unpacked: flags without 16) of {@link #scopedHistory()}, as session
+     * 6 wrote them. Never change: checkpoints hold it.
+     */
+    static final String V2_UNPACKED =
+            "18000f02047075736805656d61696c02096d61726b6574696e670570726f"
+                    + "6d6f0203632d31013780ecbddbaa33003dd25bb62cde30000180c20380bd"
+                    + "831401213fd3b7ed5f6e0100b8c30201003dd25bb62cde300102000000046d2d33";
+
+    /** Two channels, a promotion, two campaigns, offsets of Singapore and of Kathmandu (+5:45). */
+    static UserHistory scopedHistory() {
+        return UserHistory.EMPTY
+                .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", "c-1", 28_800)
+                .with(
+                        DAY_1_NOON + 42_000_000L,
+                        0x17213fd3b7ed5f6eL,
+                        "email",
+                        null,
+                        "promo",
+                        null,
+                        20_700)
+                .with(DAY_1_NOON + 42_000_001L, 0x3dd25bb62cde30L, "push", "m-3", "promo", "7", 0);
+    }
+
+    /** Liberia's offset until 1972, −0:44:30: not a whole number of quarter hours. */
+    static final int MONROVIA_1971 = -2_670;
+
     static UserHistory twoChannelHistory() {
         return UserHistory.EMPTY
                 .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push")
@@ -72,6 +99,8 @@ class UserHistorySerializerTest {
         String[] campaigns = {null, "spring-sale", "42"};
         int[] offsets = {0, 19_800, -18_000, 37_800, 39_600};
         int withExtras = 0;
+        int packed = 0;
+        int unpacked = 0;
         for (int run = 0; run < 2000; run++) {
             UserHistory h = UserHistory.EMPTY;
             int n = rnd.nextInt(20);
@@ -84,9 +113,15 @@ class UserHistorySerializerTest {
                                 rnd.nextBoolean() ? "m" + i : null,
                                 categories[rnd.nextInt(run % 2 == 0 ? 1 : 3)],
                                 campaigns[rnd.nextInt(run % 3 == 0 ? 1 : 3)],
-                                offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)]);
+                                run % 7 == 0 && i == 0
+                                        ? MONROVIA_1971 // not in quarter hours: unpacked
+                                        : offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)]);
             }
             byte[] bytes = write(h);
+            if (bytes.length > 2 && bytes[1] == 0) {
+                packed += (bytes[2] & 16) != 0 ? 1 : 0;
+                unpacked += (bytes[2] & 16) == 0 ? 1 : 0;
+            }
             UserHistory back = read(bytes);
             assertEquals(h, back);
             for (int i = 0; i < h.size(); i++) {
@@ -104,6 +139,7 @@ class UserHistorySerializerTest {
             }
         }
         assertTrue(withExtras > 500);
+        assertTrue(packed > 500 && unpacked > 100, packed + " packed, " + unpacked + " unpacked");
     }
 
     @Test
@@ -135,6 +171,16 @@ class UserHistorySerializerTest {
     }
 
     @Test
+    void readsVersionTwoUnpackedBytes() throws IOException {
+        UserHistory h = read(HexFormat.of().parseHex(V2_UNPACKED));
+        assertEquals(scopedHistory(), h);
+        assertEquals("c-1", h.campaign(0));
+        assertEquals("promo", h.category(1));
+        assertEquals(20_700, h.offsetSeconds(1));
+        assertEquals("m-3", h.messageId(2));
+    }
+
+    @Test
     void readsVersionOneBytes() throws IOException {
         assertEquals(twoChannelHistory(), read(HexFormat.of().parseHex(V1_TWO_CHANNELS)));
         assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(twoChannelHistory())));
@@ -148,6 +194,25 @@ class UserHistorySerializerTest {
         }
         // header, "push", first timestamp, four deltas, five fingerprints
         assertEquals(1 + 5 + 6 + 4 * 4 + 5 * 7, write(h).length);
+    }
+
+    @Test
+    void aUserInOneZoneWithCategoriesAndCampaignsPaysTwoBytesAMessageForThem() throws IOException {
+        UserHistory plain = UserHistory.EMPTY;
+        UserHistory scoped = UserHistory.EMPTY;
+        for (int i = 0; i < 5; i++) {
+            long t = DAY_1_NOON + i * 150_000_000L;
+            long fp = UserHistory.fingerprint("m-" + i);
+            plain = plain.with(t, fp, "push");
+            scoped =
+                    scoped.with(
+                            t, fp, "push", null, i == 2 ? "promo" : "marketing", "c" + i, 28_800);
+        }
+        // marker, flags and channel count in the header; category table ("marketing", "promo");
+        // campaign table (5 x "cN");
+        // then one byte of indexes and one of offset per entry
+        int tables = 1 + (1 + 9) + (1 + 5) + 1 + 5 * 3;
+        assertEquals(write(plain).length + 3 + tables + 5 * 2, write(scoped).length);
     }
 
     @Test
