@@ -15,7 +15,8 @@ public final class Zones {
 
     /** The zone of a known id ({@link OutboundMessage#isKnownZone}). */
     public static ZoneId of(String id) {
-        return BY_ID.computeIfAbsent(id, ZoneId::of);
+        ZoneId known = BY_ID.get(id); // cheaper than computeIfAbsent when present, as it always is
+        return known != null ? known : BY_ID.computeIfAbsent(id, ZoneId::of);
     }
 
     /** The zone of a message: its own if it has one, else the config's (contract.md §3). */

@@ -3,7 +3,6 @@ package io.freqcap.operators.capping;
 import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Limit;
 import io.freqcap.schema.Scope;
-import java.time.ZoneId;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.function.LongPredicate;
@@ -20,7 +19,7 @@ final class CalendarLimits {
     /**
      * Counted entries in scope in the period of {@code limit} holding {@code t} in {@code zone}.
      */
-    static int count(CountedHistory history, Scope scope, Limit limit, long t, ZoneId zone) {
+    static int count(CountedHistory history, Scope scope, Limit limit, long t, ZoneClock zone) {
         String period = limit.calendar();
         long label = Periods.labelAt(period, t, zone);
         long[] span = Periods.span(period, label);
@@ -38,7 +37,7 @@ final class CalendarLimits {
     }
 
     /** Whether every calendar limit of {@code scopes} passes at {@code at}. */
-    static boolean pass(CountedHistory history, List<ScopeLimits> scopes, long at, ZoneId zone) {
+    static boolean pass(CountedHistory history, List<ScopeLimits> scopes, long at, ZoneClock zone) {
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
                 if (l.isCalendar() && count(history, s.scope(), l, at, zone) >= l.max()) {
@@ -58,7 +57,7 @@ final class CalendarLimits {
             CountedHistory history,
             List<ScopeLimits> scopes,
             long t,
-            ZoneId zone,
+            ZoneClock zone,
             long[] candidates,
             LongPredicate rollingPass) {
         TreeSet<Long> at = new TreeSet<>();
@@ -86,7 +85,7 @@ final class CalendarLimits {
                                     : last + l.windowMillis();
                     long start = t;
                     while (true) {
-                        long next = Periods.nextStart(l.calendar(), start, zone);
+                        long next = Periods.nextStart(l.calendar(), start, zone.zone());
                         if (next <= start) {
                             break; // the end of time
                         }

@@ -10,7 +10,6 @@ import io.freqcap.schema.ShadowDecision;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.Violation;
 import io.freqcap.schema.Zones;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -181,7 +180,7 @@ public final class CappingRule {
                             + " ms)",
                     null);
         }
-        ZoneId zone = Zones.of(m.timezone(), config.timezone());
+        ZoneClock zone = new ZoneClock(Zones.of(m.timezone(), config.timezone()));
         Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone, true);
         if (!config.hasShadow()) {
             return v;
@@ -206,7 +205,7 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneId zone,
+            ZoneClock zone,
             boolean findRetry) {
         if (history.isEmpty() || t >= history.latest()) {
             return inOrder(history, t, segment, scopes, zone, findRetry);
@@ -247,7 +246,7 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneId zone,
+            ZoneClock zone,
             boolean findRetry) {
         List<Violation> violations = null;
         boolean never = false;
@@ -322,7 +321,7 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneId zone,
+            ZoneClock zone,
             boolean findRetry) {
         long reach = 0;
         for (ScopeLimits s : scopes) {

@@ -33,9 +33,8 @@ final class Periods {
     }
 
     /** The label of the period holding {@code t} in {@code zone}. */
-    static long labelAt(String period, long t, ZoneId zone) {
-        int offset = zone.getRules().getOffset(Instant.ofEpochMilli(t)).getTotalSeconds();
-        return label(period, t, offset);
+    static long labelAt(String period, long t, ZoneClock zone) {
+        return label(period, t, zone.offsetAt(t));
     }
 
     /**
