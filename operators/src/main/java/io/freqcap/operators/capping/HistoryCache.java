@@ -44,6 +44,11 @@ final class HistoryCache {
     private final int shift;
     private final int slots;
 
+    /** Users whose slot turned dirty since the last flush (some may be clean or gone again). */
+    private long[] dirtyUsers = new long[64];
+
+    private int dirtyCount;
+
     /**
      * @param slots at least this many slots (rounded up to a power of two); 0 caches nothing
      */
@@ -132,6 +137,12 @@ final class HistoryCache {
             }
             return false;
         }
+        if (dirty && !(mine && (bytes[c][at] & DIRTY) != 0)) {
+            if (dirtyCount == dirtyUsers.length) {
+                dirtyUsers = java.util.Arrays.copyOf(dirtyUsers, dirtyCount * 2);
+            }
+            dirtyUsers[dirtyCount++] = user;
+        }
         users[c][i] = user;
         bytes[c][at] = (byte) (dirty ? length | DIRTY : length);
         System.arraycopy(serialized, 0, bytes[c], at + 1, length);
@@ -166,22 +177,9 @@ final class HistoryCache {
      */
     int flushDirty(java.util.function.LongToIntFunction keyGroupOf, Writer writer)
             throws Exception {
-        int n = 0;
-        long[] dirtyUsers = new long[64];
-        for (int c = 0; c < bytes.length; c++) {
-            byte[] b = bytes[c];
-            if (b == null) {
-                continue;
-            }
-            for (int i = 0, at = 0; at < b.length; i++, at += SLOT_BYTES) {
-                if ((b[at] & DIRTY) != 0) {
-                    if (n == dirtyUsers.length) {
-                        dirtyUsers = java.util.Arrays.copyOf(dirtyUsers, n * 2);
-                    }
-                    dirtyUsers[n++] = users[c][i];
-                }
-            }
-        }
+        // The users that turned dirty, not a scan of every slot: a scan read a cache line per slot
+        // at every checkpoint.
+        int n = dirtyCount;
         long[] u = java.util.Arrays.copyOf(dirtyUsers, n);
         long max = 0;
         for (int k = 0; k < n; k++) {
@@ -209,20 +207,28 @@ final class HistoryCache {
                 u[k] = boxed[k];
             }
         }
+        int written = 0;
         for (int k = 0; k < n; k++) {
             long user = u[k];
             int s = slot(user);
             int c = s >>> CHUNK_SLOTS_LOG2;
-            int at = (s & ((1 << CHUNK_SLOTS_LOG2) - 1)) * SLOT_BYTES;
+            int i = s & ((1 << CHUNK_SLOTS_LOG2) - 1);
+            int at = i * SLOT_BYTES;
             byte[] b = bytes[c];
+            if ((b[at] & DIRTY) == 0 || users[c][i] != user) {
+                continue; // written through since, or listed twice
+            }
             writer.write(user, b, at + 1, b[at] & LENGTH);
             b[at] = (byte) (b[at] & LENGTH);
+            written++;
         }
-        return n;
+        dirtyCount = 0;
+        return written;
     }
 
     /** Empties every slot; dirty histories are lost, so {@link #flushDirty} first. */
     void clear() {
+        dirtyCount = 0;
         for (byte[] b : bytes) {
             if (b != null) {
                 for (int at = 0; at < b.length; at += SLOT_BYTES) {

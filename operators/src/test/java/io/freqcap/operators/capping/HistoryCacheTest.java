@@ -153,4 +153,33 @@ class HistoryCacheTest {
             assertArrayEquals(A, get(c, u), "still cached, clean");
         }
     }
+
+    @Test
+    void aHistoryDirtiedAgainOrWrittenThroughMeanwhileIsFlushedOnlyIfStillDirty() throws Exception {
+        HistoryCache c = new HistoryCache(1 << 10);
+        byte[] tooLong = new byte[HistoryCache.MAX_BYTES + 1];
+        assertTrue(c.putDirty(1, A, A.length));
+        assertTrue(c.putDirty(1, B, B.length)); // dirty again: one write, the newest bytes
+        assertTrue(c.putDirty(2, A, A.length));
+        assertTrue(!c.putDirty(2, tooLong, tooLong.length)); // the caller wrote it through
+        assertTrue(c.putDirty(2, B, B.length)); // and dirty again: listed twice, written once
+        assertTrue(c.putDirty(3, A, A.length));
+        c.forget(3); // keyed state holds it now
+        java.util.List<String> written = new java.util.ArrayList<>();
+        int n =
+                c.flushDirty(
+                        u -> 0,
+                        (u, b, off, len) ->
+                                written.add(
+                                        u
+                                                + ":"
+                                                + Arrays.toString(
+                                                        Arrays.copyOfRange(b, off, off + len))));
+        assertEquals(java.util.List.of("1:[4]", "2:[4]"), written);
+        assertEquals(2, n);
+        assertTrue(c.putDirty(4, A, A.length));
+        c.clear();
+        assertEquals(0, c.flushDirty(u -> 0, (u, b, off, len) -> written.add("after clear")));
+        assertEquals(2, written.size());
+    }
 }
