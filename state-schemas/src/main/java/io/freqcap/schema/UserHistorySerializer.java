@@ -275,7 +275,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
 
     private static void writeStrings(DataOutputView out, String[] strings) throws IOException {
         for (String c : strings) {
-            byte[] b = c.getBytes(StandardCharsets.UTF_8);
+            byte[] b = Utf8Strings.bytes(c);
             writeVarLong(out, b.length);
             out.write(b);
         }
@@ -285,9 +285,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             throws IOException {
         String[] out = new String[count];
         for (int c = 0; c < count; c++) {
-            byte[] b = new byte[checkedInt(readVarLong(in), what + " length")];
-            in.readFully(b);
-            out[c] = new String(b, StandardCharsets.UTF_8);
+            out[c] = Utf8Strings.read(in, checkedInt(readVarLong(in), what + " length"));
         }
         return out;
     }
