@@ -285,7 +285,11 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             throws IOException {
         String[] out = new String[count];
         for (int c = 0; c < count; c++) {
-            out[c] = Utf8Strings.read(in, checkedInt(readVarLong(in), what + " length"));
+            long length = readVarLong(in);
+            if (length < 0 || length > 10_000_000) { // the message is made only when it fails
+                throw new IOException("corrupt history: " + what + " length " + length);
+            }
+            out[c] = Utf8Strings.read(in, (int) length);
         }
         return out;
     }
