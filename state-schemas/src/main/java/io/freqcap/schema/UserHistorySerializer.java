@@ -41,8 +41,11 @@ import org.apache.flink.core.memory.DataOutputView;
  * every zone's has been since 1972) changes only the entries: varlong timestamp delta; varint
  * {@code channel + k × (category + categories × (campaign + 1 or 0))}, only when more than one
  * combination exists; the fingerprint; if offsets are flagged, the offset in quarter hours as a
- * zigzag varint delta to the previous entry's (the first to 0). A user in one zone pays one byte
- * per entry for the offset and one for channel, category and campaign together.
+ * zigzag varint delta to the previous entry's (the first to 0). Packed, the category table leaves
+ * out the default category, which is index 0, as no campaign is for campaigns. Flag 32 (only with
+ * 16): every entry has the same offset, written once after the tables (zigzag varint quarter hours)
+ * instead of per entry. A user in one zone pays one byte per entry for channel, category and
+ * campaign together, and one for the zone.
  */
 public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
     private static final long serialVersionUID = 1L;
@@ -54,6 +57,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
     private static final int CAMPAIGNS = 4;
     private static final int OFFSETS = 8;
     private static final int PACKED = 16;
+    private static final int ONE_OFFSET = 32;
 
     private static final int QUARTER_HOUR = 900;
     private static final long MAX_RADIX = 1L << 40;
@@ -92,9 +96,15 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         String[] campaigns = n == 0 ? null : h.campaignArray();
         int[] offsets = n == 0 ? null : h.offsetArray();
         boolean v2 = categories != null || campaigns != null || offsets != null;
-        String[] categoryTable = categories == null ? null : table(categories);
-        String[] campaignTable = campaigns == null ? null : table(campaigns);
+        String[] campaignTable = campaigns == null ? null : table(campaigns, null);
+        // Packed, the default category is index 0 and not in the table.
+        String[] categoryTable =
+                categories == null ? null : table(categories, OutboundMessage.DEFAULT_CATEGORY);
         boolean packed = v2 && packable(channels, categoryTable, campaignTable, offsets);
+        if (categories != null && !packed) {
+            categoryTable = table(categories, null);
+        }
+        boolean oneOffset = packed && offsets != null && allEqual(offsets);
         if (v2) {
             writeVarLong(out, (long) n << 3);
             writeVarLong(out, 0);
@@ -104,7 +114,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                             | (categories != null ? CATEGORIES : 0)
                             | (campaigns != null ? CAMPAIGNS : 0)
                             | (offsets != null ? OFFSETS : 0)
-                            | (packed ? PACKED : 0));
+                            | (packed ? PACKED : 0)
+                            | (oneOffset ? ONE_OFFSET : 0));
             writeVarLong(out, channels.length);
         } else if (ids != null) {
             writeVarLong(out, (long) n << 3);
@@ -128,6 +139,9 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             writeVarLong(out, campaignTable.length);
             writeStrings(out, campaignTable);
         }
+        if (oneOffset) {
+            writeZigzag(out, offsets[0] / QUARTER_HOUR);
+        }
         long[] ts = h.timestampArray();
         long[] fps = h.fingerprintArray();
         int[] ci = h.channelIndexArray();
@@ -142,7 +156,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     categoryTable,
                     campaigns,
                     campaignTable,
-                    offsets);
+                    oneOffset ? null : offsets);
         }
         long prev = 0;
         for (int i = 0; i < n && !packed; i++) {
@@ -191,9 +205,27 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         }
         long radix =
                 (long) channels.length
-                        * (categoryTable == null ? 1 : categoryTable.length)
+                        * (categoryTable == null ? 1 : categoryTable.length + 1L)
                         * (campaignTable == null ? 1 : campaignTable.length + 1L);
         return radix <= MAX_RADIX;
+    }
+
+    private static boolean allEqual(int[] a) {
+        for (int x : a) {
+            if (x != a[0]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void writeZigzag(DataOutputView out, int v) throws IOException {
+        writeVarLong(out, ((long) v << 1) ^ (v >> 31));
+    }
+
+    private static int readZigzag(DataInputView in) throws IOException {
+        long z = readVarLong(in);
+        return (int) ((z >>> 1) ^ -(z & 1));
     }
 
     /**
@@ -213,7 +245,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             String[] campaignTable,
             int[] offsets)
             throws IOException {
-        long nCat = categoryTable == null ? 1 : categoryTable.length;
+        long nCat = categoryTable == null ? 1 : categoryTable.length + 1L;
         long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
         boolean attributes = k * nCat * nCamp > 1;
         long prev = 0;
@@ -222,7 +254,10 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             writeVarLong(out, ts[i] - prev);
             prev = ts[i];
             if (attributes) {
-                long cat = categories == null ? 0 : indexOf(categoryTable, categories[i]);
+                long cat =
+                        categories == null || OutboundMessage.DEFAULT_CATEGORY.equals(categories[i])
+                                ? 0
+                                : indexOf(categoryTable, categories[i]) + 1;
                 long camp =
                         campaigns == null || campaigns[i] == null
                                 ? 0
@@ -232,8 +267,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             writeFingerprint(out, fps[i]);
             if (offsets != null) {
                 int quarters = offsets[i] / QUARTER_HOUR;
-                int d = quarters - prevQuarters;
-                writeVarLong(out, (d << 1) ^ (d >> 31));
+                writeZigzag(out, quarters - prevQuarters);
                 prevQuarters = quarters;
             }
         }
@@ -245,13 +279,16 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         out.writeInt((int) fp);
     }
 
-    /** The distinct non-null values, in order of first appearance (few: no hash set needed). */
-    private static String[] table(String[] values) {
+    /**
+     * The distinct non-null values but {@code leftOut}, in order of first appearance (few: no hash
+     * set needed).
+     */
+    private static String[] table(String[] values, String leftOut) {
         String[] table = new String[values.length];
         int n = 0;
         next:
         for (String v : values) {
-            if (v == null) {
+            if (v == null || v.equals(leftOut)) {
                 continue;
             }
             for (int i = 0; i < n; i++) {
@@ -310,7 +347,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             k = checkedInt(readVarLong(in), "channel count");
             if (k == 0) { // version 2
                 flags = checkedInt(readVarLong(in), "flags");
-                if (flags > 31) {
+                if (flags > 63 || ((flags & ONE_OFFSET) != 0 && (flags & PACKED) == 0)) {
                     throw new IOException("corrupt history: flags " + flags);
                 }
                 k = checkedInt(readVarLong(in), "channel count");
@@ -340,6 +377,9 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         String[] categories = categoryTable == null ? null : new String[n];
         String[] campaigns = campaignTable == null ? null : new String[n];
         int[] offsets = (flags & OFFSETS) == 0 ? null : new int[n];
+        if ((flags & ONE_OFFSET) != 0 && offsets != null) {
+            java.util.Arrays.fill(offsets, readZigzag(in) * QUARTER_HOUR);
+        }
         if ((flags & PACKED) != 0) {
             readPackedEntries(
                     in,
@@ -351,7 +391,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     categoryTable,
                     campaigns,
                     campaignTable,
-                    offsets);
+                    (flags & ONE_OFFSET) != 0 ? null : offsets);
         }
         long prev = 0;
         for (int i = 0; i < n && (flags & PACKED) == 0; i++) {
@@ -401,7 +441,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             String[] campaignTable,
             int[] offsets)
             throws IOException {
-        long nCat = categoryTable == null ? 1 : categoryTable.length;
+        long nCat = categoryTable == null ? 1 : categoryTable.length + 1L;
         long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
         long radix;
         try {
@@ -424,7 +464,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             ci[i] = (int) (a % k);
             a /= k;
             if (categories != null) {
-                categories[i] = categoryTable[(int) (a % nCat)];
+                int c = (int) (a % nCat);
+                categories[i] = c == 0 ? OutboundMessage.DEFAULT_CATEGORY : categoryTable[c - 1];
             }
             a /= nCat;
             if (campaigns != null) {
@@ -432,8 +473,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
             fps[i] = readFingerprint(in);
             if (offsets != null) {
-                long z = readVarLong(in);
-                quarters += (int) ((z >>> 1) ^ -(z & 1));
+                quarters += readZigzag(in);
                 offsets[i] = quarters * QUARTER_HOUR;
             }
         }

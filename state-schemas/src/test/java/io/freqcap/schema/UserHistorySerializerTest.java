@@ -101,6 +101,7 @@ class UserHistorySerializerTest {
         int withExtras = 0;
         int packed = 0;
         int unpacked = 0;
+        int oneOffset = 0;
         for (int run = 0; run < 2000; run++) {
             UserHistory h = UserHistory.EMPTY;
             int n = rnd.nextInt(20);
@@ -120,6 +121,7 @@ class UserHistorySerializerTest {
             byte[] bytes = write(h);
             if (bytes.length > 2 && bytes[1] == 0) {
                 packed += (bytes[2] & 16) != 0 ? 1 : 0;
+                oneOffset += (bytes[2] & 32) != 0 ? 1 : 0;
                 unpacked += (bytes[2] & 16) == 0 ? 1 : 0;
             }
             UserHistory back = read(bytes);
@@ -139,7 +141,9 @@ class UserHistorySerializerTest {
             }
         }
         assertTrue(withExtras > 500);
-        assertTrue(packed > 500 && unpacked > 100, packed + " packed, " + unpacked + " unpacked");
+        assertTrue(
+                packed > 500 && unpacked > 100 && oneOffset > 50,
+                packed + " packed, " + unpacked + " unpacked, " + oneOffset + " with one offset");
     }
 
     @Test
@@ -197,7 +201,7 @@ class UserHistorySerializerTest {
     }
 
     @Test
-    void aUserInOneZoneWithCategoriesAndCampaignsPaysTwoBytesAMessageForThem() throws IOException {
+    void aUserInOneZoneWithCategoriesAndCampaignsPaysAByteAMessageForThem() throws IOException {
         UserHistory plain = UserHistory.EMPTY;
         UserHistory scoped = UserHistory.EMPTY;
         for (int i = 0; i < 5; i++) {
@@ -208,11 +212,15 @@ class UserHistorySerializerTest {
                     scoped.with(
                             t, fp, "push", null, i == 2 ? "promo" : "marketing", "c" + i, 28_800);
         }
-        // marker, flags and channel count in the header; category table ("marketing", "promo");
-        // campaign table (5 x "cN");
-        // then one byte of indexes and one of offset per entry
-        int tables = 1 + (1 + 9) + (1 + 5) + 1 + 5 * 3;
-        assertEquals(write(plain).length + 3 + tables + 5 * 2, write(scoped).length);
+        // marker, flags and channel count in the header; the category table without the default
+        // ("promo"); the campaign table (5 x "cN"); Singapore's offset once; then one byte of
+        // indexes per entry
+        int tables = (1 + 6) + (1 + 5 * 3) + 1;
+        byte[] bytes = write(scoped);
+        assertEquals(write(plain).length + 3 + tables + 5, bytes.length);
+        assertEquals(scoped, read(bytes));
+        assertEquals(28_800, read(bytes).offsetSeconds(4));
+        assertEquals("marketing", read(bytes).category(4));
     }
 
     @Test
