@@ -430,6 +430,20 @@ final class KafkaPipelineSupport {
             List<ConsumerRecord<byte[], byte[]>> audits,
             Map<Long, LimitConfig> configs)
             throws Exception {
+        return checkOutputs(inputs, deliveries, audits, configs, (user, version) -> "*");
+    }
+
+    /**
+     * As above, where a user's segment is {@code segmentOf(userId, configVersion)} (the segments in
+     * force with that config version).
+     */
+    static Map<Integer, Output> checkOutputs(
+            List<Input> inputs,
+            List<ConsumerRecord<byte[], byte[]>> deliveries,
+            List<ConsumerRecord<byte[], byte[]>> audits,
+            Map<Long, LimitConfig> configs,
+            java.util.function.BiFunction<Long, Long, String> segmentOf)
+            throws Exception {
         Map<Integer, Output> bySeq = new HashMap<>();
         Map<String, Integer> seqBySource = new HashMap<>();
         for (Input in : inputs) {
@@ -498,7 +512,8 @@ final class KafkaPipelineSupport {
                     config != null,
                     "unknown config version " + o.configVersion() + " for " + in.seq);
             UserHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
-            CappingRule.Verdict v = CappingRule.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT);
+            String segment = segmentOf.apply(m.userId(), o.configVersion());
+            CappingRule.Verdict v = CappingRule.decide(h, m, config, segment);
             histories.put(m.userId(), v.history());
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();
@@ -523,7 +538,7 @@ final class KafkaPipelineSupport {
                 System.err.println("MISMATCH at " + in.seq + " history " + h + sb);
             }
             assertEquals(v.decision().name(), o.decision(), "input " + in.seq + " " + m);
-            assertEquals("*", o.segment());
+            assertEquals(segment, o.segment(), "segment of " + in.seq);
             String shadow =
                     v.shadow() == null || v.decision() == Decision.EXEMPT
                             ? null

@@ -1,0 +1,200 @@
+package io.freqcap.job.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The calls of Flink's REST API that running freqcap on a cluster takes, the same ones {@code
+ * deploy/submit-rest.sh} makes: upload the shaded jar, run it with program arguments (from a
+ * savepoint, at a parallelism), trigger a savepoint, stop with one, and read the job's state.
+ * Errors carry the cluster's own message.
+ */
+public final class FlinkRest {
+    /** The job's entry point in the shaded jar. */
+    public static final String ENTRY_CLASS = "io.freqcap.job.FreqcapMain";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String base;
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    public FlinkRest(String base) {
+        this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+    }
+
+    /** Uploads a job jar; returns the id that {@link #run} takes. */
+    public String upload(Path jar) throws IOException, InterruptedException {
+        String boundary = "freqcap-" + UUID.randomUUID();
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        body.write(
+                ("--"
+                                + boundary
+                                + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\""
+                                + jar.getFileName()
+                                + "\"\r\nContent-Type: application/x-java-archive\r\n\r\n")
+                        .getBytes(StandardCharsets.UTF_8));
+        body.write(Files.readAllBytes(jar));
+        body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        JsonNode r =
+                send(
+                        HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
+                                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())),
+                        Duration.ofMinutes(2));
+        String file = r.path("filename").asText("");
+        if (file.isEmpty()) {
+            throw new IOException("upload of " + jar + " failed: " + r);
+        }
+        return Path.of(file).getFileName().toString();
+    }
+
+    /**
+     * Runs an uploaded jar's job; returns its job id.
+     *
+     * @param parallelism the job's default parallelism, or null for the job's own
+     * @param savepoint a savepoint or retained checkpoint to start from, or null
+     */
+    public String run(String jarId, List<String> args, Integer parallelism, String savepoint)
+            throws IOException, InterruptedException {
+        ObjectNode req = JSON.createObjectNode();
+        req.put("entryClass", ENTRY_CLASS);
+        args.forEach(req.putArray("programArgsList")::add);
+        if (parallelism != null) {
+            req.put("parallelism", parallelism);
+        }
+        if (savepoint != null) {
+            req.put("savepointPath", savepoint);
+            req.put("allowNonRestoredState", false);
+        }
+        JsonNode r = post("/jars/" + jarId + "/run", req, Duration.ofMinutes(2));
+        String job = r.path("jobid").asText("");
+        if (job.isEmpty()) {
+            throw new IOException("run failed: " + r);
+        }
+        return job;
+    }
+
+    /** The job's state (RUNNING, RESTARTING, FINISHED, ...). */
+    public String state(String jobId) throws IOException, InterruptedException {
+        return get("/jobs/" + jobId).path("state").asText();
+    }
+
+    /** The job's details: its vertices with their parallelism and state. */
+    public JsonNode job(String jobId) throws IOException, InterruptedException {
+        return get("/jobs/" + jobId);
+    }
+
+    /** The cluster's overview: TaskManagers, slots, jobs by state. */
+    public JsonNode overview() throws IOException, InterruptedException {
+        return get("/overview");
+    }
+
+    /** The job's root exception and its history, as the web UI's Exceptions tab shows them. */
+    public JsonNode exceptions(String jobId) throws IOException, InterruptedException {
+        return get("/jobs/" + jobId + "/exceptions");
+    }
+
+    /** Takes a savepoint of a running job; returns its path once complete. */
+    public String savepoint(String jobId, String dir, Duration timeout)
+            throws IOException, InterruptedException {
+        ObjectNode req = JSON.createObjectNode();
+        if (dir != null) {
+            req.put("target-directory", dir);
+        }
+        req.put("cancel-job", false);
+        String trigger =
+                post("/jobs/" + jobId + "/savepoints", req, timeout).path("request-id").asText();
+        return awaitSavepoint(jobId, trigger, timeout);
+    }
+
+    /** Stops a job with a savepoint (sources stop first, sinks commit); returns its path. */
+    public String stopWithSavepoint(String jobId, String dir, Duration timeout)
+            throws IOException, InterruptedException {
+        ObjectNode req = JSON.createObjectNode();
+        if (dir != null) {
+            req.put("targetDirectory", dir);
+        }
+        req.put("drain", false);
+        String trigger = post("/jobs/" + jobId + "/stop", req, timeout).path("request-id").asText();
+        return awaitSavepoint(jobId, trigger, timeout);
+    }
+
+    private String awaitSavepoint(String jobId, String trigger, Duration timeout)
+            throws IOException, InterruptedException {
+        if (trigger.isEmpty()) {
+            throw new IOException("savepoint of " + jobId + " not triggered");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            JsonNode r = get("/jobs/" + jobId + "/savepoints/" + trigger);
+            if (r.path("status").path("id").asText().equals("COMPLETED")) {
+                JsonNode op = r.path("operation");
+                if (op.has("location")) {
+                    return op.get("location").asText();
+                }
+                throw new IOException(
+                        "savepoint of "
+                                + jobId
+                                + " failed: "
+                                + op.path("failure-cause")
+                                        .path("stack-trace")
+                                        .asText(op.toString()));
+            }
+            Thread.sleep(200);
+        }
+        throw new IOException("savepoint of " + jobId + " not complete after " + timeout);
+    }
+
+    /** Cancels a job. */
+    public void cancel(String jobId) throws IOException, InterruptedException {
+        send(
+                HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
+                        .method("PATCH", HttpRequest.BodyPublishers.noBody()),
+                Duration.ofSeconds(30));
+    }
+
+    JsonNode get(String path) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), Duration.ofSeconds(30));
+    }
+
+    private JsonNode post(String path, JsonNode body, Duration timeout)
+            throws IOException, InterruptedException {
+        return send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))),
+                timeout);
+    }
+
+    private JsonNode send(HttpRequest.Builder req, Duration timeout)
+            throws IOException, InterruptedException {
+        HttpResponse<String> r =
+                http.send(req.timeout(timeout).build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode body = r.body().isBlank() ? JSON.createObjectNode() : JSON.readTree(r.body());
+        if (r.statusCode() >= 300) {
+            throw new IOException(
+                    r.request().method()
+                            + " "
+                            + r.request().uri()
+                            + ": HTTP "
+                            + r.statusCode()
+                            + " "
+                            + body.path("errors").toString());
+        }
+        return body;
+    }
+}

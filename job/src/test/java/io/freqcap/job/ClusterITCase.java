@@ -1,0 +1,344 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.cluster.ClusterCommand;
+import io.freqcap.job.cluster.FlinkRest;
+import io.freqcap.job.cluster.StandaloneCluster;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.local.KafkaBrokerProcess;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.SegmentBitmap;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.LongStream;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * freqcap as users run it: the shaded job jar submitted over REST to a session cluster of a
+ * JobManager and two TaskManagers in JVMs of their own ({@link StandaloneCluster}, as {@code
+ * bin/freqcap-cluster} starts it), a Kafka broker in its own JVM, a redis-server. Mid-stream a
+ * TaskManager is killed with SIGKILL and a replacement started; later the job is stopped with a
+ * savepoint at parallelism 2 and resumed from it at 3. Every input has exactly one read_committed
+ * output, each the decision the decision core makes over the inputs with the config and segments in
+ * force (a job that never failed), and the Redis mirror holds exactly what was counted.
+ */
+class ClusterITCase {
+    static final int USERS = 50_000;
+    static final int PHASE_A = 150_000;
+    static final int PHASE_B = 150_000;
+    static final int PHASE_C = 60_000;
+    static final String CONFIG_V1 = KafkaPipelineSupport.config(1, 3, 10, 1);
+
+    /** Version 2: tighter caps, and a rule of its own for the vip segment. */
+    static final String CONFIG_V2 =
+            "{\"version\":2,\"rules\":["
+                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1},"
+                    + "{\"window\":\"7d\",\"max\":4}]},"
+                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":2},"
+                    + "{\"window\":\"7d\",\"max\":8}],"
+                    + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":1}]}}],"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    /** Users 0..4,999 are vip from config version 2 on. */
+    static final long VIPS = 5_000;
+
+    @TempDir Path tmp;
+
+    @Test
+    @Timeout(420)
+    void aKilledTaskManagerAndARescaleThroughASavepointChangeNoDecision() throws Exception {
+        String name = "cluster";
+        Path jar = shadedJar();
+        try (KafkaBrokerProcess kafka = KafkaBrokerProcess.start(tmp.resolve("kafka"), "768m");
+                EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            kafka.createTopics(4, List.of(name + "-in", name + "-deliveries", name + "-audit"));
+            kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
+            StandaloneCluster cluster =
+                    StandaloneCluster.prepare(
+                            new StandaloneCluster.Settings(
+                                    tmp.resolve("cluster"),
+                                    Path.of("target", "freqcap-local", "lib"),
+                                    Path.of("..", "deploy", "config.yaml"),
+                                    LocalPorts.free(),
+                                    "2g"));
+            try {
+                cluster.startJobManager();
+                cluster.startTaskManager();
+                cluster.startTaskManager();
+                FlinkRest rest = new FlinkRest(cluster.restUrl());
+                ClusterCommand.awaitTaskManagers(rest, 2, Duration.ofSeconds(90));
+
+                Path limits = Files.writeString(tmp.resolve("limits.json"), CONFIG_V1);
+                List<String> args = new ArrayList<>(KafkaPipelineSupport.args(kafka, name, limits));
+                // 2 GB TaskManagers have ~800 MB of task heap for two slots: a smaller history
+                // cache than the default's ~136 MB per task (docs/operations.md)
+                args.addAll(
+                        List.of(
+                                "--redis",
+                                redis.uri(),
+                                "--redis-key-prefix",
+                                name,
+                                "--history-cache",
+                                "262144"));
+                String jarId = rest.upload(jar);
+                String job = rest.run(jarId, args, null, null);
+                awaitState(rest, job, "RUNNING");
+
+                List<Input> all =
+                        KafkaPipelineSupport.traffic(15, PHASE_A + PHASE_B + PHASE_C, USERS, 12);
+                List<Input> a = all.subList(0, PHASE_A);
+                List<Input> b = all.subList(PHASE_A, PHASE_A + PHASE_B);
+                List<Input> c = all.subList(PHASE_A + PHASE_B, all.size());
+                String bootstrap = kafka.bootstrapServers();
+                try (OutputWatch watch = new OutputWatch(bootstrap, name)) {
+                    KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, a);
+                    watch.await(a.size(), Duration.ofSeconds(120));
+
+                    // Live control records between the phases: a new config and a segment.
+                    KafkaPipelineSupport.send(bootstrap, name + "-config", CONFIG_V2);
+                    KafkaPipelineSupport.send(bootstrap, name + "-segments", vipSegment());
+                    Thread.sleep(3_000);
+
+                    KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, b);
+                    watch.await(a.size() + b.size() / 3, Duration.ofSeconds(120));
+                    long killedAt = System.nanoTime();
+                    int atKill = watch.count();
+                    cluster.kill("taskmanager-1");
+                    cluster.startTaskManager(); // the replacement
+                    watch.await(atKill + 1, Duration.ofSeconds(120));
+                    long recovered = watch.firstAbove(atKill) - killedAt;
+                    watch.await(a.size() + b.size(), Duration.ofSeconds(180));
+                    System.out.printf(
+                            "cluster: TaskManager killed after %,d outputs; first new committed"
+                                    + " output %.1f s later%n",
+                            atKill, recovered / 1e9);
+                }
+                List<Input> ab = all.subList(0, PHASE_A + PHASE_B);
+                Map<Integer, Output> outputs = check(bootstrap, name, ab);
+                RedisMirrorITCase.awaitMirror(
+                        redis.uri(), name, RedisMirrorITCase.expectedMirror(ab, outputs, name));
+                assertTrue(
+                        rest.exceptions(job).path("exceptionHistory").path("entries").size() > 0,
+                        "the TaskManager's loss is in the job's exception history");
+
+                // Stop with a savepoint at parallelism 2, resume at 3.
+                long stopStart = System.nanoTime();
+                String savepoint = rest.stopWithSavepoint(job, null, Duration.ofMinutes(2));
+                awaitState(rest, job, "FINISHED");
+                System.out.printf(
+                        "cluster: stop-with-savepoint %.1f s, savepoint %,d bytes at %s%n",
+                        (System.nanoTime() - stopStart) / 1e9, bytes(savepoint), savepoint);
+                List<String> rescaled = new ArrayList<>(args);
+                int p = rescaled.indexOf("--parallelism");
+                rescaled.set(p + 1, "3");
+                String resumed = rest.run(jarId, rescaled, null, savepoint);
+                awaitState(rest, resumed, "RUNNING");
+                assertEquals(3, maxParallelismOfVertices(rest, resumed));
+                KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, c);
+                outputs = check(bootstrap, name, all);
+                RedisMirrorITCase.awaitMirror(
+                        redis.uri(), name, RedisMirrorITCase.expectedMirror(all, outputs, name));
+                rest.cancel(resumed);
+                awaitState(rest, resumed, "CANCELED");
+            } finally {
+                cluster.stop();
+                keepLogs(cluster.dir().resolve("log"));
+            }
+        }
+    }
+
+    /** Reads every output and checks them against the decision core (see the class comment). */
+    static Map<Integer, Output> check(String bootstrap, String name, List<Input> inputs)
+            throws Exception {
+        var out =
+                KafkaPipelineSupport.readCommitted(
+                        bootstrap,
+                        List.of(name + "-deliveries", name + "-audit"),
+                        inputs.size(),
+                        Duration.ofSeconds(180));
+        Map<Integer, Output> outputs =
+                KafkaPipelineSupport.checkOutputs(
+                        inputs,
+                        out.get(name + "-deliveries"),
+                        out.get(name + "-audit"),
+                        Map.of(1L, LimitConfig.parse(CONFIG_V1), 2L, LimitConfig.parse(CONFIG_V2)),
+                        (user, version) -> version >= 2 && user < VIPS ? "vip" : "*");
+        // A job that never failed applies version 2 to every message after the pause.
+        for (int i = PHASE_A; i < inputs.size(); i++) {
+            Output o = outputs.get(inputs.get(i).seq);
+            if (!o.decision().equals("MALFORMED")) {
+                assertEquals(2, o.configVersion(), "config of input " + inputs.get(i).seq);
+            }
+        }
+        for (int i = 0; i < PHASE_A; i++) {
+            Output o = outputs.get(inputs.get(i).seq);
+            if (!o.decision().equals("MALFORMED")) {
+                assertEquals(1, o.configVersion(), "config of input " + inputs.get(i).seq);
+            }
+        }
+        return outputs;
+    }
+
+    static String vipSegment() throws Exception {
+        String bitmap =
+                Base64.getEncoder()
+                        .encodeToString(
+                                SegmentBitmap.of(LongStream.range(0, VIPS).toArray())
+                                        .write(SegmentBitmap.Format.ROARING32));
+        return "{\"segmentId\":\"vip\",\"version\":1,\"priority\":10,\"format\":\"roaring32\","
+                + "\"bitmap\":\""
+                + bitmap
+                + "\"}";
+    }
+
+    static Path shadedJar() throws Exception {
+        try (Stream<Path> files = Files.list(Path.of("target"))) {
+            return files.filter(
+                            f -> {
+                                String n = f.getFileName().toString();
+                                return n.startsWith("freqcap-job-") && n.endsWith(".jar");
+                            })
+                    .findFirst()
+                    .orElseThrow(
+                            () ->
+                                    new IllegalStateException(
+                                            "no shaded job jar in target/: run mvn verify, which"
+                                                    + " packages before the ITCases"));
+        }
+    }
+
+    static void awaitState(FlinkRest rest, String job, String state) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            last = rest.state(job);
+            if (last.equals(state)) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError(
+                "job " + job + " is " + last + ", not " + state + ": " + rest.exceptions(job));
+    }
+
+    static int maxParallelismOfVertices(FlinkRest rest, String job) throws Exception {
+        int max = 0;
+        for (JsonNode v : rest.job(job).path("vertices")) {
+            max = Math.max(max, v.path("parallelism").asInt());
+        }
+        return max;
+    }
+
+    /** The cluster's logs, for a look after the test: target/cluster-itcase-logs. */
+    static void keepLogs(Path logs) throws Exception {
+        Path kept = Path.of("target", "cluster-itcase-logs");
+        Files.createDirectories(kept);
+        try (Stream<Path> files = Files.list(logs)) {
+            for (Path f : files.toList()) {
+                Files.copy(
+                        f,
+                        kept.resolve(f.getFileName()),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+
+    static long bytes(String savepoint) throws Exception {
+        Path dir = Path.of(java.net.URI.create(savepoint));
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        }
+    }
+
+    /** Counts committed outputs as they appear, and when the count first passed a number. */
+    static final class OutputWatch implements AutoCloseable {
+        private final AtomicInteger count = new AtomicInteger();
+        private final List<long[]> growth = new ArrayList<>(); // {count, nanoTime}
+        private final AtomicLong stop = new AtomicLong();
+        private final Thread thread;
+
+        OutputWatch(String bootstrap, String name) {
+            thread =
+                    new Thread(
+                            () -> {
+                                try (KafkaConsumer<byte[], byte[]> consumer =
+                                        new KafkaConsumer<>(
+                                                KafkaPipelineSupport.readCommittedConsumer(
+                                                        bootstrap))) {
+                                    consumer.subscribe(
+                                            List.of(name + "-deliveries", name + "-audit"));
+                                    while (stop.get() == 0) {
+                                        int n = consumer.poll(Duration.ofMillis(100)).count();
+                                        if (n > 0) {
+                                            int total = count.addAndGet(n);
+                                            synchronized (growth) {
+                                                growth.add(new long[] {total, System.nanoTime()});
+                                            }
+                                        }
+                                    }
+                                }
+                            },
+                            "output-watch");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        int count() {
+            return count.get();
+        }
+
+        /** When the count first went above {@code n}. */
+        long firstAbove(int n) {
+            synchronized (growth) {
+                return growth.stream()
+                        .filter(g -> g[0] > n)
+                        .mapToLong(g -> g[1])
+                        .min()
+                        .orElseThrow();
+            }
+        }
+
+        void await(int n, Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (count.get() < n) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(
+                            count.get() + " outputs, not " + n + ", after " + timeout);
+                }
+                Thread.sleep(50);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(1);
+            thread.join(10_000);
+        }
+    }
+
+    /** A free loopback port. */
+    static final class LocalPorts {
+        static int free() throws Exception {
+            try (java.net.ServerSocket s =
+                    new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            }
+        }
+    }
+}
