@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shape of the house: modules depend one way (schema ← operators ← job), one concern per
- * package and no cycles between packages or classes, the job itself apart from the local runner and
- * the tools (the shaded jar needs neither), and the decision logic free of Flink types.
+ * package and no cycles between packages or classes, the job itself apart from the local runner,
+ * the tools and the local cluster (the shaded jar needs none of them), and the decision logic free
+ * of Flink types.
  */
 class ArchitectureTest {
     static JavaClasses main;
@@ -49,7 +50,8 @@ class ArchitectureTest {
                     "io.freqcap.operators.mirror",
                     "io.freqcap.job",
                     "io.freqcap.job.local",
-                    "io.freqcap.job.tools"
+                    "io.freqcap.job.tools",
+                    "io.freqcap.job.cluster"
                 }) {
             if (main.stream().noneMatch(c -> c.getPackageName().equals(pkg))) {
                 throw new AssertionError("no classes of " + pkg + " imported: " + main.size());
@@ -82,7 +84,10 @@ class ArchitectureTest {
                 .resideInAPackage("io.freqcap.job")
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage("io.freqcap.job.local..", "io.freqcap.job.tools..")
+                .resideInAnyPackage(
+                        "io.freqcap.job.local..",
+                        "io.freqcap.job.tools..",
+                        "io.freqcap.job.cluster..")
                 .check(main);
     }
 

@@ -71,8 +71,16 @@ public final class LocalRunner {
                                     + " and Redis, their data); started again with the same"
                                     + " directory it resumes from its latest checkpoint.");
 
+    public static final ConfigOption<Boolean> NO_JOB =
+            ConfigOptions.key("no-job")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "Start Kafka, Redis, the topics and the traffic only; the job runs"
+                                    + " elsewhere (bin/freqcap-cluster submit).");
+
     static final List<ConfigOption<?>> RUNNER_OPTIONS =
-            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, STATE_DIR);
+            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, STATE_DIR, NO_JOB);
 
     /** What a run did, for its closing summary. */
     public record Summary(
@@ -193,18 +201,8 @@ public final class LocalRunner {
             resources.add(0, mirror);
         }
 
-        Configuration flink = FreqcapMain.flinkConfig(options);
-        flink.set(RestOptions.PORT, options.get(WEB_PORT));
-        flink.set(RestOptions.BIND_ADDRESS, "localhost");
-        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-        Resumption resumption = Resumption.prepare(state, flink, out);
-        if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
-            flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
-        }
-        StreamExecutionEnvironment env =
-                StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, limits, segmentsJson));
-        JobClient job = resumption.submit(env, "freqcap (local)");
+        JobClient job =
+                options.get(NO_JOB) ? null : startJob(options, limits, segmentsJson, state, out);
 
         TrafficGenerator generator = null;
         if (embedded || options.get(GENERATE)) {
@@ -227,9 +225,15 @@ public final class LocalRunner {
         ct.setDaemon(true);
         ct.start();
 
-        out.printf(
-                "freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
-                options.get(WEB_PORT), bootstrap);
+        if (job == null) {
+            out.printf(
+                    "Kafka, Redis and traffic are running, no job (--no-job). Kafka: %s%n",
+                    bootstrap);
+        } else {
+            out.printf(
+                    "freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
+                    options.get(WEB_PORT), bootstrap);
+        }
         out.printf(
                 "  in: %s  deliveries: %s  audit: %s  config: %s%n",
                 options.get(FreqcapOptions.INPUT_TOPIC),
@@ -251,10 +255,10 @@ public final class LocalRunner {
                 ProgressLine progress = new ProgressLine(out, generator, counter, mirror)) {
             Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
             long deadline = System.nanoTime() + duration.toNanos();
-            JobStatus status = job.getJobStatus().get();
+            JobStatus status = job == null ? JobStatus.RUNNING : job.getJobStatus().get();
             while (!signal.requested() && System.nanoTime() < deadline) {
                 signal.await(500);
-                status = job.getJobStatus().get();
+                status = job == null ? JobStatus.RUNNING : job.getJobStatus().get();
                 if (status.isGloballyTerminalState()) {
                     out.println("The job ended: " + status);
                     break;
@@ -267,7 +271,7 @@ public final class LocalRunner {
             }
             // Let the last checkpoint commit what was decided, so the summary sees it.
             Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
-            if (!status.isGloballyTerminalState()) {
+            if (job != null && !status.isGloballyTerminalState()) {
                 job.cancel().get(30, TimeUnit.SECONDS);
                 status = JobStatus.CANCELED;
             }
@@ -296,5 +300,28 @@ public final class LocalRunner {
                     status);
             return summary;
         }
+    }
+
+    /** The job in an embedded Flink with its web UI, resumed from the state dir if it can be. */
+    private static JobClient startJob(
+            Configuration options,
+            LimitConfig limits,
+            String segmentsJson,
+            StateDir state,
+            PrintStream out)
+            throws Exception {
+        Configuration flink = FreqcapMain.flinkConfig(options);
+        flink.set(RestOptions.PORT, options.get(WEB_PORT));
+        flink.set(RestOptions.BIND_ADDRESS, "localhost");
+        flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        Resumption resumption = Resumption.prepare(state, flink, out);
+        if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {
+            flink.set(CoreOptions.DEFAULT_PARALLELISM, 2);
+        }
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
+        FreqcapMain.wireKafka(env, JobSettings.from(options, limits, segmentsJson));
+        JobClient job = resumption.submit(env, "freqcap (local)");
+        return job;
     }
 }

@@ -157,6 +157,41 @@ public class LocalRunnerITCase {
     }
 
     @Test
+    @Timeout(120)
+    void withNoJobItRunsKafkaRedisAndTrafficForAJobElsewhere() throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        int port = freePort();
+        LocalRunner.Summary summary =
+                LocalRunner.run(
+                        new String[] {
+                            "--no-job",
+                            "--duration",
+                            "6s",
+                            "--rate",
+                            "500",
+                            "--users",
+                            "200",
+                            "--web-port",
+                            String.valueOf(port),
+                            "--state-dir",
+                            stateDir.resolve("no-job").toString()
+                        },
+                        out,
+                        new CountDownLatch(1));
+        String text = printed.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("no job (--no-job). Kafka: localhost:"), text);
+        assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+        assertTrue(summary.sent() > 1_000, summary.toString());
+        assertEquals(
+                0L,
+                summary.decisions().values().stream().mapToLong(Long::longValue).sum(),
+                "nothing decides without a job: " + summary);
+        assertTrue(!text.contains("Flink web UI"), "no embedded Flink: " + text);
+        assertEquals(List.of(), brokerProcesses(), "no broker left running");
+    }
+
+    @Test
     void badOptionsFailWithOneClearLine() {
         var e =
                 org.junit.jupiter.api.Assertions.assertThrows(
