@@ -1,0 +1,253 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.operators.capping.CappingRule;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.UserHistory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Upgrades: a savepoint of the whole job of release 0.2 (every operator: the Kafka sources, parse,
+ * capping, the Kafka sinks and the Redis mirror sink), committed under {@code
+ * src/test/resources/savepoints/freqcap-0.2}, restores into this version, which then decides every
+ * new message as a job that never stopped would. The savepoint holds 100 users' first day (four
+ * messages each, the fourth over a cap of three a day); after the restore, more messages of that
+ * day are rejected (the histories came back) and the next day's are allowed.
+ *
+ * <p>To make the next release's savepoint: {@code mvn -pl job verify -Dit.test=
+ * JobSavepointCompatibilityITCase -Dfreqcap.writeSavepoint=0.3} writes {@code
+ * src/test/resources/savepoints/freqcap-0.3}; commit it and add a test restoring it beside this one
+ * (keep the old ones).
+ */
+class JobSavepointCompatibilityITCase {
+    static final String NAME = "upgrade";
+    static final int USERS = 100;
+    static final String CONFIG = KafkaPipelineSupport.config(1, 3, 10, 1);
+    static final Path SAVEPOINTS = Path.of("src", "test", "resources", "savepoints");
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
+
+    @TempDir Path tmp;
+
+    /**
+     * Messages {@code from..to-1} of each user, an hour apart from the start of day {@code day}.
+     */
+    static List<Input> messages(int day, int from, int to, int firstSeq) {
+        List<Input> out = new ArrayList<>();
+        int seq = firstSeq;
+        for (int k = from; k < to; k++) {
+            for (int u = 0; u < USERS; u++) {
+                long t =
+                        KafkaPipelineSupport.START
+                                + day * KafkaPipelineSupport.DAY
+                                + k * 3_600_000L;
+                String json =
+                        "{\"messageId\":\"m-"
+                                + u
+                                + "-"
+                                + day
+                                + "-"
+                                + k
+                                + "\",\"userId\":"
+                                + u
+                                + ",\"channel\":\"push\",\"timestamp\":"
+                                + t
+                                + ",\"seq\":"
+                                + seq
+                                + "}";
+                out.add(
+                        new Input(
+                                seq++,
+                                Integer.toString(u).getBytes(StandardCharsets.UTF_8),
+                                json.getBytes(StandardCharsets.UTF_8)));
+            }
+        }
+        return out;
+    }
+
+    /** What the savepoint's job read: four messages a user on day 0. */
+    static List<Input> beforeTheSavepoint() {
+        return messages(0, 0, 4, 0);
+    }
+
+    /** Two more on day 0 (over the cap), two on day 1 (allowed). */
+    static List<Input> afterTheSavepoint() {
+        List<Input> out = new ArrayList<>(messages(0, 4, 6, 10_000));
+        out.addAll(messages(1, 0, 2, 20_000));
+        return out;
+    }
+
+    StreamExecutionEnvironment env(EmbeddedRedis redis, String savepoint) throws Exception {
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka,
+                        tmp,
+                        NAME,
+                        CONFIG,
+                        4,
+                        "--redis",
+                        redis.uri(),
+                        "--redis-key-prefix",
+                        NAME);
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        if (savepoint != null) {
+            Configuration restore = new Configuration();
+            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+            env.configure(restore);
+        }
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+        return env;
+    }
+
+    @Test
+    @Timeout(240)
+    void theSavepointOfRelease02RestoresAndDecidesAsIfNeverStopped() throws Exception {
+        Path savepoint = SAVEPOINTS.resolve("freqcap-0.2").toAbsolutePath();
+        assertTrue(
+                Files.exists(savepoint.resolve("_metadata")), "committed savepoint " + savepoint);
+        // The same input again on a fresh broker, so that the restored source offsets point just
+        // past it, then what comes after.
+        List<Input> before = beforeTheSavepoint();
+        List<Input> after = afterTheSavepoint();
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString());
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, after);
+            JobClient job = env.executeAsync("freqcap-upgrade-it");
+            try {
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                kafka.bootstrapServers(),
+                                List.of(NAME + "-deliveries", NAME + "-audit"),
+                                after.size(),
+                                Duration.ofSeconds(120));
+                Map<Integer, String> decided = decisions(out);
+                assertEquals(
+                        after.size(), decided.size(), "one output per new input, none for old");
+                List<Input> all = new ArrayList<>(before);
+                all.addAll(after);
+                Map<Integer, String> expected = decisionCore(all);
+                int rejected = 0;
+                for (Input in : after) {
+                    assertEquals(expected.get(in.seq), decided.get(in.seq), "input " + in.seq);
+                    rejected += decided.get(in.seq).equals("REJECTED") ? 1 : 0;
+                }
+                assertEquals(
+                        2 * USERS, rejected, "day 0's fifth and sixth: the histories came back");
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+        }
+    }
+
+    /** Writes the savepoint of this release: {@code -Dfreqcap.writeSavepoint=<version>}. */
+    @Test
+    @Timeout(240)
+    @EnabledIfSystemProperty(named = "freqcap.writeSavepoint", matches = "\\d+\\.\\d+")
+    void writeTheSavepointOfThisRelease() throws Exception {
+        Path target = SAVEPOINTS.resolve("freqcap-" + System.getProperty("freqcap.writeSavepoint"));
+        List<Input> before = beforeTheSavepoint();
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            StreamExecutionEnvironment env = env(redis, null);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
+            JobClient job = env.executeAsync("freqcap-upgrade-savepoint");
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(NAME + "-deliveries", NAME + "-audit"),
+                            before.size(),
+                            Duration.ofSeconds(120));
+            assertEquals(before.size(), decisions(out).size());
+            Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
+            String path =
+                    job.stopWithSavepoint(
+                                    false,
+                                    tmp.resolve("savepoint").toUri().toString(),
+                                    SavepointFormatType.CANONICAL)
+                            .get();
+            Path from = Path.of(java.net.URI.create(path));
+            Files.createDirectories(target);
+            try (Stream<Path> files = Files.list(from)) {
+                for (Path f : files.toList()) {
+                    Files.copy(
+                            f,
+                            target.resolve(f.getFileName()),
+                            StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            System.out.println("savepoint written to " + target.toAbsolutePath());
+        }
+    }
+
+    /** Decision by input seq, from both output topics. */
+    static Map<Integer, String> decisions(Map<String, List<ConsumerRecord<byte[], byte[]>>> out)
+            throws Exception {
+        Map<Integer, String> bySeq = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : out.get(NAME + "-deliveries")) {
+            int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
+            assertTrue(bySeq.put(seq, "ALLOWED") == null, "two outputs for " + seq);
+        }
+        for (ConsumerRecord<byte[], byte[]> r : out.get(NAME + "-audit")) {
+            var a = Json.MAPPER.readTree(r.value());
+            int seq = a.get("message").get("seq").asInt();
+            assertTrue(
+                    bySeq.put(seq, a.get("decision").asText()) == null, "two outputs for " + seq);
+        }
+        return bySeq;
+    }
+
+    /** The decision core over every input, in partition order. */
+    static Map<Integer, String> decisionCore(List<Input> inputs) throws Exception {
+        LimitConfig config = LimitConfig.parse(CONFIG);
+        Map<Long, UserHistory> histories = new HashMap<>();
+        Map<Integer, String> out = new HashMap<>();
+        for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
+            OutboundMessage m = OutboundMessage.parse(in.value);
+            CappingRule.Verdict v =
+                    CappingRule.decide(
+                            histories.getOrDefault(m.userId(), UserHistory.EMPTY),
+                            m,
+                            config,
+                            LimitConfig.DEFAULT_SEGMENT);
+            histories.put(m.userId(), v.history());
+            out.put(in.seq, v.decision().name());
+        }
+        return out;
+    }
+}
