@@ -6,6 +6,7 @@ import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.ingest.ControlIdleOperator;
 import io.freqcap.operators.ingest.MessageTime;
 import io.freqcap.operators.ingest.ParseFunction;
+import io.freqcap.operators.segments.SegmentCheckFunction;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;
@@ -54,8 +55,16 @@ public final class FreqcapJob {
                         .assignTimestampsAndWatermarks(MessageTime.messages())
                         .name("message-time")
                         .uid("message-time");
+        // Segment files are read and checked once, here, so that all capping tasks apply one or
+        // none (SegmentCheck).
+        DataStream<ControlRecord> checked =
+                control.process(new SegmentCheckFunction(capping.bounds().segmentLoader()))
+                        .returns(TypeInformation.of(ControlRecord.class))
+                        .setParallelism(1)
+                        .name("segment-check")
+                        .uid("segment-check");
         DataStream<ControlRecord> controlTimed =
-                control.transform(
+                checked.transform(
                                 "control-idle",
                                 TypeInformation.of(ControlRecord.class),
                                 new ControlIdleOperator())

@@ -8,14 +8,35 @@ import java.util.Objects;
  * update ({@link Kind#SEGMENT}); or a {@link Kind#SWEEP} tick that asks every capping instance to
  * clear the histories nothing can need any more. It is parsed by every parallel capping task, so
  * that all apply the same updates by version whatever order they see them in.
+ *
+ * <p>A segment load from a uri is read and checked once before it is broadcast: {@code
+ * checkedCrc32} is then the CRC-32 of the file found good, or {@code checkError} why it is not.
+ * Both null: not checked (a record that is no such load).
  */
-public record ControlRecord(Kind kind, byte[] value, String topic, int partition, long offset) {
+public record ControlRecord(
+        Kind kind,
+        byte[] value,
+        String topic,
+        int partition,
+        long offset,
+        Long checkedCrc32,
+        String checkError) {
     public enum Kind {
         CONFIG,
         SEGMENT,
         SWEEP,
         /** Asks a capping task with a Redis mirror whether it owes the mirror a rebuild. */
         MIRROR_TICK
+    }
+
+    /** A record as read from a topic, not checked. */
+    public ControlRecord(Kind kind, byte[] value, String topic, int partition, long offset) {
+        this(kind, value, topic, partition, offset, null, null);
+    }
+
+    /** This record with the outcome of the check of its segment file. */
+    public ControlRecord checked(Long crc32, String error) {
+        return new ControlRecord(kind, value, topic, partition, offset, crc32, error);
     }
 
     @Override
@@ -25,12 +46,15 @@ public record ControlRecord(Kind kind, byte[] value, String topic, int partition
                 && Arrays.equals(value, c.value)
                 && Objects.equals(topic, c.topic)
                 && partition == c.partition
-                && offset == c.offset;
+                && offset == c.offset
+                && Objects.equals(checkedCrc32, c.checkedCrc32)
+                && Objects.equals(checkError, c.checkError);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(kind, Arrays.hashCode(value), topic, partition, offset);
+        return Objects.hash(
+                kind, Arrays.hashCode(value), topic, partition, offset, checkedCrc32, checkError);
     }
 
     @Override
@@ -45,6 +69,8 @@ public record ControlRecord(Kind kind, byte[] value, String topic, int partition
                 + offset
                 + ", "
                 + Bytes.describe(value)
+                + (checkedCrc32 != null ? ", checked crc32 " + checkedCrc32 : "")
+                + (checkError != null ? ", check failed: " + checkError : "")
                 + "]";
     }
 

@@ -3,6 +3,7 @@ package io.freqcap.operators.capping;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.operators.segments.SegmentTable;
+import io.freqcap.operators.segments.SegmentUnavailableException;
 import io.freqcap.schema.ConfigRecord;
 import io.freqcap.schema.ConfigTopic;
 import io.freqcap.schema.ControlRecord;
@@ -132,7 +133,7 @@ public final class ControlHandler implements AutoCloseable {
         try {
             if (rec.kind() == ControlRecord.Kind.SEGMENT) {
                 SegmentUpdate u = SegmentUpdate.parse(rec.value());
-                String error = segments.apply(u, loader);
+                String error = segments.apply(u, loader, rec.checkedCrc32(), rec.checkError());
                 return error != null
                         ? new Outcome.NotApplied(error, null)
                         : new Outcome.SegmentApplied(
@@ -157,6 +158,8 @@ public final class ControlHandler implements AutoCloseable {
             return new Outcome.ConfigApplied(next);
         } catch (MalformedRecordException e) {
             return new Outcome.NotApplied(e.getMessage(), null);
+        } catch (SegmentUnavailableException e) {
+            throw e; // fails the task: see SegmentUnavailableException
         } catch (Throwable e) {
             // Whatever a control record makes go wrong (a broken file-system plugin, a bug), it
             // must not fail the task: a restarted task reads the same record again, and fails

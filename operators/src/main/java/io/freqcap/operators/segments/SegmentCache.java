@@ -46,15 +46,20 @@ public final class SegmentCache {
             }
         }
         // Read outside the lock: another slot may load another segment meanwhile.
-        Loaded loaded;
-        try (CheckedInputStream in = new CheckedInputStream(loader.open(key.uri()), new CRC32())) {
-            SegmentBitmap bitmap = SegmentBitmap.read(in, key.format(), loader.maxBytes());
-            loaded = new Loaded(bitmap, in.getChecksum().getValue());
-        }
+        Loaded loaded = read(key.uri(), key.format(), loader);
         synchronized (ENTRIES) {
             Entry e = ENTRIES.computeIfAbsent(key, k -> new Entry(loaded));
             e.holders++;
             return e.loaded;
+        }
+    }
+
+    /** Reads and checks a bitmap file, bounded by the loader, with the CRC-32 of its bytes. */
+    public static Loaded read(String uri, SegmentBitmap.Format format, SegmentLoader loader)
+            throws IOException, MalformedRecordException {
+        try (CheckedInputStream in = new CheckedInputStream(loader.open(uri), new CRC32())) {
+            SegmentBitmap bitmap = SegmentBitmap.read(in, format, loader.maxBytes());
+            return new Loaded(bitmap, in.getChecksum().getValue());
         }
     }
 

@@ -45,6 +45,37 @@ public final class SegmentTable {
      *     its previous content
      */
     public String apply(SegmentUpdate u, SegmentLoader loader) {
+        return apply(u, loader, null, null);
+    }
+
+    /** How long to wait before each retry of a load checked good upstream. */
+    static final long[] RETRY_DELAYS_MILLIS = {250, 1_000, 4_000};
+
+    /** Waits between retries (tests pass one that does not). */
+    interface Sleeper {
+        void sleep(long millis) throws InterruptedException;
+    }
+
+    private Sleeper sleeper = Thread::sleep;
+
+    void sleeper(Sleeper s) {
+        this.sleeper = s;
+    }
+
+    /**
+     * Applies one update whose segment file was checked before it was broadcast ({@link
+     * SegmentCheck}): a file found bad is refused with the check's reason, unread; a file found
+     * good is loaded (through the TaskManager's shared copy), retried after {@link
+     * #RETRY_DELAYS_MILLIS} if it cannot be read or its CRC-32 differs, and past that fails the
+     * task ({@link SegmentUnavailableException}) rather than leave this task on other segments than
+     * the rest.
+     *
+     * @param checkedCrc32 the CRC-32 of the file found good, or null when not checked
+     * @param checkError why the file was found bad, or null
+     * @return null when applied, else why not (the INVALID_CONTROL error)
+     */
+    public String apply(
+            SegmentUpdate u, SegmentLoader loader, Long checkedCrc32, String checkError) {
         HeldSegment held = segments.get(u.segmentId());
         if (held != null && u.version() <= held.version) {
             return "stale version: "
@@ -55,13 +86,21 @@ public final class SegmentTable {
                     + u.segmentId()
                     + "\"";
         }
+        if (checkError != null && u.op() == SegmentUpdate.Op.LOAD) {
+            return checkError;
+        }
         switch (u.op()) {
             case LOAD:
                 SegmentBitmap base;
                 long crc;
                 SegmentCache.Key key = null;
                 try {
-                    if (u.uri() != null) {
+                    if (u.uri() != null && checkedCrc32 != null) {
+                        key = new SegmentCache.Key(u.segmentId(), u.version(), u.uri(), u.format());
+                        SegmentCache.Loaded loaded = loadChecked(key, loader, checkedCrc32);
+                        base = loaded.bitmap();
+                        crc = loaded.crc32();
+                    } else if (u.uri() != null) {
                         key = new SegmentCache.Key(u.segmentId(), u.version(), u.uri(), u.format());
                         SegmentCache.Loaded loaded = SegmentCache.acquire(key, loader);
                         base = loaded.bitmap();
@@ -70,8 +109,10 @@ public final class SegmentTable {
                         base = SegmentBitmap.read(u.bitmap(), u.format());
                         crc = crc32(u.bitmap());
                     }
+                } catch (SegmentUnavailableException e) {
+                    throw e;
                 } catch (IOException | RuntimeException e) {
-                    return "uri " + u.uri() + " is unreadable: " + e.getMessage();
+                    return unreadable(u.uri(), e);
                 } catch (MalformedRecordException e) {
                     return "segment \"" + u.segmentId() + "\": " + e.getMessage();
                 }
@@ -115,6 +156,52 @@ public final class SegmentTable {
                 releaseCopy(held);
                 return null;
         }
+    }
+
+    /** The INVALID_CONTROL reason of a file that cannot be read. */
+    static String unreadable(String uri, Throwable e) {
+        String why = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+        return "uri " + uri + " is unreadable: " + why;
+    }
+
+    /** A load checked good upstream: retried, then fails the task (see {@link #apply}). */
+    private SegmentCache.Loaded loadChecked(
+            SegmentCache.Key key, SegmentLoader loader, long crc32) {
+        Throwable last = null;
+        for (int attempt = 0; attempt <= RETRY_DELAYS_MILLIS.length; attempt++) {
+            if (attempt > 0) {
+                try {
+                    sleeper.sleep(RETRY_DELAYS_MILLIS[attempt - 1]);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SegmentUnavailableException("interrupted loading " + key.uri(), e);
+                }
+            }
+            try {
+                SegmentCache.Loaded loaded = SegmentCache.acquire(key, loader);
+                if (loaded.crc32() == crc32) {
+                    return loaded;
+                }
+                SegmentCache.release(key);
+                last =
+                        new java.io.IOException(
+                                "CRC-32 " + loaded.crc32() + ", checked as " + crc32);
+            } catch (IOException | MalformedRecordException | RuntimeException e) {
+                last = e;
+            }
+        }
+        throw new SegmentUnavailableException(
+                "segment \""
+                        + key.segmentId()
+                        + "\" version "
+                        + key.version()
+                        + ": "
+                        + key.uri()
+                        + " was checked good but this task cannot load it after "
+                        + (RETRY_DELAYS_MILLIS.length + 1)
+                        + " attempts: "
+                        + last.getMessage(),
+                last);
     }
 
     private static void releaseCopy(HeldSegment s) {
