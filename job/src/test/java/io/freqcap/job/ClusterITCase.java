@@ -86,16 +86,8 @@ class ClusterITCase {
 
                 Path limits = Files.writeString(tmp.resolve("limits.json"), CONFIG_V1);
                 List<String> args = new ArrayList<>(KafkaPipelineSupport.args(kafka, name, limits));
-                // 2 GB TaskManagers have ~800 MB of task heap for two slots: a smaller history
-                // cache than the default's ~136 MB per task (docs/operations.md)
-                args.addAll(
-                        List.of(
-                                "--redis",
-                                redis.uri(),
-                                "--redis-key-prefix",
-                                name,
-                                "--history-cache",
-                                "262144"));
+                // 2 GB TaskManagers: the history cache sizes itself to their heap
+                args.addAll(List.of("--redis", redis.uri(), "--redis-key-prefix", name));
                 String jarId = rest.upload(jar);
                 String job = rest.run(jarId, args, null, null);
                 awaitState(rest, job, "RUNNING");

@@ -150,13 +150,25 @@ public class CappingFunction
                             getRuntimeContext().getTaskInfo().getAttemptNumber()));
         }
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control);
+        long maxHeap = Runtime.getRuntime().maxMemory();
+        int slots = HistoryCache.slotsWithin(settings.historyCacheSlots(), maxHeap);
+        if (slots < settings.historyCacheSlots()) {
+            LOG.warn(
+                    "History cache cut from {} to {} slots: at {} bytes a slot the {} MB heap of"
+                            + " this TaskManager would not hold one for each slot's capping task;"
+                            + " give TaskManagers more heap or set --history-cache",
+                    settings.historyCacheSlots(),
+                    slots,
+                    HistoryCache.BYTES_PER_SLOT,
+                    maxHeap >> 20);
+        }
         histories =
                 new HistoryStore(
                         new HistoryStore.States(
                                 getRuntimeContext().getState(HISTORY),
                                 getRuntimeContext().getState(HistoryStore.LONG),
                                 getRuntimeContext().getMapState(HistoryStore.BUCKETS)),
-                        settings.historyCacheSlots(),
+                        slots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryEntries());
         metrics.watch(histories);

@@ -34,6 +34,32 @@ final class HistoryCache {
     static final int MAX_BYTES = 127;
 
     private static final int SLOT_BYTES = MAX_BYTES + 1; // a length byte, then the bytes
+
+    /** Heap a written slot takes: its bytes and its userId. */
+    static final int BYTES_PER_SLOT = SLOT_BYTES + Long.BYTES;
+
+    /** The share of the JVM's heap one task's cache may take when full. */
+    static final int HEAP_SHARE = 8;
+
+    /**
+     * The slots to use of {@code requested}: as many as fit in an eighth of the heap when all are
+     * written (a TaskManager with a few slots then keeps most of its heap for everything else),
+     * rounded down to a power of two. A cache sized for a big heap would otherwise fail a small
+     * TaskManager with OutOfMemoryError once users spread over its slots, and again after every
+     * restart.
+     */
+    static int slotsWithin(int requested, long maxHeapBytes) {
+        long fit = maxHeapBytes / HEAP_SHARE / BYTES_PER_SLOT;
+        if (requested == 0 || roundedUp(requested) <= fit) {
+            return requested;
+        }
+        return fit < 2 ? 0 : (int) Long.highestOneBit(fit);
+    }
+
+    private static int roundedUp(int slots) {
+        return Math.max(2, Integer.highestOneBit(Math.max(1, slots - 1)) << 1);
+    }
+
     private static final int LENGTH = 0x7F; // of the length byte; 0: an empty slot
     private static final int DIRTY = 0x80; // of the length byte: newer than keyed state
     private static final int CHUNK_SLOTS_LOG2 = 14; // 16,384 slots, 2 MB of bytes per chunk
@@ -56,7 +82,7 @@ final class HistoryCache {
         if (slots < 0 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots must be 0.." + MAX_SLOTS + ", got " + slots);
         }
-        int n = slots == 0 ? 0 : Math.max(2, Integer.highestOneBit(Math.max(1, slots - 1)) << 1);
+        int n = slots == 0 ? 0 : roundedUp(slots);
         this.slots = n;
         int chunks = n == 0 ? 0 : Math.max(1, n >>> CHUNK_SLOTS_LOG2);
         users = new long[chunks][];

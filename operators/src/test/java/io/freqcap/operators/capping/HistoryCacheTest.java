@@ -182,4 +182,19 @@ class HistoryCacheTest {
         assertEquals(0, c.flushDirty(u -> 0, (u, b, off, len) -> written.add("after clear")));
         assertEquals(2, written.size());
     }
+
+    @Test
+    void aCacheNeverTakesMoreThanAnEighthOfTheHeap() {
+        long gib = 1L << 30;
+        int defaultSlots = 1 << 20;
+        // deploy/config.yaml's 4 GB TaskManager: ~1.5 GB of heap holds the default (~143 MB)
+        assertEquals(defaultSlots, HistoryCache.slotsWithin(defaultSlots, 3 * gib / 2));
+        // a 1.25 GB TaskManager (~300 MB heap, the OutOfMemoryError a cluster test found)
+        int small = HistoryCache.slotsWithin(defaultSlots, 300L << 20);
+        assertEquals(1 << 18, small);
+        assertTrue((long) small * HistoryCache.BYTES_PER_SLOT <= (300L << 20) / 8);
+        assertEquals(0, HistoryCache.slotsWithin(defaultSlots, 1_000));
+        assertEquals(0, HistoryCache.slotsWithin(0, 300L << 20), "off stays off");
+        assertEquals(1000, HistoryCache.slotsWithin(1000, 300L << 20), "what fits is kept");
+    }
 }
