@@ -94,6 +94,9 @@ public class CappingFunction
     private transient ControlHandler control;
     private transient HistoryStore histories;
     private transient ListState<String> configState;
+    private transient BroadcastState<String, String> segmentsState;
+    private transient BroadcastState<Integer, String> waitingState;
+    private transient SegmentLoads loads;
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
     private transient CappingMetrics metrics;
@@ -110,6 +113,14 @@ public class CappingFunction
         configState = context.getOperatorStateStore().getUnionListState(CONFIG_IN_FORCE);
         BroadcastState<String, String> held =
                 context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
+        segmentsState = held;
+        waitingState = context.getOperatorStateStore().getBroadcastState(ControlState.WAITING);
+        loads = new SegmentLoads(settings.bounds().segmentLoader(), Thread::sleep);
+        java.util.TreeMap<Integer, String> waiting = new java.util.TreeMap<>();
+        for (Map.Entry<Integer, String> e : waitingState.entries()) {
+            waiting.put(e.getKey(), e.getValue());
+        }
+        loads.restore(waiting.values());
         Map<String, String> descriptors = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : held.entries()) {
             descriptors.put(e.getKey(), e.getValue());
@@ -136,6 +147,11 @@ public class CappingFunction
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
         flush(); // before the keyed state backend takes its snapshot
         configState.update(List.of(control.config().json()));
+        waitingState.clear();
+        List<String> pending = loads.pending();
+        for (int i = 0; i < pending.size(); i++) {
+            waitingState.put(i, pending.get(i));
+        }
         mirrorDebt.snapshot();
     }
 
@@ -179,6 +195,9 @@ public class CappingFunction
 
     @Override
     public void close() throws Exception {
+        if (loads != null) {
+            loads.close();
+        }
         if (control != null) {
             control.close(); // gives back this task's share of the cached bitmaps
         }
@@ -199,6 +218,9 @@ public class CappingFunction
     @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
+        if (!loads.isEmpty()) {
+            applyLoaded(ctx::output);
+        }
         if (in.isMalformed()) {
             metrics.count(Decision.MALFORMED);
             ctx.output(
@@ -290,9 +312,39 @@ public class CappingFunction
             default:
                 break;
         }
+        if (!loads.isEmpty()) {
+            applyLoaded(ctx::output);
+        }
+        if (loads.mustWait(rec)) {
+            loads.add(rec); // its file loads off this thread; the segments held decide meanwhile
+            return;
+        }
+        apply(rec, ctx, ctx::output);
+    }
+
+    /** Where audit records go: the side output of whichever context the caller has. */
+    private interface AuditOutput {
+        void output(OutputTag<AuditEvent> tag, AuditEvent audit);
+    }
+
+    /** Applies the waiting segment records whose files are loaded, in order. */
+    private void applyLoaded(AuditOutput audits) throws Exception {
+        ControlRecord rec;
+        while ((rec = loads.ready()) != null) {
+            apply(rec, null, audits);
+            loads.applied();
+        }
+    }
+
+    /**
+     * Applies one control record.
+     *
+     * @param ctx the broadcast context, for commands; null for segment records applied later
+     */
+    private void apply(ControlRecord rec, Context ctx, AuditOutput audits) throws Exception {
         Outcome outcome = control.apply(rec);
         if (outcome instanceof Outcome.SegmentApplied s) {
-            ctx.getBroadcastState(ControlState.SEGMENTS).put(s.segmentId(), s.descriptor());
+            segmentsState.put(s.segmentId(), s.descriptor());
             LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
         } else if (outcome instanceof Outcome.ConfigApplied c) {
             LOG.info("Limit config version {} is in force", c.config().version());
@@ -313,7 +365,7 @@ public class CappingFunction
             }
             if (auditsControl) {
                 metrics.count(Decision.INVALID_CONTROL);
-                ctx.output(
+                audits.output(
                         AUDIT,
                         AuditRecords.unreadable(
                                 Decision.INVALID_CONTROL,

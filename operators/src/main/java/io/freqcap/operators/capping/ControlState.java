@@ -15,4 +15,11 @@ public final class ControlState {
      */
     public static final MapStateDescriptor<String, String> SEGMENTS =
             new MapStateDescriptor<>("segments-v1", Types.STRING, Types.STRING);
+
+    /**
+     * Segment records waiting for their file to load off the task thread, in order (see {@link
+     * SegmentLoads}): position to the record as a JSON line.
+     */
+    public static final MapStateDescriptor<Integer, String> WAITING =
+            new MapStateDescriptor<>("segments-waiting-v1", Types.INT, Types.STRING);
 }

@@ -72,6 +72,13 @@ public final class SegmentCache {
         }
     }
 
+    /** Whether a task of this JVM holds the key's bitmap. */
+    public static boolean holds(Key key) {
+        synchronized (ENTRIES) {
+            return ENTRIES.containsKey(key);
+        }
+    }
+
     /** Bitmaps held in this JVM (for tests and metrics). */
     public static int size() {
         synchronized (ENTRIES) {

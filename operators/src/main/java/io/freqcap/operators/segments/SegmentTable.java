@@ -52,7 +52,7 @@ public final class SegmentTable {
     static final long[] RETRY_DELAYS_MILLIS = {250, 1_000, 4_000};
 
     /** Waits between retries (tests pass one that does not). */
-    interface Sleeper {
+    public interface Sleeper {
         void sleep(long millis) throws InterruptedException;
     }
 
@@ -167,6 +167,17 @@ public final class SegmentTable {
     /** A load checked good upstream: retried, then fails the task (see {@link #apply}). */
     private SegmentCache.Loaded loadChecked(
             SegmentCache.Key key, SegmentLoader loader, long crc32) {
+        return acquireChecked(key, loader, crc32, sleeper);
+    }
+
+    /**
+     * Acquires a checked segment file's shared copy (the caller releases it), retried after {@link
+     * #RETRY_DELAYS_MILLIS}; thread-safe, so a task can load the copy off its own thread.
+     *
+     * @throws SegmentUnavailableException past the retries
+     */
+    public static SegmentCache.Loaded acquireChecked(
+            SegmentCache.Key key, SegmentLoader loader, long crc32, Sleeper sleeper) {
         Throwable last = null;
         for (int attempt = 0; attempt <= RETRY_DELAYS_MILLIS.length; attempt++) {
             if (attempt > 0) {
