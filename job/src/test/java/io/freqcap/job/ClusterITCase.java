@@ -75,7 +75,7 @@ class ClusterITCase {
                                     tmp.resolve("cluster"),
                                     Path.of("target", "freqcap-local", "lib"),
                                     Path.of("..", "deploy", "config.yaml"),
-                                    LocalPorts.free(),
+                                    io.freqcap.job.local.LocalRunnerITCase.freePort(),
                                     "2g"));
             try {
                 cluster.startJobManager();
@@ -360,16 +360,6 @@ class ClusterITCase {
         public void close() throws InterruptedException {
             stop.set(1);
             thread.join(10_000);
-        }
-    }
-
-    /** A free loopback port. */
-    static final class LocalPorts {
-        static int free() throws Exception {
-            try (java.net.ServerSocket s =
-                    new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-                return s.getLocalPort();
-            }
         }
     }
 }

@@ -10,7 +10,6 @@ import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.UserHistory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -77,25 +76,9 @@ class JobSavepointCompatibilityITCase {
                         KafkaPipelineSupport.START
                                 + day * KafkaPipelineSupport.DAY
                                 + k * 3_600_000L;
-                String json =
-                        "{\"messageId\":\"m-"
-                                + u
-                                + "-"
-                                + day
-                                + "-"
-                                + k
-                                + "\",\"userId\":"
-                                + u
-                                + ",\"channel\":\"push\",\"timestamp\":"
-                                + t
-                                + ",\"seq\":"
-                                + seq
-                                + "}";
                 out.add(
-                        new Input(
-                                seq++,
-                                Integer.toString(u).getBytes(StandardCharsets.UTF_8),
-                                json.getBytes(StandardCharsets.UTF_8)));
+                        KafkaPipelineSupport.pushMessage(
+                                seq++, u, "m-" + u + "-" + day + "-" + k, t));
             }
         }
         return out;

@@ -145,6 +145,24 @@ final class KafkaPipelineSupport {
         return out;
     }
 
+    /** A push message of {@code user} keyed by its userId, carrying its {@code seq}. */
+    static Input pushMessage(int seq, long user, String messageId, long timestamp) {
+        String json =
+                "{\"messageId\":\""
+                        + messageId
+                        + "\",\"userId\":"
+                        + user
+                        + ",\"channel\":\"push\",\"timestamp\":"
+                        + timestamp
+                        + ",\"seq\":"
+                        + seq
+                        + "}";
+        return new Input(
+                seq,
+                Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                json.getBytes(StandardCharsets.UTF_8));
+    }
+
     private static byte[] malformed(Random rnd, int seq, long user) {
         String s;
         switch (rnd.nextInt(6)) {

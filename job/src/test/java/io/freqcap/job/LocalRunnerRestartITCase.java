@@ -11,7 +11,6 @@ import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.job.local.StateDir;
 import io.freqcap.schema.LimitConfig;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,23 +59,12 @@ class LocalRunnerRestartITCase {
         int seq = first * USERS;
         for (int k = first; k < first + perUser; k++) {
             for (int u = 0; u < USERS; u++) {
-                String json =
-                        "{\"messageId\":\"m-"
-                                + u
-                                + "-"
-                                + k
-                                + "\",\"userId\":"
-                                + u
-                                + ",\"channel\":\"push\",\"timestamp\":"
-                                + (KafkaPipelineSupport.START + k * 60_000L)
-                                + ",\"seq\":"
-                                + seq
-                                + "}";
                 out.add(
-                        new Input(
+                        KafkaPipelineSupport.pushMessage(
                                 seq++,
-                                Integer.toString(u).getBytes(StandardCharsets.UTF_8),
-                                json.getBytes(StandardCharsets.UTF_8)));
+                                u,
+                                "m-" + u + "-" + k,
+                                KafkaPipelineSupport.START + k * 60_000L));
             }
         }
         return out;

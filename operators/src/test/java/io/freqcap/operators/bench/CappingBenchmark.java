@@ -78,6 +78,8 @@ public final class CappingBenchmark {
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 5_000_000;
         int days = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         Path dir = Files.createTempDirectory("freqcap-bench");
+        // Also when stopped half-way (Ctrl-C, kill): no RocksDB directories left in the temp dir.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(dir)));
 
         // Generated up front so the timed part is the operator only. Uniform users; timestamps
         // advance over the simulated days with up to an hour of jitter (some arrive out of order).
@@ -261,8 +263,14 @@ public final class CappingBenchmark {
         for (var h : hs) {
             h.close();
         }
+        deleteQuietly(dir);
+    }
+
+    static void deleteQuietly(Path dir) {
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException | java.io.UncheckedIOException gone) {
+            // already deleted
         }
     }
 
