@@ -146,21 +146,13 @@ final class HistoryStore {
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
-            l.add(
-                    m.timestamp(),
-                    UserHistory.fingerprint(m.messageId()),
-                    m.channel(),
-                    keepMessageId ? m.messageId() : null,
-                    m.category(),
-                    m.campaignId(),
-                    Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
-            l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
-            if (l.size() <= SHORT_AT) {
+            CountedHistory next = grown(l, m, keepMessageId, config);
+            if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
                 states.buckets().clear();
                 states.longMark().clear();
-                put(user, l.toUserHistory());
+                put(user, shortAgain);
                 return;
             }
             liveEntries += l.size();
@@ -170,19 +162,43 @@ final class HistoryStore {
             evictOver(user);
             return;
         }
-        UserHistory next = CappingRule.counted((UserHistory) before, m, config, keepMessageId);
-        if (next.size() <= LONG_AT) {
-            put(user, next);
+        CountedHistory next = grown(before, m, keepMessageId, config);
+        if (next instanceof UserHistory h) {
+            put(user, h);
             return;
         }
+        LongHistory l = (LongHistory) next;
         cache.forget(user);
         states.history().clear();
         states.longMark().update(BUCKET_MILLIS);
-        LongHistory l = LongHistory.of(next, BUCKET_MILLIS);
         if (keySetter == null) {
             writeChanged(l);
         }
         goLive(user, l);
+    }
+
+    /**
+     * A history with an ALLOWED message counted and what no message can need any more dropped: a
+     * {@link UserHistory} up to {@link #LONG_AT} entries, else a {@link LongHistory} (changed in
+     * place), which turns short again at {@link #SHORT_AT}. Plain Java: {@link Backtest} keeps its
+     * histories with it too, so that a backtest decides as the job does.
+     */
+    static CountedHistory grown(
+            CountedHistory before, OutboundMessage m, boolean keepMessageId, LimitConfig config) {
+        if (before instanceof LongHistory l) {
+            l.add(
+                    m.timestamp(),
+                    UserHistory.fingerprint(m.messageId()),
+                    m.channel(),
+                    keepMessageId ? m.messageId() : null,
+                    m.category(),
+                    m.campaignId(),
+                    Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
+            l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
+            return l.size() <= SHORT_AT ? l.toUserHistory() : l;
+        }
+        UserHistory next = CappingRule.counted((UserHistory) before, m, config, keepMessageId);
+        return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
     }
 
     private LongHistory goLive(long user, LongHistory l) throws Exception {

@@ -1,0 +1,252 @@
+package io.freqcap.job.tools;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.freqcap.operators.capping.LongMap;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.OutboundMessage;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What one config decided over a backtest's input: decisions by kind, segment, channel, category
+ * and campaign; users capped (at least one REJECTED); deliveries (ALLOWED and EXEMPT) per user per
+ * UTC day.
+ */
+final class SimulationSummary {
+    static final Decision[] KINDS = {
+        Decision.ALLOWED,
+        Decision.EXEMPT,
+        Decision.REJECTED,
+        Decision.DUPLICATE,
+        Decision.STALE,
+        Decision.MALFORMED
+    };
+    private static final long DAY = 86_400_000L;
+
+    final long configVersion;
+    private final long[] total = new long[Decision.values().length];
+    private final Map<String, long[]> bySegment = new TreeMap<>();
+    private final Map<String, long[]> byChannel = new TreeMap<>();
+    private final Map<String, long[]> byCategory = new TreeMap<>();
+    private final Map<String, long[]> byCampaign = new HashMap<>();
+    // every user with a well-formed record: whether capped (at least one REJECTED)
+    private final LongMap<Boolean> users = new LongMap<>(1 << 16);
+    private int capped;
+    private long shadowRejected;
+    // (user, UTC day) of every delivery, packed, counted up at the end
+    private long[] userDays = new long[1024];
+    private int deliveries;
+
+    SimulationSummary(long configVersion) {
+        this.configVersion = configVersion;
+    }
+
+    void malformed() {
+        total[Decision.MALFORMED.ordinal()]++;
+    }
+
+    void add(OutboundMessage m, Decision d, String segment, boolean shadowRejects) {
+        int k = d.ordinal();
+        total[k]++;
+        row(bySegment, segment)[k]++;
+        row(byChannel, m.channel())[k]++;
+        row(byCategory, m.category())[k]++;
+        if (m.campaignId() != null) {
+            row(byCampaign, m.campaignId())[k]++;
+        }
+        Boolean wasCapped = users.get(m.userId());
+        if (wasCapped == null || (!wasCapped && d == Decision.REJECTED)) {
+            users.put(m.userId(), d == Decision.REJECTED);
+            capped += d == Decision.REJECTED ? 1 : 0;
+        }
+        if (shadowRejects) {
+            shadowRejected++;
+        }
+        if (d == Decision.ALLOWED || d == Decision.EXEMPT) {
+            if (deliveries == userDays.length) {
+                userDays = Arrays.copyOf(userDays, deliveries * 2);
+            }
+            userDays[deliveries++] = userDay(m.userId(), Math.floorDiv(m.timestamp(), DAY));
+        }
+    }
+
+    /**
+     * One key per (user, day): exact for userIds below 2^40 and days after 1970; other pairs get a
+     * hash of their own key space (two of them colliding would merge two cells of the
+     * distribution).
+     */
+    static long userDay(long user, long day) {
+        if (user < (1L << 40) && day >= 0 && day < (1L << 23)) {
+            return (user << 23) | day;
+        }
+        long h = user * 0x9E3779B97F4A7C15L + day * 0xC2B2AE3D27D4EB4FL;
+        return (h ^ (h >>> 31)) | Long.MIN_VALUE;
+    }
+
+    private static long[] row(Map<String, long[]> rows, String key) {
+        long[] r = rows.get(key);
+        if (r == null) {
+            r = new long[Decision.values().length];
+            rows.put(key, r);
+        }
+        return r;
+    }
+
+    long count(Decision d) {
+        return total[d.ordinal()];
+    }
+
+    long records() {
+        long n = 0;
+        for (long c : total) {
+            n += c;
+        }
+        return n;
+    }
+
+    long delivered() {
+        return count(Decision.ALLOWED) + count(Decision.EXEMPT);
+    }
+
+    int capped() {
+        return capped;
+    }
+
+    /** Whether {@code user} had a REJECTED message. */
+    boolean isCapped(long user) {
+        return Boolean.TRUE.equals(users.get(user));
+    }
+
+    /** Calls {@code action} with each capped user. */
+    void forEachCapped(java.util.function.LongConsumer action) {
+        users.forEach(
+                (user, isCapped) -> {
+                    if (isCapped) {
+                        action.accept(user);
+                    }
+                });
+    }
+
+    long shadowRejected() {
+        return shadowRejected;
+    }
+
+    Map<String, long[]> bySegment() {
+        return bySegment;
+    }
+
+    /** Deliveries per (user, day) with at least one: how many cells hold 1, 2, ... */
+    TreeMap<Integer, Long> perUserDay() {
+        long[] keys = Arrays.copyOf(userDays, deliveries);
+        Arrays.sort(keys);
+        TreeMap<Integer, Long> histogram = new TreeMap<>();
+        for (int i = 0; i < keys.length; ) {
+            int j = i;
+            while (j < keys.length && keys[j] == keys[i]) {
+                j++;
+            }
+            histogram.merge(j - i, 1L, Long::sum);
+            i = j;
+        }
+        return histogram;
+    }
+
+    /** The q-quantile (0..1) of deliveries per user-day with any. */
+    static int quantile(TreeMap<Integer, Long> histogram, double q) {
+        long cells = histogram.values().stream().mapToLong(Long::longValue).sum();
+        long rank = (long) Math.ceil(q * cells);
+        long seen = 0;
+        for (Map.Entry<Integer, Long> e : histogram.entrySet()) {
+            seen += e.getValue();
+            if (seen >= rank) {
+                return e.getKey();
+            }
+        }
+        return 0;
+    }
+
+    void print(PrintStream out, String name) {
+        long n = records();
+        out.printf("%s: limits version %d, %,d records%n", name, configVersion, n);
+        StringBuilder line = new StringBuilder("  decisions:");
+        for (Decision d : KINDS) {
+            line.append(String.format("  %s %,d (%s)", d, count(d), percent(count(d), n)));
+        }
+        out.println(line);
+        out.printf(
+                "  users: %,d, capped (at least one REJECTED): %,d (%s)%n",
+                users.size(), capped, percent(capped, users.size()));
+        if (shadowRejected > 0) {
+            out.printf("  shadow rules would have rejected: %,d%n", shadowRejected);
+        }
+        TreeMap<Integer, Long> perDay = perUserDay();
+        long cells = perDay.values().stream().mapToLong(Long::longValue).sum();
+        out.printf(
+                "  deliveries per user per UTC day (days with any: %,d): mean %.2f, p50 %d, p90 %d,"
+                        + " p99 %d, max %d%n",
+                cells,
+                cells == 0 ? 0.0 : (double) delivered() / cells,
+                quantile(perDay, 0.5),
+                quantile(perDay, 0.9),
+                quantile(perDay, 0.99),
+                perDay.isEmpty() ? 0 : perDay.lastKey());
+        table(out, "segment", bySegment);
+        table(out, "channel", byChannel);
+        table(out, "category", byCategory);
+    }
+
+    private static void table(PrintStream out, String title, Map<String, long[]> rows) {
+        out.printf("  %-20s", "by " + title);
+        for (int i = 0; i < 5; i++) {
+            out.printf(" %12s", KINDS[i]);
+        }
+        out.println();
+        for (Map.Entry<String, long[]> e : rows.entrySet()) {
+            out.printf("  %-20s", e.getKey());
+            for (int i = 0; i < 5; i++) {
+                out.printf(" %,12d", e.getValue()[KINDS[i].ordinal()]);
+            }
+            out.println();
+        }
+    }
+
+    static String percent(long part, long whole) {
+        return whole == 0 ? "0%" : String.format("%.1f%%", 100.0 * part / whole);
+    }
+
+    ObjectNode toJson() {
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        o.put("configVersion", configVersion);
+        o.put("records", records());
+        o.set("decisions", counts(total));
+        o.put("users", users.size());
+        o.put("usersCapped", capped);
+        o.put("delivered", delivered());
+        o.put("shadowRejected", shadowRejected);
+        ObjectNode perDay = o.putObject("deliveriesPerUserDay");
+        perUserDay().forEach((k, v) -> perDay.put(Integer.toString(k), v));
+        o.set("bySegment", rows(bySegment));
+        o.set("byChannel", rows(byChannel));
+        o.set("byCategory", rows(byCategory));
+        o.set("byCampaign", rows(new TreeMap<>(byCampaign)));
+        return o;
+    }
+
+    private static ObjectNode counts(long[] row) {
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        for (Decision d : KINDS) {
+            o.put(d.name(), row[d.ordinal()]);
+        }
+        return o;
+    }
+
+    private static ObjectNode rows(Map<String, long[]> rows) {
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        rows.forEach((k, v) -> o.set(k, counts(v)));
+        return o;
+    }
+}

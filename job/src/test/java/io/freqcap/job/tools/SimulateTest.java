@@ -1,0 +1,336 @@
+package io.freqcap.job.tools;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingRule;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.UserHistory;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SimulateTest {
+    static final long DAY_0 = 1_763_769_600_000L; // 2025-11-22T00:00Z
+    static final long HOUR = 3_600_000L;
+    static final long DAY = 24 * HOUR;
+
+    static final String TWO_A_DAY =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2}]}],\"exempt\":[\"transactional\"]}";
+    static final String ONE_A_DAY_WITH_SHADOW =
+            "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":1}]}],\"exempt\":[\"transactional\"],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":0}]}]}}";
+
+    @TempDir Path tmp;
+
+    record Result(int code, String out, String err) {}
+
+    Result simulate(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                Simulate.run(
+                        args,
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(
+                code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    static String message(String id, long user, long t, String extra) {
+        return "{\"messageId\":\""
+                + id
+                + "\",\"userId\":"
+                + user
+                + ",\"channel\":\"push\",\"timestamp\":"
+                + t
+                + extra
+                + "}";
+    }
+
+    Path file(String name, String text) throws Exception {
+        return Files.writeString(tmp.resolve(name), text);
+    }
+
+    static List<JsonNode> lines(Path file) throws Exception {
+        List<JsonNode> out = new ArrayList<>();
+        for (String line : Files.readAllLines(file)) {
+            out.add(Json.MAPPER.readTree(line));
+        }
+        return out;
+    }
+
+    @Test
+    void writesOneLinePerInputLineAsTheJobWouldDecide() throws Exception {
+        Path input =
+                file(
+                        "in.jsonl",
+                        String.join(
+                                        "\n",
+                                        message("a", 1, DAY_0 + HOUR, ""),
+                                        message("b", 1, DAY_0 + 2 * HOUR, ""),
+                                        message("c", 1, DAY_0 + 3 * HOUR, ""),
+                                        message(
+                                                "t",
+                                                1,
+                                                DAY_0 + 4 * HOUR,
+                                                ",\"category\":\"transactional\""),
+                                        "{\"messageId\":\"x\",\"userId\":\"1\"}",
+                                        message("a", 1, DAY_0 + 5 * HOUR, ""),
+                                        "",
+                                        message("old", 1, DAY_0 - 2 * DAY, ""),
+                                        message(
+                                                "d",
+                                                2,
+                                                DAY_0 + HOUR,
+                                                ",\"payload\":{\"title\":\"\\u00e9\"}"))
+                                + "\n");
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input",
+                        input.toString(),
+                        "--limits",
+                        file("limits.json", TWO_A_DAY).toString(),
+                        "--output",
+                        output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> raw = Files.readAllLines(output);
+        assertEquals(9, raw.size(), "one line per input line, the empty one included");
+        assertEquals(
+                "{\"decision\":\"ALLOWED\",\"messageId\":\"a\",\"userId\":1,\"segment\":\"*\","
+                        + "\"configVersion\":1}",
+                raw.get(0));
+        List<JsonNode> lines = lines(output);
+        assertEquals("ALLOWED", lines.get(1).get("decision").asText());
+        JsonNode rejected = lines.get(2);
+        assertEquals("REJECTED", rejected.get("decision").asText());
+        assertEquals(2, rejected.get("violations").get(0).get("count").asInt());
+        assertEquals(DAY_0 + HOUR + DAY, rejected.get("retryAfter").asLong());
+        assertEquals("c", rejected.get("message").get("messageId").asText());
+        assertEquals("EXEMPT", lines.get(3).get("decision").asText());
+        assertFalse(lines.get(3).has("shadow"));
+        JsonNode malformed = lines.get(4);
+        assertEquals("MALFORMED", malformed.get("decision").asText());
+        assertTrue(malformed.get("error").asText().startsWith("userId"), malformed.toString());
+        assertEquals("in.jsonl", malformed.get("source").get("topic").asText());
+        assertEquals(4, malformed.get("source").get("offset").asLong());
+        assertEquals("DUPLICATE", lines.get(5).get("decision").asText());
+        assertEquals("MALFORMED", lines.get(6).get("decision").asText());
+        assertEquals("STALE", lines.get(7).get("decision").asText());
+        assertEquals("ALLOWED", lines.get(8).get("decision").asText());
+        assertTrue(r.out().contains("ALLOWED 3 (33.3%)"), r.out());
+        assertTrue(r.out().contains("capped (at least one REJECTED): 1 (50.0%)"), r.out());
+    }
+
+    @Test
+    void allowedLinesSayWhatTheShadowRulesWouldHaveDecided() throws Exception {
+        Path input =
+                file(
+                        "in.jsonl",
+                        message("a", 1, DAY_0 + HOUR, "")
+                                + "\n"
+                                + message(
+                                        "t", 1, DAY_0 + 2 * HOUR, ",\"category\":\"transactional\"")
+                                + "\n"
+                                + message("b", 1, DAY_0 + 3 * HOUR, "")
+                                + "\n");
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input",
+                        input.toString(),
+                        "--limits",
+                        file("limits.json", ONE_A_DAY_WITH_SHADOW).toString(),
+                        "--output",
+                        output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals("REJECTED", lines.get(0).get("shadow").asText());
+        assertFalse(lines.get(1).has("shadow"), "EXEMPT carries no shadow decision");
+        assertEquals("REJECTED", lines.get(2).get("decision").asText());
+        assertEquals("REJECTED", lines.get(2).get("shadow").get("decision").asText());
+        assertTrue(r.out().contains("shadow rules would have rejected: 2"), r.out());
+    }
+
+    @Test
+    void comparesTwoConfigsOnTheSameInput() throws Exception {
+        StringBuilder in = new StringBuilder();
+        Random rnd = new Random(3);
+        for (int i = 0; i < 2_000; i++) {
+            in.append(message("m" + i, rnd.nextInt(50), DAY_0 + i * 10 * 60_000L, "")).append('\n');
+        }
+        Path input = file("in.jsonl", in.toString());
+        Path a = tmp.resolve("a.jsonl");
+        Path b = tmp.resolve("b.jsonl");
+        Path summary = tmp.resolve("summary.json");
+        Result r =
+                simulate(
+                        "--input", input.toString(),
+                        "--limits", file("a.json", TWO_A_DAY).toString(),
+                        "--compare", file("b.json", ONE_A_DAY_WITH_SHADOW).toString(),
+                        "--output", a.toString(),
+                        "--compare-output", b.toString(),
+                        "--summary", summary.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> la = lines(a);
+        List<JsonNode> lb = lines(b);
+        assertEquals(2_000, la.size());
+        assertEquals(2_000, lb.size());
+        long changed = 0;
+        long allowedToRejected = 0;
+        for (int i = 0; i < la.size(); i++) {
+            String da = la.get(i).get("decision").asText();
+            String db = lb.get(i).get("decision").asText();
+            changed += da.equals(db) ? 0 : 1;
+            allowedToRejected += da.equals("ALLOWED") && db.equals("REJECTED") ? 1 : 0;
+        }
+        assertTrue(allowedToRejected > 100, allowedToRejected + " fewer deliveries");
+        assertTrue(
+                r.out()
+                        .contains(
+                                String.format(
+                                        "records decided differently: %,d of 2,000", changed)),
+                r.out());
+        assertTrue(
+                r.out().contains(String.format("ALLOWED   -> REJECTED  %,d", allowedToRejected)),
+                r.out());
+        JsonNode json = Json.MAPPER.readTree(summary.toFile());
+        assertEquals(changed, json.get("changes").get("changed").asLong());
+        assertEquals(1, json.get("limits").get("configVersion").asLong());
+        assertEquals(2, json.get("compare").get("configVersion").asLong());
+        long allowedA =
+                la.stream().filter(n -> n.get("decision").asText().equals("ALLOWED")).count();
+        assertEquals(allowedA, json.get("limits").get("decisions").get("ALLOWED").asLong());
+        // no user-day holds more than the config allows in its window's day
+        assertFalse(json.get("compare").get("deliveriesPerUserDay").has("3"));
+    }
+
+    @Test
+    void aHeavyUsersLongHistoryDecidesAsAShortOne() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1h\",\"max\":150},{\"window\":\"1d\",\"max\":700}]}]}";
+        LimitConfig cfg = LimitConfig.parse(config);
+        StringBuilder in = new StringBuilder();
+        List<OutboundMessage> messages = new ArrayList<>();
+        Random rnd = new Random(8);
+        for (int i = 0; i < 5_000; i++) {
+            // bursts and quiet spells: the history grows long, shrinks short, grows again
+            long t = DAY_0 + i * 20_000L + (i / 1000) * 2 * DAY - rnd.nextInt(600_000);
+            String id = rnd.nextInt(40) == 0 && i > 0 ? "m" + rnd.nextInt(i) : "m" + i;
+            in.append(message(id, 7, t, "")).append('\n');
+            messages.add(new OutboundMessage(id, 7, "push", "marketing", t));
+        }
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in.toString()).toString(),
+                        "--limits", file("limits.json", config).toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        UserHistory h = UserHistory.EMPTY;
+        int[] seen = new int[Decision.values().length];
+        for (int i = 0; i < messages.size(); i++) {
+            CappingRule.Verdict v = CappingRule.decide(h, messages.get(i), cfg, "*");
+            h = v.history();
+            assertEquals(v.decision().name(), lines.get(i).get("decision").asText(), "line " + i);
+            seen[v.decision().ordinal()]++;
+        }
+        assertTrue(seen[Decision.REJECTED.ordinal()] > 100, "rejections " + seen[2]);
+        assertTrue(seen[Decision.DUPLICATE.ordinal()] > 10, "duplicates " + seen[3]);
+    }
+
+    @Test
+    void usersInASegmentGetItsRule() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"vip\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":3}]},{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":1}]}]}";
+        String bitmap =
+                Base64.getEncoder()
+                        .encodeToString(SegmentBitmap.of(2).write(SegmentBitmap.Format.ROARING32));
+        Path segments =
+                file(
+                        "segments.json",
+                        "[{\"segmentId\":\"vip\",\"version\":1,\"priority\":5,"
+                                + "\"format\":\"roaring32\",\"bitmap\":\""
+                                + bitmap
+                                + "\"}]");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 3; i++) {
+            in.append(message("a" + i, 1, DAY_0 + i * HOUR, "")).append('\n');
+            in.append(message("b" + i, 2, DAY_0 + i * HOUR, "")).append('\n');
+        }
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in.toString()).toString(),
+                        "--limits", file("limits.json", config).toString(),
+                        "--segments", segments.toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals("*", lines.get(0).get("segment").asText());
+        assertEquals("vip", lines.get(1).get("segment").asText());
+        assertEquals("REJECTED", lines.get(4).get("decision").asText()); // user 1's third
+        assertEquals("ALLOWED", lines.get(5).get("decision").asText()); // user 2's third
+        assertTrue(r.out().contains("vip"), r.out());
+    }
+
+    @Test
+    void aBadCommandLineSaysWhatIsWrongAndExitsTwo() throws Exception {
+        Path limits = file("limits.json", TWO_A_DAY);
+        Path out = tmp.resolve("out.jsonl");
+        Result unknown = simulate("--inptu", "x");
+        assertEquals(2, unknown.code());
+        assertTrue(unknown.err().contains("unknown option --inptu"), unknown.err());
+        Result noLimits = simulate("--input", limits.toString(), "--output", out.toString());
+        assertEquals(2, noLimits.code());
+        assertTrue(noLimits.err().contains("--limits is required"), noLimits.err());
+        Result both =
+                simulate(
+                        "--input",
+                        "x",
+                        "--bootstrap-servers",
+                        "localhost:1",
+                        "--limits",
+                        limits.toString(),
+                        "--output",
+                        out.toString());
+        assertEquals(2, both.code());
+        assertTrue(both.err().contains("exactly one of --input and --bootstrap-servers"));
+        Result invalid =
+                simulate(
+                        "--input", limits.toString(),
+                        "--limits", file("bad.json", "{\"version\":0}").toString(),
+                        "--output", out.toString());
+        assertEquals(2, invalid.code());
+        assertTrue(invalid.err().contains("--limits: invalid config in"), invalid.err());
+        Result missing =
+                simulate(
+                        "--input", tmp.resolve("none.jsonl").toString(),
+                        "--limits", limits.toString(),
+                        "--output", out.toString());
+        assertEquals(2, missing.code());
+        assertTrue(missing.err().contains("none.jsonl"), missing.err());
+    }
+}
