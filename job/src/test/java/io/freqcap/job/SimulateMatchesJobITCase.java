@@ -1,0 +1,218 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.tools.SimulateAccess;
+import io.freqcap.schema.Json;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.SegmentBitmap;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code freqcap-simulate} decides as the job does: the same records go through the job (Kafka in
+ * and out, parallelism 2) and through simulate, read from the job's input topic and from a JSONL
+ * file, and every decision line must equal the job's output for that record: the delivery's
+ * headers, or the audit record itself.
+ */
+class SimulateMatchesJobITCase {
+    static final int PARTITIONS = 3;
+
+    /** Calendar limits in users' zones, scopes, a segment rule, and shadow rules. */
+    static final String CONFIG =
+            "{\"version\":3,\"timezone\":\"Asia/Singapore\",\"rules\":["
+                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":4}],"
+                    + "\"channels\":{\"email\":[{\"calendar\":\"day\",\"max\":1}]}},"
+                    + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":2},"
+                    + "{\"window\":\"7d\",\"max\":6}],"
+                    + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"vip\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2}]},{\"segment\":\"*\",\"limits\":"
+                    + "[{\"calendar\":\"day\",\"max\":1}]}]},"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    static final String[] ZONES = {null, "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"};
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
+
+    @TempDir Path tmp;
+
+    static boolean isVip(long user) {
+        return user % 4 == 0;
+    }
+
+    @Test
+    @Timeout(300)
+    void simulateDecidesEveryRecordAsTheJobDid() throws Exception {
+        String name = "simulate";
+        SegmentBitmap.Builder vip = new SegmentBitmap.Builder();
+        for (long u = 0; u < 400; u++) {
+            if (isVip(u)) {
+                vip.add(u);
+            }
+        }
+        Path segments =
+                Files.writeString(
+                        tmp.resolve("segments.json"),
+                        "[{\"segmentId\":\"vip\",\"version\":1,\"priority\":10,"
+                                + "\"format\":\"roaring32\",\"bitmap\":\""
+                                + Base64.getEncoder()
+                                        .encodeToString(
+                                                vip.build().write(SegmentBitmap.Format.ROARING32))
+                                + "\"}]");
+        Path limits = Files.writeString(tmp.resolve("limits.json"), CONFIG);
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka, tmp, name, CONFIG, PARTITIONS, "--segments", segments.toString());
+        List<Input> inputs = new ArrayList<>();
+        for (Input in : KafkaPipelineSupport.traffic(9, 8_000, 400, 20)) {
+            Long user = KafkaPipelineSupport.userOf(in);
+            String zone = user == null ? null : ZONES[(int) (user % ZONES.length)];
+            if (zone == null) {
+                inputs.add(in);
+                continue;
+            }
+            String json = new String(in.value, StandardCharsets.UTF_8);
+            inputs.add(
+                    new Input(
+                            in.seq,
+                            in.key,
+                            json.replaceFirst(
+                                            "\"timestamp\":",
+                                            "\"timezone\":\"" + zone + "\",\"timestamp\":")
+                                    .getBytes(StandardCharsets.UTF_8)));
+        }
+
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        FreqcapMain.wireKafka(
+                env,
+                JobSettings.from(
+                        options, LimitConfig.parse(CONFIG), FreqcapOptions.readSegments(options)));
+        JobClient job = env.executeAsync("freqcap-simulate-it");
+        Map<Integer, Output> outputs;
+        try {
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(name + "-deliveries", name + "-audit"),
+                            inputs.size(),
+                            Duration.ofSeconds(180));
+            // the job's own check: one output per input, each the decision core's
+            outputs =
+                    KafkaPipelineSupport.checkOutputs(
+                            inputs,
+                            out.get(name + "-deliveries"),
+                            out.get(name + "-audit"),
+                            Map.of(3L, LimitConfig.parse(CONFIG)),
+                            (user, version) -> isVip(user) ? "vip" : "*");
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+
+        // 1. simulate reading the job's input topic: every line equals the job's output
+        List<Input> ordered = KafkaPipelineSupport.inPartitionOrder(inputs);
+        Path fromTopic = tmp.resolve("from-topic.jsonl");
+        simulate(
+                "--bootstrap-servers", kafka.bootstrapServers(),
+                "--input-topic", name + "-in",
+                "--limits", limits.toString(),
+                "--segments", segments.toString(),
+                "--output", fromTopic.toString());
+        int[] kinds = compare(ordered, outputs, fromTopic, true);
+        assertTrue(
+                kinds[0] > 1000 && kinds[1] > 500,
+                "allowed " + kinds[0] + ", rejected " + kinds[1]);
+        assertTrue(kinds[2] > 20, kinds[2] + " with shadow decisions REJECTED when allowed");
+
+        // 2. simulate reading the same values from a file (no keys, no tombstones)
+        Path file = tmp.resolve("messages.jsonl");
+        StringBuilder text = new StringBuilder();
+        for (Input in : ordered) {
+            text.append(in.value == null ? "" : new String(in.value, StandardCharsets.UTF_8))
+                    .append('\n');
+        }
+        Files.writeString(file, text);
+        Path fromFile = tmp.resolve("from-file.jsonl");
+        simulate(
+                "--input", file.toString(),
+                "--limits", limits.toString(),
+                "--segments", segments.toString(),
+                "--output", fromFile.toString());
+        compare(ordered, outputs, fromFile, false);
+    }
+
+    static void simulate(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code =
+                SimulateAccess.run(
+                        args,
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * @param exactMalformed whether MALFORMED lines must equal the job's audit record (their source
+     *     and a tombstone's error differ when read from a file)
+     * @return ALLOWED lines, REJECTED lines, ALLOWED lines whose shadow decision is REJECTED
+     */
+    static int[] compare(
+            List<Input> ordered, Map<Integer, Output> outputs, Path lines, boolean exactMalformed)
+            throws Exception {
+        List<String> decided = Files.readAllLines(lines);
+        assertEquals(ordered.size(), decided.size(), "one line per input record");
+        int[] kinds = new int[3];
+        for (int i = 0; i < ordered.size(); i++) {
+            Output job = outputs.get(ordered.get(i).seq);
+            JsonNode line = Json.MAPPER.readTree(decided.get(i));
+            String where = "record " + ordered.get(i).seq + " (" + lines.getFileName() + ")";
+            assertEquals(job.decision(), line.get("decision").asText(), where);
+            if (job.audit() == null) {
+                assertEquals(job.segment(), line.get("segment").asText(), where);
+                assertEquals(job.configVersion(), line.get("configVersion").asLong(), where);
+                assertEquals(job.shadow(), line.path("shadow").asText(null), where);
+                JsonNode value = Json.MAPPER.readTree(ordered.get(i).value);
+                assertEquals(value.get("messageId"), line.get("messageId"), where);
+                assertEquals(value.get("userId"), line.get("userId"), where);
+                kinds[0] += job.decision().equals("ALLOWED") ? 1 : 0;
+                kinds[2] += "REJECTED".equals(job.shadow()) ? 1 : 0;
+            } else if (exactMalformed || !job.decision().equals("MALFORMED")) {
+                assertEquals(job.audit(), line, where);
+                kinds[1] += job.decision().equals("REJECTED") ? 1 : 0;
+            }
+        }
+        return kinds;
+    }
+}
