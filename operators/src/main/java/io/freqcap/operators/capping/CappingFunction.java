@@ -242,7 +242,7 @@ public class CappingFunction
         String shadowSegment =
                 cfg.hasShadow() ? control.segments().resolveShadow(m.userId(), cfg) : segment;
         CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment, shadowSegment);
-        metrics.count(v.decision());
+        metrics.decided(v.decision(), v.segment(), m.timestamp());
         if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
             metrics.shadowRejected.inc();
         }

@@ -1,11 +1,25 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.schema.Decision;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
-/** The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's. */
+/**
+ * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; how far
+ * behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
+ */
 final class CappingMetrics {
+    /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
+    static final long LAG_HORIZON_MILLIS = 3_600_000;
+
+    /** Messages stamped this far ahead count as lag 0 (clock skew); further ones are scheduled. */
+    static final long LAG_SKEW_MILLIS = 60_000;
+
     private final Counter allowed;
     private final Counter exempt;
     private final Counter rejected;
@@ -17,9 +31,22 @@ final class CappingMetrics {
     final Counter cacheHits;
     final Counter shadowRejected;
     private final MetricGroup group;
+    private final Histogram decisionLag;
+    private final LongSupplier clock;
+    private final ControlHandler control;
+    // segmentId -> {allowed, rejected}; only segments with a rule in the config in force
+    private final Map<String, Counter[]> bySegment = new HashMap<>();
 
     CappingMetrics(MetricGroup metrics, ControlHandler control) {
+        this(metrics, control, System::currentTimeMillis);
+    }
+
+    CappingMetrics(MetricGroup metrics, ControlHandler control, LongSupplier clock) {
         group = metrics;
+        this.control = control;
+        this.clock = clock;
+        decisionLag =
+                metrics.histogram("decisionLagMillis", new DescriptiveStatisticsHistogram(1000));
         allowed = metrics.counter("allowed");
         exempt = metrics.counter("exempt");
         rejected = metrics.counter("rejected");
@@ -39,6 +66,41 @@ final class CappingMetrics {
     void watch(HistoryStore histories) {
         group.gauge("longHistories", histories::liveHistories);
         group.gauge("longHistoryEntries", histories::liveEntries);
+    }
+
+    /**
+     * Counts a decided message: its decision, its segment's counter (ALLOWED and REJECTED), and the
+     * lag from its timestamp to now when it is stamped near now.
+     */
+    void decided(Decision d, String segment, long timestamp) {
+        count(d);
+        if (d == Decision.ALLOWED || d == Decision.REJECTED) {
+            Counter[] counters = bySegment.get(segment);
+            if (counters == null) {
+                counters = segmentCounters(segment);
+            }
+            if (counters != null) {
+                counters[d == Decision.ALLOWED ? 0 : 1].inc();
+            }
+        }
+        long lag = clock.getAsLong() - timestamp;
+        if (lag <= LAG_HORIZON_MILLIS && lag >= -LAG_SKEW_MILLIS) {
+            decisionLag.update(Math.max(0, lag));
+        }
+    }
+
+    /**
+     * The counters of a segment with a rule, made on its first decision; null for another (a
+     * segment's rule can only apply while the config has one, so the counters stay few).
+     */
+    private Counter[] segmentCounters(String segment) {
+        if (!control.config().hasRule(segment)) {
+            return null;
+        }
+        MetricGroup g = group.addGroup("segment", segment);
+        Counter[] counters = {g.counter("allowed"), g.counter("rejected")};
+        bySegment.put(segment, counters);
+        return counters;
     }
 
     void count(Decision d) {

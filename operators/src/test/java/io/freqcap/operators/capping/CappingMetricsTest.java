@@ -1,0 +1,56 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.LimitConfig;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.metrics.HistogramStatistics;
+import org.apache.flink.metrics.testutils.MetricListener;
+import org.junit.jupiter.api.Test;
+
+class CappingMetricsTest {
+    static final long NOW = 1_763_800_000_000L;
+    static final String CONFIG =
+            "{\"version\":4,\"rules\":[{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":5}]},"
+                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}";
+
+    @Test
+    void countsDecisionsPerSegmentWithARuleAndTheLagOfMessagesStampedNearNow() throws Exception {
+        MetricListener listener = new MetricListener();
+        ControlHandler control =
+                ControlHandler.start(
+                        LimitConfig.parse(CONFIG),
+                        List.of(),
+                        Map.of(),
+                        List.of(),
+                        FlinkFileLoader.INSTANCE,
+                        s -> {});
+        CappingMetrics metrics = new CappingMetrics(listener.getMetricGroup(), control, () -> NOW);
+        metrics.decided(Decision.ALLOWED, "vip", NOW - 2_000);
+        metrics.decided(Decision.ALLOWED, "vip", NOW - 4_000);
+        metrics.decided(Decision.REJECTED, "vip", NOW + 30_000); // clock skew: lag 0
+        metrics.decided(Decision.REJECTED, "*", NOW - 2 * 3_600_000); // a replay: no lag
+        metrics.decided(Decision.ALLOWED, "*", NOW + 3_600_000); // scheduled ahead: no lag
+        metrics.decided(Decision.EXEMPT, "vip", NOW - 6_000);
+        metrics.decided(Decision.ALLOWED, "churned", NOW); // no rule: no counters of its own
+
+        assertEquals(2, listener.getCounter("segment", "vip", "allowed").get().getCount());
+        assertEquals(1, listener.getCounter("segment", "vip", "rejected").get().getCount());
+        assertEquals(1, listener.getCounter("segment", "*", "allowed").get().getCount());
+        assertEquals(1, listener.getCounter("segment", "*", "rejected").get().getCount());
+        assertFalse(listener.getCounter("segment", "churned", "allowed").isPresent());
+        assertEquals(4, listener.getCounter("allowed").get().getCount());
+        assertEquals(2, listener.getCounter("rejected").get().getCount());
+        assertEquals(1, listener.getCounter("exempt").get().getCount());
+
+        HistogramStatistics lag = listener.getHistogram("decisionLagMillis").get().getStatistics();
+        assertEquals(5, lag.size());
+        assertEquals(0, lag.getMin());
+        assertEquals(6_000, lag.getMax());
+        assertEquals((2_000 + 4_000 + 0 + 6_000 + 0) / 5.0, lag.getMean(), 1e-9);
+    }
+}
