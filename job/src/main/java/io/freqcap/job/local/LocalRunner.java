@@ -62,6 +62,14 @@ public final class LocalRunner {
                     .defaultValue(8081)
                     .withDescription("Port of the Flink web UI and REST API.");
 
+    public static final ConfigOption<String> PROMETHEUS_PORT =
+            ConfigOptions.key("prometheus-port")
+                    .stringType()
+                    .defaultValue("9249-9259")
+                    .withDescription(
+                            "Port (or range) of Flink's Prometheus reporter: the job's metrics at"
+                                    + " http://localhost:<port>/metrics; off for none.");
+
     public static final ConfigOption<String> STATE_DIR =
             ConfigOptions.key("state-dir")
                     .stringType()
@@ -80,7 +88,7 @@ public final class LocalRunner {
                                     + " elsewhere (bin/freqcap-cluster submit).");
 
     static final List<ConfigOption<?>> RUNNER_OPTIONS =
-            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, STATE_DIR, NO_JOB);
+            List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, PROMETHEUS_PORT, STATE_DIR, NO_JOB);
 
     /** What a run did, for its closing summary. */
     public record Summary(
@@ -233,6 +241,11 @@ public final class LocalRunner {
             out.printf(
                     "freqcap is running. Flink web UI: http://localhost:%d  Kafka: %s%n",
                     options.get(WEB_PORT), bootstrap);
+            if (!options.get(PROMETHEUS_PORT).equals("off")) {
+                out.printf(
+                        "  Prometheus metrics: http://localhost:%s/metrics (the first free port)%n",
+                        options.get(PROMETHEUS_PORT));
+            }
         }
         out.printf(
                 "  in: %s  deliveries: %s  audit: %s  config: %s%n",
@@ -302,6 +315,21 @@ public final class LocalRunner {
         }
     }
 
+    /**
+     * Turns on Flink's Prometheus reporter (deploy/config.yaml has the same settings), segment ids
+     * such as {@code *} kept as they are in labels.
+     *
+     * @param port a port or a range ({@code 9249-9259})
+     */
+    public static void prometheus(Configuration flink, String port) {
+        String prefix = "metrics.reporter.prom.";
+        flink.setString(
+                prefix + "factory.class",
+                "org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
+        flink.setString(prefix + "port", port);
+        flink.setString(prefix + "filterLabelValueCharacters", "false");
+    }
+
     /** The job in an embedded Flink with its web UI, resumed from the state dir if it can be. */
     private static JobClient startJob(
             Configuration options,
@@ -313,6 +341,9 @@ public final class LocalRunner {
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(RestOptions.PORT, options.get(WEB_PORT));
         flink.set(RestOptions.BIND_ADDRESS, "localhost");
+        if (!options.get(PROMETHEUS_PORT).equals("off")) {
+            prometheus(flink, options.get(PROMETHEUS_PORT));
+        }
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         Resumption resumption = Resumption.prepare(state, flink, out);
         if (options.getOptional(FreqcapOptions.PARALLELISM).isEmpty()) {

@@ -23,9 +23,12 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.FallbackKey;
 import org.apache.flink.configuration.HighAvailabilityOptions;
+import org.apache.flink.configuration.MetricOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.metrics.prometheus.PrometheusPushGatewayReporterOptions;
+import org.apache.flink.metrics.prometheus.PrometheusReporterFactory;
 import org.junit.jupiter.api.Test;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
@@ -191,10 +194,37 @@ class KubernetesManifestTest {
                 }
             }
         }
+        // a reporter's keys: Flink's reporter options, and the Prometheus reporter's own
+        Set<String> reporter = new HashSet<>();
+        for (Class<?> c :
+                List.of(
+                        MetricOptions.class,
+                        PrometheusReporterFactory.class,
+                        PrometheusPushGatewayReporterOptions.class)) {
+            for (Field f : c.getDeclaredFields()) {
+                if (Modifier.isStatic(f.getModifiers()) && !f.getType().isPrimitive()) {
+                    f.setAccessible(true); // the factory's port key is package-private
+                    Object v = f.get(null);
+                    if (v instanceof ConfigOption<?> o) {
+                        reporter.add(o.key());
+                    } else if (v instanceof String s) {
+                        reporter.add(s);
+                    }
+                }
+            }
+        }
+        String prom = "metrics.reporter.prom.";
         Map<String, Object> conf = map(map(manifest().get("spec")).get("flinkConfiguration"));
         for (String key : conf.keySet()) {
-            assertTrue(known.contains(key), key + " is no Flink option");
+            if (key.startsWith(prom)) {
+                assertTrue(
+                        reporter.contains(key.substring(prom.length())),
+                        key + " is no reporter option");
+            } else {
+                assertTrue(known.contains(key), key + " is no Flink option");
+            }
         }
+        assertEquals(PrometheusReporterFactory.class.getName(), conf.get(prom + "factory.class"));
     }
 
     @Test
