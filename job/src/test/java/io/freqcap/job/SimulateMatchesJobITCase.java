@@ -137,6 +137,39 @@ class SimulateMatchesJobITCase {
                             out.get(name + "-audit"),
                             Map.of(3L, LimitConfig.parse(CONFIG)),
                             (user, version) -> isVip(user) ? "vip" : "*");
+            // freqcap-export: both topics as one JSONL file, a line per output
+            Path export = tmp.resolve("export.jsonl");
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            assertEquals(
+                    0,
+                    SimulateAccess.export(
+                            new String[] {
+                                "--bootstrap-servers",
+                                kafka.bootstrapServers(),
+                                "--delivery-topic",
+                                name + "-deliveries",
+                                "--audit-topic",
+                                name + "-audit",
+                                "--output",
+                                export.toString()
+                            },
+                            new PrintStream(
+                                    new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                            new PrintStream(err, true, StandardCharsets.UTF_8)),
+                    err.toString(StandardCharsets.UTF_8));
+            List<String> exported = Files.readAllLines(export);
+            assertEquals(inputs.size(), exported.size(), "one exported line per output");
+            long allowed =
+                    outputs.values().stream().filter(o -> o.decision().equals("ALLOWED")).count();
+            long exportedAllowed = 0;
+            for (String line : exported) {
+                JsonNode n = Json.MAPPER.readTree(line);
+                if (n.get("decision").asText().equals("ALLOWED")) {
+                    exportedAllowed++;
+                    assertTrue(n.get("timestamp").asLong() > 0 && n.hasNonNull("channel"), line);
+                }
+            }
+            assertEquals(allowed, exportedAllowed);
         } finally {
             KafkaPipelineSupport.cancel(job);
         }

@@ -1,0 +1,157 @@
+package io.freqcap.job.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.Json;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * {@code freqcap-export}: the delivery and audit topics, read_committed from the beginning to their
+ * end offsets at start, as one JSONL file for the notebooks. A delivery becomes {@code {"decision",
+ * "messageId", "userId", "segment", "configVersion", ["shadow",] "channel", "category",
+ * ["campaignId",] "timestamp"}} (its headers and the message's fields; a value that is not JSON is
+ * left out and counted); an audit record is written as it is.
+ */
+public final class Export {
+    private Export() {}
+
+    static final String USAGE =
+            "usage: freqcap-export --bootstrap-servers HOST:PORT --output FILE.jsonl"
+                    + " [--delivery-topic deliveries] [--audit-topic capping-audit]";
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--help")) {
+                out.println(USAGE);
+                return 0;
+            }
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                err.println("freqcap-export: bad argument " + args[i] + "\n" + USAGE);
+                return 2;
+            }
+            opts.put(args[i].substring(2), args[++i]);
+        }
+        for (String required : List.of("bootstrap-servers", "output")) {
+            if (!opts.containsKey(required)) {
+                err.println("freqcap-export: --" + required + " is required\n" + USAGE);
+                return 2;
+            }
+        }
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap-servers"));
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        String deliveries = opts.getOrDefault("delivery-topic", "deliveries");
+        String audit = opts.getOrDefault("audit-topic", "capping-audit");
+        long[] counts = new long[3]; // deliveries, audit records, deliveries not JSON
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
+                BufferedWriter w = Files.newBufferedWriter(Path.of(opts.get("output")))) {
+            for (String topic : List.of(deliveries, audit)) {
+                List<TopicPartition> partitions = new ArrayList<>();
+                List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+                if (infos == null || infos.isEmpty()) {
+                    err.println("freqcap-export: topic " + topic + " does not exist");
+                    return 2;
+                }
+                infos.forEach(i -> partitions.add(new TopicPartition(topic, i.partition())));
+                Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+                consumer.assign(partitions);
+                consumer.seekToBeginning(partitions);
+                while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                        if (r.offset() >= end.get(new TopicPartition(r.topic(), r.partition()))) {
+                            continue;
+                        }
+                        String line;
+                        if (topic.equals(audit)) {
+                            line = new String(r.value(), StandardCharsets.UTF_8);
+                            counts[1]++;
+                        } else {
+                            line = delivery(r);
+                            if (line == null) {
+                                counts[2]++;
+                                continue;
+                            }
+                            counts[0]++;
+                        }
+                        w.write(line);
+                        w.write('\n');
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            err.println("freqcap-export: " + e.getMessage());
+            return 1;
+        }
+        out.printf(
+                "exported %,d deliveries and %,d audit records to %s%s%n",
+                counts[0],
+                counts[1],
+                opts.get("output"),
+                counts[2] == 0
+                        ? ""
+                        : String.format(" (%,d deliveries not JSON, left out)", counts[2]));
+        return 0;
+    }
+
+    private static String delivery(ConsumerRecord<byte[], byte[]> r) throws IOException {
+        JsonNode m;
+        try {
+            m = Json.MAPPER.readTree(r.value());
+        } catch (IOException e) {
+            return null;
+        }
+        if (m == null || !m.isObject()) {
+            return null;
+        }
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("decision", header(r, Delivery.HEADER_DECISION));
+        o.set("messageId", m.get("messageId"));
+        o.set("userId", m.get("userId"));
+        o.put("segment", header(r, Delivery.HEADER_SEGMENT));
+        String version = header(r, Delivery.HEADER_CONFIG_VERSION);
+        o.put("configVersion", version == null ? null : Long.valueOf(version));
+        String shadow = header(r, Delivery.HEADER_SHADOW);
+        if (shadow != null) {
+            o.put("shadow", shadow);
+        }
+        o.set("channel", m.get("channel"));
+        o.put("category", m.path("category").asText("marketing"));
+        if (m.hasNonNull("campaignId")) {
+            o.put("campaignId", m.get("campaignId").asText());
+        }
+        o.set("timestamp", m.get("timestamp"));
+        return Json.MAPPER.writeValueAsString(o);
+    }
+
+    private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+    }
+}
