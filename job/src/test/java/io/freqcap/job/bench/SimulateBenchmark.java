@@ -77,7 +77,7 @@ public final class SimulateBenchmark {
         }
     }
 
-    static long write(Path file, int messages, int users) throws Exception {
+    public static long write(Path file, int messages, int users) throws Exception {
         Random rnd = new Random(11);
         long start = 1_763_769_600_000L;
         long step = 10L * 86_400_000L / messages; // ten days
