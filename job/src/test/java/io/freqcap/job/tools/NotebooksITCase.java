@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Timeout;
  * config, and four candidates for limit tuning) and {@code freqcap-segments inspect} on three
  * segments. A failing cell fails the test, and each notebook must write its plots (under {@code
  * target/notebooks}). Without Jupyter (Debian: jupyter-nbconvert python3-ipykernel python3-pandas
- * python3-matplotlib, which {@code .ci/run} installs) it is skipped, unless the environment
- * has {@code FREQCAP_NOTEBOOKS=required} (as {@code .ci/run} sets).
+ * python3-matplotlib, which {@code .ci/run} installs) it is skipped, unless the environment has
+ * {@code FREQCAP_NOTEBOOKS=required} (as {@code .ci/run} sets).
  */
 class NotebooksITCase {
     static final Path NOTEBOOKS = Path.of("..", "notebooks").toAbsolutePath().normalize();
