@@ -177,7 +177,7 @@ class SimulateMatchesJobITCase {
         // 1. simulate reading the job's input topic: every line equals the job's output
         List<Input> ordered = KafkaPipelineSupport.inPartitionOrder(inputs);
         Path fromTopic = tmp.resolve("from-topic.jsonl");
-        simulate(
+        SimulateAccess.simulate(
                 "--bootstrap-servers", kafka.bootstrapServers(),
                 "--input-topic", name + "-in",
                 "--limits", limits.toString(),
@@ -198,22 +198,12 @@ class SimulateMatchesJobITCase {
         }
         Files.writeString(file, text);
         Path fromFile = tmp.resolve("from-file.jsonl");
-        simulate(
+        SimulateAccess.simulate(
                 "--input", file.toString(),
                 "--limits", limits.toString(),
                 "--segments", segments.toString(),
                 "--output", fromFile.toString());
         compare(ordered, outputs, fromFile, false);
-    }
-
-    static void simulate(String... args) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                SimulateAccess.run(
-                        args,
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
     }
 
     /**

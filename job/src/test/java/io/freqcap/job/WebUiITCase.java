@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,33 +71,18 @@ class WebUiITCase {
                 CompletableFuture.supplyAsync(
                         () -> {
                             try {
-                                return LocalRunner.run(
-                                        new String[] {
-                                            "--bootstrap-servers",
-                                            kafka.bootstrapServers(),
-                                            "--input-topic",
-                                            name + "-in",
-                                            "--config-topic",
-                                            name + "-config",
-                                            "--segments-topic",
-                                            name + "-segments",
-                                            "--delivery-topic",
-                                            name + "-deliveries",
-                                            "--audit-topic",
-                                            name + "-audit",
-                                            "--limits",
-                                            limits.toString(),
-                                            "--checkpoint-interval",
-                                            "1s",
-                                            "--web-port",
-                                            Integer.toString(web),
-                                            "--prometheus-port",
-                                            "off",
-                                            "--state-dir",
-                                            tmp.resolve("state").toString()
-                                        },
-                                        quiet,
-                                        stop);
+                                List<String> args =
+                                        new ArrayList<>(
+                                                KafkaPipelineSupport.args(kafka, name, limits));
+                                args.addAll(
+                                        List.of(
+                                                "--web-port",
+                                                Integer.toString(web),
+                                                "--prometheus-port",
+                                                "off",
+                                                "--state-dir",
+                                                tmp.resolve("state").toString()));
+                                return LocalRunner.run(args.toArray(new String[0]), quiet, stop);
                             } catch (Exception e) {
                                 throw new RuntimeException(e);
                             }

@@ -109,6 +109,18 @@ public final class AuditRecords {
         return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
     }
 
+    /** The MALFORMED record of an input record that could not be read. */
+    public static AuditEvent malformed(InboundMessage in, int maxBytes) {
+        return unreadable(
+                Decision.MALFORMED,
+                in.error(),
+                in.value(),
+                in.topic(),
+                in.partition(),
+                in.offset(),
+                maxBytes);
+    }
+
     /**
      * A MALFORMED or INVALID_CONTROL record: the error, the raw bytes and where they came from.
      *

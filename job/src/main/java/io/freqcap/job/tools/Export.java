@@ -2,6 +2,7 @@ package io.freqcap.job.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.Json;
 import java.io.BufferedWriter;
@@ -12,10 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -38,22 +39,24 @@ public final class Export {
             "usage: freqcap-export --bootstrap-servers HOST:PORT --output FILE.jsonl"
                     + " [--delivery-topic deliveries] [--audit-topic capping-audit]";
 
+    private static final Set<String> OPTIONS =
+            Set.of("bootstrap-servers", "output", "delivery-topic", "audit-topic");
+
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Map<String, String> opts = new LinkedHashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--help")) {
-                out.println(USAGE);
-                return 0;
-            }
-            if (!args[i].startsWith("--") || i + 1 >= args.length) {
-                err.println("freqcap-export: bad argument " + args[i] + "\n" + USAGE);
-                return 2;
-            }
-            opts.put(args[i].substring(2), args[++i]);
+        Map<String, String> opts;
+        try {
+            opts = ToolOptions.parse(args, OPTIONS);
+        } catch (InvalidOptionException e) {
+            err.println("freqcap-export: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        if (opts == null) {
+            out.println(USAGE);
+            return 0;
         }
         for (String required : List.of("bootstrap-servers", "output")) {
             if (!opts.containsKey(required)) {

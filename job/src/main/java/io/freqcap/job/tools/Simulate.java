@@ -26,7 +26,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -77,23 +76,16 @@ public final class Simulate {
      * @return the exit code: 0 done, 2 a bad command line or an unreadable input file
      */
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Map<String, String> opts = new LinkedHashMap<>();
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--help")) {
-                out.println(USAGE);
-                return 0;
-            }
-            String name = args[i].startsWith("--") ? args[i].substring(2) : "";
-            if (!OPTIONS.contains(name) || i + 1 >= args.length) {
-                err.println(
-                        "freqcap-simulate: "
-                                + (OPTIONS.contains(name) ? "no value for " : "unknown option ")
-                                + args[i]
-                                + "\n"
-                                + USAGE);
-                return 2;
-            }
-            opts.put(name, args[++i]);
+        Map<String, String> opts;
+        try {
+            opts = ToolOptions.parse(args, OPTIONS);
+        } catch (InvalidOptionException e) {
+            err.println("freqcap-simulate: " + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        if (opts == null) {
+            out.println(USAGE);
+            return 0;
         }
         Replay main;
         Replay other = null;
@@ -154,16 +146,7 @@ public final class Simulate {
             while ((raw = input.next()) != null) {
                 InboundMessage in = InboundMessage.of(raw, bounds.maxRecordBytes());
                 if (in.isMalformed()) {
-                    byte[] audit =
-                            AuditRecords.unreadable(
-                                            Decision.MALFORMED,
-                                            in.error(),
-                                            in.value(),
-                                            in.topic(),
-                                            in.partition(),
-                                            in.offset(),
-                                            bounds.maxRecordBytes())
-                                    .json();
+                    byte[] audit = AuditRecords.malformed(in, bounds.maxRecordBytes()).json();
                     a.malformed(audit);
                     if (b != null) {
                         b.malformed(audit);

@@ -92,16 +92,6 @@ class NotebooksITCase {
         Assumptions.assumeTrue(jupyter != null, why);
     }
 
-    static void simulate(String... args) {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                Simulate.run(
-                        args,
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
-    }
-
     static void makeData() throws Exception {
         TempDirs.deleteRecursively(OUT);
         Files.createDirectories(DATA.resolve("tuning"));
@@ -121,14 +111,14 @@ class NotebooksITCase {
                                         .encodeToString(
                                                 vip.build().write(SegmentBitmap.Format.ROARING32))
                                 + "\"}]");
-        simulate(
+        SimulateAccess.simulate(
                 "--input", messages.toString(),
                 "--limits", Files.writeString(DATA.resolve("limits.json"), CONFIG).toString(),
                 "--segments", segments.toString(),
                 "--output", DATA.resolve("decisions.jsonl").toString());
         for (Map.Entry<String, String> c : CANDIDATES.entrySet()) {
             Path tuning = DATA.resolve("tuning");
-            simulate(
+            SimulateAccess.simulate(
                     "--input", messages.toString(),
                     "--limits",
                             Files.writeString(tuning.resolve(c.getKey() + ".json"), c.getValue())

@@ -10,6 +10,23 @@ public final class SimulateAccess {
         return Simulate.run(args, out, err);
     }
 
+    /**
+     * Runs {@code freqcap-simulate} and fails the test, with what it printed, unless it exits 0.
+     */
+    public static void simulate(String... args) {
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int code =
+                Simulate.run(
+                        args,
+                        new PrintStream(
+                                new java.io.ByteArrayOutputStream(),
+                                true,
+                                java.nio.charset.StandardCharsets.UTF_8),
+                        new PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        org.junit.jupiter.api.Assertions.assertEquals(
+                0, code, err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     public static int export(String[] args, PrintStream out, PrintStream err) {
         return Export.run(args, out, err);
     }

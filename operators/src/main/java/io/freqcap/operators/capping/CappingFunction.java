@@ -223,16 +223,7 @@ public class CappingFunction
         }
         if (in.isMalformed()) {
             metrics.count(Decision.MALFORMED);
-            ctx.output(
-                    AUDIT,
-                    AuditRecords.unreadable(
-                            Decision.MALFORMED,
-                            in.error(),
-                            in.value(),
-                            in.topic(),
-                            in.partition(),
-                            in.offset(),
-                            settings.bounds().maxRecordBytes()));
+            ctx.output(AUDIT, AuditRecords.malformed(in, settings.bounds().maxRecordBytes()));
             return;
         }
         LimitConfig cfg = control.config();
