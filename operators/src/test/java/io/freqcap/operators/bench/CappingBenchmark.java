@@ -44,6 +44,10 @@ import org.apache.flink.util.OutputTag;
  * <p>Heavy users: {@code -Dbench.heavy=K} sends a share {@code -Dbench.heavyShare} (default all) of
  * the messages from K more users, each user's 1 s apart in time order, under {@link #LONG_CONFIG}
  * (as {@code -Dbench.longConfig=true} does for the spread users alone).
+ *
+ * <p>Taking the calendar config apart (what each feature costs): {@code -Dbench.config=<json>}
+ * decides under another config; {@code -Dbench.noCampaign=true} and {@code -Dbench.noZone=true}
+ * send the calendar traffic without campaigns or zones.
  */
 public final class CappingBenchmark {
     static final String CONFIG =
@@ -93,6 +97,10 @@ public final class CappingBenchmark {
                         : heavy > 0 || Boolean.getBoolean("bench.longConfig")
                                 ? LONG_CONFIG
                                 : CONFIG;
+        String given = System.getProperty("bench.config", "");
+        config = given.isBlank() ? config : given;
+        boolean noCampaign = Boolean.getBoolean("bench.noCampaign");
+        boolean noZone = Boolean.getBoolean("bench.noZone");
         long[] heavyClock = new long[heavy];
         long[][] userIds =
                 new long[PARALLELISM]
@@ -194,13 +202,15 @@ public final class CappingBenchmark {
                                                                 ? "promo"
                                                                 : "marketing",
                                                         ts,
-                                                        calendar
+                                                        calendar && !noZone
                                                                 ? ZONES[
                                                                         (int)
                                                                                 (userIds[part][n]
                                                                                         & 3)]
                                                                 : null,
-                                                        calendar ? "c" + (n % 20) : null,
+                                                        calendar && !noCampaign
+                                                                ? "c" + (n % 20)
+                                                                : null,
                                                         null,
                                                         null,
                                                         value,
