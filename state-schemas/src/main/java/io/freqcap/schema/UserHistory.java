@@ -27,7 +27,16 @@ import java.util.Arrays;
 public final class UserHistory implements CountedHistory {
     public static final UserHistory EMPTY =
             new UserHistory(
-                    new long[0], new long[0], new int[0], new String[0], null, null, null, null);
+                    new long[0],
+                    new long[0],
+                    new int[0],
+                    new String[0],
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null);
 
     private final long[] timestamps;
     private final long[] fingerprints;
@@ -37,15 +46,23 @@ public final class UserHistory implements CountedHistory {
     /** Null when no entry has an id. */
     private final String[] messageIds;
 
-    /** Per entry; null when every entry is {@link OutboundMessage#DEFAULT_CATEGORY}. */
-    private final String[] categories;
+    /**
+     * Categories but {@link OutboundMessage#DEFAULT_CATEGORY} and campaigns, each as a table of the
+     * distinct values entries use (in order of first use, as the packed format writes them) and per
+     * entry an index: 0 for the default category or no campaign, t + 1 for table[t]. Both null when
+     * every entry's is 0. Indexes, not a string per entry: a history is read, extended and written
+     * for every message, and its scope checks then compare ints.
+     */
+    private final String[] categoryTable;
 
-    /** Per entry, null for none; null when no entry has a campaign. */
-    private final String[] campaigns;
+    private final int[] categoryIndex;
+    private final String[] campaignTable;
+    private final int[] campaignIndex;
 
     /** Per entry, seconds east of UTC; null when every entry's is 0. */
     private final int[] offsets;
 
+    /** A history of per-entry values (categories: null for the default everywhere). */
     UserHistory(
             long[] timestamps,
             long[] fingerprints,
@@ -55,36 +72,104 @@ public final class UserHistory implements CountedHistory {
             String[] categories,
             String[] campaigns,
             int[] offsets) {
+        this(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
+                Tabled.of(campaigns, null),
+                offsets);
+    }
+
+    private UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            Tabled categories,
+            Tabled campaigns,
+            int[] offsets) {
+        this(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                categories.table(),
+                categories.index(),
+                campaigns.table(),
+                campaigns.index(),
+                offsets);
+    }
+
+    private UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            String[] categoryTable,
+            int[] categoryIndex,
+            String[] campaignTable,
+            int[] campaignIndex,
+            int[] offsets) {
         this.timestamps = timestamps;
         this.fingerprints = fingerprints;
         this.channelIndex = channelIndex;
         this.channels = channels;
         this.messageIds = messageIds;
-        this.categories = allDefault(categories) ? null : categories;
-        this.campaigns = allNull(campaigns) ? null : campaigns;
+        boolean noCategory = allZero(categoryIndex);
+        this.categoryTable = noCategory ? null : categoryTable;
+        this.categoryIndex = noCategory ? null : categoryIndex;
+        boolean noCampaign = allZero(campaignIndex);
+        this.campaignTable = noCampaign ? null : campaignTable;
+        this.campaignIndex = noCampaign ? null : campaignIndex;
         this.offsets = allZero(offsets) ? null : offsets;
     }
 
-    private static boolean allDefault(String[] a) {
-        if (a != null) {
-            for (String s : a) {
-                if (!OutboundMessage.DEFAULT_CATEGORY.equals(s)) {
-                    return false;
-                }
-            }
+    /**
+     * A history as the serializer read it: tables of distinct values (no default category), in
+     * order of first use, and indexes within them. Tables that break that are rebuilt.
+     */
+    static UserHistory decoded(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            String[] categoryTable,
+            int[] categoryIndex,
+            String[] campaignTable,
+            int[] campaignIndex,
+            int[] offsets) {
+        if (!Tabled.canonical(categoryTable, categoryIndex, OutboundMessage.DEFAULT_CATEGORY)
+                || !Tabled.canonical(campaignTable, campaignIndex, null)) {
+            return new UserHistory(
+                    timestamps,
+                    fingerprints,
+                    channelIndex,
+                    channels,
+                    messageIds,
+                    Tabled.of(
+                            Tabled.values(categoryTable, categoryIndex),
+                            OutboundMessage.DEFAULT_CATEGORY),
+                    Tabled.of(Tabled.values(campaignTable, campaignIndex), null),
+                    offsets);
         }
-        return true;
-    }
-
-    private static boolean allNull(String[] a) {
-        if (a != null) {
-            for (String s : a) {
-                if (s != null) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return new UserHistory(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                categoryTable,
+                categoryIndex,
+                campaignTable,
+                campaignIndex,
+                offsets);
     }
 
     private static boolean allZero(int[] a) {
@@ -126,12 +211,14 @@ public final class UserHistory implements CountedHistory {
     }
 
     public String category(int i) {
-        return categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i];
+        int c = categoryIndex == null ? 0 : categoryIndex[i];
+        return c == 0 ? OutboundMessage.DEFAULT_CATEGORY : categoryTable[c - 1];
     }
 
     /** The campaignId of entry i, or {@code null} for none. */
     public String campaign(int i) {
-        return campaigns == null ? null : campaigns[i];
+        int c = campaignIndex == null ? 0 : campaignIndex[i];
+        return c == 0 ? null : campaignTable[c - 1];
     }
 
     /** Seconds east of UTC of entry i's zone at its timestamp. */
@@ -170,12 +257,48 @@ public final class UserHistory implements CountedHistory {
         };
     }
 
+    /** The per-entry indexes {@code scope} reads (null: 0 for every entry). */
+    private int[] column(Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> null;
+            case CHANNEL -> channelIndex;
+            case CATEGORY -> categoryIndex;
+            case CAMPAIGN -> campaignIndex;
+        };
+    }
+
+    /** The index the entries of {@code scope} have in its {@link #column}; -1 when none can. */
+    private int wanted(Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> 0;
+            case CHANNEL -> Tabled.indexOf(channels, scope.name());
+            case CATEGORY ->
+                    OutboundMessage.DEFAULT_CATEGORY.equals(scope.name())
+                            ? 0
+                            : oneBased(Tabled.indexOf(categoryTable, scope.name()));
+            case CAMPAIGN -> oneBased(Tabled.indexOf(campaignTable, scope.name()));
+        };
+    }
+
+    private static int oneBased(int position) {
+        return position < 0 ? -1 : position + 1;
+    }
+
+    private static boolean hit(int[] column, int wanted, int i) {
+        return column == null ? wanted == 0 : column[i] == wanted;
+    }
+
     @Override
     public int count(Scope scope, long after, long upTo) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        if (wanted < 0 || (column == null && wanted != 0)) {
+            return 0;
+        }
         int n = 0;
         for (int i = 0; i < timestamps.length; i++) {
             long t = timestamps[i];
-            if (t > after && t <= upTo && inScope(i, scope)) {
+            if (t > after && t <= upTo && hit(column, wanted, i)) {
                 n++;
             }
         }
@@ -184,8 +307,10 @@ public final class UserHistory implements CountedHistory {
 
     @Override
     public long kthLatest(Scope scope, int k) {
-        for (int i = timestamps.length - 1; i >= 0; i--) {
-            if (inScope(i, scope) && --k == 0) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        for (int i = timestamps.length - 1; i >= 0 && wanted >= 0; i--) {
+            if (hit(column, wanted, i) && --k == 0) {
                 return timestamps[i];
             }
         }
@@ -194,10 +319,12 @@ public final class UserHistory implements CountedHistory {
 
     @Override
     public long[] timestampsAfter(Scope scope, long after) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
         long[] out = new long[timestamps.length];
         int n = 0;
-        for (int i = 0; i < timestamps.length; i++) {
-            if (timestamps[i] > after && inScope(i, scope)) {
+        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
+            if (timestamps[i] > after && hit(column, wanted, i)) {
                 out[n++] = timestamps[i];
             }
         }
@@ -206,21 +333,14 @@ public final class UserHistory implements CountedHistory {
 
     @Override
     public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
-        for (int i = 0; i < timestamps.length; i++) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
             long t = timestamps[i];
-            if (t > after && t <= upTo && inScope(i, scope)) {
+            if (t > after && t <= upTo && hit(column, wanted, i)) {
                 v.visit(t, offsetSeconds(i));
             }
         }
-    }
-
-    private int indexOfChannel(String channel) {
-        for (int i = 0; i < channels.length; i++) {
-            if (channels[i].equals(channel)) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
@@ -265,7 +385,7 @@ public final class UserHistory implements CountedHistory {
         while (pos > 0 && timestamps[pos - 1] > timestamp) {
             pos--;
         }
-        int c = indexOfChannel(channel);
+        int c = Tabled.indexOf(channels, channel);
         String[] chs = channels;
         if (c < 0) {
             chs = Arrays.copyOf(channels, channels.length + 1);
@@ -275,18 +395,20 @@ public final class UserHistory implements CountedHistory {
         long[] ts = insert(timestamps, pos, timestamp);
         long[] fps = insert(fingerprints, pos, fingerprint);
         int[] ci = insert(channelIndex, pos, c);
-        String[] ids = insert(messageIds, n, pos, messageId, null);
-        String[] cats = insert(categories, n, pos, category, OutboundMessage.DEFAULT_CATEGORY);
-        String[] camps = insert(campaigns, n, pos, campaign, null);
+        String[] ids = insert(messageIds, n, pos, messageId);
+        Tabled cats =
+                Tabled.with(
+                        categoryTable,
+                        categoryIndex,
+                        n,
+                        pos,
+                        OutboundMessage.DEFAULT_CATEGORY.equals(category) ? null : category);
+        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, campaign);
         int[] offs =
                 offsets == null && offsetSeconds == 0
                         ? null
-                        : insert(offsetArrayOf(n), pos, offsetSeconds);
+                        : insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
         return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs);
-    }
-
-    private int[] offsetArrayOf(int n) {
-        return offsets == null ? new int[n] : offsets;
     }
 
     private static long[] insert(long[] a, int pos, long v) {
@@ -297,7 +419,7 @@ public final class UserHistory implements CountedHistory {
         return out;
     }
 
-    private static int[] insert(int[] a, int pos, int v) {
+    static int[] insert(int[] a, int pos, int v) {
         int[] out = new int[a.length + 1];
         System.arraycopy(a, 0, out, 0, pos);
         out[pos] = v;
@@ -305,15 +427,13 @@ public final class UserHistory implements CountedHistory {
         return out;
     }
 
-    /** A per-entry array with {@code v} inserted; null while every entry is {@code absent}. */
-    private static String[] insert(String[] a, int n, int pos, String v, String absent) {
-        if (a == null && java.util.Objects.equals(v, absent)) {
+    /** A per-entry array with {@code v} inserted; null while every entry is null. */
+    private static String[] insert(String[] a, int n, int pos, String v) {
+        if (a == null && v == null) {
             return null;
         }
         String[] out = new String[n + 1];
-        if (a == null) {
-            Arrays.fill(out, absent);
-        } else {
+        if (a != null) {
             System.arraycopy(a, 0, out, 0, pos);
             System.arraycopy(a, pos, out, pos + 1, n - pos);
         }
@@ -344,8 +464,8 @@ public final class UserHistory implements CountedHistory {
                 Arrays.copyOfRange(channelIndex, from, to),
                 channels,
                 messageIds == null ? null : Arrays.copyOfRange(messageIds, from, to),
-                categories == null ? null : Arrays.copyOfRange(categories, from, to),
-                campaigns == null ? null : Arrays.copyOfRange(campaigns, from, to),
+                Tabled.slice(categoryTable, categoryIndex, from, to),
+                Tabled.slice(campaignTable, campaignIndex, from, to),
                 offsets == null ? null : Arrays.copyOfRange(offsets, from, to));
     }
 
@@ -381,20 +501,27 @@ public final class UserHistory implements CountedHistory {
             return EMPTY;
         }
         return compactChannels(
-                ts, fps, channelIndex, channels, ids, categories, campaigns, offsets);
+                ts,
+                fps,
+                channelIndex,
+                channels,
+                ids,
+                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
+                Tabled.of(campaigns, null),
+                offsets);
     }
 
     /**
      * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
      */
-    static UserHistory compactChannels(
+    private static UserHistory compactChannels(
             long[] ts,
             long[] fps,
             int[] index,
             String[] channels,
             String[] ids,
-            String[] categories,
-            String[] campaigns,
+            Tabled categories,
+            Tabled campaigns,
             int[] offsets) {
         int[] remap = new int[channels.length];
         Arrays.fill(remap, -1);
@@ -444,12 +571,24 @@ public final class UserHistory implements CountedHistory {
         return messageIds;
     }
 
-    String[] categoryArray() {
-        return categories;
+    /** Categories other than the default, in order of first use; null when there are none. */
+    String[] categoryTable() {
+        return categoryTable;
     }
 
-    String[] campaignArray() {
-        return campaigns;
+    /** Per entry 0 (the default category) or t + 1 for {@link #categoryTable}[t]; or null. */
+    int[] categoryIndexArray() {
+        return categoryIndex;
+    }
+
+    /** Campaigns, in order of first use; null when no entry has one. */
+    String[] campaignTable() {
+        return campaignTable;
+    }
+
+    /** Per entry 0 (no campaign) or t + 1 for {@link #campaignTable}[t]; or null. */
+    int[] campaignIndexArray() {
+        return campaignIndex;
     }
 
     int[] offsetArray() {
@@ -486,13 +625,13 @@ public final class UserHistory implements CountedHistory {
         if (!Arrays.equals(timestamps, that.timestamps)
                 || !Arrays.equals(fingerprints, that.fingerprints)
                 || !Arrays.equals(messageIds, that.messageIds)
-                || !Arrays.equals(categories, that.categories)
-                || !Arrays.equals(campaigns, that.campaigns)
                 || !Arrays.equals(offsets, that.offsets)) {
             return false;
         }
         for (int i = 0; i < timestamps.length; i++) {
-            if (!channel(i).equals(that.channel(i))) {
+            if (!channel(i).equals(that.channel(i))
+                    || !category(i).equals(that.category(i))
+                    || !java.util.Objects.equals(campaign(i), that.campaign(i))) {
                 return false;
             }
         }
@@ -509,7 +648,7 @@ public final class UserHistory implements CountedHistory {
         StringBuilder sb = new StringBuilder("UserHistory[");
         for (int i = 0; i < timestamps.length; i++) {
             sb.append(i == 0 ? "" : ", ").append(timestamps[i]).append('/').append(channel(i));
-            if (categories != null) {
+            if (categoryIndex != null) {
                 sb.append('/').append(category(i));
             }
             if (campaign(i) != null) {

@@ -92,17 +92,23 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         int n = h.size();
         String[] channels = h.channelArray();
         String[] ids = n == 0 ? null : h.messageIdArray();
-        String[] categories = n == 0 ? null : h.categoryArray();
-        String[] campaigns = n == 0 ? null : h.campaignArray();
+        int[] categoryIndex = n == 0 ? null : h.categoryIndexArray();
+        int[] campaignIndex = n == 0 ? null : h.campaignIndexArray();
         int[] offsets = n == 0 ? null : h.offsetArray();
-        boolean v2 = categories != null || campaigns != null || offsets != null;
-        String[] campaignTable = campaigns == null ? null : table(campaigns, null);
-        // Packed, the default category is index 0 and not in the table.
-        String[] categoryTable =
-                categories == null ? null : table(categories, OutboundMessage.DEFAULT_CATEGORY);
+        boolean v2 = categoryIndex != null || campaignIndex != null || offsets != null;
+        // The history's own tables are the packed format's: no default category, first use first.
+        String[] categoryTable = categoryIndex == null ? null : h.categoryTable();
+        String[] campaignTable = campaignIndex == null ? null : h.campaignTable();
         boolean packed = v2 && packable(channels, categoryTable, campaignTable, offsets);
-        if (categories != null && !packed) {
-            categoryTable = table(categories, null);
+        String[] categories = null;
+        String[] campaigns = null;
+        if (v2 && !packed) {
+            // Unpacked (offsets that are not quarter hours): per-entry strings, the category table
+            // with the default in it.
+            categories = categoryIndex == null ? null : categoriesOf(h);
+            campaigns = Tabled.values(campaignTable, campaignIndex);
+            categoryTable = categories == null ? null : table(categories, null);
+            campaignTable = campaigns == null ? null : table(campaigns, null);
         }
         boolean oneOffset = packed && offsets != null && allEqual(offsets);
         if (v2) {
@@ -111,8 +117,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             writeVarLong(
                     out,
                     (ids != null ? IDS : 0)
-                            | (categories != null ? CATEGORIES : 0)
-                            | (campaigns != null ? CAMPAIGNS : 0)
+                            | (categoryIndex != null ? CATEGORIES : 0)
+                            | (campaignIndex != null ? CAMPAIGNS : 0)
                             | (offsets != null ? OFFSETS : 0)
                             | (packed ? PACKED : 0)
                             | (oneOffset ? ONE_OFFSET : 0));
@@ -152,10 +158,10 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     fps,
                     ci,
                     channels.length,
-                    categories,
                     categoryTable,
-                    campaigns,
+                    categoryIndex,
                     campaignTable,
+                    campaignIndex,
                     oneOffset ? null : offsets);
         }
         long prev = 0;
@@ -188,6 +194,14 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                 }
             }
         }
+    }
+
+    private static String[] categoriesOf(UserHistory h) {
+        String[] out = new String[h.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = h.category(i);
+        }
+        return out;
     }
 
     /**
@@ -239,10 +253,10 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             long[] fps,
             int[] ci,
             int k,
-            String[] categories,
             String[] categoryTable,
-            String[] campaigns,
+            int[] categoryIndex,
             String[] campaignTable,
+            int[] campaignIndex,
             int[] offsets)
             throws IOException {
         long nCat = categoryTable == null ? 1 : categoryTable.length + 1L;
@@ -254,14 +268,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             writeVarLong(out, ts[i] - prev);
             prev = ts[i];
             if (attributes) {
-                long cat =
-                        categories == null || OutboundMessage.DEFAULT_CATEGORY.equals(categories[i])
-                                ? 0
-                                : indexOf(categoryTable, categories[i]) + 1;
-                long camp =
-                        campaigns == null || campaigns[i] == null
-                                ? 0
-                                : indexOf(campaignTable, campaigns[i]) + 1;
+                long cat = categoryIndex == null ? 0 : categoryIndex[i];
+                long camp = campaignIndex == null ? 0 : campaignIndex[i];
                 writeVarLong(out, ci[i] + k * (cat + nCat * camp));
             }
             writeFingerprint(out, fps[i]);
@@ -374,27 +382,40 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         long[] ts = new long[n];
         long[] fps = new long[n];
         int[] ci = new int[n];
-        String[] categories = categoryTable == null ? null : new String[n];
-        String[] campaigns = campaignTable == null ? null : new String[n];
         int[] offsets = (flags & OFFSETS) == 0 ? null : new int[n];
         if ((flags & ONE_OFFSET) != 0 && offsets != null) {
             java.util.Arrays.fill(offsets, readZigzag(in) * QUARTER_HOUR);
         }
         if ((flags & PACKED) != 0) {
+            int[] categoryIndex = categoryTable == null ? null : new int[n];
+            int[] campaignIndex = campaignTable == null ? null : new int[n];
             readPackedEntries(
                     in,
                     k,
                     ts,
                     fps,
                     ci,
-                    categories,
+                    categoryIndex,
                     categoryTable,
-                    campaigns,
+                    campaignIndex,
                     campaignTable,
                     (flags & ONE_OFFSET) != 0 ? null : offsets);
+            return UserHistory.decoded(
+                    ts,
+                    fps,
+                    ci,
+                    channels,
+                    readIds(in, flags, n),
+                    categoryTable,
+                    categoryIndex,
+                    campaignTable,
+                    campaignIndex,
+                    offsets);
         }
+        String[] categories = categoryTable == null ? null : new String[n];
+        String[] campaigns = campaignTable == null ? null : new String[n];
         long prev = 0;
-        for (int i = 0; i < n && (flags & PACKED) == 0; i++) {
+        for (int i = 0; i < n; i++) {
             prev += readVarLong(in);
             ts[i] = prev;
             ci[i] = k > 1 ? checkedInt(readVarLong(in), "channel index") : 0;
@@ -414,19 +435,24 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                 offsets[i] = (int) ((z >>> 1) ^ -(z & 1));
             }
         }
-        String[] ids = null;
-        if ((flags & IDS) != 0) {
-            ids = new String[n];
-            for (int i = 0; i < n; i++) {
-                int len = checkedInt(readVarLong(in), "messageId length");
-                if (len > 0) {
-                    byte[] b = new byte[len - 1];
-                    in.readFully(b);
-                    ids[i] = new String(b, StandardCharsets.UTF_8);
-                }
+        return new UserHistory(
+                ts, fps, ci, channels, readIds(in, flags, n), categories, campaigns, offsets);
+    }
+
+    private static String[] readIds(DataInputView in, int flags, int n) throws IOException {
+        if ((flags & IDS) == 0) {
+            return null;
+        }
+        String[] ids = new String[n];
+        for (int i = 0; i < n; i++) {
+            int len = checkedInt(readVarLong(in), "messageId length");
+            if (len > 0) {
+                byte[] b = new byte[len - 1];
+                in.readFully(b);
+                ids[i] = new String(b, StandardCharsets.UTF_8);
             }
         }
-        return new UserHistory(ts, fps, ci, channels, ids, categories, campaigns, offsets);
+        return ids;
     }
 
     private static void readPackedEntries(
@@ -435,9 +461,9 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             long[] ts,
             long[] fps,
             int[] ci,
-            String[] categories,
+            int[] categoryIndex,
             String[] categoryTable,
-            String[] campaigns,
+            int[] campaignIndex,
             String[] campaignTable,
             int[] offsets)
             throws IOException {
@@ -463,13 +489,12 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
             ci[i] = (int) (a % k);
             a /= k;
-            if (categories != null) {
-                int c = (int) (a % nCat);
-                categories[i] = c == 0 ? OutboundMessage.DEFAULT_CATEGORY : categoryTable[c - 1];
+            if (categoryIndex != null) {
+                categoryIndex[i] = (int) (a % nCat);
             }
             a /= nCat;
-            if (campaigns != null) {
-                campaigns[i] = a == 0 ? null : campaignTable[(int) a - 1];
+            if (campaignIndex != null) {
+                campaignIndex[i] = (int) a;
             }
             fps[i] = readFingerprint(in);
             if (offsets != null) {

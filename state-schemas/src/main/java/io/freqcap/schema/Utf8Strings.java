@@ -21,21 +21,25 @@ final class Utf8Strings {
     private static final int SIZE = 4096;
     private static final Entry[] ENTRIES = new Entry[SIZE];
 
+    /** Where {@link #read} puts the bytes it compares, so that a string it knows costs no array. */
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[64]);
+
     /** Reads {@code length} UTF-8 bytes as a string. */
     static String read(DataInputView in, int length) throws IOException {
-        byte[] b = new byte[length];
-        in.readFully(b);
+        byte[] b = length <= 64 ? SCRATCH.get() : new byte[length];
+        in.readFully(b, 0, length);
         int h = 0;
-        for (byte x : b) {
-            h = 31 * h + x; // String.hashCode() of ASCII text: both sides find the same entry
+        for (int i = 0; i < length; i++) {
+            h = 31 * h + b[i]; // String.hashCode() of ASCII text: both sides find the same entry
         }
         int slot = h & (SIZE - 1);
         Entry e = ENTRIES[slot];
-        if (e != null && Arrays.equals(e.utf8, b)) {
+        if (e != null && Arrays.equals(e.utf8, 0, e.utf8.length, b, 0, length)) {
             return e.value;
         }
-        String s = new String(b, StandardCharsets.UTF_8);
-        ENTRIES[slot] = new Entry(b, s);
+        byte[] own = Arrays.copyOf(b, length);
+        String s = new String(own, StandardCharsets.UTF_8);
+        ENTRIES[slot] = new Entry(own, s);
         return s;
     }
 

@@ -132,7 +132,7 @@ class UserHistorySerializerTest {
                 assertEquals(h.offsetSeconds(i), back.offsetSeconds(i));
                 assertEquals(h.messageId(i), back.messageId(i));
             }
-            withExtras += h.categoryArray() != null || h.campaignArray() != null ? 1 : 0;
+            withExtras += h.categoryIndexArray() != null || h.campaignIndexArray() != null ? 1 : 0;
             // Pruning keeps each entry's extras with it.
             if (h.size() > 2) {
                 UserHistory pruned = h.prunedBefore(h.timestamp(1));
@@ -144,6 +144,84 @@ class UserHistorySerializerTest {
         assertTrue(
                 packed > 500 && unpacked > 100 && oneOffset > 50,
                 packed + " packed, " + unpacked + " unpacked, " + oneOffset + " with one offset");
+    }
+
+    /**
+     * Categories and campaigns are kept as tables in order of first use, as the packed format
+     * writes them: a history built out of order, or pruned, holds and writes the same as one built
+     * in order, and its scope counts read the right entries.
+     */
+    @Test
+    void outOfOrderEntriesAndPruningKeepTheTablesInOrderOfFirstUse() throws IOException {
+        long t0 = 1_763_769_600_000L;
+        UserHistory inOrder =
+                UserHistory.EMPTY
+                        .with(t0, 1, "push", null, "promo", "c1", 3600)
+                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600)
+                        .with(t0 + 30, 4, "push", null, "promo", null, 3600);
+        UserHistory outOfOrder =
+                UserHistory.EMPTY
+                        .with(t0 + 30, 4, "push", null, "promo", null, 3600)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600)
+                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600)
+                        .with(t0, 1, "push", null, "promo", "c1", 3600);
+        assertEquals(inOrder, outOfOrder);
+        UserHistory twoOutOfOrder =
+                UserHistory.EMPTY
+                        .with(t0 + 30, 4, "push", null, "promo", "c2", 3600)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600);
+        assertEquals(
+                java.util.List.of("news", "promo"),
+                java.util.List.of(twoOutOfOrder.categoryTable()));
+        assertEquals(
+                java.util.List.of("c1", "c2"), java.util.List.of(twoOutOfOrder.campaignTable()));
+        assertEquals(twoOutOfOrder, read(write(twoOutOfOrder)));
+        assertEquals(
+                java.util.List.of("promo", "news"), java.util.List.of(outOfOrder.categoryTable()));
+        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(outOfOrder.campaignTable()));
+        assertEquals(
+                HexFormat.of().formatHex(write(inOrder)),
+                HexFormat.of().formatHex(write(outOfOrder)));
+        assertEquals(2, outOfOrder.count(Scope.campaign("c1"), Long.MIN_VALUE, Long.MAX_VALUE));
+        assertEquals(2, outOfOrder.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
+        assertEquals(
+                1, outOfOrder.count(Scope.category("marketing"), Long.MIN_VALUE, Long.MAX_VALUE));
+        assertEquals(0, outOfOrder.count(Scope.campaign("c9"), Long.MIN_VALUE, Long.MAX_VALUE));
+        assertEquals(t0 + 20, outOfOrder.kthLatest(Scope.campaign("c1"), 1));
+
+        // Pruning the first entry leaves c1 first used after c2, and promo after news.
+        UserHistory pruned = outOfOrder.prunedBefore(t0);
+        assertEquals(java.util.List.of("c2", "c1"), java.util.List.of(pruned.campaignTable()));
+        assertEquals(java.util.List.of("news", "promo"), java.util.List.of(pruned.categoryTable()));
+        assertEquals(pruned, read(write(pruned)));
+        assertEquals(1, pruned.count(Scope.campaign("c1"), Long.MIN_VALUE, Long.MAX_VALUE));
+        UserHistory noCampaign = pruned.prunedBefore(t0 + 20);
+        assertEquals(null, noCampaign.campaignIndexArray());
+        assertEquals("promo", noCampaign.category(0));
+    }
+
+    /** Tables the packed format never writes (a repeated or unused value) are read all the same. */
+    @Test
+    void packedTablesOutOfOrderOrRepeatedAreReadAsTheirEntriesSay() {
+        long t0 = 1_763_769_600_000L;
+        UserHistory h =
+                UserHistory.decoded(
+                        new long[] {t0, t0 + 1, t0 + 2},
+                        new long[] {1, 2, 3},
+                        new int[] {0, 0, 0},
+                        new String[] {"push"},
+                        null,
+                        new String[] {"promo", "promo"},
+                        new int[] {2, 1, 0},
+                        new String[] {"c2", "c1", "unused"},
+                        new int[] {2, 0, 1},
+                        null);
+        assertEquals(2, h.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
+        assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable()));
+        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable()));
+        assertEquals("c1", h.campaign(0));
+        assertEquals("c2", h.campaign(2));
     }
 
     @Test

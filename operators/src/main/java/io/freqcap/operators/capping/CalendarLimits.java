@@ -85,7 +85,7 @@ final class CalendarLimits {
                                     : last + l.windowMillis();
                     long start = t;
                     while (true) {
-                        long next = Periods.nextStart(l.calendar(), start, zone.zone());
+                        long next = Periods.nextStart(l.calendar(), start, zone);
                         if (next <= start) {
                             break; // the end of time
                         }

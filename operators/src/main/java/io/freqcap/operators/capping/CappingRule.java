@@ -180,7 +180,7 @@ public final class CappingRule {
                             + " ms)",
                     null);
         }
-        ZoneClock zone = new ZoneClock(Zones.of(m.timezone(), config.timezone()));
+        ZoneClock zone = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone, true);
         if (!config.hasShadow()) {
             return v;

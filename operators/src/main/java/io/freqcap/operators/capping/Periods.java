@@ -22,9 +22,11 @@ final class Periods {
     /** The label of the period of an entry at {@code ts} whose zone was {@code offsetSeconds}. */
     static long label(String period, long ts, int offsetSeconds) {
         long epochDay = Math.floorDiv(Math.floorDiv(ts, 1000) + offsetSeconds, 86_400);
-        return switch (period) {
-            case "day" -> epochDay;
-            case "week" -> Math.floorDiv(epochDay - 4, 7); // 1970-01-05 was a Monday
+        // By first letter: a limit's period is one of the three (Limit.calendar checks), and this
+        // runs for every entry a calendar limit reads.
+        return switch (period.charAt(0)) {
+            case 'd' -> epochDay;
+            case 'w' -> Math.floorDiv(epochDay - 4, 7); // 1970-01-05 was a Monday
             default -> {
                 LocalDate d = LocalDate.ofEpochDay(epochDay);
                 yield d.getYear() * 12L + d.getMonthValue() - 1;
@@ -77,11 +79,41 @@ final class Periods {
         }
     }
 
+    /** A period start worked out before: the one after local date {@code day} in {@code zone}. */
+    private record Next(ZoneId zone, String period, long day, long start) {}
+
+    /**
+     * Recent answers of {@link #nextStart}, which depend only on the zone, the period and the local
+     * date: a rejected message asks for the next days, weeks and months of its zone, and so do the
+     * other users' rejected messages of that day. Direct-mapped, entries immutable and replaced
+     * whole, shared by every task.
+     */
+    private static final Next[] NEXT = new Next[1024];
+
     /**
      * The first instant of the period after the one holding {@code t} in {@code zone}: its first
      * date's start of day (where a DST gap skips local midnight, the first instant after the gap).
      */
-    static long nextStart(String period, long t, ZoneId zone) {
+    static long nextStart(String period, long t, ZoneClock zone) {
+        // The local date, as LocalDate.ofInstant works it out.
+        long day = Math.floorDiv(Math.floorDiv(t, 1000) + zone.offsetAt(t), 86_400);
+        ZoneId id = zone.zone();
+        int slot =
+                (31 * (31 * id.hashCode() + period.hashCode()) + Long.hashCode(day))
+                        & (NEXT.length - 1);
+        Next known = NEXT[slot];
+        if (known != null
+                && known.day == day
+                && known.zone.equals(id)
+                && known.period.equals(period)) {
+            return known.start;
+        }
+        long start = nextStart(period, t, id);
+        NEXT[slot] = new Next(id, period, day, start);
+        return start;
+    }
+
+    private static long nextStart(String period, long t, ZoneId zone) {
         LocalDate d = LocalDate.ofInstant(Instant.ofEpochMilli(t), zone);
         LocalDate next =
                 switch (period) {
