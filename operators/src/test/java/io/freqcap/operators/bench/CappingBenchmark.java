@@ -82,6 +82,9 @@ public final class CappingBenchmark {
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 5_000_000;
         int days = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         Path dir = Files.createTempDirectory("freqcap-bench");
+        // Flink's harness and RocksDB put their own temporary files (RocksDB's native library,
+        // one tmp_<uuid> per run) in java.io.tmpdir: inside ours, they are deleted with it.
+        System.setProperty("java.io.tmpdir", dir.toString());
         // Also when stopped half-way (Ctrl-C, kill): no RocksDB directories left in the temp dir.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(dir)));
 
