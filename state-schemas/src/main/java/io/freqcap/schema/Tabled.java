@@ -85,7 +85,7 @@ record Tabled(String[] table, int[] index) {
     /** With {@code v} (null: absent) inserted for a new entry at {@code pos} of {@code n}. */
     static Tabled with(String[] table, int[] index, int n, int pos, String v) {
         if (v == null) {
-            return index == null ? NONE : new Tabled(table, UserHistory.insert(index, pos, 0));
+            return index == null ? NONE : new Tabled(table, insert(index, pos, 0));
         }
         int at = table == null ? -1 : indexOf(table, table.length, v);
         String[] t = table;
@@ -94,8 +94,7 @@ record Tabled(String[] table, int[] index) {
             at = t.length - 1;
             t[at] = v;
         }
-        Tabled next =
-                new Tabled(t, UserHistory.insert(index == null ? new int[n] : index, pos, at + 1));
+        Tabled next = new Tabled(t, insert(index == null ? new int[n] : index, pos, at + 1));
         // Inserted before the latest entry, it may come first to a value: keep first-use order.
         return pos < n ? next.reordered() : next;
     }
@@ -147,6 +146,15 @@ record Tabled(String[] table, int[] index) {
             }
         }
         return -1;
+    }
+
+    /** A copy of {@code a} with {@code v} inserted at {@code pos}. */
+    static int[] insert(int[] a, int pos, int v) {
+        int[] out = new int[a.length + 1];
+        System.arraycopy(a, 0, out, 0, pos);
+        out[pos] = v;
+        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
+        return out;
     }
 
     /** The position of {@code v} in {@code table} (null: none), or -1. */

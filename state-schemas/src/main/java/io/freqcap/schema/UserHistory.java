@@ -394,7 +394,7 @@ public final class UserHistory implements CountedHistory {
         }
         long[] ts = insert(timestamps, pos, timestamp);
         long[] fps = insert(fingerprints, pos, fingerprint);
-        int[] ci = insert(channelIndex, pos, c);
+        int[] ci = Tabled.insert(channelIndex, pos, c);
         String[] ids = insert(messageIds, n, pos, messageId);
         Tabled cats =
                 Tabled.with(
@@ -407,20 +407,12 @@ public final class UserHistory implements CountedHistory {
         int[] offs =
                 offsets == null && offsetSeconds == 0
                         ? null
-                        : insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
+                        : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
         return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs);
     }
 
     private static long[] insert(long[] a, int pos, long v) {
         long[] out = new long[a.length + 1];
-        System.arraycopy(a, 0, out, 0, pos);
-        out[pos] = v;
-        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
-        return out;
-    }
-
-    static int[] insert(int[] a, int pos, int v) {
-        int[] out = new int[a.length + 1];
         System.arraycopy(a, 0, out, 0, pos);
         out[pos] = v;
         System.arraycopy(a, pos, out, pos + 1, a.length - pos);
