@@ -180,8 +180,11 @@ public final class CappingRule {
                             + " ms)",
                     null);
         }
-        ZoneClock zone = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
-        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), zone, true);
+        // One for the rule and the shadow rule: what one counts, the other reads.
+        CalendarLimits calendar =
+                new CalendarLimits(
+                        history, new ZoneClock(Zones.zone(m.timezone(), config.timezone())));
+        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), calendar, true);
         if (!config.hasShadow()) {
             return v;
         }
@@ -191,7 +194,7 @@ public final class CappingRule {
                         t,
                         shadowSegment,
                         scopes(config.shadowRuleFor(shadowSegment), m),
-                        zone,
+                        calendar,
                         false);
         return v.withShadow(new ShadowDecision(s.decision(), shadowSegment, s.violations()));
     }
@@ -205,12 +208,12 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneClock zone,
+            CalendarLimits calendar,
             boolean findRetry) {
         if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, t, segment, scopes, zone, findRetry);
+            return inOrder(history, t, segment, scopes, calendar, findRetry);
         }
-        return outOfOrder(history, t, segment, scopes, zone, findRetry);
+        return outOfOrder(history, t, segment, scopes, calendar, findRetry);
     }
 
     /**
@@ -246,18 +249,18 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneClock zone,
+            CalendarLimits calendar,
             boolean findRetry) {
         List<Violation> violations = null;
         boolean never = false;
-        boolean calendar = false;
+        boolean anyCalendar = false;
         long retry = t;
         for (ScopeLimits s : scopes) {
             for (Limit l : s.limits()) {
                 never |= l.max() == 0;
                 if (l.isCalendar()) {
-                    calendar = true;
-                    int count = CalendarLimits.count(history, s.scope(), l, t, zone);
+                    anyCalendar = true;
+                    int count = calendar.count(s.scope(), l, t);
                     if (count >= l.max()) {
                         violations = add(violations, Violation.of(s.scope().label(), l, count));
                     }
@@ -282,16 +285,11 @@ public final class CappingRule {
             return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
         }
         Long retryAfter = never ? null : retry;
-        if (calendar && !never && findRetry) {
+        if (anyCalendar && !never && findRetry) {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
-                    CalendarLimits.retryAfter(
-                            history,
-                            scopes,
-                            t,
-                            zone,
-                            new long[] {retry},
-                            at -> rollingPass(history, scopes, at));
+                    calendar.retryAfter(
+                            scopes, t, new long[] {retry}, at -> rollingPass(history, scopes, at));
         }
         return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
     }
@@ -321,7 +319,7 @@ public final class CappingRule {
             long t,
             String segment,
             List<ScopeLimits> scopes,
-            ZoneClock zone,
+            CalendarLimits calendar,
             boolean findRetry) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
@@ -333,12 +331,12 @@ public final class CappingRule {
         }
         List<IntervalScan.Scoped> read = new ArrayList<>(scopes.size());
         List<Violation> violations = null;
-        boolean calendar = false;
+        boolean anyCalendar = false;
         for (ScopeLimits s : scopes) {
-            List<Limit> rolling = new ArrayList<>(s.limits().size());
+            List<Limit> rolling = new ArrayList<>(s.limits().length);
             for (Limit l : s.limits()) {
                 if (l.isCalendar()) {
-                    calendar = true;
+                    anyCalendar = true;
                 } else {
                     rolling.add(l);
                 }
@@ -349,7 +347,7 @@ public final class CappingRule {
             for (Limit l : s.limits()) {
                 int count =
                         l.isCalendar()
-                                ? CalendarLimits.count(history, s.scope(), l, t, zone)
+                                ? calendar.count(s.scope(), l, t)
                                 : IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
                 if (count >= l.max()) {
                     violations = add(violations, Violation.of(s.scope().label(), l, count));
@@ -362,12 +360,10 @@ public final class CappingRule {
         Long retryAfter =
                 !findRetry
                         ? null
-                        : calendar
-                                ? CalendarLimits.retryAfter(
-                                        history,
+                        : anyCalendar
+                                ? calendar.retryAfter(
                                         scopes,
                                         t,
-                                        zone,
                                         IntervalScan.candidates(t, read),
                                         at -> IntervalScan.passes(at, read))
                                 : IntervalScan.retryAfter(t, read);

@@ -26,7 +26,7 @@ final class Periods {
         // runs for every entry a calendar limit reads.
         return switch (period.charAt(0)) {
             case 'd' -> epochDay;
-            case 'w' -> Math.floorDiv(epochDay - 4, 7); // 1970-01-05 was a Monday
+            case 'w' -> weekOfDay(epochDay);
             default -> {
                 LocalDate d = LocalDate.ofEpochDay(epochDay);
                 yield d.getYear() * 12L + d.getMonthValue() - 1;
@@ -34,9 +34,9 @@ final class Periods {
         };
     }
 
-    /** The label of the period holding {@code t} in {@code zone}. */
-    static long labelAt(String period, long t, ZoneClock zone) {
-        return label(period, t, zone.offsetAt(t));
+    /** The label of the ISO week holding local date {@code epochDay}. */
+    static long weekOfDay(long epochDay) {
+        return Math.floorDiv(epochDay - 4, 7); // 1970-01-05 was a Monday
     }
 
     /**
