@@ -113,12 +113,14 @@ public record LimitConfig(
             this(segment, limits, channels, Map.of(), List.of());
         }
 
+        // Most rules name no channel or category: no lookup (a hash of the message's fresh string)
+        // for them, on every message.
         public List<Limit> channelLimits(String channel) {
-            return channels.getOrDefault(channel, List.of());
+            return channels.isEmpty() ? List.of() : channels.getOrDefault(channel, List.of());
         }
 
         public List<Limit> categoryLimits(String category) {
-            return categories.getOrDefault(category, List.of());
+            return categories.isEmpty() ? List.of() : categories.getOrDefault(category, List.of());
         }
 
         /** Every limit of the rule, whatever its scope. */
