@@ -53,7 +53,7 @@ public final class HeadlessChromium implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Process p =
+        ProcessBuilder pb =
                 new ProcessBuilder(
                                 binary,
                                 "--headless=new",
@@ -64,8 +64,11 @@ public final class HeadlessChromium implements AutoCloseable {
                                 "--user-data-dir=" + profile,
                                 "about:blank")
                         .redirectErrorStream(true)
-                        .redirectOutput(profile.resolveSibling("chromium.log").toFile())
-                        .start();
+                        .redirectOutput(profile.resolveSibling("chromium.log").toFile());
+        // Chromium makes its own scratch dirs (org.chromium.Chromium.*) in TMPDIR and leaves them:
+        // in the test's directory, they go with it.
+        pb.environment().put("TMPDIR", profile.toAbsolutePath().getParent().toString());
+        Process p = pb.start();
         HttpClient http = HttpClient.newHttpClient();
         String wsUrl = null;
         for (int i = 0; i < 100 && wsUrl == null; i++) {
