@@ -58,4 +58,18 @@ class RecordEqualityTest {
             assertTrue(r.toString().length() < 400, r.getClass().getSimpleName());
         }
     }
+
+    /** Scopes write their equality out (for speed): it must still be the record's. */
+    @Test
+    void scopesAreEqualByKindAndName() {
+        assertEquals(Scope.category("promo"), Scope.category(new String("promo")));
+        assertEquals(
+                Scope.category("promo").hashCode(), Scope.category(new String("promo")).hashCode());
+        assertNotEquals(Scope.category("promo"), Scope.category("news"));
+        assertNotEquals(Scope.category("push"), Scope.channel("push"));
+        assertNotEquals(Scope.campaign("c1"), Scope.campaign("c2"));
+        assertNotEquals(Scope.ALL, Scope.campaign("c1"));
+        assertNotEquals(Scope.campaign("c1"), Scope.ALL);
+        assertEquals(Scope.ALL, new Scope(Scope.Kind.ALL, null));
+    }
 }

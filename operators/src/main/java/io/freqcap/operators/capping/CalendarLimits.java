@@ -76,9 +76,12 @@ final class CalendarLimits implements CountedHistory.EntryVisitor {
         weekCount = 0;
         monthCount = 0;
         // A day lies in its week: the week's span holds every entry of both.
-        long[] span =
-                Periods.span(walking == 'm' ? "month" : "week", walking == 'm' ? month : week);
-        history.forEachIn(scope, span[0], span[1], this);
+        if (walking == 'm') {
+            long[] span = Periods.span("month", month);
+            history.forEachIn(scope, span[0], span[1], this);
+        } else {
+            history.forEachIn(scope, Periods.weekAfter(week), Periods.weekUpTo(week), this);
+        }
         if (walking == 'm') {
             remember(scope, 'm', month, monthCount);
             return monthCount;
@@ -107,13 +110,21 @@ final class CalendarLimits implements CountedHistory.EntryVisitor {
 
     private void remember(Scope scope, char period, long label, int count) {
         if (scopes == null) {
-            scopes = new Scope[REMEMBERED];
-            periods = new char[REMEMBERED];
-            labels = new long[REMEMBERED];
-            counts = new int[REMEMBERED];
+            // Most decisions remember two to four counts (a scope's day and week): small arrays,
+            // grown when a config asks for more. They were a third of a decision's allocations.
+            scopes = new Scope[4];
+            periods = new char[4];
+            labels = new long[4];
+            counts = new int[4];
         }
         if (size == REMEMBERED) {
             return; // more than any sane config asks of one message: count again
+        }
+        if (size == scopes.length) {
+            scopes = Arrays.copyOf(scopes, size * 2);
+            periods = Arrays.copyOf(periods, size * 2);
+            labels = Arrays.copyOf(labels, size * 2);
+            counts = Arrays.copyOf(counts, size * 2);
         }
         scopes[size] = scope;
         periods[size] = period;
@@ -124,7 +135,8 @@ final class CalendarLimits implements CountedHistory.EntryVisitor {
     /** Whether every calendar limit of {@code scopes} passes at {@code at}. */
     boolean pass(List<ScopeLimits> scopes, long at) {
         for (ScopeLimits s : scopes) {
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 if (l.isCalendar() && count(s.scope(), l, at) >= l.max()) {
                     return false;
                 }
@@ -152,7 +164,8 @@ final class CalendarLimits implements CountedHistory.EntryVisitor {
             last = Math.max(last, history.latest());
         }
         for (ScopeLimits s : scopes) {
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 if (l.max() == 0) {
                     return null;
                 }

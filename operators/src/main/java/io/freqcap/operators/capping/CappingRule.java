@@ -256,7 +256,8 @@ public final class CappingRule {
         boolean anyCalendar = false;
         long retry = t;
         for (ScopeLimits s : scopes) {
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 never |= l.max() == 0;
                 if (l.isCalendar()) {
                     anyCalendar = true;
@@ -300,7 +301,8 @@ public final class CappingRule {
      */
     private static boolean rollingPass(CountedHistory history, List<ScopeLimits> scopes, long at) {
         for (ScopeLimits s : scopes) {
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 if (!l.isCalendar()
                         && history.count(s.scope(), at - l.windowMillis(), at) >= l.max()) {
                     return false;
@@ -323,7 +325,8 @@ public final class CappingRule {
             boolean findRetry) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 if (!l.isCalendar()) {
                     reach = Math.max(reach, l.windowMillis());
                 }
@@ -333,8 +336,9 @@ public final class CappingRule {
         List<Violation> violations = null;
         boolean anyCalendar = false;
         for (ScopeLimits s : scopes) {
-            List<Limit> rolling = new ArrayList<>(s.limits().length);
-            for (Limit l : s.limits()) {
+            List<Limit> rolling = new ArrayList<>(s.size());
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 if (l.isCalendar()) {
                     anyCalendar = true;
                 } else {
@@ -344,7 +348,8 @@ public final class CappingRule {
             long[] ts =
                     rolling.isEmpty() ? new long[0] : history.timestampsAfter(s.scope(), t - reach);
             read.add(new IntervalScan.Scoped(s.scope(), rolling, ts));
-            for (Limit l : s.limits()) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
                 int count =
                         l.isCalendar()
                                 ? calendar.count(s.scope(), l, t)

@@ -70,6 +70,16 @@ final class Periods {
         };
     }
 
+    /** {@code span("week", week)[0]} without the array (every calendar decision asks it). */
+    static long weekAfter(long week) {
+        return millis(week * 7 + 4, -ZONE_SPREAD_MILLIS - 1);
+    }
+
+    /** {@code span("week", week)[1]} without the array. */
+    static long weekUpTo(long week) {
+        return millis(week * 7 + 11, ZONE_SPREAD_MILLIS);
+    }
+
     /** The start of an epoch day plus {@code shift}, saturated at the ends of time. */
     private static long millis(long epochDay, long shift) {
         try {
