@@ -20,15 +20,17 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * without RocksDB's and the disk's noise; nanoseconds per message, the best of each workload's
  * rounds.
  *
- * <p>Run: {@code mvn -q -pl operators exec:exec@decision-path} ({@code -Dbench.users}, {@code
- * -Dbench.messages}, {@code -Dbench.rounds}).
+ * <p>Run: {@code mvn -q -pl operators exec:exec@decision-path} ({@code -Dbench.pathUsers}, {@code
+ * -Dbench.pathMessages}, {@code -Dbench.rounds}; {@code -Dbench.only=calendar} or {@code rolling}
+ * runs one workload, {@code -Dbench.config=<json>} decides the calendar traffic under another
+ * config).
  */
 public final class DecisionPathBenchmark {
     private DecisionPathBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        int users = Integer.getInteger("bench.users", 500_000);
-        int messages = Integer.getInteger("bench.messages", 2_500_000);
+        int users = Integer.getInteger("bench.pathUsers", 500_000);
+        int messages = Integer.getInteger("bench.pathMessages", 2_500_000);
         int rounds = Integer.getInteger("bench.rounds", 5);
         int days = 10;
         String only = System.getProperty("bench.only", "");
