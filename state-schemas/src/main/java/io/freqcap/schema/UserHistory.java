@@ -24,7 +24,7 @@ import java.util.Arrays;
  * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
  * that is null otherwise.
  */
-public final class UserHistory implements CountedHistory {
+public final class UserHistory implements CountedHistory, StoredHistory {
     public static final UserHistory EMPTY =
             new UserHistory(
                     new long[0],

@@ -13,7 +13,7 @@ import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MirrorWrite;
 import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.StoredHistory;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -74,7 +74,7 @@ public class CappingFunction
             new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
 
     /** Each user's history (keyed state, RocksDB): see {@link HistoryStore}. */
-    public static final ValueStateDescriptor<UserHistory> HISTORY = HistoryStore.STATE;
+    public static final ValueStateDescriptor<StoredHistory> HISTORY = HistoryStore.STATE;
 
     /**
      * The config in force, as JSON text. Union list state: every instance holds the same config,

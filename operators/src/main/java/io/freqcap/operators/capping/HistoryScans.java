@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.StoredHistorySerializer;
 import io.freqcap.schema.UserHistory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,7 +47,7 @@ final class HistoryScans {
         ctx.applyToKeyedState(
                 HistoryStore.STATE,
                 (user, state) -> {
-                    UserHistory h = state.value();
+                    UserHistory h = StoredHistorySerializer.decoded(state.value());
                     if (h != null && (h.isEmpty() || h.latest() <= before)) {
                         state.clear();
                         count[0]++;
@@ -93,7 +94,7 @@ final class HistoryScans {
         ctx.applyToKeyedState(
                 HistoryStore.STATE,
                 (user, state) -> {
-                    UserHistory h = state.value();
+                    UserHistory h = StoredHistorySerializer.decoded(state.value());
                     if (h == null || h.isEmpty()) {
                         return;
                     }

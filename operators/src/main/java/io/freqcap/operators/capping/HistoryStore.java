@@ -1,8 +1,11 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.EncodedHistory;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.StoredHistory;
+import io.freqcap.schema.StoredHistorySerializer;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
 import io.freqcap.schema.Zones;
@@ -40,9 +43,12 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * to {@link #SHORT_AT} entries is short again.
  */
 final class HistoryStore {
-    /** Each user's history, in keyed state (a versioned serializer of its own). */
-    static final ValueStateDescriptor<UserHistory> STATE =
-            new ValueStateDescriptor<>("history-v1", UserHistorySerializer.INSTANCE);
+    /**
+     * Each user's short history, in keyed state (a versioned serializer of its own): decoded, or as
+     * the cache's bytes ({@link #flush} hands them over without decoding and encoding them).
+     */
+    static final ValueStateDescriptor<StoredHistory> STATE =
+            new ValueStateDescriptor<>("history-v1", StoredHistorySerializer.INSTANCE);
 
     /** A long history's entries: bucket (timestamp / bucket width) to its entries. */
     static final MapStateDescriptor<Long, UserHistory> BUCKETS =
@@ -60,7 +66,7 @@ final class HistoryStore {
 
     /** Keyed state of the current key. */
     record States(
-            ValueState<UserHistory> history,
+            ValueState<StoredHistory> history,
             ValueState<Long> longMark,
             MapState<Long, UserHistory> buckets) {}
 
@@ -107,7 +113,8 @@ final class HistoryStore {
             in.setBuffer(buffer, 0, length);
             return UserHistorySerializer.INSTANCE.deserialize(in);
         }
-        UserHistory h = states.history().value();
+        StoredHistory stored = states.history().value();
+        UserHistory h = StoredHistorySerializer.decoded(stored);
         if (h == null) {
             Long bucketMillis = states.longMark().value();
             if (bucketMillis != null) {
@@ -276,8 +283,7 @@ final class HistoryStore {
                         keyGroupOf,
                         (user, bytes, offset, length) -> {
                             keySetter.accept(user);
-                            in.setBuffer(bytes, offset, length);
-                            states.history().update(UserHistorySerializer.INSTANCE.deserialize(in));
+                            states.history().update(EncodedHistory.copyOf(bytes, offset, length));
                         });
         List<Map.Entry<Long, LongHistory>> changed = new ArrayList<>();
         for (Map.Entry<Long, LongHistory> e : live.entrySet()) {

@@ -2,8 +2,10 @@ package io.freqcap.operators.bench;
 
 import io.freqcap.operators.capping.CappingRule;
 import io.freqcap.schema.Decision;
+import io.freqcap.schema.EncodedHistory;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.StoredHistorySerializer;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
 import java.util.Arrays;
@@ -14,26 +16,19 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 /**
  * What the capping operator does per message in plain Java, without Flink or RocksDB: read the
  * user's serialized history, decide (rules and shadow), count an ALLOWED message, write the history
- * back serialized, and at every checkpoint read and write each changed history once more (the
- * flush's round trip to keyed state). {@link CappingBenchmark}'s traffic and configs, one thread,
- * the rolling and the calendar workload alternating, so that the two are compared back to back
- * without RocksDB's and the disk's noise; nanoseconds per message, the best of each workload's
- * rounds.
+ * back serialized, and at every checkpoint hand each changed history's bytes to the state
+ * serializer as they are (the flush to keyed state). {@link CappingBenchmark}'s traffic and
+ * configs, one thread, the rolling and the calendar workload alternating, so that the two are
+ * compared back to back without RocksDB's and the disk's noise; nanoseconds per message, the best
+ * of each workload's rounds.
  *
  * <p>Run: {@code mvn -q -pl operators exec:exec@decision-path} ({@code -Dbench.pathUsers}, {@code
  * -Dbench.pathMessages}, {@code -Dbench.rounds}; {@code -Dbench.only=calendar} or {@code rolling}
  * runs one workload, {@code -Dbench.config=<json>} decides the calendar traffic under another
- * config, {@code -Dbench.noFlush=true} leaves out the flush's round trip).
+ * config).
  */
 public final class DecisionPathBenchmark {
     private DecisionPathBenchmark() {}
-
-    /**
-     * {@code -Dbench.noFlush=true}: the flush leaves out its read and write of each changed
-     * history, as a flush that wrote the cache's bytes to keyed state as they are would (what that
-     * step would save).
-     */
-    static final boolean NO_FLUSH = Boolean.getBoolean("bench.noFlush");
 
     public static void main(String[] args) throws Exception {
         int users = Integer.getInteger("bench.pathUsers", 500_000);
@@ -60,8 +55,7 @@ public final class DecisionPathBenchmark {
                     calendar.allowed);
         }
         System.out.printf(
-                (NO_FLUSH ? "without the flush's round trip, " : "")
-                        + "best: rolling %.0f ns/message, calendar %.0f ns/message, ratio %.0f%%%n",
+                "best: rolling %.0f ns/message, calendar %.0f ns/message, ratio %.0f%%%n",
                 (double) best[0] / messages,
                 (double) best[1] / messages,
                 100.0 * best[0] / best[1]);
@@ -137,14 +131,12 @@ public final class DecisionPathBenchmark {
                     }
                 }
                 if ((i + 1) % 100_000 == 0) {
-                    // The flush: each changed history read and written again.
+                    // The flush: each changed history's bytes, as keyed state receives them.
                     for (int k = 0; k < dirtyCount; k++) {
                         int u = dirtyUsers[k];
-                        if (!NO_FLUSH) {
-                            in.setBuffer(histories[u]);
-                            out.clear();
-                            s.serialize(s.deserialize(in), out);
-                        }
+                        out.clear();
+                        StoredHistorySerializer.INSTANCE.serialize(
+                                EncodedHistory.copyOf(histories[u], 0, histories[u].length), out);
                         dirty[u] = false;
                     }
                     dirtyCount = 0;

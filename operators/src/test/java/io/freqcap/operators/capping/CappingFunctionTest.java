@@ -11,6 +11,8 @@ import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.StoredHistory;
+import io.freqcap.schema.StoredHistorySerializer;
 import io.freqcap.schema.UserHistory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -314,6 +316,13 @@ class CappingFunctionTest {
     static UserHistory history(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
             long user)
+            throws Exception {
+        StoredHistory stored = stored(h, user);
+        return StoredHistorySerializer.decoded(stored);
+    }
+
+    /** The user's short history as keyed state holds it (null when none, or a long one). */
+    static StoredHistory stored(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
             throws Exception {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(user);

@@ -216,13 +216,7 @@ class HeavyUserTest {
 
     private static Object history(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h)
             throws Exception {
-        var backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(USER);
-        return backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        CappingFunction.HISTORY)
-                .value();
+        return CappingFunctionTest.stored(h, USER);
     }
 
     private static int buckets(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h)
