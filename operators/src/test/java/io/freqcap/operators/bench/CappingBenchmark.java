@@ -48,6 +48,9 @@ import org.apache.flink.util.OutputTag;
  * <p>Taking the calendar config apart (what each feature costs): {@code -Dbench.config=<json>}
  * decides under another config; {@code -Dbench.noCampaign=true} and {@code -Dbench.noZone=true}
  * send the calendar traffic without campaigns or zones.
+ *
+ * <p>Issue 14's goal, back to back in one JVM: {@code -Dbench.pairs=N} runs the rolling config and
+ * the calendar config N times each, alternating, and prints each pair's ratio and the medians.
  */
 public final class CappingBenchmark {
     static final String CONFIG =
@@ -77,11 +80,88 @@ public final class CappingBenchmark {
     static final int MAX_PARALLELISM = 128;
     static final int PARALLELISM = 2;
 
+    /** The temp dir the JVM started with (each run points java.io.tmpdir into its own). */
+    private static final String TMP = System.getProperty("java.io.tmpdir");
+
     public static void main(String[] args) throws Exception {
         int users = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 5_000_000;
         int days = args.length > 2 ? Integer.parseInt(args[2]) : 10;
-        Path dir = Files.createTempDirectory("freqcap-bench");
+        int heavy = Integer.getInteger("bench.heavy", 0);
+        String given = System.getProperty("bench.config", "");
+        int pairs = Integer.getInteger("bench.pairs", 0);
+        if (pairs > 0) {
+            pairs(users, messages, days, pairs, given.isBlank() ? CALENDAR_CONFIG : given);
+            return;
+        }
+        boolean calendar = Boolean.getBoolean("bench.calendarConfig");
+        String config =
+                calendar
+                        ? CALENDAR_CONFIG
+                        : heavy > 0 || Boolean.getBoolean("bench.longConfig")
+                                ? LONG_CONFIG
+                                : CONFIG;
+        run(users, messages, days, calendar, given.isBlank() ? config : given);
+    }
+
+    /**
+     * Issue 14's comparison in one JVM ({@code -Dbench.pairs=N}): N pairs of runs, the rolling
+     * config on today's traffic, then the calendar config (or {@code -Dbench.config}) on traffic
+     * with zones, categories and campaigns, after a short warm-up run of each; each pair's ratio,
+     * then the medians.
+     */
+    static void pairs(int users, int messages, int days, int pairs, String calendarConfig)
+            throws Exception {
+        // A first run in a fresh JVM is slower (the JIT, RocksDB's native library): one short
+        // run of each, not counted.
+        System.out.println("warm-up (not counted):");
+        run(users, messages / 5, days, false, CONFIG);
+        run(users, messages / 5, days, true, calendarConfig);
+        double[] ratios = new double[pairs];
+        double[] cpuRatios = new double[pairs];
+        double[] rolling = new double[pairs];
+        double[] calendar = new double[pairs];
+        for (int p = 0; p < pairs; p++) {
+            Result r = run(users, messages, days, false, CONFIG);
+            Result c = run(users, messages, days, true, calendarConfig);
+            rolling[p] = r.decisionsPerSecond();
+            calendar[p] = c.decisionsPerSecond();
+            ratios[p] = c.decisionsPerSecond() / r.decisionsPerSecond();
+            cpuRatios[p] = c.decisionsPerCpuSecond() / r.decisionsPerCpuSecond();
+            System.out.printf(
+                    "pair %d: rolling %.0f, calendar %.0f decisions/s: %.0f%% (per CPU second:"
+                            + " %.0f%%)%n",
+                    p + 1, rolling[p], calendar[p], 100 * ratios[p], 100 * cpuRatios[p]);
+        }
+        System.out.printf(
+                "medians of %d pairs: rolling %.0f, calendar %.0f decisions/s; pair ratios %.0f%%"
+                        + " (per CPU second: %.0f%%)%n",
+                pairs,
+                median(rolling),
+                median(calendar),
+                100 * median(ratios),
+                100 * median(cpuRatios));
+    }
+
+    static double median(double[] values) {
+        double[] v = values.clone();
+        java.util.Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+
+    /** One run's speed: wall clock, and the deciding threads' CPU time. */
+    record Result(double decisionsPerSecond, double decisionsPerCpuSecond) {}
+
+    /**
+     * Decides {@code messages} messages of {@code users} users over {@code days} under {@code
+     * config} and prints what it measured.
+     *
+     * @param calendar traffic with zones, categories and campaigns
+     */
+    static Result run(int users, int messages, int days, boolean calendar, String config)
+            throws Exception {
+        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-bench");
         // Flink's harness and RocksDB put their own temporary files (RocksDB's native library,
         // one tmp_<uuid> per run) in java.io.tmpdir: inside ours, they are deleted with it.
         System.setProperty("java.io.tmpdir", dir.toString());
@@ -93,15 +173,6 @@ public final class CappingBenchmark {
         Random rnd = new Random(42);
         int heavy = Integer.getInteger("bench.heavy", 0);
         double heavyShare = Double.parseDouble(System.getProperty("bench.heavyShare", "1"));
-        boolean calendar = Boolean.getBoolean("bench.calendarConfig");
-        String config =
-                calendar
-                        ? CALENDAR_CONFIG
-                        : heavy > 0 || Boolean.getBoolean("bench.longConfig")
-                                ? LONG_CONFIG
-                                : CONFIG;
-        String given = System.getProperty("bench.config", "");
-        config = given.isBlank() ? config : given;
         boolean noCampaign = Boolean.getBoolean("bench.noCampaign");
         boolean noZone = Boolean.getBoolean("bench.noZone");
         long[] heavyClock = new long[heavy];
@@ -286,6 +357,7 @@ public final class CappingBenchmark {
             h.close();
         }
         deleteQuietly(dir);
+        return new Result(messages / seconds, messages / (cpuNanos.sum() / 1e9));
     }
 
     static void deleteQuietly(Path dir) {
