@@ -108,21 +108,23 @@ public final class CappingBenchmark {
      * Issue 14's comparison in one JVM ({@code -Dbench.pairs=N}): N pairs of runs, the rolling
      * config on today's traffic, then the calendar config (or {@code -Dbench.config}) on traffic
      * with zones, categories and campaigns, after a short warm-up run of each; each pair's ratio,
-     * then the medians.
+     * then the medians. {@code -Dbench.sameTraffic=true} sends the calendar traffic to the rolling
+     * config too: what the config alone costs.
      */
     static void pairs(int users, int messages, int days, int pairs, String calendarConfig)
             throws Exception {
         // A first run in a fresh JVM is slower (the JIT, RocksDB's native library): one short
         // run of each, not counted.
         System.out.println("warm-up (not counted):");
-        run(users, messages / 5, days, false, CONFIG);
+        boolean same = Boolean.getBoolean("bench.sameTraffic");
+        run(users, messages / 5, days, same, CONFIG);
         run(users, messages / 5, days, true, calendarConfig);
         double[] ratios = new double[pairs];
         double[] cpuRatios = new double[pairs];
         double[] rolling = new double[pairs];
         double[] calendar = new double[pairs];
         for (int p = 0; p < pairs; p++) {
-            Result r = run(users, messages, days, false, CONFIG);
+            Result r = run(users, messages, days, same, CONFIG);
             Result c = run(users, messages, days, true, calendarConfig);
             rolling[p] = r.decisionsPerSecond();
             calendar[p] = c.decisionsPerSecond();
