@@ -84,6 +84,14 @@ public class CappingFunction
     public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
+    /**
+     * The swept horizon: messages older than this are STALE, since a sweep of this job cleared
+     * histories they might need (see {@link #sweep}). Union list state: after a restore, at any
+     * parallelism, each instance takes the highest, which is safe for every key group.
+     */
+    public static final ListStateDescriptor<Long> SWEPT_HORIZON =
+            new ListStateDescriptor<>("swept-horizon-v1", Types.LONG);
+
     public static final int DEFAULT_HISTORY_CACHE_SLOTS =
             CappingSettings.DEFAULT_HISTORY_CACHE_SLOTS;
 
@@ -94,6 +102,8 @@ public class CappingFunction
     private transient ControlHandler control;
     private transient HistoryStore histories;
     private transient ListState<String> configState;
+    private transient ListState<Long> horizonState;
+    private transient long sweptHorizon;
     private transient BroadcastState<String, String> segmentsState;
     private transient BroadcastState<Integer, String> waitingState;
     private transient SegmentLoads loads;
@@ -111,6 +121,11 @@ public class CappingFunction
     @Override
     public void initializeState(FunctionInitializationContext context) throws Exception {
         configState = context.getOperatorStateStore().getUnionListState(CONFIG_IN_FORCE);
+        horizonState = context.getOperatorStateStore().getUnionListState(SWEPT_HORIZON);
+        sweptHorizon = Long.MIN_VALUE;
+        for (Long h : horizonState.get()) {
+            sweptHorizon = Math.max(sweptHorizon, h);
+        }
         BroadcastState<String, String> held =
                 context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
         segmentsState = held;
@@ -147,6 +162,7 @@ public class CappingFunction
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
         flush(); // before the keyed state backend takes its snapshot
         configState.update(List.of(control.config().json()));
+        horizonState.update(List.of(sweptHorizon));
         waitingState.clear();
         List<String> pending = loads.pending();
         for (int i = 0; i < pending.size(); i++) {
@@ -232,7 +248,8 @@ public class CappingFunction
         String segment = control.segments().resolve(m.userId(), cfg);
         String shadowSegment =
                 cfg.hasShadow() ? control.segments().resolveShadow(m.userId(), cfg) : segment;
-        CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment, shadowSegment);
+        CappingRule.Verdict v =
+                CappingRule.judge(before, m, cfg, segment, shadowSegment, sweptHorizon);
         metrics.decided(v.decision(), v.segment(), m.timestamp());
         if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
             metrics.shadowRejected.inc();
@@ -378,20 +395,33 @@ public class CappingFunction
     }
 
     /**
-     * Clears every history of this instance that nothing can need any more: its latest counted
-     * message is at least twice the longest window behind the watermark.
+     * Clears every history of this instance whose latest counted message is at least twice the
+     * longest window kept behind the watermark, and moves the swept horizon past what it cleared:
+     * a later message that could share a window with a cleared entry is STALE, never decided on a
+     * history that lacks it (docs/design.md, "State cleanup").
      */
     private void sweep(Context ctx) throws Exception {
         flush(); // the scan reads keyed state
         long watermark = ctx.currentWatermark();
-        long longest = control.config().keptWindowMillis();
-        if (watermark < Long.MIN_VALUE + 2 * longest) {
+        long kept = control.config().keptWindowMillis();
+        if (watermark < Long.MIN_VALUE + 2 * kept) {
             return; // no event time yet
         }
-        long n = HistoryScans.sweep(ctx, histories.states(), watermark - 2 * longest);
+        HistoryScans.Swept swept =
+                HistoryScans.sweep(ctx, histories.states(), watermark - 2 * kept);
         histories.clearCache(); // it may hold what was just cleared
-        metrics.cleared.inc(n);
-        LOG.debug("Sweep at watermark {} cleared {} histories", watermark, n);
+        if (swept.newestCleared() != Long.MIN_VALUE) {
+            sweptHorizon =
+                    Math.max(
+                            sweptHorizon,
+                            swept.newestCleared() + control.config().longestWindowMillis());
+        }
+        metrics.cleared.inc(swept.histories());
+        LOG.debug(
+                "Sweep at watermark {} cleared {} histories; messages before {} are STALE",
+                watermark,
+                swept.histories(),
+                sweptHorizon);
     }
 
     /**

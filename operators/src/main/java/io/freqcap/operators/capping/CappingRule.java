@@ -151,6 +151,24 @@ public final class CappingRule {
             LimitConfig config,
             String segment,
             String shadowSegment) {
+        return judge(history, m, config, segment, shadowSegment, Long.MIN_VALUE);
+    }
+
+    /**
+     * Decides one message without counting it, where histories may have been cleared.
+     *
+     * @param sweptHorizon the job cleared histories whose counted messages could still share a
+     *     window with a message older than this; such a message is STALE, whatever the user's
+     *     history says, since the history the job holds may be missing what it needs ({@link
+     *     Long#MIN_VALUE}: nothing cleared)
+     */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon) {
         if (config.isExempt(m.category())) {
             return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, null);
         }
@@ -178,6 +196,20 @@ public final class CappingRule {
                             + " minus the longest window ("
                             + longest
                             + " ms)",
+                    null);
+        }
+        if (t < sweptHorizon) {
+            return new Verdict(
+                    Decision.STALE,
+                    segment,
+                    List.of(),
+                    null,
+                    "timestamp "
+                            + t
+                            + " is older than "
+                            + sweptHorizon
+                            + ", before which this job has cleared histories that are no longer"
+                            + " kept (twice the longest window behind its event time)",
                     null);
         }
         // One for the rule and the shadow rule: what one counts, the other reads.

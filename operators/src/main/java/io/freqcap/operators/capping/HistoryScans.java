@@ -32,23 +32,30 @@ import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction
 final class HistoryScans {
     private HistoryScans() {}
 
+    /** What a sweep cleared: how many histories, and the newest counted message among them. */
+    record Swept(long histories, long newestCleared) {}
+
     /**
      * Clears each history whose latest counted message is at or before {@code before}. A long
      * history is judged by its newest bucket, never read whole.
      *
-     * @return how many were cleared
+     * @return how many were cleared and the latest timestamp any of them held ({@link
+     *     Long#MIN_VALUE} when none)
      */
-    static long sweep(
+    static Swept sweep(
             KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
             HistoryStore.States states,
             long before)
             throws Exception {
-        long[] count = {0};
+        long[] count = {0, Long.MIN_VALUE};
         ctx.applyToKeyedState(
                 HistoryStore.STATE,
                 (user, state) -> {
                     UserHistory h = StoredHistorySerializer.decoded(state.value());
                     if (h != null && (h.isEmpty() || h.latest() <= before)) {
+                        if (!h.isEmpty()) {
+                            count[1] = Math.max(count[1], h.latest());
+                        }
                         state.clear();
                         count[0]++;
                     }
@@ -65,15 +72,17 @@ final class HistoryScans {
                     for (long b : buckets.keys()) {
                         newest = Math.max(newest, b);
                     }
-                    if (newest == Long.MIN_VALUE
-                            || newest < Math.floorDiv(before, width)
-                            || buckets.get(newest).latest() <= before) {
+                    UserHistory last = newest == Long.MIN_VALUE ? null : buckets.get(newest);
+                    if (last == null || last.isEmpty() || last.latest() <= before) {
+                        if (last != null && !last.isEmpty()) {
+                            count[1] = Math.max(count[1], last.latest());
+                        }
                         buckets.clear();
                         mark.clear();
                         count[0]++;
                     }
                 });
-        return count[0];
+        return new Swept(count[0], count[1]);
     }
 
     /** What a rebuild wrote. */

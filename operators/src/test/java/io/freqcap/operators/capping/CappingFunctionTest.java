@@ -290,6 +290,51 @@ class CappingFunctionTest {
     }
 
     @Test
+    void aMessageThatCouldShareAWindowWithASweptHistoryIsStaleAlsoAfterARestore()
+            throws Exception {
+        var h = harness(ONE_A_DAY_V1);
+        h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
+        h.watermark(DAY_1_NOON + 14 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertNull(history(h, 42));
+
+        // A partition waking up with a day-old backlog: user 42's cleared message is 2 days
+        // before it, within the 7-day window. Deciding it on an empty history could over-admit.
+        h.processElement(message("m2", 42, DAY_1_NOON + 2 * DAY), DAY_1_NOON + 2 * DAY);
+        h.processElement(message("m3", 7, DAY_1_NOON + 6 * DAY), DAY_1_NOON + 6 * DAY);
+        assertEquals(List.of("STALE", "STALE"), auditDecisions(h));
+        assertTrue(audits(h).get(0).get("reason").asText().contains("cleared histories"));
+
+        OperatorSubtaskState snapshot = h.snapshot(1, 1);
+        harnesses.close(h);
+        // Restored at another parallelism, each instance keeps the highest horizon.
+        for (int subtask = 0; subtask < 2; subtask++) {
+            var restored = harness(ONE_A_DAY_V1, snapshot, 2, subtask);
+            long user = 42;
+            while (org.apache.flink.runtime.state.KeyGroupRangeAssignment
+                            .assignKeyToParallelOperator(user, 128, 2)
+                    != subtask) {
+                user++;
+            }
+            restored.processElement(
+                    message("m4", user, DAY_1_NOON + 7 * DAY - 1), DAY_1_NOON + 7 * DAY - 1);
+            restored.processElement(
+                    message("m5", user, DAY_1_NOON + 7 * DAY), DAY_1_NOON + 7 * DAY);
+            assertEquals(List.of("STALE"), auditDecisions(restored), "subtask " + subtask);
+            assertEquals(List.of("ALLOWED@v1"), decisions(restored), "past the horizon");
+        }
+    }
+
+    static List<String> auditDecisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+            throws Exception {
+        List<String> out = new ArrayList<>();
+        for (JsonNode a : audits(h)) {
+            out.add(a.get("decision").asText());
+        }
+        return out;
+    }
+
+    @Test
     void sweepBeforeAnyWatermarkKeepsEverything() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);

@@ -14,12 +14,24 @@ import org.junit.jupiter.api.Test;
 
 class MessageTimeTest {
     static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final long HOUR = 3_600_000L;
+    static final long SLACK = MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() + 1;
 
-    static InboundMessage at(long t) {
+    /** The wall clock the generator reads: a day after {@link #DAY_1_NOON} unless moved. */
+    private long now = DAY_1_NOON + 24 * HOUR;
+
+    private final MessageTime.Generator g = new MessageTime.Generator(() -> now);
+    private final Collected out = new Collected();
+
+    static InboundMessage at(long t, int partition) {
         String json =
                 "{\"messageId\":\"m\",\"userId\":1,\"channel\":\"push\",\"timestamp\":" + t + "}";
         return InboundMessage.of(
-                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, 0));
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", partition, 0));
+    }
+
+    void event(long t, int partition) {
+        g.onEvent(at(t, partition), t, out);
     }
 
     static final class Collected implements WatermarkOutput {
@@ -39,44 +51,69 @@ class MessageTimeTest {
 
     @Test
     void trailsTheHighestMessageTime() {
-        MessageTime.Generator g = new MessageTime.Generator();
-        Collected out = new Collected();
         g.onPeriodicEmit(out);
         assertTrue(out.marks.isEmpty(), "no watermark before the first message");
-        g.onEvent(at(DAY_1_NOON), DAY_1_NOON, out);
-        g.onEvent(at(DAY_1_NOON - 1000), DAY_1_NOON - 1000, out);
+        event(DAY_1_NOON, 0);
+        event(DAY_1_NOON - 1000, 0);
         g.onPeriodicEmit(out);
-        assertEquals(
-                List.of(DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1), out.marks);
+        assertEquals(List.of(DAY_1_NOON - SLACK), out.marks);
     }
 
     @Test
     void malformedRecordsNeverMoveEventTime() {
-        MessageTime.Generator g = new MessageTime.Generator();
-        Collected out = new Collected();
-        g.onEvent(at(DAY_1_NOON), DAY_1_NOON, out);
+        event(DAY_1_NOON, 0);
         InboundMessage bad = InboundMessage.of(new RawRecord(null, "x".getBytes(), "in", 0, 1));
-        long kafkaTime = System.currentTimeMillis();
+        long kafkaTime = now;
         assertEquals(
                 Long.MIN_VALUE,
                 new MessageTime.MessageTimestamp().extractTimestamp(bad, kafkaTime));
         g.onEvent(bad, kafkaTime, out);
         g.onPeriodicEmit(out);
-        assertEquals(
-                DAY_1_NOON - MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() - 1, out.marks.get(0));
+        assertEquals(DAY_1_NOON - SLACK, out.marks.get(0));
     }
 
     @Test
-    void aTimestampFarInTheFutureCountsAsADayAhead() {
-        MessageTime.Generator g = new MessageTime.Generator();
-        Collected out = new Collected();
+    void messagesDatedAheadOfTheWallClockCountAsTheWallClock() {
         long year2099 = 4_070_908_800_000L;
-        long before = System.currentTimeMillis();
-        g.onEvent(at(year2099), year2099, out);
+        event(year2099, 0);
+        event(DAY_1_NOON + 47 * HOUR, 1); // "tomorrow's campaign"
         g.onPeriodicEmit(out);
-        long limit = System.currentTimeMillis() + MessageTime.MAX_AHEAD_OF_WALL_CLOCK.toMillis();
-        assertTrue(
-                out.marks.get(0) <= limit && out.marks.get(0) >= before,
-                "watermark " + out.marks.get(0));
+        assertEquals(List.of(now - SLACK), out.marks);
+    }
+
+    @Test
+    void thePartitionFurthestBehindHoldsEventTimeBack() {
+        event(DAY_1_NOON, 0);
+        event(DAY_1_NOON - 6 * HOUR, 3); // a producer replaying its backlog
+        g.onPeriodicEmit(out);
+        assertEquals(List.of(DAY_1_NOON - 6 * HOUR - SLACK), out.marks);
+        event(DAY_1_NOON - 2 * HOUR, 3);
+        g.onPeriodicEmit(out);
+        assertEquals(DAY_1_NOON - 2 * HOUR - SLACK, out.marks.get(1));
+    }
+
+    @Test
+    void anIdlePartitionStopsHoldingItBackAndTheMarkNeverGoesBack() {
+        event(DAY_1_NOON - 6 * HOUR, 3);
+        now += MessageTime.IDLE_AFTER.toMillis() / 2;
+        event(DAY_1_NOON, 0);
+        g.onPeriodicEmit(out);
+        assertEquals(List.of(DAY_1_NOON - 6 * HOUR - SLACK), out.marks);
+
+        now += MessageTime.IDLE_AFTER.toMillis() / 2 + 1; // partition 3 idle, 0 not
+        g.onPeriodicEmit(out);
+        assertEquals(List.of(DAY_1_NOON - 6 * HOUR - SLACK, DAY_1_NOON - SLACK), out.marks);
+
+        event(DAY_1_NOON - 5 * HOUR, 3); // wakes up behind: the mark stays where it was
+        g.onPeriodicEmit(out);
+        assertEquals(2, out.marks.size());
+    }
+
+    @Test
+    void everyPartitionIdleEmitsNothing() {
+        event(DAY_1_NOON, 0);
+        now += MessageTime.IDLE_AFTER.toMillis() + 1;
+        g.onPeriodicEmit(out);
+        assertTrue(out.marks.isEmpty());
     }
 }
