@@ -49,7 +49,10 @@ public final class FreqcapJob {
             Sink<MirrorWrite> mirror) {
         CappingSettings capping = settings.withMirror(mirror != null);
         DataStream<InboundMessage> parsed =
-                input.map(new ParseFunction(capping.bounds().maxRecordBytes()))
+                input.map(
+                                new ParseFunction(
+                                        capping.bounds().maxRecordBytes(),
+                                        capping.bounds().maxFuture()))
                         .name("parse")
                         .uid(UID_PARSE)
                         .assignTimestampsAndWatermarks(MessageTime.messages())

@@ -6,6 +6,7 @@ import io.freqcap.operators.capping.ControlHandler;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.AuditRecords;
+import io.freqcap.schema.FutureBound;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.SegmentUpdate;
@@ -146,6 +147,13 @@ public final class FreqcapOptions {
                             "The largest output record; inputs beyond it are MALFORMED and audit"
                                     + " records carry only the first bytes of larger inputs. The"
                                     + " brokers' and topics' limits must allow it.");
+    public static final ConfigOption<String> MAX_FUTURE =
+            ConfigOptions.key("max-future")
+                    .stringType()
+                    .defaultValue("1d")
+                    .withDescription(
+                            "How far after the job's wall clock a message's timestamp may lie"
+                                    + " (30m, 1d, 2w, ...); later is MALFORMED. off accepts any.");
     public static final ConfigOption<Long> MAX_SEGMENT_BYTES =
             ConfigOptions.key("max-segment-bytes")
                     .longType()
@@ -204,6 +212,11 @@ public final class FreqcapOptions {
         }
         if (conf.get(MAX_RECORD_BYTES) < 1024) {
             throw new InvalidOptionException("--max-record-bytes: at least 1024");
+        }
+        try {
+            FutureBound.parse(conf.get(MAX_FUTURE));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidOptionException("--max-future: " + e.getMessage());
         }
         if (conf.get(MAX_SEGMENT_BYTES) < 1) {
             throw new InvalidOptionException("--max-segment-bytes: must be a positive integer");
@@ -295,7 +308,10 @@ public final class FreqcapOptions {
     /** The bounds of records and segment reads the options set. */
     public static Bounds bounds(Configuration conf) {
         return new Bounds(
-                conf.get(MAX_RECORD_BYTES), conf.get(MAX_SEGMENT_BYTES), segmentUris(conf));
+                conf.get(MAX_RECORD_BYTES),
+                conf.get(MAX_SEGMENT_BYTES),
+                segmentUris(conf),
+                FutureBound.parse(conf.get(MAX_FUTURE)));
     }
 
     /** Reads a file path or uri through Flink's file systems (file://, s3://, hdfs://, ...). */

@@ -76,6 +76,44 @@ public final class AuditRecords {
             ShadowDecision shadow,
             byte[] rawMessage,
             int maxBytes) {
+        byte[] json = null;
+        // The last guard: a record that the config's size bounds should keep small, but that is
+        // too large anyway, keeps as many violations as fit, never failing its send.
+        for (int keep = Integer.MAX_VALUE; json == null || json.length > maxBytes; ) {
+            json =
+                    decisionJson(
+                            decision,
+                            m,
+                            segment,
+                            configVersion,
+                            violations,
+                            retryAfter,
+                            reason,
+                            shadow,
+                            rawMessage,
+                            maxBytes,
+                            keep);
+            int most = Math.max(violations.size(), shadow == null ? 0 : shadow.violations().size());
+            if (json.length <= maxBytes || keep == 0) {
+                break;
+            }
+            keep = Math.min(keep, most) / 2;
+        }
+        return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
+    }
+
+    private static byte[] decisionJson(
+            Decision decision,
+            OutboundMessage m,
+            String segment,
+            long configVersion,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            byte[] rawMessage,
+            int maxBytes,
+            int keepViolations) {
         Fields head =
                 g -> {
                     g.writeStringField("decision", decision.name());
@@ -86,7 +124,7 @@ public final class AuditRecords {
                     g.writeNumberField("timestamp", m.timestamp());
                     g.writeNumberField("configVersion", configVersion);
                     if (decision == Decision.REJECTED) {
-                        writeViolations(g, violations);
+                        writeViolations(g, violations, keepViolations);
                         g.writeFieldName("retryAfter");
                         if (retryAfter == null) {
                             g.writeNull();
@@ -97,7 +135,7 @@ public final class AuditRecords {
                             g.writeObjectFieldStart("shadow");
                             g.writeStringField("decision", shadow.decision().name());
                             g.writeStringField("segment", shadow.segment());
-                            writeViolations(g, shadow.violations());
+                            writeViolations(g, shadow.violations(), keepViolations);
                             g.writeEndObject();
                         }
                     }
@@ -105,20 +143,37 @@ public final class AuditRecords {
                         g.writeStringField("reason", reason);
                     }
                 };
-        byte[] json = bounded(head, g -> {}, rawMessage, true, maxBytes);
-        return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
+        return bounded(
+                head,
+                g -> {},
+                rawMessage,
+                rawMessage == null ? 0 : rawMessage.length,
+                true,
+                maxBytes);
     }
 
     /** The MALFORMED record of an input record that could not be read. */
     public static AuditEvent malformed(InboundMessage in, int maxBytes) {
-        return unreadable(
-                Decision.MALFORMED,
-                in.error(),
-                in.value(),
-                in.topic(),
-                in.partition(),
-                in.offset(),
-                maxBytes);
+        return malformed(in, in.value() == null ? 0 : in.value().length, maxBytes);
+    }
+
+    /**
+     * The MALFORMED record of an input of which only the first bytes were read.
+     *
+     * @param fullLength the input's length; more than {@code in.value().length} when cut
+     */
+    public static AuditEvent malformed(InboundMessage in, long fullLength, int maxBytes) {
+        return new AuditEvent(
+                null,
+                unreadableJson(
+                        Decision.MALFORMED,
+                        in.error(),
+                        in.value(),
+                        fullLength,
+                        in.topic(),
+                        in.partition(),
+                        in.offset(),
+                        maxBytes));
     }
 
     /**
@@ -130,6 +185,28 @@ public final class AuditRecords {
             Decision decision,
             String error,
             byte[] raw,
+            String topic,
+            int partition,
+            long offset,
+            int maxBytes) {
+        return new AuditEvent(
+                null,
+                unreadableJson(
+                        decision,
+                        error,
+                        raw,
+                        raw == null ? 0 : raw.length,
+                        topic,
+                        partition,
+                        offset,
+                        maxBytes));
+    }
+
+    private static byte[] unreadableJson(
+            Decision decision,
+            String error,
+            byte[] raw,
+            long rawLength,
             String topic,
             int partition,
             long offset,
@@ -151,7 +228,7 @@ public final class AuditRecords {
                     g.writeNumberField("offset", offset);
                     g.writeEndObject();
                 };
-        return new AuditEvent(null, bounded(head, source, raw, false, maxBytes));
+        return bounded(head, source, raw, rawLength, false, maxBytes);
     }
 
     /**
@@ -162,20 +239,20 @@ public final class AuditRecords {
      *     {@code raw}
      */
     private static byte[] bounded(
-            Fields head, Fields tail, byte[] raw, boolean asMessage, int maxBytes) {
-        int rawLength = raw == null ? 0 : raw.length;
-        int wholeSize = asMessage ? rawLength : 4 * ((rawLength + 2) / 3);
-        if (wholeSize < maxBytes) { // else it cannot fit: skip writing it
-            byte[] whole = write(head, tail, raw, asMessage, -1);
+            Fields head, Fields tail, byte[] raw, long rawLength, boolean asMessage, int maxBytes) {
+        int held = raw == null ? 0 : raw.length;
+        long wholeSize = asMessage ? rawLength : 4 * ((rawLength + 2) / 3);
+        if (rawLength == held && wholeSize < maxBytes) { // else it cannot fit: skip writing it
+            byte[] whole = write(head, tail, raw, rawLength, asMessage, -1);
             if (whole.length <= maxBytes) {
                 return whole;
             }
         }
-        int fixed = write(head, tail, raw, false, 0).length;
+        int fixed = write(head, tail, raw, rawLength, false, 0).length;
         // base64 of 3n bytes is 4n characters
         int prefix = Math.max(0, maxBytes - fixed) / 4 * 3;
-        byte[] cut = write(head, tail, raw, false, Math.min(prefix, rawLength));
-        return cut.length <= maxBytes ? cut : write(head, tail, raw, false, 0);
+        byte[] cut = write(head, tail, raw, rawLength, false, Math.min(prefix, held));
+        return cut.length <= maxBytes ? cut : write(head, tail, raw, rawLength, false, 0);
     }
 
     /**
@@ -183,7 +260,7 @@ public final class AuditRecords {
      *     with {@code rawBytes} and {@code rawTruncated}
      */
     private static byte[] write(
-            Fields head, Fields tail, byte[] raw, boolean asMessage, int prefix) {
+            Fields head, Fields tail, byte[] raw, long rawLength, boolean asMessage, int prefix) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + Math.max(prefix, 0));
         try (JsonGenerator g = Json.FACTORY.createGenerator(bytes)) {
             g.writeStartObject();
@@ -199,7 +276,7 @@ public final class AuditRecords {
                     g.writeBinary(raw);
                 } else {
                     g.writeBinary(Arrays.copyOf(raw, prefix));
-                    g.writeNumberField("rawBytes", raw.length);
+                    g.writeNumberField("rawBytes", rawLength);
                     g.writeBooleanField("rawTruncated", true);
                 }
             }
@@ -211,11 +288,11 @@ public final class AuditRecords {
         return bytes.toByteArray();
     }
 
-    private static void writeViolations(
-            com.fasterxml.jackson.core.JsonGenerator g, List<Violation> violations)
-            throws java.io.IOException {
+    /** The first {@code keep} violations, and {@code violationsTruncated} when there are more. */
+    private static void writeViolations(JsonGenerator g, List<Violation> violations, int keep)
+            throws IOException {
         g.writeArrayFieldStart("violations");
-        for (Violation v : violations) {
+        for (Violation v : violations.subList(0, Math.min(keep, violations.size()))) {
             g.writeStartObject();
             g.writeStringField("scope", v.scope());
             if (v.calendar() != null) {
@@ -228,5 +305,9 @@ public final class AuditRecords {
             g.writeEndObject();
         }
         g.writeEndArray();
+        if (violations.size() > keep) {
+            g.writeNumberField("violationsTotal", violations.size());
+            g.writeBooleanField("violationsTruncated", true);
+        }
     }
 }

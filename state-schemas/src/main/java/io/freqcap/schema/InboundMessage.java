@@ -72,28 +72,32 @@ public record InboundMessage(
                 messageId, routingKey, channel, category, timestamp, timezone, campaignId);
     }
 
-    /** Parses a record whatever its size (tests and tools). */
+    /** Parses a record whatever its size and timestamp (tests and tools). */
     public static InboundMessage of(RawRecord raw) {
         return of(raw, Integer.MAX_VALUE);
     }
 
+    /** Parses a record whatever its timestamp. */
+    public static InboundMessage of(RawRecord raw, int maxRecordBytes) {
+        return of(raw, maxRecordBytes, FutureBound.OFF, 0);
+    }
+
     /**
      * Parses a record; one whose key and value together exceed {@code maxRecordBytes} is malformed
-     * ("record too large"), since its delivery could not carry it byte for byte.
+     * ("record too large"), since its delivery could not carry it byte for byte, and so is one
+     * stamped later than {@code now} plus {@code maxFuture}.
      */
-    public static InboundMessage of(RawRecord raw, int maxRecordBytes) {
+    public static InboundMessage of(
+            RawRecord raw, int maxRecordBytes, FutureBound maxFuture, long now) {
         try {
             long size =
                     (long) (raw.value() == null ? 0 : raw.value().length)
                             + (raw.key() == null ? 0 : raw.key().length);
             if (size > maxRecordBytes) {
-                throw new MalformedRecordException(
-                        "record too large: "
-                                + size
-                                + " bytes, over --max-record-bytes "
-                                + maxRecordBytes);
+                throw new MalformedRecordException(tooLargeError(size, maxRecordBytes));
             }
             OutboundMessage m = OutboundMessage.parse(raw.value());
+            maxFuture.check(m.timestamp(), now);
             return new InboundMessage(
                     m.userId(),
                     m.messageId(),
@@ -109,22 +113,38 @@ public record InboundMessage(
                     raw.partition(),
                     raw.offset());
         } catch (MalformedRecordException e) {
-            // Spread malformed records over 1024 negative keys: they hold no state.
-            long routingKey = -1 - (raw.offset() & 1023);
-            return new InboundMessage(
-                    routingKey,
-                    null,
-                    null,
-                    null,
-                    -1,
-                    null,
-                    null,
-                    e.getMessage(),
-                    raw.key(),
-                    raw.value(),
-                    raw.topic(),
-                    raw.partition(),
-                    raw.offset());
+            return malformed(raw, e.getMessage());
         }
+    }
+
+    /**
+     * The MALFORMED record of an input of which only the first bytes were read ({@code raw}): it is
+     * {@code fullLength} bytes long, over the bound.
+     */
+    public static InboundMessage tooLarge(RawRecord raw, long fullLength, int maxRecordBytes) {
+        return malformed(raw, tooLargeError(fullLength, maxRecordBytes));
+    }
+
+    private static String tooLargeError(long size, int maxRecordBytes) {
+        return "record too large: " + size + " bytes, over --max-record-bytes " + maxRecordBytes;
+    }
+
+    private static InboundMessage malformed(RawRecord raw, String error) {
+        // Spread malformed records over 1024 negative keys: they hold no state.
+        long routingKey = -1 - (raw.offset() & 1023);
+        return new InboundMessage(
+                routingKey,
+                null,
+                null,
+                null,
+                -1,
+                null,
+                null,
+                error,
+                raw.key(),
+                raw.value(),
+                raw.topic(),
+                raw.partition(),
+                raw.offset());
     }
 }

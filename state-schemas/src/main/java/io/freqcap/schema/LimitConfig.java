@@ -166,6 +166,13 @@ public record LimitConfig(
         return parse(json.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** Size bounds (contract.md §3): no config can make an output too large or a decision slow. */
+    public static final int MAX_RULES = 1000;
+
+    public static final int MAX_LIMITS_PER_LIST = 16;
+    public static final int MAX_NAMED_LISTS = 64;
+    public static final int MAX_SEGMENT_ID_CHARS = 64;
+
     static LimitConfig fromTree(ObjectNode root, byte[] raw) throws MalformedRecordException {
         JsonNode v = root.get("version");
         if (v == null || v.isNull()) {
@@ -177,6 +184,10 @@ public record LimitConfig(
         JsonNode rulesNode = root.get("rules");
         if (rulesNode == null || !rulesNode.isArray() || rulesNode.isEmpty()) {
             throw new MalformedRecordException("rules: expected a non-empty array");
+        }
+        if (rulesNode.size() > MAX_RULES) {
+            throw new MalformedRecordException(
+                    "rules: at most " + MAX_RULES + " rules, got " + rulesNode.size());
         }
         Map<String, Rule> rules = new LinkedHashMap<>();
         for (int i = 0; i < rulesNode.size(); i++) {
@@ -202,6 +213,10 @@ public record LimitConfig(
             JsonNode shadowRules = shadow.isObject() ? shadow.get("rules") : null;
             if (shadowRules == null || !shadowRules.isArray() || shadowRules.isEmpty()) {
                 throw new MalformedRecordException("shadow.rules: expected a non-empty array");
+            }
+            if (shadowRules.size() > MAX_RULES) {
+                throw new MalformedRecordException(
+                        "shadow.rules: at most " + MAX_RULES + " rules, got " + shadowRules.size());
             }
             for (int i = 0; i < shadowRules.size(); i++) {
                 Rule rule = rule(shadowRules.get(i), "shadow.rules[" + i + "]");
@@ -250,6 +265,15 @@ public record LimitConfig(
         if (seg == null || !seg.isTextual() || seg.textValue().isEmpty()) {
             throw new MalformedRecordException(path + ".segment: expected a non-empty string");
         }
+        int chars = seg.textValue().codePointCount(0, seg.textValue().length());
+        if (chars > MAX_SEGMENT_ID_CHARS) {
+            throw new MalformedRecordException(
+                    path
+                            + ".segment: must be 1.."
+                            + MAX_SEGMENT_ID_CHARS
+                            + " characters, got "
+                            + chars);
+        }
         List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
         Map<String, List<Limit>> channels =
                 named(node.get("channels"), path, "channels", "channel");
@@ -272,6 +296,16 @@ public record LimitConfig(
         }
         if (!node.isObject()) {
             throw new MalformedRecordException(path + "." + field + ": expected an object");
+        }
+        if (node.size() > MAX_NAMED_LISTS) {
+            throw new MalformedRecordException(
+                    path
+                            + "."
+                            + field
+                            + ": at most "
+                            + MAX_NAMED_LISTS
+                            + " entries, got "
+                            + node.size());
         }
         Iterator<Map.Entry<String, JsonNode>> it = node.fields();
         while (it.hasNext()) {
@@ -298,6 +332,10 @@ public record LimitConfig(
         if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
             throw new MalformedRecordException(
                     path + ": expected " + (mayBeEmpty ? "an" : "a non-empty") + " array");
+        }
+        if (node.size() > MAX_LIMITS_PER_LIST) {
+            throw new MalformedRecordException(
+                    path + ": at most " + MAX_LIMITS_PER_LIST + " limits, got " + node.size());
         }
         List<Limit> out = new ArrayList<>();
         for (int i = 0; i < node.size(); i++) {

@@ -46,6 +46,9 @@ public record OutboundMessage(
     public static final Pattern CHANNEL = Pattern.compile("[a-z0-9_-]{1,32}");
     static final int MAX_MESSAGE_ID_CHARS = 128;
 
+    /** Categories are kept with every counted entry: bounded, so no message can bloat state. */
+    public static final int MAX_CATEGORY_CHARS = 64;
+
     /**
      * Reads one record value.
      *
@@ -98,6 +101,14 @@ public record OutboundMessage(
                     case "category":
                         if (p.currentToken() != JsonToken.VALUE_NULL) {
                             category = string(p, field);
+                            int c = category.codePointCount(0, category.length());
+                            if (c < 1 || c > MAX_CATEGORY_CHARS) {
+                                throw new MalformedRecordException(
+                                        "category: must be 1.."
+                                                + MAX_CATEGORY_CHARS
+                                                + " characters, got "
+                                                + c);
+                            }
                         }
                         break;
                     case "timestamp":

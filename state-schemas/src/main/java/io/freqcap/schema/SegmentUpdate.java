@@ -42,6 +42,14 @@ public record SegmentUpdate(
         if (id == null || !id.isTextual() || id.textValue().isEmpty()) {
             throw new MalformedRecordException("segmentId: expected a non-empty string");
         }
+        int chars = id.textValue().codePointCount(0, id.textValue().length());
+        if (chars > LimitConfig.MAX_SEGMENT_ID_CHARS) {
+            throw new MalformedRecordException(
+                    "segmentId: must be 1.."
+                            + LimitConfig.MAX_SEGMENT_ID_CHARS
+                            + " characters, got "
+                            + chars);
+        }
         JsonNode v = root.get("version");
         if (v == null || !v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() <= 0) {
             throw new MalformedRecordException("version: expected a positive integer, got " + v);

@@ -63,6 +63,46 @@ class AuditRecordsTest {
     }
 
     @Test
+    void aRecordTooLargeForItsViolationsKeepsTheFirstThatFitAndNeverPassesTheBound()
+            throws Exception {
+        OutboundMessage m = new OutboundMessage("m1", 42, "push", "marketing", 1763841600000L);
+        byte[] message =
+                "{\"messageId\":\"m1\",\"userId\":42,\"channel\":\"push\",\"timestamp\":1763841600000}"
+                        .getBytes(StandardCharsets.UTF_8);
+        List<Violation> many = new java.util.ArrayList<>();
+        for (int i = 0; i < 25_000; i++) {
+            many.add(new Violation("all", (61 + i) + "m", 1, 1));
+        }
+        ShadowDecision shadow = new ShadowDecision(Decision.REJECTED, "*", many);
+        for (int max : List.of(AuditRecords.DEFAULT_MAX_BYTES, 4096, 1024)) {
+            AuditEvent e =
+                    AuditRecords.decision(
+                            Decision.REJECTED, m, "*", 2, many, null, null, shadow, message, max);
+            assertTrue(e.json().length <= max, e.json().length + " > " + max);
+            JsonNode json = Json.MAPPER.readTree(e.json());
+            assertEquals("REJECTED", json.get("decision").asText());
+            assertTrue(json.get("violationsTruncated").asBoolean());
+            assertEquals(25_000, json.get("violationsTotal").asInt());
+            assertEquals("61m", json.get("violations").get(0).get("window").asText());
+        }
+        // Within the bound nothing changes.
+        AuditEvent few =
+                AuditRecords.decision(
+                        Decision.REJECTED,
+                        m,
+                        "*",
+                        2,
+                        many.subList(0, 3),
+                        null,
+                        null,
+                        message,
+                        AuditRecords.DEFAULT_MAX_BYTES);
+        JsonNode json = Json.MAPPER.readTree(few.json());
+        assertEquals(3, json.get("violations").size());
+        assertNull(json.get("violationsTruncated"));
+    }
+
+    @Test
     void malformedRecordEqualsTheContractExample() throws Exception {
         byte[] raw = "{\"messageId\":\"x\",\"userId\":\"abc\"}".getBytes(StandardCharsets.UTF_8);
         AuditEvent e =

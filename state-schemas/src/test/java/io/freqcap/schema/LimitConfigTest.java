@@ -137,6 +137,112 @@ class LimitConfigTest {
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
     }
 
+    static String limits(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",")
+                    .append("{\"window\":\"")
+                    .append(61 + i)
+                    .append("m\",\"max\":1}");
+        }
+        return b.append(']').toString();
+    }
+
+    static String named(int n, String limits) {
+        StringBuilder b = new StringBuilder("{");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",").append("\"c").append(i).append("\":").append(limits);
+        }
+        return b.append('}').toString();
+    }
+
+    static String rules(int n, String prefix) {
+        StringBuilder b = new StringBuilder("[" + STAR);
+        for (int i = 1; i < n; i++) {
+            b.append(",{\"segment\":\"")
+                    .append(prefix)
+                    .append(i)
+                    .append("\",\"limits\":")
+                    .append(limits(1))
+                    .append('}');
+        }
+        return b.append(']').toString();
+    }
+
+    static String star(String extra) {
+        return "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":" + extra + "]}";
+    }
+
+    @Test
+    void sizeBoundsAreInclusiveAndEachBreachNamesItsField() throws Exception {
+        // At the bounds: accepted.
+        LimitConfig.parse(
+                star(
+                        limits(16)
+                                + ",\"channels\":"
+                                + named(64, limits(16))
+                                + ",\"categories\":"
+                                + named(64, limits(16))
+                                + ",\"campaign\":"
+                                + limits(16)
+                                + "}"));
+        LimitConfig.parse(
+                "{\"version\":2,\"rules\":"
+                        + rules(1000, "s")
+                        + ",\"shadow\":{\"rules\":"
+                        + rules(1000, "t")
+                        + "}}");
+        LimitConfig.parse(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + ",{\"segment\":\""
+                        + "s".repeat(64)
+                        + "\",\"limits\":"
+                        + limits(1)
+                        + "}]}");
+        // One past each: INVALID_CONTROL naming the field.
+        java.util.Map<String, String> breaches = new java.util.LinkedHashMap<>();
+        breaches.put(star(limits(17) + "}"), "rules[0].limits: at most 16 limits, got 17");
+        breaches.put(star(limits(25_000) + "}"), "rules[0].limits: at most 16 limits, got 25000");
+        breaches.put(
+                star(limits(1) + ",\"channels\":{\"push\":" + limits(17) + "}}"),
+                "rules[0].channels.push: at most 16 limits, got 17");
+        breaches.put(
+                star(limits(1) + ",\"channels\":" + named(65, limits(1)) + "}"),
+                "rules[0].channels: at most 64 entries, got 65");
+        breaches.put(
+                star(limits(1) + ",\"categories\":" + named(65, limits(1)) + "}"),
+                "rules[0].categories: at most 64 entries, got 65");
+        breaches.put(
+                star(limits(1) + ",\"campaign\":" + limits(17) + "}"),
+                "rules[0].campaign: at most 16 limits, got 17");
+        breaches.put(
+                "{\"version\":2,\"rules\":" + rules(1001, "s") + "}",
+                "rules: at most 1000 rules, got 1001");
+        breaches.put(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":"
+                        + rules(1001, "t")
+                        + "}}",
+                "shadow.rules: at most 1000 rules, got 1001");
+        breaches.put(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + ",{\"segment\":\""
+                        + "s".repeat(65)
+                        + "\",\"limits\":"
+                        + limits(1)
+                        + "}]}",
+                "rules[1].segment: must be 1..64 characters, got 65");
+        for (var e : breaches.entrySet()) {
+            MalformedRecordException thrown =
+                    assertThrows(
+                            MalformedRecordException.class, () -> LimitConfig.parse(e.getKey()));
+            assertEquals(e.getValue(), thrown.getMessage());
+        }
+    }
+
     @Test
     void readsTheCalendarExample() throws Exception {
         LimitConfig c =

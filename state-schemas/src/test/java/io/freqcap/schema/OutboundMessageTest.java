@@ -1,10 +1,12 @@
 package io.freqcap.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -114,6 +116,50 @@ class OutboundMessageTest {
                                                 + id
                                                 + "\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}"));
         assertEquals("messageId: must be 1..128 characters, got 129", e.getMessage());
+    }
+
+    @Test
+    void categoryOf1To64CharactersOnly() throws Exception {
+        String ok = "c".repeat(64);
+        assertEquals(
+                ok,
+                parse(
+                                "{\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\","
+                                        + "\"timestamp\":1,\"category\":\""
+                                        + ok
+                                        + "\"}")
+                        .category());
+        for (String bad : List.of("", "c".repeat(65), "c".repeat(1_000_000))) {
+            MalformedRecordException e =
+                    assertThrows(
+                            MalformedRecordException.class,
+                            () ->
+                                    parse(
+                                            "{\"messageId\":\"a\",\"userId\":1,\"channel\":"
+                                                    + "\"push\",\"timestamp\":1,\"category\":\""
+                                                    + bad
+                                                    + "\"}"));
+            assertEquals("category: must be 1..64 characters, got " + bad.length(), e.getMessage());
+        }
+    }
+
+    @Test
+    void aTimestampMoreThanMaxFutureAfterTheClockIsMalformed() {
+        long now = 1_795_600_000_000L;
+        String json = "{\"messageId\":\"a\",\"userId\":77,\"channel\":\"push\",\"timestamp\":%d}";
+        RawRecord atLimit =
+                new RawRecord(null, String.format(json, now + 86_400_000L).getBytes(), "in", 0, 1);
+        assertFalse(InboundMessage.of(atLimit, 1 << 20, FutureBound.ONE_DAY, now).isMalformed());
+        long micros = now * 1000; // a unit mistake: year ~58,000
+        RawRecord bad = new RawRecord(null, String.format(json, micros).getBytes(), "in", 0, 2);
+        InboundMessage in = InboundMessage.of(bad, 1 << 20, FutureBound.ONE_DAY, now);
+        assertEquals("timestamp " + micros + " is more than 1d after the job's clock", in.error());
+        assertFalse(InboundMessage.of(bad, 1 << 20, FutureBound.OFF, now).isMalformed());
+        assertTrue(
+                InboundMessage.of(bad, 1 << 20, FutureBound.parse("30m"), micros - 1_800_001)
+                        .isMalformed());
+        assertThrows(IllegalArgumentException.class, () -> FutureBound.parse("0d"));
+        assertThrows(IllegalArgumentException.class, () -> FutureBound.parse("1 day"));
     }
 
     @Test

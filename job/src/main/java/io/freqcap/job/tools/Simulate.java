@@ -11,6 +11,7 @@ import io.freqcap.operators.capping.CappingRule;
 import io.freqcap.operators.capping.ControlHandler;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.Decision;
+import io.freqcap.schema.FutureBound;
 import io.freqcap.schema.InboundMessage;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
@@ -47,7 +48,7 @@ public final class Simulate {
                     + " [--input-topic outbound-messages] [--from TIME] [--until TIME])\n"
                     + "         --limits FILE [--segments FILE] [--compare FILE]"
                     + " --output FILE [--compare-output FILE] [--summary FILE.json]\n"
-                    + "         [--max-record-bytes N] [--max-segment-bytes N]"
+                    + "         [--max-record-bytes N] [--max-future 1d|off] [--max-segment-bytes N]"
                     + " [--segment-uris PREFIXES]\n"
                     + "  TIME: epoch milliseconds or an ISO-8601 instant (2026-11-16T00:00:00Z)";
 
@@ -65,6 +66,7 @@ public final class Simulate {
                     "compare-output",
                     "summary",
                     "max-record-bytes",
+                    "max-future",
                     "max-segment-bytes",
                     "segment-uris");
 
@@ -106,6 +108,12 @@ public final class Simulate {
             }
             Configuration conf = new Configuration();
             copy(opts, conf, "max-record-bytes", FreqcapOptions.MAX_RECORD_BYTES.key());
+            copy(opts, conf, "max-future", FreqcapOptions.MAX_FUTURE.key());
+            try {
+                FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidOptionException("--max-future: " + e.getMessage());
+            }
             copy(opts, conf, "max-segment-bytes", FreqcapOptions.MAX_SEGMENT_BYTES.key());
             copy(opts, conf, "segment-uris", FreqcapOptions.SEGMENT_URIS.key());
             copy(opts, conf, "segments", FreqcapOptions.SEGMENTS.key());
@@ -124,7 +132,8 @@ public final class Simulate {
             }
             input =
                     opts.containsKey("input")
-                            ? SimulationInput.lines(Path.of(opts.get("input")))
+                            ? SimulationInput.lines(
+                                    Path.of(opts.get("input")), bounds.maxRecordBytes())
                             : SimulationInput.topic(
                                     opts.get("bootstrap-servers"),
                                     opts.getOrDefault("input-topic", "outbound-messages"),
@@ -144,9 +153,19 @@ public final class Simulate {
             long started = System.nanoTime();
             RawRecord raw;
             while ((raw = input.next()) != null) {
-                InboundMessage in = InboundMessage.of(raw, bounds.maxRecordBytes());
+                // The job's clock is the wall clock: so is simulate's, for --max-future.
+                long length = input.lengthOf(raw);
+                InboundMessage in =
+                        length > raw.value().length
+                                ? InboundMessage.tooLarge(raw, length, bounds.maxRecordBytes())
+                                : InboundMessage.of(
+                                        raw,
+                                        bounds.maxRecordBytes(),
+                                        bounds.maxFuture(),
+                                        System.currentTimeMillis());
                 if (in.isMalformed()) {
-                    byte[] audit = AuditRecords.malformed(in, bounds.maxRecordBytes()).json();
+                    byte[] audit =
+                            AuditRecords.malformed(in, length, bounds.maxRecordBytes()).json();
                     a.malformed(audit);
                     if (b != null) {
                         b.malformed(audit);

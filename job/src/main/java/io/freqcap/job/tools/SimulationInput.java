@@ -31,12 +31,22 @@ interface SimulationInput extends AutoCloseable {
     void close() throws IOException;
 
     /**
+     * The full length of a record's value as read: more than {@code raw.value().length} when the
+     * input kept only its first bytes (a line longer than the record bound).
+     */
+    default long lengthOf(RawRecord raw) {
+        return raw.value() == null ? 0 : raw.value().length;
+    }
+
+    /**
      * Each line of a JSONL file is one record value, its bytes as they are (no key). Its source in
      * audit records is the file's name as topic, partition 0 and the line's index (from 0) as
-     * offset.
+     * offset. A line longer than {@code maxRecordBytes} is never held whole: its first bytes and
+     * its length are kept, so that it is MALFORMED ("record too large") as in the job, however
+     * long.
      */
-    static SimulationInput lines(Path file) throws IOException {
-        return new Lines(Files.newInputStream(file), file.getFileName().toString());
+    static SimulationInput lines(Path file, int maxRecordBytes) throws IOException {
+        return new Lines(Files.newInputStream(file), file.getFileName().toString(), maxRecordBytes);
     }
 
     /**
@@ -49,19 +59,39 @@ interface SimulationInput extends AutoCloseable {
         return new Topic(bootstrapServers, topic, fromMillis, untilMillis);
     }
 
-    /** Splits a stream at {@code \n}. */
+    /** Splits a stream at {@code \n}, holding at most a bounded head of any line. */
     final class Lines implements SimulationInput {
         private final InputStream in;
         private final String name;
-        private byte[] buf = new byte[1 << 20];
+        private final int keep;
+        private byte[] buf;
         private int pos;
         private int limit;
         private boolean eof;
         private long line;
 
-        Lines(InputStream in, String name) {
+        /** Bytes of the current line already dropped (beyond {@link #keep}). */
+        private long dropped;
+
+        /** Room to read into beyond the head kept of a long line. */
+        private static final int CHUNK = 1 << 20;
+
+        private RawRecord cut;
+        private long cutLength;
+
+        /**
+         * @param keep the longest line held whole; of longer ones, the first {@code keep} bytes
+         */
+        Lines(InputStream in, String name, int keep) {
             this.in = in;
             this.name = name;
+            this.keep = keep;
+            this.buf = new byte[(int) Math.min(CHUNK, keep + 1L)];
+        }
+
+        @Override
+        public long lengthOf(RawRecord raw) {
+            return raw == cut ? cutLength : SimulationInput.super.lengthOf(raw);
         }
 
         @Override
@@ -70,19 +100,19 @@ interface SimulationInput extends AutoCloseable {
             while (true) {
                 for (int i = start; i < limit; i++) {
                     if (buf[i] == '\n') {
-                        byte[] value = Arrays.copyOfRange(buf, pos, i);
+                        RawRecord r = line(pos, i);
                         pos = i + 1;
-                        return new RawRecord(null, value, name, 0, line++);
+                        return r;
                     }
                 }
                 start = limit;
                 if (eof) {
-                    if (pos == limit) {
+                    if (pos == limit && dropped == 0) {
                         return null; // the end, or the newline ending the last line
                     }
-                    byte[] value = Arrays.copyOfRange(buf, pos, limit);
+                    RawRecord r = line(pos, limit);
                     pos = limit;
-                    return new RawRecord(null, value, name, 0, line++);
+                    return r;
                 }
                 // keep the line begun, make room, read more
                 if (pos > 0) {
@@ -91,8 +121,14 @@ interface SimulationInput extends AutoCloseable {
                     limit -= pos;
                     pos = 0;
                 }
+                if (limit - pos > keep) {
+                    // Too long to hold: keep its first bytes, count the rest as they go by.
+                    dropped += limit - pos - keep;
+                    limit = pos + keep;
+                    start = limit;
+                }
                 if (limit == buf.length) {
-                    buf = Arrays.copyOf(buf, buf.length * 2);
+                    buf = Arrays.copyOf(buf, (int) Math.min((long) buf.length * 2, keep + CHUNK));
                 }
                 int n = in.read(buf, limit, buf.length - limit);
                 if (n < 0) {
@@ -101,6 +137,16 @@ interface SimulationInput extends AutoCloseable {
                     limit += n;
                 }
             }
+        }
+
+        private RawRecord line(int from, int to) {
+            RawRecord r = new RawRecord(null, Arrays.copyOfRange(buf, from, to), name, 0, line++);
+            if (dropped > 0) {
+                cut = r;
+                cutLength = to - from + dropped;
+                dropped = 0;
+            }
+            return r;
         }
 
         @Override

@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.AuditRecords;
+import io.freqcap.schema.FutureBound;
 import java.io.Serializable;
 import java.util.List;
 
@@ -9,15 +10,25 @@ import java.util.List;
  * What bounds the job's records and reads, so that no input, however large or hostile, can stop it:
  * the largest output record ({@code --max-record-bytes}; larger inputs are MALFORMED, audit records
  * are cut to fit) and where and how much segment files are read from ({@code --segment-uris},
- * {@code --max-segment-bytes}).
+ * {@code --max-segment-bytes}), and how far ahead of the wall clock a message may be stamped
+ * ({@code --max-future}).
  *
  * @param segmentUris uri prefixes segment files may be read from; empty for any
  */
-public record Bounds(int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris)
+public record Bounds(
+        int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris, FutureBound maxFuture)
         implements Serializable {
     public static final Bounds DEFAULTS =
             new Bounds(
-                    AuditRecords.DEFAULT_MAX_BYTES, FlinkFileLoader.DEFAULT_MAX_BYTES, List.of());
+                    AuditRecords.DEFAULT_MAX_BYTES,
+                    FlinkFileLoader.DEFAULT_MAX_BYTES,
+                    List.of(),
+                    FutureBound.ONE_DAY);
+
+    /** Bounds with the default {@code --max-future}. */
+    public Bounds(int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris) {
+        this(maxRecordBytes, maxSegmentBytes, segmentUris, FutureBound.ONE_DAY);
+    }
 
     public Bounds {
         if (maxRecordBytes < 1024) {

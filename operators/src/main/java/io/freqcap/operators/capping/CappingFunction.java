@@ -396,8 +396,8 @@ public class CappingFunction
 
     /**
      * Clears every history of this instance whose latest counted message is at least twice the
-     * longest window kept behind the watermark, and moves the swept horizon past what it cleared:
-     * a later message that could share a window with a cleared entry is STALE, never decided on a
+     * longest window kept behind the watermark, and moves the swept horizon past what it cleared: a
+     * later message that could share a window with a cleared entry is STALE, never decided on a
      * history that lacks it (docs/design.md, "State cleanup").
      */
     private void sweep(Context ctx) throws Exception {

@@ -20,8 +20,8 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
  *   <li>a partition without messages for {@link #IDLE_AFTER} (wall clock) stops holding it back;
  *       when it wakes up behind, the capping operator's swept horizon makes what it cannot decide
  *       exactly STALE;
- *   <li>it never passes the wall clock: messages dated ahead (a campaign scheduled for tomorrow,
- *       a timestamp in microseconds) must not end event time and clear histories still needed;
+ *   <li>it never passes the wall clock: messages dated ahead (a campaign scheduled for tomorrow, a
+ *       timestamp in microseconds) must not end event time and clear histories still needed;
  *   <li>it trails all that by {@link #MAX_OUT_OF_ORDERNESS};
  *   <li>malformed records have no message time and never move it.
  * </ul>

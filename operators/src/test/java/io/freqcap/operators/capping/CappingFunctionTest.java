@@ -290,8 +290,7 @@ class CappingFunctionTest {
     }
 
     @Test
-    void aMessageThatCouldShareAWindowWithASweptHistoryIsStaleAlsoAfterARestore()
-            throws Exception {
+    void aMessageThatCouldShareAWindowWithASweptHistoryIsStaleAlsoAfterARestore() throws Exception {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
         h.watermark(DAY_1_NOON + 14 * DAY);

@@ -147,8 +147,7 @@ class SweepPropertyTest {
                 }
                 tally.decided++;
                 tally.rejected += job.equals("REJECTED") ? 1 : 0;
-                tally.decidedAfterASweepCleared +=
-                        clearedSomething && !job.equals("STALE") ? 1 : 0;
+                tally.decidedAfterASweepCleared += clearedSomething && !job.equals("STALE") ? 1 : 0;
             }
             if (step % 5 == 0) {
                 time.onPeriodicEmit(marks);
@@ -238,8 +237,7 @@ class SweepPropertyTest {
                         null, json.getBytes(StandardCharsets.UTF_8), "in", partition, offset));
     }
 
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
-            throws Exception {
+    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
         List<JsonNode> out = new ArrayList<>();
         var side = h.getSideOutput(CappingFunction.AUDIT);
         if (side != null) {
