@@ -19,6 +19,17 @@ public final class ConfigTopic {
             if (!command.isTextual()) {
                 throw new MalformedRecordException("command: expected a string, got " + command);
             }
+            if (ConfigRecord.Command.FORGET_USER.equals(command.textValue())) {
+                JsonNode user = root.get("userId");
+                if (user == null
+                        || !user.isIntegralNumber()
+                        || !user.canConvertToLong()
+                        || user.longValue() < 0) {
+                    throw new MalformedRecordException(
+                            "userId: forget-user needs an integer 0..2^63-1, got " + user);
+                }
+                return new ConfigRecord.ForgetUser(user.longValue());
+            }
             return new ConfigRecord.Command(command.textValue());
         }
         return LimitConfig.fromTree(root, value);

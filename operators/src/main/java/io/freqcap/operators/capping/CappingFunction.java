@@ -356,6 +356,8 @@ public class CappingFunction
             LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
         } else if (outcome instanceof Outcome.ConfigApplied c) {
             LOG.info("Limit config version {} is in force", c.config().version());
+        } else if (outcome instanceof Outcome.ForgetUser f) {
+            forgetUser(f.userId(), rec, ctx, audits);
         } else if (outcome instanceof Outcome.Command) {
             if (settings.mirror()) {
                 rebuildMirror(ctx);
@@ -372,19 +374,82 @@ public class CappingFunction
                         n.cause());
             }
             if (auditsControl) {
-                metrics.count(Decision.INVALID_CONTROL);
-                audits.output(
-                        AUDIT,
-                        AuditRecords.unreadable(
-                                Decision.INVALID_CONTROL,
-                                n.error(),
-                                rec.value(),
-                                rec.topic(),
-                                rec.partition(),
-                                rec.offset(),
-                                settings.bounds().maxRecordBytes()));
+                auditNotApplied(rec, n.error(), audits);
             }
         }
+    }
+
+    private void auditNotApplied(ControlRecord rec, String error, AuditOutput audits) {
+        metrics.count(Decision.INVALID_CONTROL);
+        audits.output(
+                AUDIT,
+                AuditRecords.unreadable(
+                        Decision.INVALID_CONTROL,
+                        error,
+                        rec.value(),
+                        rec.topic(),
+                        rec.partition(),
+                        rec.offset(),
+                        settings.bounds().maxRecordBytes()));
+    }
+
+    /**
+     * Erases the user's history (short and long forms, cache, buckets) and, with the mirror on, its
+     * Redis keys: done by the one instance whose key groups hold the user, which also audits a
+     * failure (INVALID_CONTROL), since only it knows of one.
+     */
+    private void forgetUser(long user, ControlRecord rec, Context ctx, AuditOutput audits) {
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+        int self = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        if (KeyGroupRangeAssignment.assignKeyToParallelOperator(user, maxParallelism, parallelism)
+                != self) {
+            return;
+        }
+        try {
+            String[] channels = eraseHistory(user, ctx);
+            if (settings.mirror()) {
+                // A replacing write of nothing: the user's keys and its channels' keys deleted.
+                ctx.output(
+                        MIRROR,
+                        new MirrorWrite(
+                                user,
+                                control.config().longestWindowMillis(),
+                                true,
+                                channels,
+                                new int[0],
+                                new long[0],
+                                new String[0]));
+                mirrorDebt.noteDrops();
+            }
+            LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
+        } catch (Exception e) {
+            LOG.error("forget-user of user {} failed", user, e);
+            auditNotApplied(
+                    rec,
+                    "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user,
+                    audits);
+        }
+    }
+
+    /** The user's history erased; the channels it held. Package-private: tests inject faults. */
+    String[] eraseHistory(long user, Context ctx) throws Exception {
+        if (keySetter != null) {
+            keySetter.accept(user);
+            return histories.forget(user);
+        }
+        // Run by Flink's plain operator, this function cannot switch keys: visit them.
+        String[][] channels = {null};
+        for (var descriptor : List.of(HistoryStore.STATE, HistoryStore.LONG)) {
+            ctx.applyToKeyedState(
+                    descriptor,
+                    (key, state) -> {
+                        if (key == user && channels[0] == null) {
+                            channels[0] = histories.forget(user);
+                        }
+                    });
+        }
+        return channels[0] == null ? new String[0] : channels[0];
     }
 
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */

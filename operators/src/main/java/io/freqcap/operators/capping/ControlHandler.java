@@ -38,6 +38,9 @@ public final class ControlHandler implements AutoCloseable {
         /** A known command, for the caller to carry out. */
         record Command(String name) implements Outcome {}
 
+        /** {@code forget-user}, for the caller to carry out on the user's keyed state. */
+        record ForgetUser(long userId) implements Outcome {}
+
         /**
          * Nothing changed; {@code error} says why (the INVALID_CONTROL error). {@code cause} is the
          * unexpected exception behind it, if any (for the log).
@@ -140,6 +143,9 @@ public final class ControlHandler implements AutoCloseable {
                                 u.segmentId(), u.version(), segments.descriptor(u.segmentId()));
             }
             ConfigRecord parsed = ConfigTopic.parse(rec.value());
+            if (parsed instanceof ConfigRecord.ForgetUser f) {
+                return new Outcome.ForgetUser(f.userId());
+            }
             if (parsed instanceof ConfigRecord.Command c) {
                 return ConfigRecord.Command.REBUILD_MIRROR.equals(c.name())
                         ? new Outcome.Command(c.name())

@@ -298,6 +298,30 @@ final class HistoryStore {
         return n + changed.size();
     }
 
+    /**
+     * Erases everything kept of {@code user}, the current key: its short or long history in keyed
+     * state, its cache slot and its live long history (contract.md §7, {@code forget-user}).
+     *
+     * @return the channels its history held (the Redis keys it may have), empty when none
+     */
+    String[] forget(long user) throws Exception {
+        String[] channels;
+        try {
+            channels = get(user).channels();
+        } catch (IOException | RuntimeException unreadable) {
+            channels = new String[0]; // erased all the same; Redis loses the user key at least
+        }
+        LongHistory l = live.remove(user);
+        if (l != null) {
+            liveEntries -= l.size();
+        }
+        cache.forget(user);
+        states.history().clear();
+        states.buckets().clear();
+        states.longMark().clear();
+        return channels;
+    }
+
     /** Forgets what memory holds (after keyed state was changed behind it); flush first. */
     void clearCache() {
         cache.clear();

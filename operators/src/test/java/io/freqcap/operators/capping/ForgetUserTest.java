@@ -1,0 +1,187 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.RawRecord;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code forget-user} (contract.md §7): a user's history and Redis keys erased, once. */
+class ForgetUserTest {
+    static final long HOUR = 3_600_000L;
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
+
+    static ControlRecord forget(String userId) {
+        return CappingFunctionTest.control(
+                "{\"command\": \"forget-user\", \"userId\": " + userId + "}");
+    }
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    InboundMessage message(long user, String channel, long t) {
+        String json =
+                String.format(
+                        "{\"messageId\":\"m%d\",\"userId\":%d,\"channel\":\"%s\",\"timestamp\":%d}",
+                        offset, user, channel, t);
+        return InboundMessage.of(
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+    }
+
+    void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)
+            throws Exception {
+        h.processElement(m, m.timestamp());
+    }
+
+    static List<MirrorWrite> mirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<MirrorWrite> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.MIRROR);
+        if (side != null) {
+            for (StreamRecord<MirrorWrite> r : side) {
+                out.add(r.getValue());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aForgottenUserIsDecidedAsANewUserAndOthersKeepTheirHistory() throws Exception {
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
+                        null,
+                        1,
+                        0);
+        for (long user : new long[] {42, 43}) {
+            send(h, message(user, "push", DAY_1_NOON));
+            send(h, message(user, "email", DAY_1_NOON + HOUR));
+        }
+        h.processBroadcastElement(forget("42"), 0);
+        List<MirrorWrite> writes = mirror(h);
+        MirrorWrite erase = writes.get(writes.size() - 1);
+        assertEquals(42, erase.userId());
+        assertTrue(erase.replace(), "the user's keys replaced by nothing: deleted");
+        assertEquals(0, erase.size());
+        assertArrayEquals(new String[] {"push", "email"}, erase.channels());
+
+        send(h, message(42, "push", DAY_1_NOON + 2 * HOUR));
+        send(h, message(43, "push", DAY_1_NOON + 2 * HOUR));
+        assertEquals(5, h.extractOutputValues().size(), "42 allowed again, 43 not");
+        assertEquals(List.of("REJECTED"), CappingFunctionTest.auditDecisions(h), "only 43's third");
+        h.snapshot(1, 1); // writes back the cache
+        assertEquals(1, CappingFunctionTest.history(h, 42).size());
+    }
+
+    @Test
+    void aLongHistoryIsErasedWhole() throws Exception {
+        String many =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":1000}]}]}";
+        var h = harnesses.open(new CappingFunction(CappingSettings.of(many)), null, 1, 0);
+        for (int i = 0; i < 300; i++) {
+            send(h, message(7, "push", DAY_1_NOON + i * 1000L));
+        }
+        h.processBroadcastElement(forget("7"), 0);
+        h.snapshot(1, 1); // writes back whatever memory held
+        var backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(7L);
+        assertNull(
+                backend.getPartitionedState(
+                                VoidNamespace.INSTANCE,
+                                VoidNamespaceSerializer.INSTANCE,
+                                HistoryStore.LONG)
+                        .value(),
+                "no long history left");
+        assertNull(CappingFunctionTest.history(h, 7));
+        assertTrue(
+                backend.getPartitionedState(
+                                VoidNamespace.INSTANCE,
+                                VoidNamespaceSerializer.INSTANCE,
+                                HistoryStore.BUCKETS)
+                        .isEmpty());
+        // Its 300 messages no longer count, nor do their ids.
+        offset = 0;
+        send(h, message(7, "push", DAY_1_NOON + 301_000L));
+        assertEquals(301, h.extractOutputValues().size());
+    }
+
+    @Test
+    void onlyTheInstanceHoldingTheUserErasesIt() throws Exception {
+        int owner = KeyGroupRangeAssignment.assignKeyToParallelOperator(42L, 128, 2);
+        for (int subtask = 0; subtask < 2; subtask++) {
+            var h =
+                    harnesses.open(
+                            new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
+                            null,
+                            2,
+                            subtask);
+            h.processBroadcastElement(forget("42"), 0);
+            assertEquals(subtask == owner ? 1 : 0, mirror(h).size(), "subtask " + subtask);
+            assertTrue(CappingFunctionTest.audits(h).isEmpty());
+        }
+    }
+
+    @Test
+    void aForgetUserWithoutAValidUserIdIsInvalidControl() throws Exception {
+        var h = harnesses.open(new CappingFunction(CappingSettings.of(TWO_A_DAY)), null, 1, 0);
+        for (String bad : List.of("\"42\"", "-1", "4.2", "null", "18446744073709551616")) {
+            h.processBroadcastElement(forget(bad), 0);
+        }
+        h.processBroadcastElement(CappingFunctionTest.control("{\"command\": \"forget-user\"}"), 0);
+        List<JsonNode> audits = CappingFunctionTest.audits(h);
+        assertEquals(6, audits.size());
+        for (JsonNode a : audits) {
+            assertEquals("INVALID_CONTROL", a.get("decision").asText());
+            assertTrue(
+                    a.get("error").asText().startsWith("userId: forget-user needs an integer"),
+                    a.toString());
+        }
+    }
+
+    @Test
+    void aFailureWhileErasingIsAuditedOnceByTheInstanceThatFailed() throws Exception {
+        int owner = KeyGroupRangeAssignment.assignKeyToParallelOperator(42L, 128, 2);
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(TWO_A_DAY)) {
+                            @Override
+                            String[] eraseHistory(long user, Context ctx) {
+                                throw new IllegalStateException("disk gone");
+                            }
+                        },
+                        null,
+                        2,
+                        owner);
+        h.processBroadcastElement(forget("42"), 0);
+        List<JsonNode> audits = CappingFunctionTest.audits(h);
+        assertEquals(1, audits.size());
+        assertEquals("INVALID_CONTROL", audits.get(0).get("decision").asText());
+        assertEquals(
+                "not applied: IllegalStateException while erasing user 42",
+                audits.get(0).get("error").asText());
+        // The task goes on deciding.
+        send(h, message(42, "push", DAY_1_NOON));
+        assertEquals(1, h.extractOutputValues().size());
+    }
+}

@@ -1,0 +1,99 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.RawRecord;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.streaming.util.OperatorSnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A user poisoned before {@code --max-future} existed: a snapshot written by freqcap 0.2 (commit
+ * 54d89f3) holds user 77 with one message stamped in microseconds (year ~57,000), which makes every
+ * later message of 77 STALE. It restores, and after {@code forget-user} 77 is decided as a new user
+ * while everyone else keeps their history.
+ *
+ * <p>The fixture was written once with 0.2's code by {@link #main} ({@code mvn -q -pl operators
+ * exec:java -Dexec.classpathScope=test
+ * -Dexec.mainClass=io.freqcap.operators.capping.PoisonedUserSnapshotTest}) and is never rewritten.
+ */
+public class PoisonedUserSnapshotTest {
+    static final long DAY_1_NOON = 1_763_812_800_000L;
+    static final long POISON = DAY_1_NOON * 1000; // microseconds taken for milliseconds
+    static final String ONE_AN_HOUR =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1h\",\"max\":1}]}]}";
+    static final Path FIXTURE =
+            Path.of("src/test/resources/state-compat/capping-poisoned-0.2.snapshot");
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    static InboundMessage message(String id, long user, long t) {
+        String json =
+                String.format(
+                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d}",
+                        id, user, t);
+        return InboundMessage.of(
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, 0));
+    }
+
+    static void send(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)
+            throws Exception {
+        h.processElement(m, m.message().timestamp());
+    }
+
+    @Test
+    void aPoisonedUserRestoresAndAfterForgetUserIsDecidedAsANewUser() throws Exception {
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(ONE_AN_HOUR).withMirror(true)),
+                        OperatorSnapshotUtil.readStateHandle(FIXTURE.toString()),
+                        1,
+                        0);
+        send(h, message("b77", 77, DAY_1_NOON + 2000));
+        assertEquals(List.of("STALE"), CappingFunctionTest.auditDecisions(h), "poisoned");
+
+        h.processBroadcastElement(
+                CappingFunctionTest.control("{\"command\": \"forget-user\", \"userId\": 77}"), 0);
+        send(h, message("c77", 77, DAY_1_NOON + 3000));
+        send(h, message("d77", 77, DAY_1_NOON + 4000)); // within the hour of c77
+        send(h, message("b5", 5, DAY_1_NOON + 60_000)); // 5 keeps its history
+        send(h, message("b6", 6, DAY_1_NOON + 3_600_000)); // an hour on: allowed
+        assertEquals(
+                List.of("ALLOWED", "ALLOWED"),
+                h.extractOutputValues().stream().map(Delivery::decision).toList());
+        assertEquals(
+                List.of("STALE", "REJECTED", "REJECTED"), CappingFunctionTest.auditDecisions(h));
+    }
+
+    public static void main(String[] args) throws Exception {
+        try (CappingHarnesses harnesses = new CappingHarnesses()) {
+            var h =
+                    harnesses.open(
+                            new CappingFunction(CappingSettings.of(ONE_AN_HOUR).withMirror(true)),
+                            null,
+                            1,
+                            0);
+            for (long user = 1; user <= 10; user++) {
+                send(h, message("a" + user, user, DAY_1_NOON));
+            }
+            send(h, message("poison", 77, POISON));
+            Files.createDirectories(FIXTURE.getParent());
+            OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), FIXTURE.toString());
+        }
+        System.out.println("wrote " + FIXTURE.toAbsolutePath());
+    }
+}
