@@ -45,7 +45,7 @@ public record JobSettings(
                         false,
                         options.get(FreqcapOptions.HISTORY_CACHE),
                         FreqcapOptions.bounds(options),
-                        CappingSettings.DEFAULT_LIVE_HISTORY_ENTRIES),
+                        CappingSettings.DEFAULT_LIVE_HISTORY_BYTES),
                 options.get(FreqcapOptions.CLEANUP_INTERVAL),
                 options.getOptional(FreqcapOptions.REDIS)
                         .map(

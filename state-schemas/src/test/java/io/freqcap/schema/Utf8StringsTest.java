@@ -33,4 +33,19 @@ class Utf8StringsTest {
             }
         }
     }
+
+    @Test
+    void theTableIsBoundedInBytesWhateverTheStrings() throws IOException {
+        for (int i = 0; i < 20_000; i++) {
+            String s = i + "-" + "x".repeat(i % 2 == 0 ? 60 : 1_000_000 / 20_000 * 100);
+            assertEquals(s, read(s));
+            assertArrayEquals(s.getBytes(StandardCharsets.UTF_8), Utf8Strings.bytes(s));
+        }
+        long bound = (long) Utf8Strings.SIZE * Utf8Strings.MAX_CACHED_BYTES;
+        org.junit.jupiter.api.Assertions.assertTrue(
+                Utf8Strings.bytesHeld() <= bound, Utf8Strings.bytesHeld() + " > " + bound);
+        String big = "y".repeat(1 << 20);
+        assertEquals(big, read(big));
+        org.junit.jupiter.api.Assertions.assertTrue(Utf8Strings.bytesHeld() <= bound);
+    }
 }

@@ -202,7 +202,7 @@ public class CappingFunction
                                 getRuntimeContext().getMapState(HistoryStore.BUCKETS)),
                         slots,
                         metrics.cacheHits::inc,
-                        settings.liveHistoryEntries());
+                        settings.liveHistoryBytes());
         metrics.watch(histories);
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);

@@ -66,6 +66,7 @@ final class CappingMetrics {
     void watch(HistoryStore histories) {
         group.gauge("longHistories", histories::liveHistories);
         group.gauge("longHistoryEntries", histories::liveEntries);
+        group.gauge("longHistoryBytes", histories::liveBytes);
     }
 
     /**

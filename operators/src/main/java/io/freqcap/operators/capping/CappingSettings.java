@@ -15,7 +15,7 @@ import java.io.Serializable;
  * @param historyCacheSlots slots of each task's history cache (rounded up to a power of two), 0 for
  *     none
  * @param bounds the largest output record; where and how much segment files are read from
- * @param liveHistoryEntries entries of long histories each task keeps in memory together
+ * @param liveHistoryBytes heap (estimated bytes) the long histories of each task may take together
  */
 public record CappingSettings(
         LimitConfig initialConfig,
@@ -23,7 +23,7 @@ public record CappingSettings(
         boolean mirror,
         int historyCacheSlots,
         Bounds bounds,
-        long liveHistoryEntries)
+        long liveHistoryBytes)
         implements Serializable {
 
     /** Slots of each task's {@link HistoryCache} unless told otherwise (about 136 MB full). */
@@ -31,12 +31,12 @@ public record CappingSettings(
 
     public static final int MAX_HISTORY_CACHE_SLOTS = HistoryCache.MAX_SLOTS;
 
-    /** Entries of long histories each task keeps in memory (about 50 bytes each). */
-    public static final long DEFAULT_LIVE_HISTORY_ENTRIES = HistoryStore.LIVE_ENTRIES;
+    /** Heap the long histories of each task may take together, in estimated bytes. */
+    public static final long DEFAULT_LIVE_HISTORY_BYTES = HistoryStore.LIVE_BYTES;
 
     public CappingSettings {
-        if (liveHistoryEntries < 0) {
-            throw new IllegalArgumentException("live history entries must not be negative");
+        if (liveHistoryBytes < 0) {
+            throw new IllegalArgumentException("live history bytes must not be negative");
         }
         if (historyCacheSlots < 0 || historyCacheSlots > MAX_HISTORY_CACHE_SLOTS) {
             throw new IllegalArgumentException(
@@ -55,7 +55,7 @@ public record CappingSettings(
                 false,
                 DEFAULT_HISTORY_CACHE_SLOTS,
                 Bounds.DEFAULTS,
-                HistoryStore.LIVE_ENTRIES);
+                HistoryStore.LIVE_BYTES);
     }
 
     /** The same, from the config's JSON, which must be valid. */
@@ -69,7 +69,7 @@ public record CappingSettings(
 
     public CappingSettings withSegments(String json) {
         return new CappingSettings(
-                initialConfig, json, mirror, historyCacheSlots, bounds, liveHistoryEntries);
+                initialConfig, json, mirror, historyCacheSlots, bounds, liveHistoryBytes);
     }
 
     public CappingSettings withMirror(boolean on) {
@@ -79,27 +79,22 @@ public record CappingSettings(
                 on,
                 historyCacheSlots,
                 bounds,
-                liveHistoryEntries);
+                liveHistoryBytes);
     }
 
     public CappingSettings withHistoryCache(int slots) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, slots, bounds, liveHistoryEntries);
+                initialConfig, initialSegmentsJson, mirror, slots, bounds, liveHistoryBytes);
     }
 
     public CappingSettings withBounds(Bounds b) {
         return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                historyCacheSlots,
-                b,
-                liveHistoryEntries);
+                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, b, liveHistoryBytes);
     }
 
-    /** Long histories kept in memory, in entries per task; the least recently used go first. */
-    public CappingSettings withLiveHistoryEntries(long entries) {
+    /** Long histories kept in memory, in bytes per task; the least recently used go first. */
+    public CappingSettings withLiveHistoryBytes(long bytes) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, bounds, entries);
+                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, bounds, bytes);
     }
 }

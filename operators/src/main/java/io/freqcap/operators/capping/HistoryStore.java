@@ -38,9 +38,9 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * buckets ({@link #BUCKETS}, marked by {@link #LONG}), in memory while the user is active, so that
  * a decision costs the same however long the history is. Only the buckets that changed are written
  * (at {@link #flush}, or at once without write-back). The live long histories of a task hold at
- * most {@link #LIVE_ENTRIES} entries together; past that the least recently used are written and
- * dropped, and read again from their buckets when their user comes back. A long history pruned down
- * to {@link #SHORT_AT} entries is short again.
+ * most {@link #LIVE_BYTES} together (estimated bytes of heap, whatever the entries' strings); past
+ * that the least recently used are written and dropped, and read again from their buckets when
+ * their user comes back. A long history pruned down to {@link #SHORT_AT} entries is short again.
  */
 final class HistoryStore {
     /**
@@ -62,7 +62,7 @@ final class HistoryStore {
     static final int LONG_AT = 128;
     static final int SHORT_AT = 32;
     static final long BUCKET_MILLIS = 600_000;
-    static final long LIVE_ENTRIES = 2_000_000;
+    static final long LIVE_BYTES = 256L << 20;
 
     /** Keyed state of the current key. */
     record States(
@@ -75,6 +75,7 @@ final class HistoryStore {
     private final LinkedHashMap<Long, LongHistory> live = new LinkedHashMap<>(16, 0.75f, true);
     private final long liveBudget;
     private long liveEntries;
+    private long liveBytes;
     private final DataOutputSerializer out = new DataOutputSerializer(128);
     private final DataInputDeserializer in = new DataInputDeserializer();
     private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
@@ -86,7 +87,7 @@ final class HistoryStore {
      * @param onHit called for each history read from the cache
      */
     HistoryStore(States states, int slots, Runnable onHit) {
-        this(states, slots, onHit, LIVE_ENTRIES);
+        this(states, slots, onHit, LIVE_BYTES);
     }
 
     HistoryStore(States states, int slots, Runnable onHit, long liveBudget) {
@@ -153,6 +154,7 @@ final class HistoryStore {
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
+            liveBytes -= l.bytes();
             CountedHistory next = grown(l, m, keepMessageId, config);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
@@ -163,6 +165,7 @@ final class HistoryStore {
                 return;
             }
             liveEntries += l.size();
+            liveBytes += l.bytes();
             if (keySetter == null) {
                 writeChanged(l);
             }
@@ -211,18 +214,19 @@ final class HistoryStore {
     private LongHistory goLive(long user, LongHistory l) throws Exception {
         live.put(user, l);
         liveEntries += l.size();
+        liveBytes += l.bytes();
         evictOver(user);
         return l;
     }
 
     /** Drops the least recently used long histories (written first) while over the budget. */
     private void evictOver(long current) throws Exception {
-        if (liveEntries <= liveBudget) {
+        if (liveBytes <= liveBudget) {
             return;
         }
         Iterator<Map.Entry<Long, LongHistory>> it = live.entrySet().iterator();
         boolean switched = false;
-        while (liveEntries > liveBudget && it.hasNext()) {
+        while (liveBytes > liveBudget && it.hasNext()) {
             Map.Entry<Long, LongHistory> e = it.next();
             if (e.getKey() == current) {
                 continue; // the user being decided stays, however long
@@ -233,6 +237,7 @@ final class HistoryStore {
                 writeChanged(e.getValue());
             }
             liveEntries -= e.getValue().size();
+            liveBytes -= e.getValue().bytes();
             it.remove();
         }
         if (switched) {
@@ -314,6 +319,7 @@ final class HistoryStore {
         LongHistory l = live.remove(user);
         if (l != null) {
             liveEntries -= l.size();
+            liveBytes -= l.bytes();
         }
         cache.forget(user);
         states.history().clear();
@@ -327,6 +333,7 @@ final class HistoryStore {
         cache.clear();
         live.clear();
         liveEntries = 0;
+        liveBytes = 0;
     }
 
     States states() {
@@ -336,6 +343,10 @@ final class HistoryStore {
     /** Long histories in memory, and their entries (metrics). */
     int liveHistories() {
         return live.size();
+    }
+
+    long liveBytes() {
+        return liveBytes;
     }
 
     long liveEntries() {

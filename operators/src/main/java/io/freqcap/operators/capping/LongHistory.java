@@ -41,6 +41,10 @@ final class LongHistory implements CountedHistory {
 
     private int start;
     private int end;
+
+    /** What the entries take on the heap, estimated (see {@link #entryBytes}). */
+    private long bytes;
+
     private final List<String> channelNames = new ArrayList<>();
     private final Map<Scope, TimestampColumn> columns = new HashMap<>();
     private final FingerprintCounts fingerprints = new FingerprintCounts();
@@ -161,12 +165,48 @@ final class LongHistory implements CountedHistory {
             offsets[pos] = offsetSeconds;
         }
         end++;
+        bytes += entryBytes(messageId, category, campaign);
         fingerprints.add(fingerprint);
         column(Scope.channel(channel), true).add(t);
         column(Scope.category(category), true).add(t);
         if (campaign != null) {
             column(Scope.campaign(campaign), true).add(t);
         }
+    }
+
+    /**
+     * The heap an entry takes, estimated from above: its slots in the columns of this class and in
+     * {@link TimestampColumn}s and {@link FingerprintCounts}, and the strings it brings. Input
+     * decides the strings (a heavy user with a new 128-character campaign per message), so the
+     * budget of live long histories is kept in these bytes, not in entries.
+     */
+    static long entryBytes(String messageId, String category, String campaign) {
+        long b = BYTES_PER_ENTRY;
+        if (messageId != null) {
+            b += stringBytes(messageId);
+        }
+        if (category != null && !OutboundMessage.DEFAULT_CATEGORY.equals(category)) {
+            b += stringBytes(category);
+        }
+        if (campaign != null) {
+            b += stringBytes(campaign) + SCOPE_BYTES; // its own scope and column, at worst
+        }
+        return b;
+    }
+
+    /** An entry without strings of its own: 3 longs, 4 ints and 3 references, 3 column slots. */
+    static final long BYTES_PER_ENTRY = 96;
+
+    /** A {@link Scope} key and its {@link TimestampColumn} in {@link #columns}. */
+    private static final long SCOPE_BYTES = 160;
+
+    private static long stringBytes(String s) {
+        return 48 + 2L * s.length();
+    }
+
+    /** What the entries take on the heap, estimated from above. */
+    long bytes() {
+        return bytes;
     }
 
     private static String[] put(String[] a, int pos, int tail, String v) {
@@ -218,6 +258,11 @@ final class LongHistory implements CountedHistory {
         int to = TimestampColumn.firstAfter(ts, start, end, cutoff);
         long lastBucket = Long.MIN_VALUE;
         for (int i = start; i < to; i++) {
+            bytes -=
+                    entryBytes(
+                            ids == null ? null : ids[i],
+                            categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i],
+                            campaigns == null ? null : campaigns[i]);
             fingerprints.remove(fps[i]);
             long b = bucket(ts[i]);
             if (b != lastBucket) {

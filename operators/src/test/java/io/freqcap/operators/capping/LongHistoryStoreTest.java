@@ -49,7 +49,7 @@ class LongHistoryStoreTest {
                 new CappingFunction(
                         CappingSettings.of(CONFIG)
                                 .withHistoryCache(64)
-                                .withLiveHistoryEntries(700)),
+                                .withLiveHistoryBytes(700 * LongHistory.BYTES_PER_ENTRY)),
                 from,
                 1,
                 0);

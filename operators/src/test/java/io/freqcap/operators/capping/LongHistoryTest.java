@@ -132,4 +132,24 @@ class LongHistoryTest {
         }
         assertEquals(model.size(), f.size());
     }
+
+    @Test
+    void itsBytesFollowTheStringsItsEntriesBring() {
+        LongHistory plain = new LongHistory(600_000);
+        LongHistory campaigns = new LongHistory(600_000);
+        for (int i = 0; i < 1000; i++) {
+            plain.add(i, i, "push", null, "marketing", null, 0);
+            campaigns.add(i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0);
+        }
+        assertEquals(1000 * LongHistory.BYTES_PER_ENTRY, plain.bytes());
+        assertTrue(
+                campaigns.bytes() > 4 * plain.bytes(),
+                "a new 128-character campaign per message: " + campaigns.bytes());
+        campaigns.pruneThrough(499);
+        assertEquals(500, campaigns.size());
+        long half = campaigns.bytes();
+        campaigns.pruneThrough(999);
+        assertEquals(
+                0, campaigns.bytes(), "what pruning drops leaves the budget (was " + half + ")");
+    }
 }
