@@ -155,22 +155,37 @@ public final class SegmentsTool {
         return builder.build();
     }
 
+    /** A bitmap file read as a stream: memory grows with its containers, not with its size. */
+    record Read(SegmentBitmap bitmap, Format format, long bytes) {}
+
+    static Read read(Path file) throws IOException, MalformedRecordException {
+        long size = Files.size(file);
+        try (java.io.BufferedInputStream in =
+                new java.io.BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
+            in.mark(4);
+            byte[] head = in.readNBytes(4);
+            in.reset();
+            Format f = SegmentBitmap.detect(head);
+            return new Read(SegmentBitmap.read(in, f, size), f, size);
+        }
+    }
+
     static SegmentBitmap readBitmap(Path file) throws IOException, MalformedRecordException {
-        byte[] bytes = Files.readAllBytes(file);
-        return SegmentBitmap.read(bytes, SegmentBitmap.detect(bytes));
+        return read(file).bitmap();
     }
 
     static int inspect(Path file, PrintStream out) throws IOException, MalformedRecordException {
-        byte[] bytes = Files.readAllBytes(file);
-        Format f = SegmentBitmap.detect(bytes);
-        SegmentBitmap b = SegmentBitmap.read(bytes, f);
+        Read r = read(file);
+        Format f = r.format();
+        SegmentBitmap b = r.bitmap();
+        long bytes = r.bytes();
         out.printf(
                 Locale.ROOT,
                 "format %s%ncardinality %,d%nbytes %,d%nbits/member %.2f%nmin %d%nmax %d%n",
                 f.wireName,
                 b.cardinality(),
-                bytes.length,
-                b.cardinality() == 0 ? 0.0 : 8.0 * bytes.length / b.cardinality(),
+                bytes,
+                b.cardinality() == 0 ? 0.0 : 8.0 * bytes / b.cardinality(),
                 b.min(),
                 b.max());
         return 0;
@@ -182,36 +197,70 @@ public final class SegmentsTool {
         String id = option(args, "--segment-id", null);
         long version = Long.parseLong(option(args, "--version", null));
         int chunk = Integer.parseInt(option(args, "--chunk", "10000"));
-        List<Long> adds = new ArrayList<>();
-        List<Long> removes = new ArrayList<>();
+        // Streamed: a chunk of ids at a time, never the whole difference.
+        Emitter adds = new Emitter(out, id, version, "add", chunk);
         after.forEach(
                 u -> {
                     if (!before.contains(u)) {
                         adds.add(u);
                     }
                 });
+        Emitter removes = new Emitter(out, id, adds.finish(), "remove", chunk);
         before.forEach(
                 u -> {
                     if (!after.contains(u)) {
                         removes.add(u);
                     }
                 });
-        version = emit(out, id, version, "add", adds, chunk);
-        emit(out, id, version, "remove", removes, chunk);
+        removes.finish();
         return 0;
     }
 
-    private static long emit(
-            PrintStream out, String id, long version, String op, List<Long> ids, int chunk) {
-        for (int from = 0; from < ids.size(); from += chunk) {
+    /** Prints a SegmentUpdate line per {@code chunk} ids, versions counting up. */
+    private static final class Emitter {
+        private final PrintStream out;
+        private final String id;
+        private final String op;
+        private final List<Long> ids;
+        private final int chunk;
+        private long version;
+
+        Emitter(PrintStream out, String id, long version, String op, int chunk) {
+            this.out = out;
+            this.id = id;
+            this.version = version;
+            this.op = op;
+            this.chunk = chunk;
+            this.ids = new ArrayList<>(Math.min(chunk, 1 << 16));
+        }
+
+        void add(long u) {
+            ids.add(u);
+            if (ids.size() == chunk) {
+                flush();
+            }
+        }
+
+        /**
+         * @return the next version
+         */
+        long finish() {
+            flush();
+            return version;
+        }
+
+        private void flush() {
+            if (ids.isEmpty()) {
+                return;
+            }
             var node = Json.MAPPER.createObjectNode();
             node.put("segmentId", id);
             node.put("version", version++);
             node.put("op", op);
             var arr = node.putArray("userIds");
-            ids.subList(from, Math.min(ids.size(), from + chunk)).forEach(arr::add);
+            ids.forEach(arr::add);
             out.println(node);
+            ids.clear();
         }
-        return version;
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.Json;
+import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.SegmentBitmap;
 import io.freqcap.schema.SegmentUpdate;
 import java.io.ByteArrayOutputStream;
@@ -92,5 +93,26 @@ class SegmentsToolTest {
         }
         assertEquals(new TreeSet<>(List.of(4L, 5L, 6L, 7L, 8L, 9L, 10L)), members);
         assertEquals(List.of(13L, 14L, 15L, 16L, 17L), versions, "3 add chunks, 2 remove chunks");
+    }
+
+    @Test
+    void inspectStreamsAFileLargerThanAnyArray() throws Exception {
+        // A valid bitmap followed by 3 GB of zeros (sparse): once read whole into one array
+        // (OutOfMemoryError past 2 GB), now read as a stream and refused for its trailing bytes.
+        Path big = tmp.resolve("big.roaring");
+        Files.write(big, SegmentBitmap.of(1, 2, 3).write(SegmentBitmap.Format.ROARING32));
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+            f.setLength(3L << 30);
+        }
+        MalformedRecordException e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        MalformedRecordException.class, () -> run("inspect", big.toString()));
+        assertTrue(e.getMessage().contains("roaring32"), e.getMessage());
+
+        Path ok = tmp.resolve("ok.roaring");
+        Files.write(ok, SegmentBitmap.of(1, 2, 3, 1L << 40).write(SegmentBitmap.Format.ROARING64));
+        String out = run("inspect", ok.toString());
+        assertTrue(out.contains("format roaring64"), out);
+        assertTrue(out.contains("cardinality 4"), out);
     }
 }

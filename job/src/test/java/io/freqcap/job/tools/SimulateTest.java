@@ -297,6 +297,83 @@ class SimulateTest {
     }
 
     @Test
+    void aLineOverOneGibibyteIsMalformedWithItsLengthAndTheRestIsDecided() throws Exception {
+        // A line of 1.1 GiB (a sparse run of zero bytes) between two good ones: once a
+        // NegativeArraySizeException, now MALFORMED as in the job, never held whole.
+        Path in = tmp.resolve("huge.jsonl");
+        long hugeLength = (1L << 30) + (100L << 20);
+        byte[] first = (message("m1", 7, DAY_0, "") + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] last =
+                ("\n" + message("m2", 7, DAY_0 + 1, "") + "\n").getBytes(StandardCharsets.UTF_8);
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(in.toFile(), "rw")) {
+            f.write(first);
+            f.seek(first.length + hugeLength);
+            f.write(last);
+        }
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", in.toString(),
+                        "--limits", file("limits.json", TWO_A_DAY).toString(),
+                        "--max-record-bytes", "100000",
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals(3, lines.size());
+        assertEquals("ALLOWED", lines.get(0).get("decision").asText());
+        JsonNode bad = lines.get(1);
+        assertEquals("MALFORMED", bad.get("decision").asText());
+        assertEquals(
+                "record too large: " + hugeLength + " bytes, over --max-record-bytes 100000",
+                bad.get("error").asText());
+        assertEquals(hugeLength, bad.get("rawBytes").asLong());
+        assertTrue(bad.get("rawTruncated").asBoolean());
+        assertTrue(Files.readAllLines(output).get(1).length() <= 100_000);
+        assertEquals("ALLOWED", lines.get(2).get("decision").asText());
+    }
+
+    @Test
+    void maxFutureMakesATimestampFarAheadOfTheClockMalformed() throws Exception {
+        long now = System.currentTimeMillis();
+        String in =
+                message("ok", 7, now + DAY - 60_000, "")
+                        + "\n"
+                        + message("micros", 8, now * 1000, "")
+                        + "\n";
+        Path output = tmp.resolve("out.jsonl");
+        Path input = file("in.jsonl", in);
+        Path limits = file("limits.json", TWO_A_DAY);
+        Result r =
+                simulate(
+                        "--input", input.toString(),
+                        "--limits", limits.toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals("ALLOWED", lines.get(0).get("decision").asText());
+        assertEquals("MALFORMED", lines.get(1).get("decision").asText());
+        assertEquals(
+                "timestamp " + now * 1000 + " is more than 1d after the job's clock",
+                lines.get(1).get("error").asText());
+        r =
+                simulate(
+                        "--input", input.toString(),
+                        "--limits", limits.toString(),
+                        "--max-future", "off",
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        assertEquals("ALLOWED", lines(output).get(1).get("decision").asText());
+        r =
+                simulate(
+                        "--input", input.toString(),
+                        "--limits", limits.toString(),
+                        "--max-future", "soon",
+                        "--output", output.toString());
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("--max-future: expected off or a positive integer"), r.err());
+    }
+
+    @Test
     void aBadCommandLineSaysWhatIsWrongAndExitsTwo() throws Exception {
         Path limits = file("limits.json", TWO_A_DAY);
         Path out = tmp.resolve("out.jsonl");
