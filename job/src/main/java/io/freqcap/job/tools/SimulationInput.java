@@ -127,8 +127,10 @@ interface SimulationInput extends AutoCloseable {
                     limit = pos + keep;
                     start = limit;
                 }
-                if (limit == buf.length) {
-                    buf = Arrays.copyOf(buf, (int) Math.min((long) buf.length * 2, keep + CHUNK));
+                if (buf.length - limit < CHUNK && buf.length < keep + (long) CHUNK) {
+                    // Room for a chunk, up to the head kept plus one.
+                    long grown = Math.max((long) buf.length * 2, (long) limit + CHUNK);
+                    buf = Arrays.copyOf(buf, (int) Math.min(grown, keep + (long) CHUNK));
                 }
                 int n = in.read(buf, limit, buf.length - limit);
                 if (n < 0) {

@@ -19,10 +19,12 @@ import java.util.function.Consumer;
  * job decides them in partition order, with the same rule ({@link CappingRule#judge}), the same
  * segment resolution and the same history (short, long, pruned: {@link HistoryStore#grown}).
  *
- * <p>What it does not do: the job's periodic sweep, which clears a history once the watermark is
- * twice the longest window past its latest entry. That can only change a message that repeats a
- * counted messageId more than twice the longest window later (DUPLICATE here, ALLOWED in a job that
- * swept in between), and when the job sweeps depends on its watermark, not on the input alone.
+ * <p>What it does not do: the job's periodic sweep, which clears a history once event time is twice
+ * the longest window past its latest entry, and the swept horizon that comes with it. That can only
+ * change a message that repeats a counted messageId more than twice the longest window later
+ * (DUPLICATE here, ALLOWED in a job that swept in between), or one that arrives more than about the
+ * longest window behind what the job had already swept (decided here, STALE in the job); when the
+ * job sweeps depends on its event time and wall clock, not on the input alone.
  */
 public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
