@@ -46,6 +46,24 @@ public final class FreqcapOptions {
                     .stringType()
                     .noDefaultValue()
                     .withDescription("Kafka bootstrap servers (required for the job jar).");
+    public static final ConfigOption<String> KAFKA_CONFIG =
+            ConfigOptions.key("kafka-config")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "A Kafka client properties file (security.protocol, sasl.*, ssl.*,"
+                                    + " config.providers for secrets, ...) applied to every Kafka"
+                                    + " client; the job's own settings (bootstrap, group,"
+                                    + " isolation, transactions) still win.");
+    public static final ConfigOption<Duration> TRANSACTION_TIMEOUT =
+            ConfigOptions.key("transaction-timeout")
+                    .durationType()
+                    .defaultValue(Duration.ofMinutes(15))
+                    .withDescription(
+                            "The Kafka transactions' timeout (at most the brokers'"
+                                    + " transaction.max.timeout.ms, 15 min by default; more than"
+                                    + " the checkpoint interval): a Kafka outage shorter than"
+                                    + " this costs latency only.");
     public static final ConfigOption<String> GROUP_ID =
             ConfigOptions.key("group-id")
                     .stringType()
@@ -198,6 +216,24 @@ public final class FreqcapOptions {
         }
         if (conf.get(CHECKPOINT_INTERVAL).toMillis() < 10) {
             throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
+        }
+        Duration txTimeout = conf.get(TRANSACTION_TIMEOUT);
+        if (txTimeout.compareTo(conf.get(CHECKPOINT_INTERVAL)) <= 0) {
+            throw new InvalidOptionException(
+                    "--transaction-timeout: "
+                            + txTimeout
+                            + " must be longer than --checkpoint-interval "
+                            + conf.get(CHECKPOINT_INTERVAL)
+                            + " (a transaction stays open from one checkpoint to the next)");
+        }
+        if (conf.getOptional(KAFKA_CONFIG).isPresent()) {
+            String file = conf.get(KAFKA_CONFIG);
+            try {
+                KafkaClientConfig.read(java.nio.file.Path.of(file));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new InvalidOptionException(
+                        "--kafka-config: cannot read " + file + ": " + e.getMessage());
+            }
         }
         int cache = conf.get(HISTORY_CACHE);
         if (cache < 0 || cache > CappingFunction.MAX_HISTORY_CACHE_SLOTS) {

@@ -24,9 +24,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 public final class KafkaConnectors {
     private KafkaConnectors() {}
 
-    /** Kafka's default broker limit is 15 minutes; stay under it (notes: 10 min works). */
-    static final String TRANSACTION_TIMEOUT_MS = "600000";
-
     /** Bytes a produce request adds to a record's key and value: headers, record and batch. */
     static final int MAX_REQUEST_OVERHEAD = 64 * 1024;
 
@@ -42,8 +39,9 @@ public final class KafkaConnectors {
             default:
                 start = OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
         }
-        return KafkaSource.<RawRecord>builder()
-                .setBootstrapServers(c.bootstrapServers())
+        var builder = KafkaSource.<RawRecord>builder();
+        KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
+        return builder.setBootstrapServers(c.bootstrapServers())
                 .setTopics(c.inputTopic())
                 .setGroupId(c.groupId())
                 .setStartingOffsets(start)
@@ -54,19 +52,21 @@ public final class KafkaConnectors {
     }
 
     /**
-     * A control topic. Read from the committed offsets, or from the beginning where none are
-     * committed, whatever --starting-offsets says: a job must never start without the configs and
-     * segments already published.
+     * A control topic, read from its beginning whenever the job starts without state, whatever
+     * offsets its group committed and whatever --starting-offsets says (contract.md §8): a fresh
+     * start must end up on the highest config and the segments already published, also with a
+     * reused --group-id. A job restored from a checkpoint or savepoint goes on from the offsets in
+     * its state (the source's splits), never from these.
      */
     public static KafkaSource<ControlRecord> controlSource(
             KafkaSettings c, ControlRecord.Kind kind) {
         String topic = kind == ControlRecord.Kind.CONFIG ? c.configTopic() : c.segmentsTopic();
-        return KafkaSource.<ControlRecord>builder()
-                .setBootstrapServers(c.bootstrapServers())
+        var builder = KafkaSource.<ControlRecord>builder();
+        KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
+        return builder.setBootstrapServers(c.bootstrapServers())
                 .setTopics(topic)
                 .setGroupId(c.groupId() + "-" + kind.name().toLowerCase())
-                .setStartingOffsets(
-                        OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new ControlRecordDeserializer(kind))
                 .setProperty("isolation.level", "read_committed")
                 .build();
@@ -83,31 +83,42 @@ public final class KafkaConnectors {
     private static <T> KafkaSink<T> sink(
             KafkaSettings c, String name, KafkaRecordSerializationSchema<T> serializer) {
         boolean exactlyOnce = c.exactlyOnce();
-        var builder =
-                KafkaSink.<T>builder()
-                        .setBootstrapServers(c.bootstrapServers())
-                        .setRecordSerializer(serializer)
-                        .setDeliveryGuarantee(
-                                exactlyOnce
-                                        ? DeliveryGuarantee.EXACTLY_ONCE
-                                        : DeliveryGuarantee.AT_LEAST_ONCE)
-                        .setProperty("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS)
-                        // Bigger batches: fewer produce requests to the broker per record.
-                        .setProperty("linger.ms", "10")
-                        .setProperty("batch.size", "262144")
-                        // Room for the largest record the job writes (--max-record-bytes) with
-                        // its key, headers and batch framing; past it a send fails the task.
-                        .setProperty(
-                                "max.request.size",
-                                Integer.toString(
-                                        Math.max(
-                                                1 << 20,
-                                                c.maxRecordBytes() + MAX_REQUEST_OVERHEAD)));
+        var builder = KafkaSink.<T>builder();
+        KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
+        builder.setBootstrapServers(c.bootstrapServers())
+                .setRecordSerializer(serializer)
+                .setDeliveryGuarantee(
+                        exactlyOnce
+                                ? DeliveryGuarantee.EXACTLY_ONCE
+                                : DeliveryGuarantee.AT_LEAST_ONCE)
+                .setProperty(
+                        "transaction.timeout.ms", Long.toString(c.transactionTimeout().toMillis()))
+                // Bigger batches: fewer produce requests to the broker per record.
+                .setProperty("linger.ms", "10")
+                .setProperty("batch.size", "262144")
+                // Room for the largest record the job writes (--max-record-bytes) with
+                // its key, headers and batch framing; past it a send fails the task.
+                .setProperty(
+                        "max.request.size",
+                        Integer.toString(
+                                Math.max(1 << 20, c.maxRecordBytes() + MAX_REQUEST_OVERHEAD)));
         if (exactlyOnce) {
-            // One prefix per sink and per job (group id), or two jobs would fence each other.
-            builder.setTransactionalIdPrefix(c.groupId() + "-" + name);
+            builder.setTransactionalIdPrefix(transactionalIdPrefix(c, name));
         }
         return builder.build();
+    }
+
+    /**
+     * One prefix per sink and per job: the group id, the sink and its output topic. Two jobs that
+     * share a Kafka cluster and a group id but not their output topics (staging and production, two
+     * regions) never share a transactional id, so neither can fence or abort the other's
+     * transactions. A job restored from a savepoint taken under another prefix (freqcap 0.2's
+     * {@code <group>-deliveries}) aborts what the old prefix left open: the connector aborts
+     * lingering transactions of the prefixes in its state as well as its own.
+     */
+    static String transactionalIdPrefix(KafkaSettings c, String name) {
+        String topic = name.equals("audit") ? c.auditTopic() : c.deliveryTopic();
+        return c.groupId() + "-" + name + "@" + topic;
     }
 
     /**

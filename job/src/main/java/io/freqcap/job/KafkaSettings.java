@@ -3,6 +3,8 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.StartingOffsets;
 import java.io.Serializable;
+import java.time.Duration;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 
 /**
@@ -11,6 +13,8 @@ import org.apache.flink.configuration.Configuration;
  * @param groupId the consumer group, and the base of the control consumers' groups and of the
  *     sinks' transactional ids
  * @param maxRecordBytes the largest record the job writes (--max-record-bytes)
+ * @param clientProperties {@code --kafka-config}'s properties, applied to every client first
+ * @param transactionTimeout the Kafka transactions' timeout (--transaction-timeout)
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -22,7 +26,9 @@ public record KafkaSettings(
         String auditTopic,
         Guarantee guarantee,
         StartingOffsets startingOffsets,
-        int maxRecordBytes)
+        int maxRecordBytes,
+        Map<String, String> clientProperties,
+        Duration transactionTimeout)
         implements Serializable {
 
     public static KafkaSettings of(Configuration c) {
@@ -36,7 +42,23 @@ public record KafkaSettings(
                 c.get(FreqcapOptions.AUDIT_TOPIC),
                 c.get(FreqcapOptions.GUARANTEE),
                 c.get(FreqcapOptions.STARTING_OFFSETS),
-                c.get(FreqcapOptions.MAX_RECORD_BYTES));
+                c.get(FreqcapOptions.MAX_RECORD_BYTES),
+                clientProperties(c),
+                c.get(FreqcapOptions.TRANSACTION_TIMEOUT));
+    }
+
+    /** The properties of {@code --kafka-config}, none without it; the file was checked at start. */
+    public static Map<String, String> clientProperties(Configuration options) {
+        return options.getOptional(FreqcapOptions.KAFKA_CONFIG)
+                .map(
+                        f -> {
+                            try {
+                                return Map.copyOf(KafkaClientConfig.read(java.nio.file.Path.of(f)));
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        })
+                .orElse(Map.of());
     }
 
     public boolean exactlyOnce() {

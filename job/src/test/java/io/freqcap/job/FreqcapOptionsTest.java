@@ -193,4 +193,34 @@ class FreqcapOptionsTest {
         }
         assertTrue(help.contains("[default: exactly-once]"), help);
     }
+
+    @Test
+    void transactionTimeoutMustOutlastTheCheckpointIntervalAndKafkaConfigMustBeReadable()
+            throws Exception {
+        Path limits = Files.writeString(tmp.resolve("limits.json"), VALID);
+        assertTrue(
+                errorWithRequired(
+                                limits,
+                                "--transaction-timeout",
+                                "10s",
+                                "--checkpoint-interval",
+                                "10s")
+                        .startsWith("--transaction-timeout: PT10S must be longer than"),
+                "equal is not enough");
+        assertTrue(
+                errorWithRequired(limits, "--kafka-config", tmp.resolve("none").toString())
+                        .startsWith("--kafka-config: cannot read"));
+        Configuration ok =
+                parse(
+                        "--bootstrap-servers",
+                        "k",
+                        "--limits",
+                        limits.toString(),
+                        "--transaction-timeout",
+                        "11s",
+                        "--checkpoint-interval",
+                        "10s");
+        FreqcapOptions.requireJobOptions(ok, true);
+        assertEquals(Duration.ofMinutes(15), parse().get(FreqcapOptions.TRANSACTION_TIMEOUT));
+    }
 }

@@ -5,6 +5,7 @@ import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
+import io.freqcap.job.KafkaSettings;
 import io.freqcap.schema.LimitConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -217,6 +218,7 @@ public final class LocalRunner {
             generator =
                     new TrafficGenerator(
                             bootstrap,
+                            KafkaSettings.clientProperties(options),
                             options.get(FreqcapOptions.INPUT_TOPIC),
                             options.get(USERS),
                             options.get(RATE));
@@ -227,6 +229,7 @@ public final class LocalRunner {
         OutputCounter counter =
                 new OutputCounter(
                         bootstrap,
+                        KafkaSettings.clientProperties(options),
                         options.get(FreqcapOptions.DELIVERY_TOPIC),
                         options.get(FreqcapOptions.AUDIT_TOPIC));
         Thread ct = new Thread(counter, "freqcap-progress");

@@ -29,8 +29,16 @@ public final class OutputCounter implements Runnable, AutoCloseable {
     private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
     private final Map<String, LongAdder> segments = new ConcurrentHashMap<>();
 
-    public OutputCounter(String bootstrap, String deliveryTopic, String auditTopic) {
+    /**
+     * @param clientProperties {@code --kafka-config}'s properties, none for the embedded Kafka
+     */
+    public OutputCounter(
+            String bootstrap,
+            Map<String, String> clientProperties,
+            String deliveryTopic,
+            String auditTopic) {
         Properties p = new Properties();
+        p.putAll(clientProperties);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "freqcap-local-progress-" + System.nanoTime());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");

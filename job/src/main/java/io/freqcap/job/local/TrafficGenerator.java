@@ -1,6 +1,7 @@
 package io.freqcap.job.local;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,14 +30,24 @@ public final class TrafficGenerator implements Runnable {
     };
 
     private final String bootstrap;
+    private final Map<String, String> clientProperties;
     private final String topic;
     private final int users;
     private final int ratePerSecond;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicLong sent = new AtomicLong();
 
-    public TrafficGenerator(String bootstrap, String topic, int users, int ratePerSecond) {
+    /**
+     * @param clientProperties {@code --kafka-config}'s properties, none for the embedded Kafka
+     */
+    public TrafficGenerator(
+            String bootstrap,
+            Map<String, String> clientProperties,
+            String topic,
+            int users,
+            int ratePerSecond) {
         this.bootstrap = bootstrap;
+        this.clientProperties = clientProperties;
         this.topic = topic;
         this.users = users;
         this.ratePerSecond = ratePerSecond;
@@ -53,6 +64,7 @@ public final class TrafficGenerator implements Runnable {
     @Override
     public void run() {
         Properties p = new Properties();
+        p.putAll(clientProperties);
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());

@@ -3,6 +3,7 @@ package io.freqcap.job.tools;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.Json;
 import java.io.BufferedWriter;
@@ -37,10 +38,11 @@ public final class Export {
 
     static final String USAGE =
             "usage: freqcap-export --bootstrap-servers HOST:PORT --output FILE.jsonl"
-                    + " [--delivery-topic deliveries] [--audit-topic capping-audit]";
+                    + " [--delivery-topic deliveries] [--audit-topic capping-audit]"
+                    + " [--kafka-config FILE]";
 
     private static final Set<String> OPTIONS =
-            Set.of("bootstrap-servers", "output", "delivery-topic", "audit-topic");
+            Set.of("bootstrap-servers", "output", "delivery-topic", "audit-topic", "kafka-config");
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
@@ -65,6 +67,18 @@ public final class Export {
             }
         }
         Properties p = new Properties();
+        if (opts.containsKey("kafka-config")) {
+            try {
+                p.putAll(KafkaClientConfig.read(Path.of(opts.get("kafka-config"))));
+            } catch (IOException | IllegalArgumentException e) {
+                err.println(
+                        "freqcap-export: --kafka-config: cannot read "
+                                + opts.get("kafka-config")
+                                + ": "
+                                + e.getMessage());
+                return 2;
+            }
+        }
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap-servers"));
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.operators.capping.Backtest;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingRule;
@@ -45,7 +46,8 @@ public final class Simulate {
 
     static final String USAGE =
             "usage: freqcap-simulate (--input FILE.jsonl | --bootstrap-servers HOST:PORT"
-                    + " [--input-topic outbound-messages] [--from TIME] [--until TIME])\n"
+                    + " [--input-topic outbound-messages] [--from TIME] [--until TIME]"
+                    + " [--kafka-config FILE])\n"
                     + "         --limits FILE [--segments FILE] [--compare FILE]"
                     + " --output FILE [--compare-output FILE] [--summary FILE.json]\n"
                     + "         [--max-record-bytes N] [--max-future 1d|off] [--max-segment-bytes N]"
@@ -57,6 +59,7 @@ public final class Simulate {
                     "input",
                     "bootstrap-servers",
                     "input-topic",
+                    "kafka-config",
                     "from",
                     "until",
                     "limits",
@@ -69,6 +72,22 @@ public final class Simulate {
                     "max-future",
                     "max-segment-bytes",
                     "segment-uris");
+
+    private static Map<String, String> kafkaConfig(Map<String, String> opts)
+            throws InvalidOptionException {
+        if (!opts.containsKey("kafka-config")) {
+            return Map.of();
+        }
+        try {
+            return KafkaClientConfig.read(Path.of(opts.get("kafka-config")));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new InvalidOptionException(
+                    "--kafka-config: cannot read "
+                            + opts.get("kafka-config")
+                            + ": "
+                            + e.getMessage());
+        }
+    }
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
@@ -136,6 +155,7 @@ public final class Simulate {
                                     Path.of(opts.get("input")), bounds.maxRecordBytes())
                             : SimulationInput.topic(
                                     opts.get("bootstrap-servers"),
+                                    kafkaConfig(opts),
                                     opts.getOrDefault("input-topic", "outbound-messages"),
                                     time(opts, "from"),
                                     time(opts, "until"));
@@ -156,7 +176,7 @@ public final class Simulate {
                 // The job's clock is the wall clock: so is simulate's, for --max-future.
                 long length = input.lengthOf(raw);
                 InboundMessage in =
-                        length > raw.value().length
+                        raw.value() != null && length > raw.value().length
                                 ? InboundMessage.tooLarge(raw, length, bounds.maxRecordBytes())
                                 : InboundMessage.of(
                                         raw,

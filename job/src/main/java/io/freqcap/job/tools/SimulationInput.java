@@ -55,8 +55,12 @@ interface SimulationInput extends AutoCloseable {
      * {@code untilMillis} (null: the end offsets when it starts).
      */
     static SimulationInput topic(
-            String bootstrapServers, String topic, Long fromMillis, Long untilMillis) {
-        return new Topic(bootstrapServers, topic, fromMillis, untilMillis);
+            String bootstrapServers,
+            Map<String, String> clientProperties,
+            String topic,
+            Long fromMillis,
+            Long untilMillis) {
+        return new Topic(bootstrapServers, clientProperties, topic, fromMillis, untilMillis);
     }
 
     /** Splits a stream at {@code \n}, holding at most a bounded head of any line. */
@@ -166,8 +170,14 @@ interface SimulationInput extends AutoCloseable {
         private TopicPartition current;
         private long until;
 
-        Topic(String bootstrapServers, String topic, Long fromMillis, Long untilMillis) {
+        Topic(
+                String bootstrapServers,
+                Map<String, String> clientProperties,
+                String topic,
+                Long fromMillis,
+                Long untilMillis) {
             Properties p = new Properties();
+            p.putAll(clientProperties); // --kafka-config first: the settings below win
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
             p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
             p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
