@@ -34,6 +34,7 @@ public final class FreqcapMain {
         try {
             options = CommandLine.parse(args, List.of());
             settings = JobSettings.parse(options, true);
+            KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT);
         } catch (InvalidOptionException e) {
             throw fail(e);
         }

@@ -5,6 +5,7 @@ import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
+import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
 import io.freqcap.schema.LimitConfig;
 import java.io.PrintStream;
@@ -210,6 +211,10 @@ public final class LocalRunner {
             resources.add(0, mirror);
         }
 
+        if (!embedded && !options.get(NO_JOB)) {
+            // A Kafka the job cannot use stops the start with one line, never a silent job.
+            KafkaPreflight.check(KafkaSettings.of(options), KafkaPreflight.TIMEOUT);
+        }
         JobClient job =
                 options.get(NO_JOB) ? null : startJob(options, limits, segmentsJson, state, out);
 
