@@ -105,6 +105,14 @@ public final class FreqcapOptions {
                     .stringType()
                     .noDefaultValue()
                     .withDescription("Initial segments, a JSON array of full loads.");
+    public static final ConfigOption<String> REDIS_PASSWORD_FILE =
+            ConfigOptions.key("redis-password-file")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "A file holding the Redis password (AUTH, with the --redis uri's user"
+                                    + " name for an ACL user), read by each task when it connects,"
+                                    + " so that the password stays off the command line.");
     public static final ConfigOption<String> REDIS =
             ConfigOptions.key("redis")
                     .stringType()
@@ -265,6 +273,10 @@ public final class FreqcapOptions {
         if (conf.getOptional(REDIS).isPresent()) {
             try {
                 io.freqcap.operators.mirror.RedisConnection.parse(conf.get(REDIS));
+                if (conf.getOptional(REDIS_PASSWORD_FILE).isPresent()) {
+                    io.freqcap.operators.mirror.RedisConnection.readPassword(
+                            conf.get(REDIS_PASSWORD_FILE));
+                }
             } catch (IllegalArgumentException e) {
                 throw new InvalidOptionException("--redis: " + e.getMessage());
             }

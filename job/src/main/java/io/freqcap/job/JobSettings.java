@@ -16,10 +16,23 @@ import org.apache.flink.configuration.Configuration;
 public record JobSettings(
         KafkaSettings kafka, CappingSettings capping, Duration cleanupInterval, Mirror mirror) {
 
-    /** The Redis mirror's target. */
-    public record Mirror(String uri, String keyPrefix, long maxBacklog) {
+    /**
+     * The Redis mirror's target.
+     *
+     * @param passwordFile {@code --redis-password-file}, or null
+     */
+    public record Mirror(String uri, String keyPrefix, long maxBacklog, String passwordFile) {
+        public Mirror(String uri, String keyPrefix, long maxBacklog) {
+            this(uri, keyPrefix, maxBacklog, null);
+        }
+
         RedisMirrorSink sink() {
-            return new RedisMirrorSink(uri, keyPrefix, maxBacklog);
+            return new RedisMirrorSink(uri, keyPrefix, maxBacklog, passwordFile);
+        }
+
+        @Override
+        public String toString() {
+            return "Mirror[" + io.freqcap.operators.mirror.RedisConnection.redact(uri) + "]";
         }
     }
 
@@ -53,7 +66,10 @@ public record JobSettings(
                                         new Mirror(
                                                 uri,
                                                 options.get(FreqcapOptions.REDIS_KEY_PREFIX),
-                                                options.get(FreqcapOptions.REDIS_MAX_BACKLOG)))
+                                                options.get(FreqcapOptions.REDIS_MAX_BACKLOG),
+                                                options.getOptional(
+                                                                FreqcapOptions.REDIS_PASSWORD_FILE)
+                                                        .orElse(null)))
                         .orElse(null));
     }
 }

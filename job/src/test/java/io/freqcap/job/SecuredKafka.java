@@ -3,7 +3,6 @@ package io.freqcap.job;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,15 +30,15 @@ final class SecuredKafka implements AutoCloseable {
     private final Path dir;
     private final int clientPort;
     private final int internalPort;
-    private final String storePassword;
+    private final TestCertificates certs;
 
     private SecuredKafka(
-            Process process, Path dir, int clientPort, int internalPort, String storePassword) {
+            Process process, Path dir, int clientPort, int internalPort, TestCertificates certs) {
         this.process = process;
         this.dir = dir;
         this.clientPort = clientPort;
         this.internalPort = internalPort;
-        this.storePassword = storePassword;
+        this.certs = certs;
     }
 
     /**
@@ -47,60 +46,9 @@ final class SecuredKafka implements AutoCloseable {
      */
     static SecuredKafka start(Path dir, String password) throws Exception {
         Files.createDirectories(dir);
-        String storePassword = "store-" + Uuid.randomUuid();
-        Path keystore = dir.resolve("broker.p12");
-        Path truststore = dir.resolve("truststore.p12");
-        keytool(
-                dir,
-                "-genkeypair",
-                "-alias",
-                "broker",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-dname",
-                "CN=localhost",
-                "-ext",
-                "SAN=dns:localhost,ip:127.0.0.1",
-                "-validity",
-                "2",
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                keystore.toString(),
-                "-storepass",
-                storePassword,
-                "-keypass",
-                storePassword);
-        Path cert = dir.resolve("broker.pem");
-        keytool(
-                dir,
-                "-exportcert",
-                "-rfc",
-                "-alias",
-                "broker",
-                "-keystore",
-                keystore.toString(),
-                "-storepass",
-                storePassword,
-                "-file",
-                cert.toString());
-        keytool(
-                dir,
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                "broker",
-                "-file",
-                cert.toString(),
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                truststore.toString(),
-                "-storepass",
-                storePassword);
-
+        TestCertificates certs = TestCertificates.create(dir.resolve("tls"));
+        String storePassword = certs.password();
+        Path keystore = certs.keystore();
         int clientPort = freePort();
         int internalPort = freePort();
         int controllerPort = freePort();
@@ -176,7 +124,7 @@ final class SecuredKafka implements AutoCloseable {
         }
         Process process =
                 java(log4j, List.of("kafka.Kafka", config.toString()), dir.resolve("out.log"));
-        SecuredKafka k = new SecuredKafka(process, dir, clientPort, internalPort, storePassword);
+        SecuredKafka k = new SecuredKafka(process, dir, clientPort, internalPort, certs);
         k.awaitReady();
         return k;
     }
@@ -192,11 +140,11 @@ final class SecuredKafka implements AutoCloseable {
     }
 
     public Path truststore() {
-        return dir.resolve("truststore.p12");
+        return certs.truststore();
     }
 
     public String truststorePassword() {
-        return storePassword;
+        return certs.password();
     }
 
     public Admin admin() {
@@ -220,22 +168,6 @@ final class SecuredKafka implements AutoCloseable {
             }
         }
         throw new IOException("broker not ready within a minute");
-    }
-
-    private static void keytool(Path dir, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        cmd.addAll(List.of(args));
-        Process k =
-                new ProcessBuilder(cmd)
-                        .redirectErrorStream(true)
-                        .redirectOutput(dir.resolve("keytool.log").toFile())
-                        .start();
-        if (k.waitFor() != 0) {
-            throw new IOException(
-                    "keytool failed: "
-                            + Files.readString(dir.resolve("keytool.log"), StandardCharsets.UTF_8));
-        }
     }
 
     private static Process java(Path log4j, List<String> mainAndArgs, Path out) throws IOException {

@@ -29,13 +29,73 @@ public final class EmbeddedRedis implements AutoCloseable {
     private final int port;
     private final boolean persistent;
     private final List<String> extraArgs;
+    private final Secured secured;
     private Process process;
 
+    /**
+     * A server that asks for credentials and, with {@code tls}, speaks only TLS.
+     *
+     * @param user an ACL user allowed everything (the default user is then off), or {@code default}
+     *     for a plain {@code requirepass}
+     * @param tls the server's certificate and key (PEM) and a socket factory that trusts it, or
+     *     null for plain TCP
+     */
+    public record Secured(String user, String password, Tls tls) {}
+
+    /** A TLS server's files and how a client trusts it. */
+    public record Tls(Path certificate, Path key, javax.net.ssl.SSLSocketFactory client) {}
+
     private EmbeddedRedis(Path dir, int port, boolean persistent, List<String> extraArgs) {
+        this(dir, port, persistent, extraArgs, null);
+    }
+
+    private EmbeddedRedis(
+            Path dir, int port, boolean persistent, List<String> extraArgs, Secured secured) {
         this.dir = dir;
         this.port = port;
         this.persistent = persistent;
         this.extraArgs = extraArgs;
+        this.secured = secured;
+    }
+
+    /** Starts a standalone server that asks for credentials (and TLS, if given). */
+    public static EmbeddedRedis start(Path dir, boolean persistent, Secured secured)
+            throws IOException {
+        List<String> args = new ArrayList<>();
+        if (secured.user().equals("default")) {
+            args.addAll(List.of("--requirepass", secured.password()));
+        } else {
+            args.addAll(
+                    List.of(
+                            "--user",
+                            "default",
+                            "off",
+                            "--user",
+                            secured.user(),
+                            "on",
+                            ">" + secured.password(),
+                            "~*",
+                            "&*",
+                            "+@all"));
+        }
+        int port = freePort();
+        if (secured.tls() != null) {
+            args.addAll(
+                    List.of(
+                            "--tls-port",
+                            Integer.toString(port),
+                            "--tls-cert-file",
+                            secured.tls().certificate().toString(),
+                            "--tls-key-file",
+                            secured.tls().key().toString(),
+                            "--tls-ca-cert-file",
+                            secured.tls().certificate().toString(),
+                            "--tls-auth-clients",
+                            "no"));
+        }
+        EmbeddedRedis r = new EmbeddedRedis(dir, port, persistent, args, secured);
+        r.start();
+        return r;
     }
 
     /** Starts a standalone server. */
@@ -71,8 +131,13 @@ public final class EmbeddedRedis implements AutoCloseable {
         return port;
     }
 
+    /** Its address, with the ACL user's name (never the password) when it has one. */
     public String uri() {
-        return "redis://127.0.0.1:" + port;
+        String user =
+                secured == null || secured.user().equals("default") ? "" : secured.user() + "@";
+        return secured != null && secured.tls() != null
+                ? "rediss://" + user + "localhost:" + port
+                : "redis://" + user + "127.0.0.1:" + port;
     }
 
     /** Starts (or starts again) the server and waits until it answers PING. */
@@ -86,7 +151,7 @@ public final class EmbeddedRedis implements AutoCloseable {
         cmd.addAll(
                 List.of(
                         "--port",
-                        Integer.toString(port),
+                        secured != null && secured.tls() != null ? "0" : Integer.toString(port),
                         "--bind",
                         "127.0.0.1",
                         "--dir",
@@ -98,7 +163,7 @@ public final class EmbeddedRedis implements AutoCloseable {
                         "--appendfsync",
                         "always",
                         "--protected-mode",
-                        "no",
+                        secured != null ? "yes" : "no",
                         "--daemonize",
                         "no"));
         cmd.addAll(extraArgs);
@@ -165,13 +230,27 @@ public final class EmbeddedRedis implements AutoCloseable {
      * cannot be reached. Enough for PING and CLUSTER INFO checks without a client library.
      */
     public String command(String inline) {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+        try (Socket plain = new Socket()) {
+            plain.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            Socket s =
+                    secured != null && secured.tls() != null
+                            ? secured.tls().client().createSocket(plain, "localhost", port, true)
+                            : plain;
             s.setSoTimeout(5000);
             OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            if (secured != null) {
+                out.write(
+                        ("AUTH " + secured.user() + " " + secured.password() + "\r\n")
+                                .getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                int c;
+                while ((c = in.read()) >= 0 && c != '\n') {
+                    // skip +OK (or the error, which the command's answer repeats)
+                }
+            }
             out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
             out.flush();
-            InputStream in = s.getInputStream();
             StringBuilder sb = new StringBuilder();
             int b;
             while ((b = in.read()) >= 0 && b != '\n') {

@@ -7,6 +7,7 @@ import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
 import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
+import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.LimitConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -206,7 +207,15 @@ public final class LocalRunner {
             options.set(FreqcapOptions.REDIS, redis.uri());
         }
         MirrorProgress mirror =
-                options.getOptional(FreqcapOptions.REDIS).map(MirrorProgress::new).orElse(null);
+                options.getOptional(FreqcapOptions.REDIS)
+                        .map(
+                                uri ->
+                                        new MirrorProgress(
+                                                uri,
+                                                options.getOptional(
+                                                                FreqcapOptions.REDIS_PASSWORD_FILE)
+                                                        .orElse(null)))
+                        .orElse(null);
         if (mirror != null) {
             resources.add(0, mirror);
         }
@@ -262,9 +271,14 @@ public final class LocalRunner {
                 options.get(FreqcapOptions.AUDIT_TOPIC),
                 options.get(FreqcapOptions.CONFIG_TOPIC));
         if (mirror != null) {
+            String shown = RedisConnection.redact(mirror.uri());
             out.printf(
-                    "  Redis mirror: %s  (bin/freqcap-query --redis %s --user 42)%n",
-                    mirror.uri(), mirror.uri());
+                    "  Redis mirror: %s  (bin/freqcap-query --redis %s%s --user 42)%n",
+                    shown,
+                    shown,
+                    mirror.passwordFile() == null
+                            ? ""
+                            : " --redis-password-file " + mirror.passwordFile());
         }
         out.println(
                 "  Ctrl-C stops everything"

@@ -5,20 +5,26 @@ import io.freqcap.job.tools.RedisSync;
 /** The local runner's view of the mirror: how many keys Redis holds (-1 while unreachable). */
 final class MirrorProgress implements AutoCloseable {
     private final String uri;
+    private final String passwordFile;
     private RedisSync redis;
 
-    MirrorProgress(String uri) {
+    MirrorProgress(String uri, String passwordFile) {
         this.uri = uri;
+        this.passwordFile = passwordFile;
     }
 
     String uri() {
         return uri;
     }
 
+    String passwordFile() {
+        return passwordFile;
+    }
+
     synchronized long keys() {
         try {
             if (redis == null) {
-                redis = RedisSync.open(uri);
+                redis = RedisSync.open(uri, passwordFile);
             }
             return redis.commands().dbsize();
         } catch (RuntimeException e) {

@@ -38,8 +38,8 @@ public final class MirrorQuery {
     private MirrorQuery() {}
 
     static final String USAGE =
-            "usage: freqcap-query --redis URI --user USERID [--redis-key-prefix fc] [--limits FILE]"
-                    + " [--timezone ZONE]";
+            "usage: freqcap-query --redis URI [--redis-password-file FILE] --user USERID"
+                    + " [--redis-key-prefix fc] [--limits FILE] [--timezone ZONE]";
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = new TreeMap<>();
@@ -80,7 +80,7 @@ public final class MirrorQuery {
             System.exit(2);
             return;
         }
-        try (RedisSync redis = RedisSync.open(opts.get("redis"))) {
+        try (RedisSync redis = RedisSync.open(opts.get("redis"), opts.get("redis-password-file"))) {
             print(
                     redis.commands(),
                     opts.getOrDefault("redis-key-prefix", "fc"),

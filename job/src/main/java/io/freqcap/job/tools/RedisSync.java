@@ -14,8 +14,17 @@ public record RedisSync(AbstractRedisClient client, RedisClusterCommands<String,
         implements AutoCloseable {
 
     public static RedisSync open(String uri) {
+        return open(uri, null);
+    }
+
+    /**
+     * @param passwordFile {@code --redis-password-file}, or null
+     */
+    public static RedisSync open(String uri, String passwordFile) {
+        char[] password = passwordFile == null ? null : RedisConnection.readPassword(passwordFile);
+        var uris = RedisConnection.parse(uri, password);
         if (RedisConnection.isCluster(uri)) {
-            RedisClusterClient c = RedisClusterClient.create(RedisConnection.parse(uri));
+            RedisClusterClient c = RedisClusterClient.create(uris);
             try {
                 return new RedisSync(c, c.connect().sync());
             } catch (RuntimeException e) {
@@ -23,7 +32,7 @@ public record RedisSync(AbstractRedisClient client, RedisClusterCommands<String,
                 throw e;
             }
         }
-        RedisClient c = RedisClient.create(uri);
+        RedisClient c = RedisClient.create(uris.get(0));
         try {
             return new RedisSync(c, c.connect().sync());
         } catch (RuntimeException e) {

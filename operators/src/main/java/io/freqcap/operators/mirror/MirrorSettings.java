@@ -11,7 +11,39 @@ import java.io.Serializable;
  *     capping task rebuilds every user's keys once Redis answers
  * @param batchSize writes per flush
  * @param lingerMillis a partial batch waits at most this long
+ * @param passwordFile {@code --redis-password-file}, read by each task when it connects (so the
+ *     password never travels in the job graph), or null
  */
 public record MirrorSettings(
-        String uri, String keyPrefix, long maxBacklog, int batchSize, long lingerMillis)
-        implements Serializable {}
+        String uri,
+        String keyPrefix,
+        long maxBacklog,
+        int batchSize,
+        long lingerMillis,
+        String passwordFile)
+        implements Serializable {
+
+    /** Settings whose credentials, if any, are in the uri. */
+    public MirrorSettings(
+            String uri, String keyPrefix, long maxBacklog, int batchSize, long lingerMillis) {
+        this(uri, keyPrefix, maxBacklog, batchSize, lingerMillis, null);
+    }
+
+    /** What may be shown of it: the uri with its password as {@code ***}. */
+    @Override
+    public String toString() {
+        return "MirrorSettings[uri="
+                + RedisConnection.redact(uri)
+                + ", keyPrefix="
+                + keyPrefix
+                + ", maxBacklog="
+                + maxBacklog
+                + ", batchSize="
+                + batchSize
+                + ", lingerMillis="
+                + lingerMillis
+                + ", passwordFile="
+                + passwordFile
+                + "]";
+    }
+}

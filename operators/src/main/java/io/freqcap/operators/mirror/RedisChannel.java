@@ -246,7 +246,7 @@ final class RedisChannel {
             return connection;
         }
         if (connecting == null) {
-            connecting = RedisConnection.connect(settings.uri());
+            connecting = RedisConnection.connect(settings.uri(), settings.passwordFile());
         }
         if (!connecting.isDone()) {
             return null;
@@ -254,7 +254,7 @@ final class RedisChannel {
         try {
             connection = connecting.join();
             scriptLoaded = false;
-            LOG.info("Redis mirror connected to {}", settings.uri());
+            LOG.info("Redis mirror connected to {}", RedisConnection.redact(settings.uri()));
         } catch (CompletionException | CancellationException e) {
             connecting = null;
             failed(1, e.getCause() != null ? e.getCause() : e);
@@ -268,7 +268,7 @@ final class RedisChannel {
             LOG.warn(
                     "Redis mirror cannot write to {} ({}); decisions go on, {} counted messages"
                             + " wait and are retried with backoff",
-                    settings.uri(),
+                    RedisConnection.redact(settings.uri()),
                     cause.toString(),
                     backlog.getAsLong());
         }

@@ -57,43 +57,152 @@ public final class RedisConnection implements AutoCloseable {
 
     /** The uris of a mirror address, checked; throws with a one-line reason. */
     public static List<RedisURI> parse(String uri) {
+        return parse(uri, null);
+    }
+
+    /**
+     * The uris of a mirror address, checked: {@code redis://[user:password@]host:port}, {@code
+     * rediss://...} (TLS), {@code redis-cluster://[user:password@]h1:p1,h2:p2,...} or {@code
+     * rediss-cluster://...} (TLS). Error texts never quote a password.
+     *
+     * @param password the password from {@code --redis-password-file}, used with the uri's user
+     *     name (an ACL user) or alone; null: the uri's own credentials, if any
+     */
+    public static List<RedisURI> parse(String uri, char[] password) {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("empty Redis uri");
         }
-        if (uri.startsWith("redis-cluster://")) {
-            List<RedisURI> nodes = new ArrayList<>();
-            for (String hostPort : uri.substring("redis-cluster://".length()).split(",")) {
-                if (!hostPort.matches("[^:/]+:\\d+")) {
+        List<RedisURI> out = new ArrayList<>();
+        if (isCluster(uri)) {
+            boolean tls = uri.startsWith("rediss-cluster://");
+            String rest = uri.substring(uri.indexOf("://") + 3);
+            String userInfo = null;
+            int at = rest.lastIndexOf('@');
+            if (at >= 0) {
+                userInfo = rest.substring(0, at);
+                rest = rest.substring(at + 1);
+            }
+            for (String hostPort : rest.split(",")) {
+                if (!hostPort.matches("[^:/@]+:\\d+")) {
                     throw new IllegalArgumentException(
-                            "redis-cluster:// expects host:port,host:port,... but got \""
-                                    + hostPort
+                            "redis-cluster:// expects [user:password@]host:port,host:port,... but"
+                                    + " got \""
+                                    + redact(uri)
                                     + "\"");
                 }
-                nodes.add(RedisURI.create("redis://" + hostPort));
+                out.add(
+                        withUser(
+                                RedisURI.create((tls ? "rediss://" : "redis://") + hostPort),
+                                userInfo));
             }
-            return nodes;
+        } else {
+            if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
+                throw new IllegalArgumentException(
+                        "expected redis://host:port, rediss://host:port,"
+                                + " redis-cluster://host:port,... or rediss-cluster://... but got"
+                                + " \""
+                                + redact(uri)
+                                + "\"");
+            }
+            try {
+                String scheme = uri.substring(0, uri.indexOf("://") + 3);
+                String rest = uri.substring(scheme.length());
+                int slash = rest.indexOf('/');
+                int at = rest.lastIndexOf('@', slash < 0 ? rest.length() : slash);
+                String userInfo = at < 0 ? null : rest.substring(0, at);
+                out.add(withUser(RedisURI.create(scheme + rest.substring(at + 1)), userInfo));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("bad Redis uri \"" + redact(uri) + "\"");
+            }
         }
-        if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
-            throw new IllegalArgumentException(
-                    "expected redis://host:port, rediss://host:port or"
-                            + " redis-cluster://host:port,... but got \""
-                            + uri
-                            + "\"");
+        if (password != null) {
+            for (RedisURI u : out) {
+                u.setPassword(password); // with the uri's user name, if any: an ACL user
+            }
         }
-        try {
-            return List.of(RedisURI.create(uri));
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("bad Redis uri \"" + uri + "\": " + e.getMessage());
+        return out;
+    }
+
+    /**
+     * Credentials of a uri's user info, as the redis uri scheme has them: {@code user:password},
+     * {@code :password} (the default user) or {@code user} alone (an ACL user whose password comes
+     * from {@code --redis-password-file}).
+     */
+    private static RedisURI withUser(RedisURI u, String userInfo) {
+        if (userInfo == null || userInfo.isEmpty()) {
+            return u;
         }
+        int colon = userInfo.indexOf(':');
+        String user = colon < 0 ? userInfo : userInfo.substring(0, colon);
+        if (!user.isEmpty()) {
+            u.setUsername(
+                    java.net.URLDecoder.decode(user, java.nio.charset.StandardCharsets.UTF_8));
+        }
+        if (colon >= 0) {
+            u.setPassword(
+                    java.net.URLDecoder.decode(
+                            userInfo.substring(colon + 1),
+                            java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return u;
     }
 
     public static boolean isCluster(String uri) {
-        return uri.startsWith("redis-cluster://");
+        return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
+    }
+
+    private static final java.util.regex.Pattern USER_INFO =
+            java.util.regex.Pattern.compile("^([a-z-]+://)([^@/]*?)(?::[^@/]*)?@");
+
+    /**
+     * The uri as it may be shown (logs, errors, the local runner): a password in it is {@code ***},
+     * a user name kept.
+     */
+    public static String redact(String uri) {
+        if (uri == null) {
+            return null;
+        }
+        java.util.regex.Matcher m = USER_INFO.matcher(uri);
+        if (!m.find()) {
+            return uri;
+        }
+        return m.group(1) + m.group(2) + ":***@" + uri.substring(m.end());
+    }
+
+    /**
+     * The password in {@code --redis-password-file}: the file's content without its final line
+     * break.
+     */
+    public static char[] readPassword(String file) {
+        try {
+            String s = java.nio.file.Files.readString(java.nio.file.Path.of(file));
+            s = s.endsWith("\r\n") ? s.substring(0, s.length() - 2) : s;
+            s = s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
+            if (s.isEmpty()) {
+                throw new IllegalArgumentException("the Redis password file " + file + " is empty");
+            }
+            return s.toCharArray();
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(
+                    "cannot read the Redis password file "
+                            + file
+                            + ": "
+                            + e.getClass().getSimpleName());
+        }
     }
 
     /** Connects without blocking the caller; the future fails if Redis cannot be reached. */
     public static CompletableFuture<RedisConnection> connect(String uri) {
-        List<RedisURI> uris = parse(uri);
+        return connect(uri, null);
+    }
+
+    /**
+     * Connects without blocking the caller; the future fails if Redis cannot be reached.
+     *
+     * @param passwordFile {@code --redis-password-file}, read here (on the TaskManager), or null
+     */
+    public static CompletableFuture<RedisConnection> connect(String uri, String passwordFile) {
+        List<RedisURI> uris = parse(uri, passwordFile == null ? null : readPassword(passwordFile));
         uris.forEach(u -> u.setTimeout(COMMAND_TIMEOUT));
         SocketOptions socket = SocketOptions.builder().connectTimeout(CONNECT_TIMEOUT).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(COMMAND_TIMEOUT);

@@ -32,7 +32,14 @@ public final class RedisMirrorSink
      *     a rebuild follows
      */
     public RedisMirrorSink(String uri, String keyPrefix, long maxBacklog) {
-        this(new MirrorSettings(uri, keyPrefix, maxBacklog, DEFAULT_BATCH_SIZE, 50));
+        this(uri, keyPrefix, maxBacklog, null);
+    }
+
+    /**
+     * @param passwordFile {@code --redis-password-file}, read by each task, or null
+     */
+    public RedisMirrorSink(String uri, String keyPrefix, long maxBacklog, String passwordFile) {
+        this(new MirrorSettings(uri, keyPrefix, maxBacklog, DEFAULT_BATCH_SIZE, 50, passwordFile));
     }
 
     public RedisMirrorSink(MirrorSettings settings) {
