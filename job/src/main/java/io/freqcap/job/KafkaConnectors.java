@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -72,12 +73,23 @@ public final class KafkaConnectors {
                 .build();
     }
 
-    public static KafkaSink<Delivery> deliverySink(KafkaSettings c) {
-        return sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic()));
+    /** The deliveries' sink: the connector's, with commits Kafka refuses stopping the job. */
+    public static Sink<Delivery> deliverySink(KafkaSettings c) {
+        return new GuardedKafkaSink<>(
+                sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic())), admin(c));
     }
 
-    public static KafkaSink<AuditEvent> auditSink(KafkaSettings c) {
-        return sink(c, "audit", new AuditSerializer(c.auditTopic()));
+    /** The audit records' sink: the connector's, with commits Kafka refuses stopping the job. */
+    public static Sink<AuditEvent> auditSink(KafkaSettings c) {
+        return new GuardedKafkaSink<>(
+                sink(c, "audit", new AuditSerializer(c.auditTopic())), admin(c));
+    }
+
+    /** An admin client's settings for the job's Kafka. */
+    private static Map<String, String> admin(KafkaSettings c) {
+        Map<String, String> m = new HashMap<>(c.clientProperties());
+        m.put("bootstrap.servers", c.bootstrapServers());
+        return m;
     }
 
     private static <T> KafkaSink<T> sink(

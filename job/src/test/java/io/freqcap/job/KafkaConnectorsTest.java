@@ -75,7 +75,9 @@ class KafkaConnectorsTest {
             assertEquals("read_committed", p.getProperty("isolation.level"));
         }
         for (Object sink : List.of(KafkaConnectors.deliverySink(k), KafkaConnectors.auditSink(k))) {
-            Properties p = props(sink, "kafkaProducerConfig");
+            Field inner = GuardedKafkaSink.class.getDeclaredField("delegate");
+            inner.setAccessible(true);
+            Properties p = props(inner.get(sink), "kafkaProducerConfig");
             assertEquals("SCRAM-SHA-512", p.getProperty("sasl.mechanism"));
             assertEquals("broker:9093", p.getProperty("bootstrap.servers"));
             assertEquals(
