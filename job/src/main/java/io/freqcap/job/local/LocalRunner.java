@@ -9,7 +9,9 @@ import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
 import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.LimitConfig;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -202,9 +204,17 @@ public final class LocalRunner {
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
         if (embedded && options.getOptional(FreqcapOptions.REDIS).isEmpty()) {
             out.println("Starting an embedded Redis ...");
-            EmbeddedRedis redis = EmbeddedRedis.start(state.path().resolve("redis"), true);
+            // Protected mode on and a password of its own, kept in the state dir (0600).
+            Path password = redisPassword(state.path().resolve("redis"));
+            EmbeddedRedis redis =
+                    EmbeddedRedis.start(
+                            state.path().resolve("redis"),
+                            true,
+                            new EmbeddedRedis.Secured(
+                                    "default", Files.readString(password).strip(), null));
             resources.add(redis);
             options.set(FreqcapOptions.REDIS, redis.uri());
+            options.set(FreqcapOptions.REDIS_PASSWORD_FILE, password.toString());
         }
         MirrorProgress mirror =
                 options.getOptional(FreqcapOptions.REDIS)
@@ -343,6 +353,27 @@ public final class LocalRunner {
      *
      * @param port a port or a range ({@code 9249-9259})
      */
+    /** The embedded Redis' password file: made once per state dir, readable by its owner only. */
+    static Path redisPassword(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Path file = dir.resolve("password");
+        if (!Files.exists(file)) {
+            byte[] random = new byte[24];
+            new java.security.SecureRandom().nextBytes(random);
+            Files.writeString(
+                    file,
+                    java.util.HexFormat.of().formatHex(random) + "\n",
+                    java.nio.file.StandardOpenOption.CREATE_NEW);
+            try {
+                Files.setPosixFilePermissions(
+                        file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException notPosix) {
+                // a file system without POSIX permissions: the state dir's own protection
+            }
+        }
+        return file;
+    }
+
     public static void prometheus(Configuration flink, String port) {
         String prefix = "metrics.reporter.prom.";
         flink.setString(
