@@ -131,8 +131,9 @@ class FreqcapOptionsTest {
                     parse("--bootstrap-servers", "k", "--limits", good, "--redis", uri), true);
         }
         assertEquals(
-                "--redis: expected redis://host:port, rediss://host:port or"
-                        + " redis-cluster://host:port,... but got \"localhost:6379\"",
+                "--redis: expected redis://host:port, rediss://host:port,"
+                        + " redis-cluster://host:port,... or rediss-cluster://... but got"
+                        + " \"localhost:6379\"",
                 error(
                         null,
                         "--bootstrap-servers",

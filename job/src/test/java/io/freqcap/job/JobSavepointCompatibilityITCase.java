@@ -153,6 +153,25 @@ class JobSavepointCompatibilityITCase {
                 }
                 assertEquals(
                         2 * USERS, rejected, "day 0's fifth and sixth: the histories came back");
+                // The savepoint's sinks used 0.2's transactional ids (<group>-deliveries-...);
+                // the restored job uses <group>-deliveries@<topic>-... and must leave none of the
+                // old ones open, or read_committed readers of those partitions would stall.
+                try (var admin = kafka.admin()) {
+                    var lingering =
+                            admin.listTransactions().all().get().stream()
+                                    .filter(t -> !t.transactionalId().contains("@"))
+                                    .filter(
+                                            t ->
+                                                    t.state()
+                                                            == org.apache.kafka.clients.admin
+                                                                    .TransactionState.ONGOING)
+                                    .toList();
+                    assertTrue(lingering.isEmpty(), "open transactions of 0.2: " + lingering);
+                    assertTrue(
+                            admin.listTransactions().all().get().stream()
+                                    .anyMatch(t -> t.transactionalId().contains("@")),
+                            "the restored job writes under its own ids");
+                }
             } finally {
                 KafkaPipelineSupport.cancel(job);
             }

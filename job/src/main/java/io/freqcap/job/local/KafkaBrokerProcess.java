@@ -30,17 +30,72 @@ import org.apache.kafka.common.Uuid;
 public final class KafkaBrokerProcess implements LocalKafka {
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(1);
 
-    private final Process process;
+    private Process process;
     private final Path log;
     private final String bootstrap;
     private final Thread hook;
+    private final String heap;
+    private final Path log4j;
+    private final Path config;
+    private final Path dir;
 
-    private KafkaBrokerProcess(Process process, Path log, String bootstrap) {
+    private KafkaBrokerProcess(
+            Process process,
+            Path log,
+            String bootstrap,
+            String heap,
+            Path log4j,
+            Path config,
+            Path dir) {
         this.process = process;
         this.log = log;
         this.bootstrap = bootstrap;
-        this.hook = new Thread(process::destroyForcibly, "kafka-broker-stop");
+        this.heap = heap;
+        this.log4j = log4j;
+        this.config = config;
+        this.dir = dir;
+        this.hook = new Thread(() -> this.process.destroyForcibly(), "kafka-broker-stop");
         Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    /** Stops the broker at once (SIGKILL), as a crash would; {@link #restart} brings it back. */
+    public synchronized void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor();
+    }
+
+    /** Starts the broker again on the same port and data, and waits until it answers. */
+    public synchronized void restart() throws Exception {
+        if (process.isAlive()) {
+            throw new IllegalStateException("the broker is running");
+        }
+        process =
+                java(
+                        heap,
+                        log4j,
+                        List.of("kafka.Kafka", config.toString()),
+                        dir.resolve("out.log"));
+        awaitReady();
+    }
+
+    /** Freezes the broker (SIGSTOP): connections stay open, nothing is answered. */
+    public void pause() throws Exception {
+        signal("-STOP");
+    }
+
+    /** Lets a paused broker go on (SIGCONT). */
+    public void resume() throws Exception {
+        signal("-CONT");
+    }
+
+    private void signal(String signal) throws Exception {
+        int exit =
+                new ProcessBuilder("kill", signal, Long.toString(process.pid()))
+                        .inheritIO()
+                        .start()
+                        .waitFor();
+        if (exit != 0) {
+            throw new IOException("kill " + signal + " exited " + exit);
+        }
     }
 
     /**
@@ -111,7 +166,8 @@ public final class KafkaBrokerProcess implements LocalKafka {
                         log4j,
                         List.of("kafka.Kafka", config.toString()),
                         dir.resolve("out.log"));
-        KafkaBrokerProcess broker = new KafkaBrokerProcess(process, log, "localhost:" + port);
+        KafkaBrokerProcess broker =
+                new KafkaBrokerProcess(process, log, "localhost:" + port, heap, log4j, config, dir);
         try {
             broker.awaitReady();
         } catch (Exception e) {

@@ -85,9 +85,8 @@ public final class RedisConnection implements AutoCloseable {
             for (String hostPort : rest.split(",")) {
                 if (!hostPort.matches("[^:/@]+:\\d+")) {
                     throw new IllegalArgumentException(
-                            "redis-cluster:// expects [user:password@]host:port,host:port,... but"
-                                    + " got \""
-                                    + redact(uri)
+                            "redis-cluster:// expects host:port,host:port,... but got \""
+                                    + hostPort
                                     + "\"");
                 }
                 out.add(

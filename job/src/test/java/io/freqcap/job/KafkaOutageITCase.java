@@ -1,0 +1,101 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.local.KafkaBrokerProcess;
+import io.freqcap.schema.LimitConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Kafka goes away under traffic and comes back: the broker (a JVM of its own) killed mid-stream and
+ * started again on the same data, then frozen (SIGSTOP) for longer than its clients' request
+ * timeout. Every input gets exactly one output, every decision right, both times.
+ */
+class KafkaOutageITCase {
+    static final int PARTITIONS = 2;
+    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @TempDir Path tmp;
+
+    @Test
+    @Timeout(420)
+    void aKilledAndAFrozenBrokerCostLatencyNotDecisions() throws Exception {
+        try (KafkaBrokerProcess kafka = KafkaBrokerProcess.start(tmp.resolve("broker"), "768m")) {
+            String name = "outage";
+            Configuration options =
+                    KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS);
+            List<Input> inputs = KafkaPipelineSupport.traffic(31, 9_000, 300, 8);
+            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+            Configuration patient = new Configuration();
+            // A failed checkpoint or task while Kafka is away restarts from the last checkpoint.
+            patient.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1000);
+            patient.set(
+                    RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
+                    Duration.ofSeconds(1));
+            env.configure(patient);
+            FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+            JobClient job = env.executeAsync("freqcap-outage");
+            try {
+                String b = kafka.bootstrapServers();
+                KafkaPipelineSupport.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 3_000));
+                KafkaPipelineSupport.readCommitted(
+                        b, List.of(name + "-deliveries"), 500, Duration.ofSeconds(60));
+
+                kafka.kill(); // mid-stream: decisions made, transactions open
+                Thread.sleep(10_000);
+                kafka.restart();
+                KafkaPipelineSupport.produce(
+                        b, name + "-in", PARTITIONS, inputs.subList(3_000, 6_000));
+                KafkaPipelineSupport.readCommitted(
+                        b,
+                        List.of(name + "-deliveries", name + "-audit"),
+                        4_000,
+                        Duration.ofSeconds(120));
+
+                kafka.pause();
+                Thread.sleep(40_000); // past the clients' 30 s request timeout
+                kafka.resume();
+                KafkaPipelineSupport.produce(
+                        b, name + "-in", PARTITIONS, inputs.subList(6_000, inputs.size()));
+
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                b,
+                                List.of(name + "-deliveries", name + "-audit"),
+                                inputs.size(),
+                                Duration.ofSeconds(180));
+                var outputs =
+                        KafkaPipelineSupport.checkOutputs(
+                                inputs,
+                                out.get(name + "-deliveries"),
+                                out.get(name + "-audit"),
+                                Map.of(1L, LimitConfig.parse(CONFIG)));
+                assertEquals(inputs.size(), outputs.size(), "one output each");
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+        }
+    }
+}
