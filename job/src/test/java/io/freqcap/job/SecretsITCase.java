@@ -1,0 +1,257 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.local.LocalRunner;
+import io.freqcap.schema.LimitConfig;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.WriterAppender;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.logging.log4j.core.layout.PatternLayout;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Secrets never leave the job (contract.md §8): with a SASL password written inline in {@code
+ * --kafka-config} and a Redis password inside the {@code --redis} uri (the least careful way a user
+ * can give them), traffic flows, and neither password occurs in any log line (every logger at
+ * INFO), in the REST API's job, exception and configuration pages, in the Prometheus scrape or in
+ * any output record.
+ */
+class SecretsITCase {
+    static final String KAFKA_PASSWORD = "kafka-secret-" + UUID.randomUUID();
+    static final String REDIS_PASSWORD = "redis-secret-" + UUID.randomUUID();
+    static final String GROUP = "secure";
+    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final int REST_PORT = freePort();
+    static final int PROMETHEUS_PORT = freePort();
+
+    static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static Configuration cluster() {
+        Configuration c = new Configuration();
+        c.set(RestOptions.PORT, REST_PORT);
+        LocalRunner.prometheus(c, Integer.toString(PROMETHEUS_PORT));
+        return c;
+    }
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setConfiguration(cluster())
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @TempDir Path dir;
+
+    static String get(HttpClient http, String url) throws Exception {
+        return http.send(
+                        HttpRequest.newBuilder(URI.create(url)).GET().build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
+    }
+
+    @Test
+    @Timeout(300)
+    void neitherPasswordOccursInLogsRestMetricsOrOutputs() throws Exception {
+        StringWriter logs = new StringWriter();
+        LoggerContext ctx = (LoggerContext) LogManager.getContext(false);
+        WriterAppender appender =
+                WriterAppender.newBuilder()
+                        .setName("secrets")
+                        .setTarget(logs)
+                        .setLayout(PatternLayout.newBuilder().withPattern("%c %m %ex%n").build())
+                        .build();
+        appender.start();
+        ctx.getConfiguration().addAppender(appender);
+        ctx.getRootLogger().addAppender(ctx.getConfiguration().getAppender("secrets"));
+        Level before = ctx.getRootLogger().getLevel();
+        Configurator.setRootLevel(Level.INFO);
+        try (SecuredKafka kafka = SecuredKafka.start(dir.resolve("broker"), KAFKA_PASSWORD);
+                EmbeddedRedis redis =
+                        EmbeddedRedis.start(
+                                dir.resolve("redis"),
+                                false,
+                                new EmbeddedRedis.Secured("freqcap", REDIS_PASSWORD, null))) {
+            try (Admin admin = kafka.admin()) {
+                List<NewTopic> topics = new ArrayList<>();
+                for (String t : List.of("in", "deliveries", "audit", "config", "segments")) {
+                    topics.add(new NewTopic(GROUP + "-" + t, 2, (short) 1));
+                }
+                admin.createTopics(topics).all().get();
+                admin.createAcls(SecuredKafkaITCase.acls("User:" + SecuredKafka.USER, GROUP))
+                        .all()
+                        .get();
+            }
+            Path kafkaConfig =
+                    Files.writeString(
+                            dir.resolve("kafka.properties"),
+                            String.join(
+                                    "\n",
+                                    "security.protocol=SASL_SSL",
+                                    "sasl.mechanism=SCRAM-SHA-512",
+                                    "sasl.jaas.config=org.apache.kafka.common.security.scram."
+                                            + "ScramLoginModule required username=\"freqcap\""
+                                            + " password=\""
+                                            + KAFKA_PASSWORD
+                                            + "\";",
+                                    "ssl.truststore.type=PKCS12",
+                                    "ssl.truststore.location=" + kafka.truststore(),
+                                    "ssl.truststore.password=" + kafka.truststorePassword(),
+                                    ""));
+            String redisUri = "redis://freqcap:" + REDIS_PASSWORD + "@127.0.0.1:" + redis.port();
+            Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
+            String[] args = {
+                "--bootstrap-servers",
+                kafka.clientBootstrap(),
+                "--group-id",
+                GROUP,
+                "--input-topic",
+                GROUP + "-in",
+                "--config-topic",
+                GROUP + "-config",
+                "--segments-topic",
+                GROUP + "-segments",
+                "--delivery-topic",
+                GROUP + "-deliveries",
+                "--audit-topic",
+                GROUP + "-audit",
+                "--limits",
+                limits.toString(),
+                "--checkpoint-interval",
+                "1s",
+                "--parallelism",
+                "2",
+                "--kafka-config",
+                kafkaConfig.toString(),
+                "--redis",
+                redisUri,
+                "--redis-key-prefix",
+                "sec"
+            };
+            Configuration options = CommandLine.parse(args, List.of());
+            FreqcapOptions.requireJobOptions(options, true);
+            KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
+            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);
+            FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+            JobClient job = env.executeAsync("freqcap-secrets");
+            List<String> seen = new ArrayList<>();
+            try {
+                List<Input> inputs = KafkaPipelineSupport.traffic(41, 1_000, 100, 3);
+                KafkaPipelineSupport.produce(kafka.internalBootstrap(), GROUP + "-in", 2, inputs);
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                kafka.internalBootstrap(),
+                                List.of(GROUP + "-deliveries", GROUP + "-audit"),
+                                inputs.size(),
+                                Duration.ofSeconds(120));
+                for (var records : out.values()) {
+                    for (ConsumerRecord<byte[], byte[]> r : records) {
+                        seen.add(new String(r.value(), StandardCharsets.UTF_8));
+                        for (Header h : r.headers()) {
+                            seen.add(new String(h.value(), StandardCharsets.UTF_8));
+                        }
+                    }
+                }
+                assertTrue(seen.size() >= inputs.size(), "outputs read: " + seen.size());
+                RedisMirrorITCase.awaitMirror(
+                        redis.uri(),
+                        Files.writeString(dir.resolve("redis-pw"), REDIS_PASSWORD).toString(),
+                        "sec",
+                        RedisMirrorITCase.expectedMirror(
+                                inputs,
+                                KafkaPipelineSupport.checkOutputs(
+                                        inputs,
+                                        out.get(GROUP + "-deliveries"),
+                                        out.get(GROUP + "-audit"),
+                                        java.util.Map.of(1L, LimitConfig.parse(CONFIG))),
+                                "sec"));
+
+                HttpClient http = HttpClient.newHttpClient();
+                String rest = "http://localhost:" + REST_PORT;
+                String id = job.getJobID().toString();
+                for (String page :
+                        List.of(
+                                "/jobs/" + id,
+                                "/jobs/" + id + "/config",
+                                "/jobs/" + id + "/exceptions",
+                                "/jobs/" + id + "/plan",
+                                "/jobmanager/config",
+                                "/jobmanager/environment",
+                                "/taskmanagers")) {
+                    seen.add(get(http, rest + page));
+                }
+                String taskmanagers = get(http, rest + "/taskmanagers");
+                for (String tm :
+                        io.freqcap.schema.Json.MAPPER
+                                .readTree(taskmanagers)
+                                .findValuesAsText("id")) {
+                    seen.add(get(http, rest + "/taskmanagers/" + tm));
+                }
+                seen.add(get(http, "http://localhost:" + PROMETHEUS_PORT + "/metrics"));
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+            String logText = logs.toString();
+            assertTrue(logText.contains("sasl.jaas.config = [hidden]"), "Kafka's config dump seen");
+            assertTrue(
+                    logText.contains("Redis mirror connected to redis://freqcap:***@127.0.0.1:"),
+                    "the mirror's uri shown, redacted");
+            seen.add(logText);
+            for (String text : seen) {
+                assertFalse(
+                        text.contains(KAFKA_PASSWORD),
+                        "Kafka password in " + excerpt(text, KAFKA_PASSWORD));
+                assertFalse(
+                        text.contains(REDIS_PASSWORD),
+                        "Redis password in " + excerpt(text, REDIS_PASSWORD));
+            }
+        } finally {
+            ctx.getRootLogger().removeAppender(appender);
+            appender.stop();
+            Configurator.setRootLevel(before);
+        }
+    }
+
+    static String excerpt(String text, String secret) {
+        int i = text.indexOf(secret);
+        return text.substring(Math.max(0, i - 200), Math.min(text.length(), i + 50));
+    }
+}
