@@ -2,7 +2,6 @@ package io.freqcap.job;
 
 import static io.freqcap.job.KafkaPipelineSupport.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -20,7 +19,6 @@ import io.freqcap.schema.RawRecord;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -276,91 +274,6 @@ class RedisMirrorITCase {
                 fail(what + ": " + name + " is " + metric(job, name));
             }
             Thread.sleep(100);
-        }
-    }
-
-    /** The job against a Redis that asks for credentials: the mirror exact, as without them. */
-    void mirrorsExactlyTo(EmbeddedRedis redis, String name, Path passwordFile) throws Exception {
-        Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka,
-                        tmp,
-                        name,
-                        CONFIG,
-                        PARTITIONS,
-                        "--redis",
-                        redis.uri(),
-                        "--redis-password-file",
-                        passwordFile.toString(),
-                        "--redis-key-prefix",
-                        name);
-        List<Input> inputs = KafkaPipelineSupport.traffic(17, 3_000, 200, 10);
-        JobClient job = startJob(options);
-        try {
-            produce(name, inputs);
-            Map<Integer, Output> outputs = decided(name, inputs);
-            Map<String, Map<String, Long>> expected = expectedMirror(inputs, outputs, name);
-            assertTrue(expected.size() > 100, "keys expected: " + expected.size());
-            awaitMirror(redis.uri(), passwordFile.toString(), name, expected);
-            assertEquals(0, metric(job.getJobID(), "redisErrors"));
-        } finally {
-            KafkaPipelineSupport.cancel(job);
-        }
-    }
-
-    @Test
-    @Timeout(300)
-    void anAclUserWithAPasswordFileMirrorsExactly() throws Exception {
-        String password = "redis-" + java.util.UUID.randomUUID();
-        Path file = Files.writeString(tmp.resolve("redis-password"), password + "\n");
-        try (EmbeddedRedis redis =
-                EmbeddedRedis.start(
-                        tmp.resolve("redis-acl"),
-                        false,
-                        new EmbeddedRedis.Secured("freqcap", password, null))) {
-            assertTrue(redis.uri().startsWith("redis://freqcap@127.0.0.1:"), redis.uri());
-            // The default user is off: without the password nothing is allowed.
-            assertThrows(RuntimeException.class, () -> mirrorContent(redis.uri(), "x"));
-            mirrorsExactlyTo(redis, "acl", file);
-        }
-    }
-
-    @Test
-    @Timeout(300)
-    void aTlsRedisWithAPasswordMirrorsExactly() throws Exception {
-        String password = "redis-" + java.util.UUID.randomUUID();
-        Path file = Files.writeString(tmp.resolve("redis-tls-password"), password);
-        TestCertificates certs = TestCertificates.create(tmp.resolve("redis-tls-certs"));
-        // The job trusts Redis's certificate as a company's would: the JVM's trust store.
-        Map<String, String> before = new HashMap<>();
-        for (String p : List.of("trustStore", "trustStorePassword", "trustStoreType")) {
-            before.put(p, System.getProperty("javax.net.ssl." + p));
-        }
-        System.setProperty("javax.net.ssl.trustStore", certs.truststore().toString());
-        System.setProperty("javax.net.ssl.trustStorePassword", certs.password());
-        System.setProperty("javax.net.ssl.trustStoreType", "PKCS12");
-        try (EmbeddedRedis redis =
-                EmbeddedRedis.start(
-                        tmp.resolve("redis-tls"),
-                        false,
-                        new EmbeddedRedis.Secured(
-                                "default",
-                                password,
-                                new EmbeddedRedis.Tls(
-                                        certs.certificate(),
-                                        certs.key(),
-                                        certs.clientSockets())))) {
-            assertTrue(redis.uri().startsWith("rediss://localhost:"), redis.uri());
-            mirrorsExactlyTo(redis, "tls", file);
-        } finally {
-            before.forEach(
-                    (p, v) -> {
-                        if (v == null) {
-                            System.clearProperty("javax.net.ssl." + p);
-                        } else {
-                            System.setProperty("javax.net.ssl." + p, v);
-                        }
-                    });
         }
     }
 

@@ -1,0 +1,161 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.schema.LimitConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Redis mirror against a Redis that asks for credentials: an ACL user whose password comes from
+ * {@code --redis-password-file}, and a TLS Redis with a password. The mirror is exact in both, as
+ * without them ({@link RedisMirrorITCase}).
+ */
+class RedisSecurityITCase {
+    static final int PARTITIONS = 2;
+    static final String CONFIG = RedisMirrorITCase.CONFIG;
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
+
+    @TempDir Path tmp;
+
+    JobClient startJob(Configuration options) throws Exception {
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+        return env.executeAsync("freqcap-redis-security-it");
+    }
+
+    void produce(String name, List<Input> inputs) throws Exception {
+        KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+    }
+
+    Map<Integer, Output> decided(String name, List<Input> inputs) throws Exception {
+        var out =
+                KafkaPipelineSupport.readCommitted(
+                        kafka.bootstrapServers(),
+                        List.of(name + "-deliveries", name + "-audit"),
+                        inputs.size(),
+                        Duration.ofSeconds(120));
+        Map<Integer, Output> outputs =
+                KafkaPipelineSupport.checkOutputs(
+                        inputs,
+                        out.get(name + "-deliveries"),
+                        out.get(name + "-audit"),
+                        Map.of(1L, LimitConfig.parse(CONFIG)));
+        assertEquals(inputs.size(), outputs.size());
+        return outputs;
+    }
+
+    /** The job against a Redis that asks for credentials: the mirror exact, as without them. */
+    void mirrorsExactlyTo(EmbeddedRedis redis, String name, Path passwordFile) throws Exception {
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka,
+                        tmp,
+                        name,
+                        CONFIG,
+                        PARTITIONS,
+                        "--redis",
+                        redis.uri(),
+                        "--redis-password-file",
+                        passwordFile.toString(),
+                        "--redis-key-prefix",
+                        name);
+        List<Input> inputs = KafkaPipelineSupport.traffic(17, 3_000, 200, 10);
+        JobClient job = startJob(options);
+        try {
+            produce(name, inputs);
+            Map<Integer, Output> outputs = decided(name, inputs);
+            Map<String, Map<String, Long>> expected =
+                    RedisMirrorITCase.expectedMirror(inputs, outputs, name);
+            assertTrue(expected.size() > 100, "keys expected: " + expected.size());
+            RedisMirrorITCase.awaitMirror(redis.uri(), passwordFile.toString(), name, expected);
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void anAclUserWithAPasswordFileMirrorsExactly() throws Exception {
+        String password = "redis-" + java.util.UUID.randomUUID();
+        Path file = Files.writeString(tmp.resolve("redis-password"), password + "\n");
+        try (EmbeddedRedis redis =
+                EmbeddedRedis.start(
+                        tmp.resolve("redis-acl"),
+                        false,
+                        new EmbeddedRedis.Secured("freqcap", password, null))) {
+            assertTrue(redis.uri().startsWith("redis://freqcap@127.0.0.1:"), redis.uri());
+            // The default user is off: without the password nothing is allowed.
+            assertThrows(
+                    RuntimeException.class,
+                    () -> RedisMirrorITCase.mirrorContent(redis.uri(), "x"));
+            mirrorsExactlyTo(redis, "acl", file);
+        }
+    }
+
+    @Test
+    @Timeout(300)
+    void aTlsRedisWithAPasswordMirrorsExactly() throws Exception {
+        String password = "redis-" + java.util.UUID.randomUUID();
+        Path file = Files.writeString(tmp.resolve("redis-tls-password"), password);
+        TestCertificates certs = TestCertificates.create(tmp.resolve("redis-tls-certs"));
+        // The job trusts Redis's certificate as a company's would: the JVM's trust store.
+        Map<String, String> before = new HashMap<>();
+        for (String p : List.of("trustStore", "trustStorePassword", "trustStoreType")) {
+            before.put(p, System.getProperty("javax.net.ssl." + p));
+        }
+        System.setProperty("javax.net.ssl.trustStore", certs.truststore().toString());
+        System.setProperty("javax.net.ssl.trustStorePassword", certs.password());
+        System.setProperty("javax.net.ssl.trustStoreType", "PKCS12");
+        try (EmbeddedRedis redis =
+                EmbeddedRedis.start(
+                        tmp.resolve("redis-tls"),
+                        false,
+                        new EmbeddedRedis.Secured(
+                                "default",
+                                password,
+                                new EmbeddedRedis.Tls(
+                                        certs.certificate(),
+                                        certs.key(),
+                                        certs.clientSockets())))) {
+            assertTrue(redis.uri().startsWith("rediss://localhost:"), redis.uri());
+            mirrorsExactlyTo(redis, "tls", file);
+        } finally {
+            before.forEach(
+                    (p, v) -> {
+                        if (v == null) {
+                            System.clearProperty("javax.net.ssl." + p);
+                        } else {
+                            System.setProperty("javax.net.ssl." + p, v);
+                        }
+                    });
+        }
+    }
+}
