@@ -52,7 +52,7 @@ final class CommitGuard<C> implements Committer<C> {
     @Override
     public void commit(Collection<CommitRequest<C>> requests)
             throws IOException, InterruptedException {
-        List<String> refused = new ArrayList<>();
+        List<Refusal> refused = new ArrayList<>();
         List<CommitRequest<C>> watched = new ArrayList<>(requests.size());
         for (CommitRequest<C> r : requests) {
             watched.add(new Watched<>(r, refused, transactionalId));
@@ -60,9 +60,10 @@ final class CommitGuard<C> implements Committer<C> {
         delegate.commit(watched);
         refused.removeIf(
                 r -> {
-                    String id = r.substring(0, r.indexOf(' '));
-                    if (committed.test(id)) {
-                        LOG.info("Transaction {} was committed before; nothing lost", id);
+                    if (committed.test(r.transactionalId())) {
+                        LOG.info(
+                                "Transaction {} was committed before; nothing lost",
+                                r.transactionalId());
                         return true;
                     }
                     return false;
@@ -70,8 +71,8 @@ final class CommitGuard<C> implements Committer<C> {
         if (!refused.isEmpty()) {
             failures.inc(refused.size());
             List<String> shown = new ArrayList<>();
-            for (String r : refused) {
-                shown.add(r.substring(r.indexOf(' ') + 1));
+            for (Refusal r : refused) {
+                shown.add(describe(r.transactionalId()) + " (" + r.cause() + ")");
             }
             String line =
                     "Kafka refused to commit "
@@ -109,9 +110,12 @@ final class CommitGuard<C> implements Committer<C> {
         delegate.close();
     }
 
+    /** A commit Kafka refused: the transaction and the kind of error. */
+    private record Refusal(String transactionalId, String cause) {}
+
     /** A request that remembers whether its commit failed. */
     private record Watched<C>(
-            CommitRequest<C> request, List<String> refused, Function<C, String> transactionalId)
+            CommitRequest<C> request, List<Refusal> refused, Function<C, String> transactionalId)
             implements CommitRequest<C> {
         @Override
         public C getCommittable() {
@@ -136,8 +140,10 @@ final class CommitGuard<C> implements Committer<C> {
         }
 
         private void refuse(Throwable t) {
-            String id = transactionalId.apply(request.getCommittable());
-            refused.add(id + " " + describe(id) + " (" + t.getClass().getSimpleName() + ")");
+            refused.add(
+                    new Refusal(
+                            transactionalId.apply(request.getCommittable()),
+                            t.getClass().getSimpleName()));
         }
 
         @Override

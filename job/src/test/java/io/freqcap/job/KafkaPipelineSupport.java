@@ -236,9 +236,14 @@ final class KafkaPipelineSupport {
      * {@code limits}, checkpoints every second, parallelism 2.
      */
     static List<String> args(LocalKafka kafka, String name, Path limits) {
+        return args(kafka.bootstrapServers(), name, limits);
+    }
+
+    /** The same, for a Kafka at {@code bootstrap}. */
+    static List<String> args(String bootstrap, String name, Path limits) {
         return List.of(
                 "--bootstrap-servers",
-                kafka.bootstrapServers(),
+                bootstrap,
                 "--group-id",
                 name,
                 "--input-topic",

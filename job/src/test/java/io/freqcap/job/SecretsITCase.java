@@ -25,8 +25,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.logging.log4j.Level;
@@ -110,16 +108,7 @@ class SecretsITCase {
                                 dir.resolve("redis"),
                                 false,
                                 new EmbeddedRedis.Secured("freqcap", REDIS_PASSWORD, null))) {
-            try (Admin admin = kafka.admin()) {
-                List<NewTopic> topics = new ArrayList<>();
-                for (String t : List.of("in", "deliveries", "audit", "config", "segments")) {
-                    topics.add(new NewTopic(GROUP + "-" + t, 2, (short) 1));
-                }
-                admin.createTopics(topics).all().get();
-                admin.createAcls(SecuredKafkaITCase.acls("User:" + SecuredKafka.USER, GROUP))
-                        .all()
-                        .get();
-            }
+            SecuredKafkaITCase.prepare(kafka, GROUP, 2);
             Path kafkaConfig =
                     Files.writeString(
                             dir.resolve("kafka.properties"),
@@ -138,35 +127,18 @@ class SecretsITCase {
                                     ""));
             String redisUri = "redis://freqcap:" + REDIS_PASSWORD + "@127.0.0.1:" + redis.port();
             Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
-            String[] args = {
-                "--bootstrap-servers",
-                kafka.clientBootstrap(),
-                "--group-id",
-                GROUP,
-                "--input-topic",
-                GROUP + "-in",
-                "--config-topic",
-                GROUP + "-config",
-                "--segments-topic",
-                GROUP + "-segments",
-                "--delivery-topic",
-                GROUP + "-deliveries",
-                "--audit-topic",
-                GROUP + "-audit",
-                "--limits",
-                limits.toString(),
-                "--checkpoint-interval",
-                "1s",
-                "--parallelism",
-                "2",
-                "--kafka-config",
-                kafkaConfig.toString(),
-                "--redis",
-                redisUri,
-                "--redis-key-prefix",
-                "sec"
-            };
-            Configuration options = CommandLine.parse(args, List.of());
+            List<String> args =
+                    new ArrayList<>(
+                            KafkaPipelineSupport.args(kafka.clientBootstrap(), GROUP, limits));
+            args.addAll(
+                    List.of(
+                            "--kafka-config",
+                            kafkaConfig.toString(),
+                            "--redis",
+                            redisUri,
+                            "--redis-key-prefix",
+                            "sec"));
+            Configuration options = CommandLine.parse(args.toArray(new String[0]), List.of());
             FreqcapOptions.requireJobOptions(options, true);
             KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);

@@ -1,12 +1,12 @@
 package io.freqcap.job;
 
+import io.freqcap.job.local.KafkaBrokerProcess;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -86,23 +86,11 @@ final class SecuredKafka implements AutoCloseable {
         p.put("allow.everyone.if.no.acl.found", "false");
         p.putAll(io.freqcap.job.local.LocalKafka.singleNodeSettings());
         p.put("log.dirs", dir.resolve("data").toString());
-        StringBuilder text = new StringBuilder();
-        p.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
-        Path config = Files.writeString(dir.resolve("server.properties"), text);
-        Path log4j =
-                Files.writeString(
-                        dir.resolve("log4j2.properties"),
-                        "rootLogger.level = INFO\n"
-                                + "rootLogger.appenderRef.file.ref = file\n"
-                                + "appender.file.name = file\n"
-                                + "appender.file.type = File\n"
-                                + "appender.file.fileName = "
-                                + dir.resolve("broker.log")
-                                + "\n"
-                                + "appender.file.layout.type = PatternLayout\n"
-                                + "appender.file.layout.pattern = %d %-5p %c{1} %m%n\n");
+        Path config = KafkaBrokerProcess.writeConfig(dir, p, "INFO");
+        Path log4j = dir.resolve("log4j2.properties");
         int formatted =
-                java(
+                KafkaBrokerProcess.java(
+                                "512m",
                                 log4j,
                                 List.of(
                                         "kafka.tools.StorageTool",
@@ -123,7 +111,11 @@ final class SecuredKafka implements AutoCloseable {
             throw new IOException("format failed: " + Files.readString(dir.resolve("format.log")));
         }
         Process process =
-                java(log4j, List.of("kafka.Kafka", config.toString()), dir.resolve("out.log"));
+                KafkaBrokerProcess.java(
+                        "512m",
+                        log4j,
+                        List.of("kafka.Kafka", config.toString()),
+                        dir.resolve("out.log"));
         SecuredKafka k = new SecuredKafka(process, dir, clientPort, internalPort, certs);
         k.awaitReady();
         return k;
@@ -168,20 +160,6 @@ final class SecuredKafka implements AutoCloseable {
             }
         }
         throw new IOException("broker not ready within a minute");
-    }
-
-    private static Process java(Path log4j, List<String> mainAndArgs, Path out) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx512m");
-        cmd.add("-Dlog4j2.configurationFile=" + log4j);
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.addAll(mainAndArgs);
-        return new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(out.toFile())
-                .start();
     }
 
     private static int freePort() throws IOException {

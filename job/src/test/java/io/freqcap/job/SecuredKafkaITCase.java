@@ -61,16 +61,24 @@ class SecuredKafkaITCase {
     @BeforeAll
     static void start() throws Exception {
         kafka = SecuredKafka.start(dir.resolve("broker"), PASSWORD);
+        prepare(kafka, GROUP, PARTITIONS);
+    }
+
+    /**
+     * Creates a job's topics (named after {@code group}, as {@link KafkaPipelineSupport#args} names
+     * them) and grants the job's principal the ACLs of docs/operations.md.
+     */
+    static void prepare(SecuredKafka kafka, String group, int partitions) throws Exception {
         try (Admin admin = kafka.admin()) {
             List<NewTopic> topics = new ArrayList<>();
             for (String t : List.of("in", "deliveries", "audit")) {
-                topics.add(new NewTopic(GROUP + "-" + t, PARTITIONS, (short) 1));
+                topics.add(new NewTopic(group + "-" + t, partitions, (short) 1));
             }
             for (String t : List.of("config", "segments")) {
-                topics.add(new NewTopic(GROUP + "-" + t, 1, (short) 1));
+                topics.add(new NewTopic(group + "-" + t, 1, (short) 1));
             }
             admin.createTopics(topics).all().get();
-            admin.createAcls(acls("User:" + SecuredKafka.USER, GROUP)).all().get();
+            admin.createAcls(acls("User:" + SecuredKafka.USER, group)).all().get();
         }
     }
 
@@ -173,28 +181,7 @@ class SecuredKafkaITCase {
     static Configuration options(String... extra) throws Exception {
         Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
         List<String> args =
-                new ArrayList<>(
-                        List.of(
-                                "--bootstrap-servers",
-                                kafka.clientBootstrap(),
-                                "--group-id",
-                                GROUP,
-                                "--input-topic",
-                                GROUP + "-in",
-                                "--config-topic",
-                                GROUP + "-config",
-                                "--segments-topic",
-                                GROUP + "-segments",
-                                "--delivery-topic",
-                                GROUP + "-deliveries",
-                                "--audit-topic",
-                                GROUP + "-audit",
-                                "--limits",
-                                limits.toString(),
-                                "--checkpoint-interval",
-                                "1s",
-                                "--parallelism",
-                                "2"));
+                new ArrayList<>(KafkaPipelineSupport.args(kafka.clientBootstrap(), GROUP, limits));
         args.addAll(List.of(extra));
         Configuration c = CommandLine.parse(args.toArray(new String[0]), List.of());
         FreqcapOptions.requireJobOptions(c, true);

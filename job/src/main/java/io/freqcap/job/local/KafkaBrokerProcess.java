@@ -119,21 +119,8 @@ public final class KafkaBrokerProcess implements LocalKafka {
         props.put("inter.broker.listener.name", "PLAINTEXT");
         props.put("log.dirs", dir.resolve("data").toString());
         props.put("num.partitions", "1");
-        StringBuilder text = new StringBuilder();
-        props.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
-        Path config = Files.writeString(dir.resolve("server.properties"), text);
-        Path log4j =
-                Files.writeString(
-                        dir.resolve("log4j2.properties"),
-                        "rootLogger.level = WARN\n"
-                                + "rootLogger.appenderRef.file.ref = file\n"
-                                + "appender.file.name = file\n"
-                                + "appender.file.type = File\n"
-                                + "appender.file.fileName = "
-                                + dir.resolve("broker.log")
-                                + "\n"
-                                + "appender.file.layout.type = PatternLayout\n"
-                                + "appender.file.layout.pattern = %d %-5p %c{1} %m%n\n");
+        Path config = writeConfig(dir, props, "WARN");
+        Path log4j = dir.resolve("log4j2.properties");
         Path log = dir.resolve("broker.log");
 
         // Storage formatted by an earlier run (the local runner's --state-dir) is kept as it is.
@@ -177,7 +164,39 @@ public final class KafkaBrokerProcess implements LocalKafka {
         return broker;
     }
 
-    private static Process java(String heap, Path log4j, List<String> mainAndArgs, Path out)
+    /**
+     * Writes a broker's {@code server.properties} and a {@code log4j2.properties} that logs to
+     * {@code broker.log} at {@code level}, both in {@code dir}; also for tests that start a broker
+     * configured otherwise (security, listeners).
+     *
+     * @return the path of {@code server.properties}
+     */
+    public static Path writeConfig(Path dir, Map<String, String> props, String level)
+            throws IOException {
+        StringBuilder text = new StringBuilder();
+        new TreeMap<>(props).forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Path config = Files.writeString(dir.resolve("server.properties"), text);
+        Files.writeString(
+                dir.resolve("log4j2.properties"),
+                "rootLogger.level = "
+                        + level
+                        + "\n"
+                        + "rootLogger.appenderRef.file.ref = file\n"
+                        + "appender.file.name = file\n"
+                        + "appender.file.type = File\n"
+                        + "appender.file.fileName = "
+                        + dir.resolve("broker.log")
+                        + "\n"
+                        + "appender.file.layout.type = PatternLayout\n"
+                        + "appender.file.layout.pattern = %d %-5p %c{1} %m%n\n");
+        return config;
+    }
+
+    /**
+     * Runs a Kafka main class ({@code kafka.Kafka}, {@code kafka.tools.StorageTool}) in a JVM of
+     * its own on this JVM's class path, its output to {@code out}.
+     */
+    public static Process java(String heap, Path log4j, List<String> mainAndArgs, Path out)
             throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
