@@ -72,6 +72,15 @@ final class HistoryScans {
                     for (long b : buckets.keys()) {
                         newest = Math.max(newest, b);
                     }
+                    if (newest != Long.MIN_VALUE && newest < Math.floorDiv(before, width)) {
+                        // Every entry is before the bucket holding `before`: clear it unread,
+                        // its bucket's last instant standing in for its latest entry.
+                        count[1] = Math.max(count[1], (newest + 1) * width - 1);
+                        buckets.clear();
+                        mark.clear();
+                        count[0]++;
+                        return;
+                    }
                     UserHistory last = newest == Long.MIN_VALUE ? null : buckets.get(newest);
                     if (last == null || last.isEmpty() || last.latest() <= before) {
                         if (last != null && !last.isEmpty()) {
