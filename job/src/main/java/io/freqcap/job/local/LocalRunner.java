@@ -26,7 +26,9 @@ import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
@@ -347,12 +349,6 @@ public final class LocalRunner {
         }
     }
 
-    /**
-     * Turns on Flink's Prometheus reporter (deploy/config.yaml has the same settings), segment ids
-     * such as {@code *} kept as they are in labels.
-     *
-     * @param port a port or a range ({@code 9249-9259})
-     */
     /** The embedded Redis' password file: made once per state dir, readable by its owner only. */
     static Path redisPassword(Path dir) throws IOException {
         Files.createDirectories(dir);
@@ -374,11 +370,16 @@ public final class LocalRunner {
         return file;
     }
 
+    /**
+     * Turns on Flink's Prometheus metrics (deploy/config.yaml's names and labels, segment ids such
+     * as {@code *} kept as they are in labels), served on the loopback interface only.
+     *
+     * @param port a port or a range ({@code 9249-9259})
+     */
     public static void prometheus(Configuration flink, String port) {
         String prefix = "metrics.reporter.prom.";
         flink.setString(
-                prefix + "factory.class",
-                "org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
+                prefix + "factory.class", LoopbackPrometheusReporter.Factory.class.getName());
         flink.setString(prefix + "port", port);
         flink.setString(prefix + "filterLabelValueCharacters", "false");
     }
@@ -393,7 +394,11 @@ public final class LocalRunner {
             throws Exception {
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(RestOptions.PORT, options.get(WEB_PORT));
+        // Every server of the embedded Flink on loopback: REST and web UI, the blob server (the
+        // JobManager's bind host), the TaskManager's data port.
         flink.set(RestOptions.BIND_ADDRESS, "localhost");
+        flink.set(JobManagerOptions.BIND_HOST, "localhost");
+        flink.set(TaskManagerOptions.BIND_HOST, "localhost");
         if (!options.get(PROMETHEUS_PORT).equals("off")) {
             prometheus(flink, options.get(PROMETHEUS_PORT));
         }

@@ -36,6 +36,7 @@ public class LocalRunnerITCase {
     @Timeout(180)
     void embeddedStackMovesMessagesAndStopsCleanly() throws Exception {
         int port = freePort();
+        int metricsPort = freePort();
         List<String> tempBefore = runnerTempDirs();
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
@@ -54,6 +55,8 @@ public class LocalRunnerITCase {
                                             "2000",
                                             "--web-port",
                                             String.valueOf(port),
+                                            "--prometheus-port",
+                                            String.valueOf(metricsPort),
                                             "--state-dir",
                                             stateDir.toString()
                                         },
@@ -89,6 +92,39 @@ public class LocalRunnerITCase {
         boolean proc = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self"));
         List<ProcessHandle> brokers = brokerProcesses();
         assertEquals(proc ? 1 : 0, brokers.size(), "one kafka.Kafka child process");
+        // The job's metrics, for Prometheus (its operators' once its tasks run).
+        String metrics = "";
+        for (int i = 0; i < 60 && !metrics.contains("flink_taskmanager_job_task_operator_"); i++) {
+            metrics =
+                    http.send(
+                                    HttpRequest.newBuilder(
+                                                    URI.create(
+                                                            "http://127.0.0.1:"
+                                                                    + metricsPort
+                                                                    + "/metrics"))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString())
+                            .body();
+            Thread.sleep(500);
+        }
+        assertTrue(metrics.contains("flink_taskmanager_job_task_operator_"), metrics);
+        // Everything it started (Flink's REST, blob and data servers, Prometheus metrics, the
+        // broker, Redis) listens on loopback only: docs/operations.md, what listens where.
+        if (ListeningSockets.available()) {
+            var listening = ListeningSockets.ofTree(ProcessHandle.current());
+            List<String> exposed =
+                    listening.values().stream()
+                            .flatMap(List::stream)
+                            .filter(a -> !a.getAddress().isLoopbackAddress())
+                            .map(Object::toString)
+                            .toList();
+            assertEquals(List.of(), exposed, "listening beyond loopback: " + listening);
+            assertTrue(
+                    listening.values().stream()
+                            .flatMap(List::stream)
+                            .anyMatch(a -> a.getPort() == metricsPort),
+                    "the metrics port seen: " + listening);
+        }
 
         LocalRunner.Summary summary = run.get();
         String text = printed.toString(StandardCharsets.UTF_8);
