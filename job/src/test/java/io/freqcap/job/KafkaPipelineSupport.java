@@ -277,6 +277,16 @@ final class KafkaPipelineSupport {
         }
     }
 
+    /** A MiniCluster for a test class: {@code taskManagers} with {@code slots} slots each. */
+    static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
+            int taskManagers, int slots) {
+        return new org.apache.flink.test.junit5.MiniClusterExtension(
+                new org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration.Builder()
+                        .setNumberTaskManagers(taskManagers)
+                        .setNumberSlotsPerTaskManager(slots)
+                        .build());
+    }
+
     /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */
     static StreamExecutionEnvironment testEnv(Configuration options, Path tmp) {
         Configuration flink = FreqcapMain.flinkConfig(options);

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -56,12 +55,7 @@ class SimulateMatchesJobITCase {
     static final String[] ZONES = {null, "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"};
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);
 
     @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
 

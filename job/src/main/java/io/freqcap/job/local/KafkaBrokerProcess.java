@@ -103,6 +103,16 @@ public final class KafkaBrokerProcess implements LocalKafka {
      * broker. {@code heap} is its -Xmx (e.g. "1g").
      */
     public static KafkaBrokerProcess start(Path dir, String heap) throws Exception {
+        return start(dir, heap, Map.of());
+    }
+
+    /**
+     * The same, with broker settings of {@code overrides} in place of the defaults (tests: a
+     * proxy's address advertised, a quick transaction timeout check). Clients connect to the first
+     * of its {@code listeners}.
+     */
+    public static KafkaBrokerProcess start(Path dir, String heap, Map<String, String> overrides)
+            throws Exception {
         Files.createDirectories(dir);
         int port = portOr(9092);
         int controllerPort = portOr(0);
@@ -119,6 +129,7 @@ public final class KafkaBrokerProcess implements LocalKafka {
         props.put("inter.broker.listener.name", "PLAINTEXT");
         props.put("log.dirs", dir.resolve("data").toString());
         props.put("num.partitions", "1");
+        props.putAll(overrides);
         Path config = writeConfig(dir, props, "WARN");
         Path log4j = dir.resolve("log4j2.properties");
         Path log = dir.resolve("broker.log");
@@ -154,7 +165,14 @@ public final class KafkaBrokerProcess implements LocalKafka {
                         List.of("kafka.Kafka", config.toString()),
                         dir.resolve("out.log"));
         KafkaBrokerProcess broker =
-                new KafkaBrokerProcess(process, log, "localhost:" + port, heap, log4j, config, dir);
+                new KafkaBrokerProcess(
+                        process,
+                        log,
+                        clientAddress(props.get("listeners")),
+                        heap,
+                        log4j,
+                        config,
+                        dir);
         try {
             broker.awaitReady();
         } catch (Exception e) {
@@ -162,6 +180,12 @@ public final class KafkaBrokerProcess implements LocalKafka {
             throw e;
         }
         return broker;
+    }
+
+    /** The first listener's host and port: the clients' (PLAINTEXT://localhost:9092,...). */
+    private static String clientAddress(String listeners) {
+        String first = listeners.split(",")[0];
+        return first.substring(first.indexOf("://") + 3);
     }
 
     /**
