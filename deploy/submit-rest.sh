@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Submits the freqcap job jar to a Flink cluster through its REST API.
+# Submits the freqcap job jar to a Flink cluster through its REST API (jar upload: the
+# cluster needs web.submit.enable: true, Flink's default; bin/freqcap-cluster turns it off).
 #   deploy/submit-rest.sh http://jobmanager:8081 --bootstrap-servers k:9092 \
 #     --limits s3://.../limits.json --segment-uris s3://acme-segments/
 set -euo pipefail

@@ -24,6 +24,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class FreqcapMain {
     private FreqcapMain() {}
 
+    /** The job's name on a cluster (its web UI, REST API and metrics' {@code job_name}). */
+    public static final String JOB_NAME = "freqcap";
+
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
             System.out.println(CommandLine.usage("flink run freqcap-job.jar", List.of()));
@@ -41,7 +44,7 @@ public final class FreqcapMain {
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(flinkConfig(options));
         wireKafka(env, settings);
-        env.execute("freqcap");
+        env.execute(JOB_NAME);
     }
 
     /**

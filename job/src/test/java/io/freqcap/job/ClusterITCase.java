@@ -8,6 +8,7 @@ import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.job.cluster.ClusterCommand;
 import io.freqcap.job.cluster.FlinkRest;
+import io.freqcap.job.cluster.JobSubmission;
 import io.freqcap.job.cluster.StandaloneCluster;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.KafkaBrokerProcess;
@@ -76,7 +77,8 @@ class ClusterITCase {
                                     Path.of("target", "freqcap-local", "lib"),
                                     Path.of("..", "deploy", "config.yaml"),
                                     io.freqcap.job.local.LocalRunnerITCase.freePort(),
-                                    "2g"));
+                                    "2g",
+                                    false));
             try {
                 cluster.startJobManager();
                 cluster.startTaskManager();
@@ -88,8 +90,9 @@ class ClusterITCase {
                 List<String> args = new ArrayList<>(KafkaPipelineSupport.args(kafka, name, limits));
                 // 2 GB TaskManagers: the history cache sizes itself to their heap
                 args.addAll(List.of("--redis", redis.uri(), "--redis-key-prefix", name));
-                String jarId = rest.upload(jar);
-                String job = rest.run(jarId, args, null, null);
+                // bin/freqcap-cluster's clusters take no uploaded jars: the graph is sent instead.
+                assertEquals(404, status(cluster.restUrl() + "/jars"), "web submission is off");
+                String job = JobSubmission.submit(cluster.restUrl(), jar, args, null);
                 awaitState(rest, job, "RUNNING");
 
                 List<Input> all =
@@ -149,7 +152,7 @@ class ClusterITCase {
                 List<String> rescaled = new ArrayList<>(args);
                 int p = rescaled.indexOf("--parallelism");
                 rescaled.set(p + 1, "3");
-                String resumed = rest.run(jarId, rescaled, null, savepoint);
+                String resumed = JobSubmission.submit(cluster.restUrl(), jar, rescaled, savepoint);
                 awaitState(rest, resumed, "RUNNING");
                 assertEquals(3, maxParallelismOfVertices(rest, resumed));
                 KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, c);
@@ -163,6 +166,15 @@ class ClusterITCase {
                 keepLogs(cluster.dir().resolve("log"));
             }
         }
+    }
+
+    /** The HTTP status of a GET. */
+    static int status(String url) throws Exception {
+        return java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).build(),
+                        java.net.http.HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     /** Reads every output and checks them against the decision core (see the class comment). */

@@ -1,6 +1,7 @@
 package io.freqcap.job.cluster;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ConnectException;
@@ -15,6 +16,7 @@ import java.util.Map;
  *
  * <pre>
  * freqcap-cluster [--dir D] start [--task-managers N] [--rest-port P] [--taskmanager-memory M]
+ *                                  [--web-submit]
  * freqcap-cluster [--dir D] status | stop | add-taskmanager | kill NAME
  * freqcap-cluster [--dir D] submit JOB_OPTIONS...
  * freqcap-cluster [--dir D] savepoint JOB_ID | stop-with-savepoint JOB_ID
@@ -23,7 +25,10 @@ import java.util.Map;
  *
  * The script passes {@code --lib} (Flink's jars), {@code --config} (deploy/config.yaml) and {@code
  * --job-jar} (the shaded job jar), before the command. The job's options (its {@code --parallelism}
- * too, which rescales a resumed job) follow {@code submit} and {@code resume}.
+ * too, which rescales a resumed job) follow {@code submit} and {@code resume}, which build the
+ * job's graph here and send it with the jar (as {@code flink run} does). The cluster's REST API
+ * takes no uploaded jars unless started with {@code --web-submit} (for the web UI's "Submit New
+ * Job" or deploy/submit-rest.sh): whoever reaches that port could otherwise run code there.
  */
 public final class ClusterCommand {
     private ClusterCommand() {}
@@ -54,7 +59,7 @@ public final class ClusterCommand {
         if (args.isEmpty() || global.contains("--help")) {
             err.println(
                     "usage: freqcap-cluster start [--task-managers N] [--rest-port P]"
-                            + " [--taskmanager-memory M] | status | stop | add-taskmanager | kill NAME"
+                            + " [--taskmanager-memory M] [--web-submit] | status | stop | add-taskmanager | kill NAME"
                             + " | submit JOB_OPTIONS... | savepoint JOB_ID"
                             + " | stop-with-savepoint JOB_ID | resume SAVEPOINT JOB_OPTIONS...");
             return 2;
@@ -65,9 +70,11 @@ public final class ClusterCommand {
                 int tms = Integer.parseInt(take(args, "--task-managers", "2"));
                 int port = Integer.parseInt(take(args, "--rest-port", "8081"));
                 String memory = take(args, "--taskmanager-memory", null); // deploy's 4g
+                boolean webSubmit = args.remove("--web-submit");
                 StandaloneCluster c =
                         StandaloneCluster.prepare(
-                                new StandaloneCluster.Settings(dir, lib, config, port, memory));
+                                new StandaloneCluster.Settings(
+                                        dir, lib, config, port, memory, webSubmit));
                 if (!c.running().isEmpty()) {
                     err.println(
                             "a cluster is already running in "
@@ -129,9 +136,18 @@ public final class ClusterCommand {
                 // The job's own --parallelism sets its parallelism, on resume too (rescaling).
                 String savepoint = command.equals("resume") ? args.remove(0) : null;
                 StandaloneCluster c = StandaloneCluster.open(dir, lib);
-                FlinkRest rest = new FlinkRest(c.restUrl());
-                String jar = rest.upload(Path.of(require(jobJar, "--job-jar")));
-                String job = rest.run(jar, args, null, savepoint);
+                String job;
+                try {
+                    job =
+                            JobSubmission.submit(
+                                    c.restUrl(),
+                                    Path.of(require(jobJar, "--job-jar")),
+                                    args,
+                                    savepoint);
+                } catch (InvalidOptionException e) {
+                    err.println("freqcap: " + e.getMessage());
+                    return 2;
+                }
                 out.println("Job " + job + (savepoint == null ? "" : " resumed from " + savepoint));
                 return 0;
             }

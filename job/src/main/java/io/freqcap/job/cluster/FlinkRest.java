@@ -3,29 +3,19 @@ package io.freqcap.job.cluster;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.UUID;
 
 /**
- * The calls of Flink's REST API that running freqcap on a cluster takes, the same ones {@code
- * deploy/submit-rest.sh} makes: upload the shaded jar, run it with program arguments (from a
- * savepoint, at a parallelism), trigger a savepoint, stop with one, and read the job's state.
- * Errors carry the cluster's own message.
+ * The calls of Flink's REST API that watching and stopping freqcap on a cluster takes: trigger a
+ * savepoint, stop with one, read the job's state, its exceptions and the cluster's overview.
+ * (Submitting is {@link JobSubmission}'s.) Errors carry the cluster's own message.
  */
 public final class FlinkRest {
-    /** The job's entry point in the shaded jar. */
-    public static final String ENTRY_CLASS = "io.freqcap.job.FreqcapMain";
-
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String base;
@@ -34,58 +24,6 @@ public final class FlinkRest {
 
     public FlinkRest(String base) {
         this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-    }
-
-    /** Uploads a job jar; returns the id that {@link #run} takes. */
-    public String upload(Path jar) throws IOException, InterruptedException {
-        String boundary = "freqcap-" + UUID.randomUUID();
-        ByteArrayOutputStream body = new ByteArrayOutputStream();
-        body.write(
-                ("--"
-                                + boundary
-                                + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\""
-                                + jar.getFileName()
-                                + "\"\r\nContent-Type: application/x-java-archive\r\n\r\n")
-                        .getBytes(StandardCharsets.UTF_8));
-        body.write(Files.readAllBytes(jar));
-        body.write(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
-        JsonNode r =
-                send(
-                        HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
-                                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
-                                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())),
-                        Duration.ofMinutes(2));
-        String file = r.path("filename").asText("");
-        if (file.isEmpty()) {
-            throw new IOException("upload of " + jar + " failed: " + r);
-        }
-        return Path.of(file).getFileName().toString();
-    }
-
-    /**
-     * Runs an uploaded jar's job; returns its job id.
-     *
-     * @param parallelism the job's default parallelism, or null for the job's own
-     * @param savepoint a savepoint or retained checkpoint to start from, or null
-     */
-    public String run(String jarId, List<String> args, Integer parallelism, String savepoint)
-            throws IOException, InterruptedException {
-        ObjectNode req = JSON.createObjectNode();
-        req.put("entryClass", ENTRY_CLASS);
-        args.forEach(req.putArray("programArgsList")::add);
-        if (parallelism != null) {
-            req.put("parallelism", parallelism);
-        }
-        if (savepoint != null) {
-            req.put("savepointPath", savepoint);
-            req.put("allowNonRestoredState", false);
-        }
-        JsonNode r = post("/jars/" + jarId + "/run", req, Duration.ofMinutes(2));
-        String job = r.path("jobid").asText("");
-        if (job.isEmpty()) {
-            throw new IOException("run failed: " + r);
-        }
-        return job;
     }
 
     /** The job's state (RUNNING, RESTARTING, FINISHED, ...). */

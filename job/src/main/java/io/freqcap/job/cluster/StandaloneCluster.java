@@ -105,9 +105,15 @@ public final class StandaloneCluster {
      * How a cluster is laid out: where, how big, on which port.
      *
      * @param taskManagerMemory each TaskManager's process size, or null for the config's
+     * @param webSubmit whether the REST API takes uploaded jars ({@code web.submit.enable})
      */
     public record Settings(
-            Path dir, Path lib, Path baseConfig, int restPort, String taskManagerMemory) {
+            Path dir,
+            Path lib,
+            Path baseConfig,
+            int restPort,
+            String taskManagerMemory,
+            boolean webSubmit) {
         public Settings {
             if (restPort < 0 || restPort > 65535) {
                 throw new IllegalArgumentException("rest port out of range: " + restPort);
@@ -140,7 +146,9 @@ public final class StandaloneCluster {
         c.setString("rest.address", "localhost");
         c.setString("rest.bind-address", "localhost");
         c.setString("rest.port", Integer.toString(settings.restPort()));
-        c.setString("web.submit.enable", "true");
+        // Uploaded jars run code on the cluster: only when asked (bin/freqcap-cluster submits
+        // graphs through POST /jobs, which needs no upload).
+        c.setString("web.submit.enable", Boolean.toString(settings.webSubmit()));
         c.setString("web.upload.dir", dir.resolve("tmp").toString());
         c.setString("io.tmp.dirs", dir.resolve("tmp").toString());
         c.setString("execution.checkpointing.dir", dir.resolve("checkpoints").toUri().toString());

@@ -61,7 +61,7 @@ class StandaloneClusterTest {
         StandaloneCluster c =
                 StandaloneCluster.prepare(
                         new StandaloneCluster.Settings(
-                                tmp.resolve("cluster"), lib, DEPLOY_CONFIG, 18_081, null));
+                                tmp.resolve("cluster"), lib, DEPLOY_CONFIG, 18_081, null, false));
         Configuration written =
                 GlobalConfiguration.loadConfiguration(c.dir().resolve("conf").toString());
         assertEquals("http://localhost:18081", c.restUrl());
@@ -72,6 +72,9 @@ class StandaloneClusterTest {
                 c.dir().resolve("checkpoints").toUri().toString(),
                 written.getString("execution.checkpointing.dir", null));
         assertEquals("localhost", written.getString("rest.bind-address", null));
+        assertEquals("localhost", written.getString("jobmanager.bind-host", null));
+        assertEquals("localhost", written.getString("taskmanager.bind-host", null));
+        assertEquals("false", written.getString("web.submit.enable", null), "no jar uploads");
         assertTrue(Files.exists(c.dir().resolve("conf").resolve("log4j.properties")));
         assertEquals(
                 c.dir(),
