@@ -2,7 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.operators.capping.RocksDBTuning;
+import io.freqcap.operators.capping.state.RocksDBTuning;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.RawRecord;
 import java.time.Duration;

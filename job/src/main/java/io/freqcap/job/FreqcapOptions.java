@@ -2,7 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingFunction;
-import io.freqcap.operators.capping.ControlHandler;
+import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.AuditRecords;

@@ -178,11 +178,11 @@ class FreqcapOptionsTest {
     void theJobCarriesItsRocksDbTuning() throws Exception {
         var flink = FreqcapMain.flinkConfig(parse("--bootstrap-servers", "k"));
         assertEquals("rocksdb", flink.toMap().get("state.backend.type"));
-        for (var e : io.freqcap.operators.capping.RocksDBTuning.SETTINGS.entrySet()) {
+        for (var e : io.freqcap.operators.capping.state.RocksDBTuning.SETTINGS.entrySet()) {
             assertEquals(e.getValue(), flink.toMap().get(e.getKey()), e.getKey());
         }
         assertEquals(
-                io.freqcap.operators.capping.PointLookupRocksDBOptions.class.getName(),
+                io.freqcap.operators.capping.state.PointLookupRocksDBOptions.class.getName(),
                 flink.toMap().get("state.backend.rocksdb.options-factory"));
     }
 

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.operators.capping.CappingRule;
+import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;

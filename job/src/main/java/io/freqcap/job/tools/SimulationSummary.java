@@ -2,7 +2,7 @@ package io.freqcap.job.tools;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.freqcap.operators.capping.LongMap;
+import io.freqcap.operators.backtest.LongMap;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.OutboundMessage;
 import java.io.PrintStream;

@@ -297,7 +297,8 @@ public final class EndToEndBenchmark {
             metrics.addToConfiguration(flink);
             if (Boolean.getBoolean("bench.rocksdbDefaults")) {
                 // Experiment: Flink's own RocksDB settings instead of freqcap's tuning.
-                for (String key : io.freqcap.operators.capping.RocksDBTuning.SETTINGS.keySet()) {
+                for (String key :
+                        io.freqcap.operators.capping.state.RocksDBTuning.SETTINGS.keySet()) {
                     flink.removeKey(key);
                 }
             }

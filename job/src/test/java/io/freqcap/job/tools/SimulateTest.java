@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.CappingRule;
+import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;

@@ -1,8 +1,14 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.operators.capping.ControlHandler.Outcome;
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.state.HistoryCache;
+import io.freqcap.operators.capping.state.HistoryScans;
+import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlHandler;
+import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.ControlRecord;

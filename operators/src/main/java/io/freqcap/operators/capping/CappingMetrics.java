@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.Decision;
 import java.util.HashMap;
 import java.util.Map;
@@ -13,7 +15,7 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
  * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; how far
  * behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
  */
-final class CappingMetrics {
+public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
     static final long LAG_HORIZON_MILLIS = 3_600_000;
 

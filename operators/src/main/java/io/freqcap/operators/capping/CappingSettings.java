@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.state.HistoryCache;
+import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import java.io.Serializable;

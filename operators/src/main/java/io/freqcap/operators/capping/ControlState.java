@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.operators.segments.SegmentTable;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * past --redis-max-backlog) and the rebuild has not run yet. Kept in checkpoints, so that a restore
  * in between still owes it; the rebuild runs once the writer sees Redis answer again.
  */
-final class MirrorDebt {
+public final class MirrorDebt {
     private static final Logger LOG = LoggerFactory.getLogger(MirrorDebt.class);
 
     /**

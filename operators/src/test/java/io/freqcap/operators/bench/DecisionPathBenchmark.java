@@ -1,6 +1,6 @@
 package io.freqcap.operators.bench;
 
-import io.freqcap.operators.capping.CappingRule;
+import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.EncodedHistory;
 import io.freqcap.schema.LimitConfig;

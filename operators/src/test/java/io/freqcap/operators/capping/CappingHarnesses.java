@@ -14,13 +14,13 @@ import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
  * Opens capping operators in Flink's test harness on RocksDB, as the job wires them (keyed by
  * routing key, with the segments broadcast descriptor), and closes them all at the end of a test.
  */
-final class CappingHarnesses implements AutoCloseable {
+public final class CappingHarnesses implements AutoCloseable {
     private final List<
                     KeyedBroadcastOperatorTestHarness<
                             Long, InboundMessage, ControlRecord, Delivery>>
             open = new ArrayList<>();
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+    public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             CappingFunction function,
             OperatorSubtaskState restoreFrom,
             int parallelism,
@@ -47,7 +47,7 @@ final class CappingHarnesses implements AutoCloseable {
     }
 
     /** Closes one harness early (its state released), so that {@link #close} skips it. */
-    void close(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
+    public void close(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
         open.remove(h);
         h.close();
     }

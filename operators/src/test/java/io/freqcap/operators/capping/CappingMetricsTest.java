@@ -3,6 +3,7 @@ package io.freqcap.operators.capping;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.LimitConfig;

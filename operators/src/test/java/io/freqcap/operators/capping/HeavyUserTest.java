@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Delivery;

@@ -1,0 +1,417 @@
+package io.freqcap.operators.capping.rule;
+
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Limit;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.Scope;
+import io.freqcap.schema.ShadowDecision;
+import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.Violation;
+import io.freqcap.schema.Zones;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The decision rule of contract.md §5 and §6, for one message of one user. Plain Java: no Flink
+ * types.
+ *
+ * <p>For a limit (window w, max L) and the counted timestamps A in its scope, a message at t is
+ * allowed only if every half-open interval [s, s + w) containing t holds at most L entries of A ∪
+ * {t}. The intervals containing t start in (t − w, t]; the fullest of them starts at t itself or at
+ * an entry of A in that range (sliding a start right past empty space never loses an entry), so
+ * checking those starts is exact and costs O(|A|) with two pointers.
+ *
+ * <p>The history kept is bounded: a message older than latest − W (W the longest window in force)
+ * is STALE, so no interval that matters starts before latest − 2W, and entries at or before that
+ * are dropped whenever the history is written.
+ */
+public final class CappingRule {
+    private CappingRule() {}
+
+    /**
+     * What to do with a message and the user's history afterwards.
+     *
+     * @param history the history to store: a new one for ALLOWED, the given one otherwise; null
+     *     from {@link #judge}, which leaves counting to the caller
+     */
+    public record Verdict(
+            Decision decision,
+            String segment,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            UserHistory history,
+            ShadowDecision shadow) {
+
+        /** A verdict without a shadow decision. */
+        public Verdict(
+                Decision decision,
+                String segment,
+                List<Violation> violations,
+                Long retryAfter,
+                String reason,
+                UserHistory history) {
+            this(decision, segment, violations, retryAfter, reason, history, null);
+        }
+
+        Verdict withShadow(ShadowDecision s) {
+            return new Verdict(decision, segment, violations, retryAfter, reason, history, s);
+        }
+    }
+
+    /**
+     * Decides one message.
+     *
+     * @param segment the segment whose rule applies ({@code *} when none does)
+     */
+    public static Verdict decide(
+            UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        return decide(history, m, config, segment, false);
+    }
+
+    /**
+     * Decides one message and returns the history to store.
+     *
+     * @param segment the segment whose rule applies ({@code *} when none does)
+     * @param keepMessageId keep the messageId of an ALLOWED message in the history (the Redis
+     *     mirror's rebuild needs it)
+     */
+    public static Verdict decide(
+            UserHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            boolean keepMessageId) {
+        Verdict v = judge(history, m, config, segment);
+        UserHistory next =
+                v.decision() == Decision.ALLOWED
+                        ? counted(history, m, config, keepMessageId)
+                        : history;
+        return new Verdict(
+                v.decision(),
+                v.segment(),
+                v.violations(),
+                v.retryAfter(),
+                v.reason(),
+                next,
+                v.shadow());
+    }
+
+    /**
+     * The history with an ALLOWED message counted (its category, campaign and zone offset kept with
+     * it), and without what no message can need any more.
+     *
+     * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
+     */
+    public static UserHistory counted(
+            UserHistory history, OutboundMessage m, LimitConfig config, boolean keepMessageId) {
+        UserHistory next =
+                history.with(
+                        m.timestamp(),
+                        UserHistory.fingerprint(m.messageId()),
+                        m.channel(),
+                        keepMessageId ? m.messageId() : null,
+                        m.category(),
+                        m.campaignId(),
+                        Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
+        return next.prunedBefore(pruneCutoff(next.latest(), config));
+    }
+
+    /**
+     * Entries at or before this can matter to no message that is not STALE once {@code latest} is
+     * counted (see the class comment).
+     */
+    public static long pruneCutoff(long latest, LimitConfig config) {
+        return latest - 2 * config.keptWindowMillis();
+    }
+
+    /**
+     * Decides one message without counting it: the caller adds an ALLOWED message to the history. A
+     * message at or after the latest counted one (the common case) costs a few lookups per limit,
+     * however long the history; an earlier one reads the entries its limits' windows can reach.
+     *
+     * @param segment the segment whose rule applies ({@code *} when none does)
+     */
+    public static Verdict judge(
+            CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        return judge(history, m, config, segment, segment);
+    }
+
+    /**
+     * Decides one message without counting it, and, when the config has shadow rules, what they
+     * would decide (for a message that reaches the limits: not EXEMPT, DUPLICATE or STALE).
+     *
+     * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
+     */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment) {
+        return judge(history, m, config, segment, shadowSegment, Long.MIN_VALUE);
+    }
+
+    /**
+     * Decides one message without counting it, where histories may have been cleared.
+     *
+     * @param sweptHorizon the job cleared histories whose counted messages could still share a
+     *     window with a message older than this; such a message is STALE, whatever the user's
+     *     history says, since the history the job holds may be missing what it needs ({@link
+     *     Long#MIN_VALUE}: nothing cleared)
+     */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon) {
+        if (config.isExempt(m.category())) {
+            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, null);
+        }
+        if (history.containsFingerprint(UserHistory.fingerprint(m.messageId()))) {
+            return new Verdict(
+                    Decision.DUPLICATE,
+                    segment,
+                    List.of(),
+                    null,
+                    "messageId " + m.messageId() + " is already counted for this user",
+                    null);
+        }
+        long t = m.timestamp();
+        long longest = config.longestWindowMillis();
+        if (!history.isEmpty() && t < history.latest() - longest) {
+            return new Verdict(
+                    Decision.STALE,
+                    segment,
+                    List.of(),
+                    null,
+                    "timestamp "
+                            + t
+                            + " is older than the latest counted timestamp "
+                            + history.latest()
+                            + " minus the longest window ("
+                            + longest
+                            + " ms)",
+                    null);
+        }
+        if (t < sweptHorizon) {
+            return new Verdict(
+                    Decision.STALE,
+                    segment,
+                    List.of(),
+                    null,
+                    "timestamp "
+                            + t
+                            + " is older than "
+                            + sweptHorizon
+                            + ", before which this job has cleared histories that are no longer"
+                            + " kept (twice the longest window behind its event time)",
+                    null);
+        }
+        // One for the rule and the shadow rule: what one counts, the other reads.
+        CalendarLimits calendar =
+                new CalendarLimits(
+                        history, new ZoneClock(Zones.zone(m.timezone(), config.timezone())));
+        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), calendar, true);
+        if (!config.hasShadow()) {
+            return v;
+        }
+        Verdict s =
+                limits(
+                        history,
+                        t,
+                        shadowSegment,
+                        scopes(config.shadowRuleFor(shadowSegment), m),
+                        calendar,
+                        false);
+        return v.withShadow(new ShadowDecision(s.decision(), shadowSegment, s.violations()));
+    }
+
+    /**
+     * @param findRetry whether to work out {@code retryAfter} (not for shadow rules: nobody reads
+     *     it)
+     */
+    private static Verdict limits(
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            CalendarLimits calendar,
+            boolean findRetry) {
+        if (history.isEmpty() || t >= history.latest()) {
+            return inOrder(history, t, segment, scopes, calendar, findRetry);
+        }
+        return outOfOrder(history, t, segment, scopes, calendar, findRetry);
+    }
+
+    /**
+     * The scopes of contract.md §3 the message falls in, with their limits: every message, its
+     * channel, its category, its campaign (a message without one is not subject to campaign
+     * limits). Scopes without limits are left out.
+     */
+    static List<ScopeLimits> scopes(LimitConfig.Rule rule, OutboundMessage m) {
+        List<ScopeLimits> out = new ArrayList<>(4);
+        out.add(new ScopeLimits(Scope.ALL, rule.limits()));
+        List<Limit> channel = rule.channelLimits(m.channel());
+        if (!channel.isEmpty()) {
+            out.add(new ScopeLimits(Scope.channel(m.channel()), channel));
+        }
+        List<Limit> category = rule.categoryLimits(m.category());
+        if (!category.isEmpty()) {
+            out.add(new ScopeLimits(Scope.category(m.category()), category));
+        }
+        if (m.campaignId() != null && !rule.campaign().isEmpty()) {
+            out.add(new ScopeLimits(Scope.campaign(m.campaignId()), rule.campaign()));
+        }
+        return out;
+    }
+
+    /**
+     * A message at or after every counted one: the fullest interval containing t is (t − w, t], so
+     * a limit counts the entries in it. Once rejected, a limit of max L passes again from the L-th
+     * latest entry in scope plus w (every entry is at or before t), and the message from the latest
+     * of those times.
+     */
+    private static Verdict inOrder(
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            CalendarLimits calendar,
+            boolean findRetry) {
+        List<Violation> violations = null;
+        boolean never = false;
+        boolean anyCalendar = false;
+        long retry = t;
+        for (ScopeLimits s : scopes) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
+                never |= l.max() == 0;
+                if (l.isCalendar()) {
+                    anyCalendar = true;
+                    int count = calendar.count(s.scope(), l, t);
+                    if (count >= l.max()) {
+                        violations = add(violations, Violation.of(s.scope().label(), l, count));
+                    }
+                    continue;
+                }
+                int count = history.count(s.scope(), t - l.windowMillis(), t);
+                if (count < l.max()) {
+                    continue;
+                }
+                violations = add(violations, Violation.of(s.scope().label(), l, count));
+                if (l.max() > 0) {
+                    long b = history.kthLatest(s.scope(), l.max());
+                    if (b > Long.MAX_VALUE - l.windowMillis()) {
+                        never = true; // no time in range
+                    } else {
+                        retry = Math.max(retry, b + l.windowMillis());
+                    }
+                }
+            }
+        }
+        if (violations == null) {
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
+        }
+        Long retryAfter = never ? null : retry;
+        if (anyCalendar && !never && findRetry) {
+            // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
+            retryAfter =
+                    calendar.retryAfter(
+                            scopes, t, new long[] {retry}, at -> rollingPass(history, scopes, at));
+        }
+        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+    }
+
+    /**
+     * Whether every rolling limit passes at {@code at}, for a message at or after every counted one
+     * (the fullest interval containing {@code at} is then (at − w, at]).
+     */
+    private static boolean rollingPass(CountedHistory history, List<ScopeLimits> scopes, long at) {
+        for (ScopeLimits s : scopes) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
+                if (!l.isCalendar()
+                        && history.count(s.scope(), at - l.windowMillis(), at) >= l.max()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A message before the latest counted one: the entries its rolling limits' windows can reach
+     * (later than t minus the longest of them) are read, and every interval start is checked.
+     */
+    private static Verdict outOfOrder(
+            CountedHistory history,
+            long t,
+            String segment,
+            List<ScopeLimits> scopes,
+            CalendarLimits calendar,
+            boolean findRetry) {
+        long reach = 0;
+        for (ScopeLimits s : scopes) {
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
+                if (!l.isCalendar()) {
+                    reach = Math.max(reach, l.windowMillis());
+                }
+            }
+        }
+        List<IntervalScan.Scoped> read = new ArrayList<>(scopes.size());
+        List<Violation> violations = null;
+        boolean anyCalendar = false;
+        for (ScopeLimits s : scopes) {
+            List<Limit> rolling = new ArrayList<>(s.size());
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
+                if (l.isCalendar()) {
+                    anyCalendar = true;
+                } else {
+                    rolling.add(l);
+                }
+            }
+            long[] ts =
+                    rolling.isEmpty() ? new long[0] : history.timestampsAfter(s.scope(), t - reach);
+            read.add(new IntervalScan.Scoped(s.scope(), rolling, ts));
+            for (int i = 0; i < s.size(); i++) {
+                Limit l = s.limit(i);
+                int count =
+                        l.isCalendar()
+                                ? calendar.count(s.scope(), l, t)
+                                : IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
+                if (count >= l.max()) {
+                    violations = add(violations, Violation.of(s.scope().label(), l, count));
+                }
+            }
+        }
+        if (violations == null) {
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
+        }
+        Long retryAfter =
+                !findRetry
+                        ? null
+                        : anyCalendar
+                                ? calendar.retryAfter(
+                                        scopes,
+                                        t,
+                                        IntervalScan.candidates(t, read),
+                                        at -> IntervalScan.passes(at, read))
+                                : IntervalScan.retryAfter(t, read);
+        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+    }
+
+    private static List<Violation> add(List<Violation> list, Violation v) {
+        if (list == null) {
+            list = new ArrayList<>(2);
+        }
+        list.add(v);
+        return list;
+    }
+}

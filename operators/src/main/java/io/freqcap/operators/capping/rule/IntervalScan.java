@@ -1,0 +1,137 @@
+package io.freqcap.operators.capping.rule;
+
+import io.freqcap.schema.Limit;
+import io.freqcap.schema.Scope;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The rule of contract.md §6 over timestamps in an array, checking every interval start: what a
+ * message earlier than the user's latest counted one needs (see {@link CappingRule}). Plain Java.
+ *
+ * <p>For a limit (window w, max L) and the counted timestamps A in its scope, a message at t is
+ * allowed only if every half-open interval [s, s + w) containing t holds at most L entries of A ∪
+ * {t}. The intervals containing t start in (t − w, t]; the fullest of them starts at t itself or at
+ * an entry of A in that range (sliding a start right past empty space never loses an entry), so
+ * checking those starts is exact and costs O(|A|) with two pointers.
+ */
+public final class IntervalScan {
+    private IntervalScan() {}
+
+    /**
+     * The most entries of {@code ts[0..n)} (ascending) that any interval [s, s + w) with s in (t −
+     * w, t] holds. Differences, not sums, are compared so that no timestamp can overflow.
+     */
+    static int fullestInterval(long[] ts, int n, long t, long w) {
+        // The interval starting at t itself.
+        int lo = lowerBound(ts, n, t);
+        int j = lo;
+        while (j < n && ts[j] - t < w) {
+            j++;
+        }
+        int best = j - lo;
+        // Intervals starting at an entry b with t - w < b <= t.
+        int i = lowerBound(ts, n, t - w + 1);
+        j = i;
+        for (; i < n && ts[i] <= t; i++) {
+            if (i > 0 && ts[i - 1] == ts[i] && ts[i - 1] > t - w) {
+                continue; // same start as the previous entry, already counted
+            }
+            if (j < i) {
+                j = i;
+            }
+            while (j < n && ts[j] - ts[i] < w) {
+                j++;
+            }
+            best = Math.max(best, j - i);
+        }
+        return best;
+    }
+
+    private static int lowerBound(long[] ts, int n, long key) {
+        int lo = 0;
+        int hi = n;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ts[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The limits of one scope and the counted timestamps in it, ascending. */
+    record Scoped(Scope scope, List<Limit> limits, long[] ts) {}
+
+    /**
+     * The earliest time at or after t at which the same message would pass every limit if nothing
+     * else were counted, or {@code null} when a limit of 0 means never.
+     *
+     * <p>Between candidate times the fullest interval containing the message can only grow or stay:
+     * it shrinks only when an entry b leaves every interval containing the time, which happens at b
+     * + w. So the answer is t or one of those b + w, and the first candidate that passes is it.
+     */
+    static Long retryAfter(long t, List<Scoped> scopes) {
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                if (l.max() == 0) {
+                    return null;
+                }
+            }
+        }
+        for (long at : candidates(t, scopes)) {
+            if (passes(at, scopes)) {
+                return at;
+            }
+        }
+        // Unreachable while every max >= 1: past the last entry plus the longest window,
+        // every interval holds only the message itself.
+        return null;
+    }
+
+    /** The times b + w after t (entries b, windows w), ascending, each once. */
+    static long[] candidates(long t, List<Scoped> scopes) {
+        int size = 0;
+        for (Scoped s : scopes) {
+            size += s.ts().length * s.limits().size();
+        }
+        long[] cand = new long[size];
+        int n = 0;
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                n = addCandidates(cand, n, s.ts(), s.ts().length, t, l.windowMillis());
+            }
+        }
+        return Arrays.stream(cand, 0, n).sorted().distinct().toArray();
+    }
+
+    /** Whether a message at {@code at} passes every limit of {@code scopes}. */
+    static boolean passes(long at, List<Scoped> scopes) {
+        for (Scoped s : scopes) {
+            if (!passes(at, s.limits(), s.ts(), s.ts().length)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int addCandidates(long[] cand, int n, long[] ts, int len, long t, long w) {
+        for (int i = 0; i < len; i++) {
+            if (ts[i] <= Long.MAX_VALUE - w && ts[i] + w > t) {
+                cand[n++] = ts[i] + w;
+            }
+        }
+        return n;
+    }
+
+    private static boolean passes(long at, List<Limit> limits, long[] ts, int n) {
+        for (Limit l : limits) {
+            if (fullestInterval(ts, n, at, l.windowMillis()) >= l.max()) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

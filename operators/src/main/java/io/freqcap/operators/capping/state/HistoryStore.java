@@ -1,0 +1,363 @@
+package io.freqcap.operators.capping.state;
+
+import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.EncodedHistory;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.StoredHistory;
+import io.freqcap.schema.StoredHistorySerializer;
+import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.UserHistorySerializer;
+import io.freqcap.schema.Zones;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+import java.util.function.LongToIntFunction;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * Users' histories: RocksDB keyed state with a {@link HistoryCache} in front of it. A user seen
+ * recently is read from the cache (no RocksDB read). With write-back (the operator can switch the
+ * current key: {@link #writeBackThrough}), a new history stays in the cache only, and reaches keyed
+ * state at {@link #flush}, which the function calls before every snapshot and every scan of keyed
+ * state, in RocksDB's key order; without it, every write goes through to keyed state.
+ *
+ * <p><b>Long histories.</b> A history of more than {@link #LONG_AT} entries (a heavy user: a test
+ * account, a campaign loop gone wrong) is kept as a {@link LongHistory}: in keyed state as time
+ * buckets ({@link #BUCKETS}, marked by {@link #LONG}), in memory while the user is active, so that
+ * a decision costs the same however long the history is. Only the buckets that changed are written
+ * (at {@link #flush}, or at once without write-back). The live long histories of a task hold at
+ * most {@link #LIVE_BYTES} together (estimated bytes of heap, whatever the entries' strings); past
+ * that the least recently used are written and dropped, and read again from their buckets when
+ * their user comes back. A long history pruned down to {@link #SHORT_AT} entries is short again.
+ */
+public final class HistoryStore {
+    /**
+     * Each user's short history, in keyed state (a versioned serializer of its own): decoded, or as
+     * the cache's bytes ({@link #flush} hands them over without decoding and encoding them).
+     */
+    public static final ValueStateDescriptor<StoredHistory> STATE =
+            new ValueStateDescriptor<>("history-v1", StoredHistorySerializer.INSTANCE);
+
+    /** A long history's entries: bucket (timestamp / bucket width) to its entries. */
+    public static final MapStateDescriptor<Long, UserHistory> BUCKETS =
+            new MapStateDescriptor<>(
+                    "history-buckets-v1", LongSerializer.INSTANCE, UserHistorySerializer.INSTANCE);
+
+    /** Set for a user whose history is long: the width of its buckets, in milliseconds. */
+    public static final ValueStateDescriptor<Long> LONG =
+            new ValueStateDescriptor<>("history-long-v1", LongSerializer.INSTANCE);
+
+    static final int LONG_AT = 128;
+    static final int SHORT_AT = 32;
+    static final long BUCKET_MILLIS = 600_000;
+    public static final long LIVE_BYTES = 256L << 20;
+
+    /** Keyed state of the current key. */
+    public record States(
+            ValueState<StoredHistory> history,
+            ValueState<Long> longMark,
+            MapState<Long, UserHistory> buckets) {}
+
+    private final States states;
+    private final HistoryCache cache;
+    private final LinkedHashMap<Long, LongHistory> live = new LinkedHashMap<>(16, 0.75f, true);
+    private final long liveBudget;
+    private long liveEntries;
+    private long liveBytes;
+    private final DataOutputSerializer out = new DataOutputSerializer(128);
+    private final DataInputDeserializer in = new DataInputDeserializer();
+    private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
+    private final Runnable onHit;
+    private LongConsumer keySetter;
+
+    /**
+     * @param slots the cache's slots (0 for none)
+     * @param onHit called for each history read from the cache
+     */
+    HistoryStore(States states, int slots, Runnable onHit) {
+        this(states, slots, onHit, LIVE_BYTES);
+    }
+
+    public HistoryStore(States states, int slots, Runnable onHit, long liveBudget) {
+        this.states = states;
+        this.cache = new HistoryCache(slots);
+        this.onHit = onHit;
+        this.liveBudget = liveBudget;
+    }
+
+    /** Histories are kept in memory until {@link #flush}, which switches keys with this. */
+    public void writeBackThrough(LongConsumer setCurrentKey) {
+        this.keySetter = setCurrentKey;
+    }
+
+    /** The history of {@code user}, which is the current key. */
+    public CountedHistory get(long user) throws Exception {
+        LongHistory l = live.get(user);
+        if (l != null) {
+            return l;
+        }
+        int length = cache.get(user, buffer);
+        if (length > 0) {
+            onHit.run();
+            in.setBuffer(buffer, 0, length);
+            return UserHistorySerializer.INSTANCE.deserialize(in);
+        }
+        StoredHistory stored = states.history().value();
+        UserHistory h = StoredHistorySerializer.decoded(stored);
+        if (h == null) {
+            Long bucketMillis = states.longMark().value();
+            if (bucketMillis != null) {
+                return goLive(user, LongHistory.load(bucketMillis, read(states.buckets())));
+            }
+            h = UserHistory.EMPTY;
+        }
+        if (cache.slots() > 0) {
+            serialize(h);
+            cache.put(user, out.getSharedBuffer(), out.length());
+        }
+        return h;
+    }
+
+    private static Map<Long, UserHistory> read(MapState<Long, UserHistory> buckets)
+            throws Exception {
+        Map<Long, UserHistory> all = new HashMap<>();
+        for (Map.Entry<Long, UserHistory> e : buckets.entries()) {
+            all.put(e.getKey(), e.getValue());
+        }
+        return all;
+    }
+
+    /**
+     * Counts an ALLOWED message in the history of {@code user} (the current key), {@code before}
+     * being what {@link #get} gave, and drops what no message can need any more.
+     *
+     * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
+     */
+    public void count(
+            long user,
+            CountedHistory before,
+            OutboundMessage m,
+            boolean keepMessageId,
+            LimitConfig config)
+            throws Exception {
+        if (before instanceof LongHistory l) {
+            liveEntries -= l.size();
+            liveBytes -= l.bytes();
+            CountedHistory next = grown(l, m, keepMessageId, config);
+            if (next instanceof UserHistory shortAgain) {
+                live.remove(user);
+                l.markWritten();
+                states.buckets().clear();
+                states.longMark().clear();
+                put(user, shortAgain);
+                return;
+            }
+            liveEntries += l.size();
+            liveBytes += l.bytes();
+            if (keySetter == null) {
+                writeChanged(l);
+            }
+            evictOver(user);
+            return;
+        }
+        CountedHistory next = grown(before, m, keepMessageId, config);
+        if (next instanceof UserHistory h) {
+            put(user, h);
+            return;
+        }
+        LongHistory l = (LongHistory) next;
+        cache.forget(user);
+        states.history().clear();
+        states.longMark().update(BUCKET_MILLIS);
+        if (keySetter == null) {
+            writeChanged(l);
+        }
+        goLive(user, l);
+    }
+
+    /**
+     * A history with an ALLOWED message counted and what no message can need any more dropped: a
+     * {@link UserHistory} up to {@link #LONG_AT} entries, else a {@link LongHistory} (changed in
+     * place), which turns short again at {@link #SHORT_AT}. Plain Java: {@link Backtest} keeps its
+     * histories with it too, so that a backtest decides as the job does.
+     */
+    public static CountedHistory grown(
+            CountedHistory before, OutboundMessage m, boolean keepMessageId, LimitConfig config) {
+        if (before instanceof LongHistory l) {
+            l.add(
+                    m.timestamp(),
+                    UserHistory.fingerprint(m.messageId()),
+                    m.channel(),
+                    keepMessageId ? m.messageId() : null,
+                    m.category(),
+                    m.campaignId(),
+                    Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
+            l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
+            return l.size() <= SHORT_AT ? l.toUserHistory() : l;
+        }
+        UserHistory next = CappingRule.counted((UserHistory) before, m, config, keepMessageId);
+        return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
+    }
+
+    private LongHistory goLive(long user, LongHistory l) throws Exception {
+        live.put(user, l);
+        liveEntries += l.size();
+        liveBytes += l.bytes();
+        evictOver(user);
+        return l;
+    }
+
+    /** Drops the least recently used long histories (written first) while over the budget. */
+    private void evictOver(long current) throws Exception {
+        if (liveBytes <= liveBudget) {
+            return;
+        }
+        Iterator<Map.Entry<Long, LongHistory>> it = live.entrySet().iterator();
+        boolean switched = false;
+        while (liveBytes > liveBudget && it.hasNext()) {
+            Map.Entry<Long, LongHistory> e = it.next();
+            if (e.getKey() == current) {
+                continue; // the user being decided stays, however long
+            }
+            if (keySetter != null) {
+                keySetter.accept(e.getKey());
+                switched = true;
+                writeChanged(e.getValue());
+            }
+            liveEntries -= e.getValue().size();
+            liveBytes -= e.getValue().bytes();
+            it.remove();
+        }
+        if (switched) {
+            keySetter.accept(current);
+        }
+    }
+
+    /** Writes the buckets of {@code l} that changed; its user is the current key. */
+    private void writeChanged(LongHistory l) throws Exception {
+        for (Map.Entry<Long, UserHistory> e : l.takeChanged().entrySet()) {
+            if (e.getValue().isEmpty()) {
+                states.buckets().remove(e.getKey());
+            } else {
+                states.buckets().put(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    /** Writes a short history of {@code user}, the current key. */
+    private void put(long user, UserHistory h) throws IOException {
+        if (cache.slots() == 0) {
+            states.history().update(h);
+            return;
+        }
+        serialize(h);
+        if (keySetter != null && cache.putDirty(user, out.getSharedBuffer(), out.length())) {
+            return; // reaches keyed state at the next flush
+        }
+        // Write-through: no write-back, or a history too long for a slot.
+        states.history().update(h);
+        if (keySetter == null) {
+            cache.put(user, out.getSharedBuffer(), out.length());
+        }
+    }
+
+    /**
+     * Writes the histories only memory holds to keyed state: the cache's in key-group order, then
+     * the changed buckets of long histories.
+     *
+     * @return how many histories
+     */
+    public int flush(LongToIntFunction keyGroupOf) throws Exception {
+        if (keySetter == null) {
+            return 0;
+        }
+        int n =
+                cache.flushDirty(
+                        keyGroupOf,
+                        (user, bytes, offset, length) -> {
+                            keySetter.accept(user);
+                            states.history().update(EncodedHistory.copyOf(bytes, offset, length));
+                        });
+        List<Map.Entry<Long, LongHistory>> changed = new ArrayList<>();
+        for (Map.Entry<Long, LongHistory> e : live.entrySet()) {
+            if (e.getValue().hasChanges()) {
+                changed.add(e);
+            }
+        }
+        for (Map.Entry<Long, LongHistory> e : changed) {
+            keySetter.accept(e.getKey());
+            writeChanged(e.getValue());
+        }
+        return n + changed.size();
+    }
+
+    /**
+     * Erases everything kept of {@code user}, the current key: its short or long history in keyed
+     * state, its cache slot and its live long history (contract.md §7, {@code forget-user}).
+     *
+     * @return the channels its history held (the Redis keys it may have), empty when none
+     */
+    public String[] forget(long user) throws Exception {
+        String[] channels;
+        try {
+            channels = get(user).channels();
+        } catch (IOException | RuntimeException unreadable) {
+            channels = new String[0]; // erased all the same; Redis loses the user key at least
+        }
+        LongHistory l = live.remove(user);
+        if (l != null) {
+            liveEntries -= l.size();
+            liveBytes -= l.bytes();
+        }
+        cache.forget(user);
+        states.history().clear();
+        states.buckets().clear();
+        states.longMark().clear();
+        return channels;
+    }
+
+    /** Forgets what memory holds (after keyed state was changed behind it); flush first. */
+    public void clearCache() {
+        cache.clear();
+        live.clear();
+        liveEntries = 0;
+        liveBytes = 0;
+    }
+
+    public States states() {
+        return states;
+    }
+
+    /** Long histories in memory, and their entries (metrics). */
+    public int liveHistories() {
+        return live.size();
+    }
+
+    public long liveBytes() {
+        return liveBytes;
+    }
+
+    public long liveEntries() {
+        return liveEntries;
+    }
+
+    private void serialize(UserHistory h) throws IOException {
+        out.clear();
+        UserHistorySerializer.INSTANCE.serialize(h, out);
+    }
+}

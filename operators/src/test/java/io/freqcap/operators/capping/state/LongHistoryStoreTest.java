@@ -1,0 +1,174 @@
+package io.freqcap.operators.capping.state;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.UserHistory;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Random;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Several heavy users on one task with room in memory for fewer of them: histories go long and back
+ * to short, are written and dropped to make room and read back, across restores, and every decision
+ * is the one the short history's rule makes.
+ */
+class LongHistoryStoreTest {
+    static final long MINUTE = 60_000;
+    static final long T0 = 1_763_812_800_000L;
+    static final String CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1h\",\"max\":150},{\"window\":\"3h\",\"max\":400}],"
+                    + "\"channels\":{\"email\":[{\"window\":\"1h\",\"max\":40}]}}]}";
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            OperatorSubtaskState from) throws Exception {
+        return harnesses.open(
+                new CappingFunction(
+                        CappingSettings.of(CONFIG)
+                                .withHistoryCache(64)
+                                .withLiveHistoryBytes(700 * LongHistory.BYTES_PER_ENTRY)),
+                from,
+                1,
+                0);
+    }
+
+    @Test
+    void heavyUsersBeyondTheMemoryBudgetAreDecidedAsShortHistoriesWouldBe() throws Exception {
+        LimitConfig config = LimitConfig.parse(CONFIG);
+        Random random = new Random(99);
+        Map<Long, UserHistory> reference = new HashMap<>();
+        Map<Long, Long> clock = new HashMap<>();
+        var h = open(null);
+        int allowed = 0;
+        for (int i = 0; i < 40_000; i++) {
+            long user = random.nextInt(8); // eight users, room for about two long ones
+            long t = clock.merge(user, (long) random.nextInt(20) * 1000, Long::sum) + T0;
+            if (random.nextInt(500) == 0) {
+                clock.merge(user, 7 * 60 * MINUTE, Long::sum); // a pause: the history shrinks
+            }
+            if (random.nextInt(50) == 0) {
+                t -= random.nextInt(90) * MINUTE; // late
+            }
+            String channel = random.nextInt(5) == 0 ? "email" : "push";
+            String id = random.nextInt(300) == 0 ? "m" + (i - 1 - random.nextInt(50)) : "m" + i;
+            String json =
+                    String.format(
+                            "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\","
+                                    + "\"timestamp\":%d}",
+                            id, user, channel, Math.max(0, t));
+            InboundMessage in =
+                    InboundMessage.of(
+                            new RawRecord(
+                                    null,
+                                    json.getBytes(StandardCharsets.UTF_8),
+                                    "in",
+                                    0,
+                                    offset++));
+            OutboundMessage m = in.message();
+            CappingRule.Verdict expected =
+                    CappingRule.decide(
+                            reference.getOrDefault(user, UserHistory.EMPTY), m, config, "*");
+            reference.put(user, expected.history());
+            h.processElement(in, m.timestamp());
+            assertEquals(expected.decision().name(), decision(h), "message " + i);
+            if (expected.decision() == Decision.ALLOWED) {
+                allowed++;
+            }
+            if (i % 9_000 == 8_999) {
+                OperatorSubtaskState snapshot = h.snapshot(i, i);
+                harnesses.close(h);
+                h = open(snapshot);
+            }
+        }
+        assertTrue(allowed > 15_000, allowed + " allowed");
+        int longest = reference.values().stream().mapToInt(UserHistory::size).max().getAsInt();
+        assertTrue(longest > HistoryStore.LONG_AT, "long histories: " + longest);
+
+        // Four users come back after a pause: their long histories are pruned to short ones.
+        for (long user = 0; user < 4; user++) {
+            long t = T0 + clock.get(user) + 7 * 60 * MINUTE;
+            String json =
+                    String.format(
+                            "{\"messageId\":\"back-%d\",\"userId\":%d,\"channel\":\"push\","
+                                    + "\"timestamp\":%d}",
+                            user, user, t);
+            h.processElement(
+                    InboundMessage.of(
+                            new RawRecord(
+                                    null,
+                                    json.getBytes(StandardCharsets.UTF_8),
+                                    "in",
+                                    0,
+                                    offset++)),
+                    t);
+            assertEquals("ALLOWED", decision(h));
+        }
+
+        // What keyed state holds: a short history or a long one, never both, no stray buckets.
+        h.snapshot(99_999, 99_999); // writes what memory holds
+        var backend = h.getOperator().getKeyedStateBackend();
+        int longOnes = 0;
+        int shortOnes = 0;
+        for (long user : reference.keySet()) {
+            backend.setCurrentKey(user);
+            boolean isLong = state(backend, HistoryStore.LONG).value() != null;
+            boolean isShort = state(backend, HistoryStore.STATE).value() != null;
+            boolean anyBucket = state(backend, HistoryStore.BUCKETS).keys().iterator().hasNext();
+            assertTrue(!(isLong && isShort), "user " + user + " has both forms");
+            assertEquals(isLong, anyBucket, "buckets of user " + user);
+            longOnes += isLong ? 1 : 0;
+            shortOnes += isShort ? 1 : 0;
+        }
+        assertTrue(longOnes > 0 && shortOnes > 0, longOnes + " long, " + shortOnes + " short");
+    }
+
+    private static <S extends org.apache.flink.api.common.state.State> S state(
+            org.apache.flink.runtime.state.KeyedStateBackend<?> backend,
+            org.apache.flink.api.common.state.StateDescriptor<S, ?> d)
+            throws Exception {
+        return backend.getPartitionedState(
+                org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
+                org.apache.flink.runtime.state.VoidNamespaceSerializer.INSTANCE,
+                d);
+    }
+
+    private static String decision(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
+            throws Exception {
+        Queue<Object> out = h.getOutput();
+        Object o = out.poll();
+        if (o instanceof StreamRecord<?> r && r.getValue() instanceof Delivery d) {
+            return d.decision();
+        }
+        var a = h.getSideOutput(CappingFunction.AUDIT).poll();
+        return io.freqcap.schema.Json.MAPPER.readTree(a.getValue().json()).get("decision").asText();
+    }
+}
