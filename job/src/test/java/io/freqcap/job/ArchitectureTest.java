@@ -49,6 +49,7 @@ class ArchitectureTest {
                     "io.freqcap.operators.capping.rule",
                     "io.freqcap.operators.capping.history",
                     "io.freqcap.operators.capping.state",
+                    "io.freqcap.operators.capping.decision",
                     "io.freqcap.operators.control",
                     "io.freqcap.operators.backtest",
                     "io.freqcap.operators.segments",
@@ -141,13 +142,14 @@ class ArchitectureTest {
                 .resideInAnyPackage(
                         "io.freqcap.operators.capping.rule..",
                         "io.freqcap.operators.capping.history..",
+                        "io.freqcap.operators.capping.decision..",
                         "io.freqcap.operators.backtest..",
                         "io.freqcap.operators.control..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("org.apache.flink..")
                 .because(
-                        "the decision rule, the history model, control and the backtest are plain Java")
+                        "the decision rule and step, the history model, control and the backtest are plain Java")
                 .check(main);
         // Plain Java in rooms that also hold Flink glue.
         classes()

@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.Decision;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.OutboundMessage;
@@ -231,17 +234,16 @@ class JobSavepointCompatibilityITCase {
     /** The decision core over every input, in partition order. */
     static Map<Integer, String> decisionCore(List<Input> inputs) throws Exception {
         LimitConfig config = LimitConfig.parse(CONFIG);
-        Map<Long, UserHistory> histories = new HashMap<>();
+        Map<Long, CountedHistory> histories = new HashMap<>();
         Map<Integer, String> out = new HashMap<>();
         for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
             OutboundMessage m = OutboundMessage.parse(in.value);
+            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             CappingRule.Verdict v =
-                    CappingRule.decide(
-                            histories.getOrDefault(m.userId(), UserHistory.EMPTY),
-                            m,
-                            config,
-                            LimitConfig.DEFAULT_SEGMENT);
-            histories.put(m.userId(), v.history());
+                    CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
+            if (v.decision() == Decision.ALLOWED) {
+                histories.put(m.userId(), HistoryGrowth.grown(before, m, false, config));
+            }
             out.put(in.seq, v.decision().name());
         }
         return out;

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.local.LocalKafka;
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.Json;
@@ -526,7 +528,7 @@ final class KafkaPipelineSupport {
         assertEquals(inputs.size(), bySeq.size(), "one output per input");
 
         // Replay each user's messages in partition order through the decision core.
-        Map<Long, UserHistory> histories = new HashMap<>();
+        Map<Long, CountedHistory> histories = new HashMap<>();
         List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);
@@ -544,10 +546,12 @@ final class KafkaPipelineSupport {
             assertTrue(
                     config != null,
                     "unknown config version " + o.configVersion() + " for " + in.seq);
-            UserHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
+            CountedHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             String segment = segmentOf.apply(m.userId(), o.configVersion());
-            CappingRule.Verdict v = CappingRule.decide(h, m, config, segment);
-            histories.put(m.userId(), v.history());
+            CappingRule.Verdict v = CappingRule.judge(h, m, config, segment);
+            if (v.decision() == Decision.ALLOWED) {
+                histories.put(m.userId(), HistoryGrowth.grown(h, m, false, config));
+            }
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();
                 for (Input x : ordered) {

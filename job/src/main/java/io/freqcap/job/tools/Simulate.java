@@ -8,6 +8,7 @@ import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
+import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.AuditRecords;
@@ -306,7 +307,8 @@ public final class Simulate {
 
         Decision decide(InboundMessage in, OutboundMessage m, int maxRecordBytes)
                 throws IOException {
-            CappingRule.Verdict v = backtest.decide(m);
+            Decided decided = backtest.decide(m);
+            CappingRule.Verdict v = decided.verdict();
             Decision d = v.decision();
             lastSegment = v.segment();
             boolean shadowRejects =
@@ -335,19 +337,7 @@ public final class Simulate {
                 out.write('}');
                 out.write('\n');
             } else {
-                line(
-                        AuditRecords.decision(
-                                        d,
-                                        m,
-                                        v.segment(),
-                                        backtest.config().version(),
-                                        v.violations(),
-                                        v.retryAfter(),
-                                        v.reason(),
-                                        v.shadow(),
-                                        in.value(),
-                                        maxRecordBytes)
-                                .json());
+                line(decided.audit(in.value(), maxRecordBytes).json());
             }
             return d;
         }

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
@@ -247,11 +249,13 @@ class SimulateTest {
                         "--output", output.toString());
         assertEquals(0, r.code(), r.err());
         List<JsonNode> lines = lines(output);
-        UserHistory h = UserHistory.EMPTY;
+        CountedHistory h = UserHistory.EMPTY;
         int[] seen = new int[Decision.values().length];
         for (int i = 0; i < messages.size(); i++) {
-            CappingRule.Verdict v = CappingRule.decide(h, messages.get(i), cfg, "*");
-            h = v.history();
+            CappingRule.Verdict v = CappingRule.judge(h, messages.get(i), cfg, "*");
+            if (v.decision() == Decision.ALLOWED) {
+                h = HistoryGrowth.grown(h, messages.get(i), false, cfg);
+            }
             assertEquals(v.decision().name(), lines.get(i).get("decision").asText(), "line " + i);
             seen[v.decision().ordinal()]++;
         }

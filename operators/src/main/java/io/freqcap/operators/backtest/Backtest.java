@@ -1,11 +1,12 @@
 package io.freqcap.operators.backtest;
 
-import io.freqcap.operators.capping.rule.CappingRule;
-import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.capping.decision.Decided;
+import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.Decision;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MalformedRecordException;
 import io.freqcap.schema.OutboundMessage;
@@ -19,8 +20,8 @@ import java.util.function.Consumer;
 /**
  * Decides messages as the capping operator does, offline: one config and one set of segments, every
  * user's history in memory, no Flink. Each user's messages are decided in the order given, as the
- * job decides them in partition order, with the same rule ({@link CappingRule#judge}), the same
- * segment resolution and the same history (short, long, pruned: {@link HistoryStore#grown}).
+ * job decides them in partition order, with the job's own {@link DecisionStep} (the same segment
+ * resolution, rule and counting).
  *
  * <p>What it does not do: the job's periodic sweep, which clears a history once event time is twice
  * the longest window past its latest entry, and the swept horizon that comes with it. That can only
@@ -31,7 +32,8 @@ import java.util.function.Consumer;
  */
 public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
-    private final LongMap<CountedHistory> histories = new LongMap<>(1 << 16);
+    private final InMemory histories = new InMemory();
+    private final DecisionStep step = new DecisionStep(histories, false);
 
     private Backtest(ControlHandler control) {
         this.control = control;
@@ -56,29 +58,42 @@ public final class Backtest implements AutoCloseable {
     }
 
     /** Decides one well-formed message and counts it when ALLOWED. */
-    public CappingRule.Verdict decide(OutboundMessage m) {
-        LimitConfig cfg = control.config();
-        CountedHistory before = histories.get(m.userId());
-        if (before == null) {
-            before = UserHistory.EMPTY;
+    public Decided decide(OutboundMessage m) {
+        try {
+            return step.decide(m, control.config(), control.segments(), Long.MIN_VALUE);
+        } catch (Exception e) {
+            throw new IllegalStateException("in-memory histories cannot fail", e);
         }
-        String segment = control.segments().resolve(m.userId(), cfg);
-        String shadowSegment =
-                cfg.hasShadow() ? control.segments().resolveShadow(m.userId(), cfg) : segment;
-        CappingRule.Verdict v = CappingRule.judge(before, m, cfg, segment, shadowSegment);
-        if (v.decision() == Decision.ALLOWED) {
-            histories.put(m.userId(), HistoryStore.grown(before, m, false, cfg));
-        }
-        return v;
     }
 
     /** Users with a counted message. */
     public int users() {
-        return histories.size();
+        return histories.all.size();
     }
 
     @Override
     public void close() {
         control.close();
+    }
+
+    /** Every user's history in memory. */
+    private static final class InMemory implements Histories {
+        final LongMap<CountedHistory> all = new LongMap<>(1 << 16);
+
+        @Override
+        public CountedHistory get(long user) {
+            CountedHistory h = all.get(user);
+            return h == null ? UserHistory.EMPTY : h;
+        }
+
+        @Override
+        public void count(
+                long user,
+                CountedHistory before,
+                OutboundMessage m,
+                boolean keepMessageId,
+                LimitConfig config) {
+            all.put(user, HistoryGrowth.grown(before, m, keepMessageId, config));
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.decision.Decided;
+import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
@@ -12,15 +14,11 @@ import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.schema.AuditEvent;
 import io.freqcap.schema.AuditRecords;
 import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.MirrorWrite;
-import io.freqcap.schema.OutboundMessage;
 import io.freqcap.schema.StoredHistory;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,6 +105,7 @@ public class CappingFunction
 
     private transient ControlHandler control;
     private transient HistoryStore histories;
+    private transient DecisionStep step;
     private transient ListState<String> configState;
     private transient ListState<Long> horizonState;
     private transient long sweptHorizon;
@@ -209,6 +208,7 @@ public class CappingFunction
                         slots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
+        step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
         if (keySetter != null) {
             histories.writeBackThrough(keySetter);
@@ -248,67 +248,21 @@ public class CappingFunction
             ctx.output(AUDIT, AuditRecords.malformed(in, settings.bounds().maxRecordBytes()));
             return;
         }
-        LimitConfig cfg = control.config();
-        OutboundMessage m = in.message();
-        CountedHistory before = histories.get(m.userId());
-        String segment = control.segments().resolve(m.userId(), cfg);
-        String shadowSegment =
-                cfg.hasShadow() ? control.segments().resolveShadow(m.userId(), cfg) : segment;
-        CappingRule.Verdict v =
-                CappingRule.judge(before, m, cfg, segment, shadowSegment, sweptHorizon);
-        metrics.decided(v.decision(), v.segment(), m.timestamp());
+        Decided d = step.decide(in.message(), control.config(), control.segments(), sweptHorizon);
+        CappingRule.Verdict v = d.verdict();
+        metrics.decided(v.decision(), v.segment(), in.message().timestamp());
         if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
             metrics.shadowRejected.inc();
         }
-        switch (v.decision()) {
-            case ALLOWED:
-                // Every channel the user may have in Redis: the write trims them all.
-                String[] channels = settings.mirror() ? before.channels() : null;
-                histories.count(m.userId(), before, m, settings.mirror(), cfg);
-                out.collect(delivery(in, m, v, cfg));
-                if (settings.mirror()) {
-                    ctx.output(
-                            MIRROR,
-                            MirrorWrite.of(
-                                    m.userId(),
-                                    cfg.longestWindowMillis(),
-                                    m.messageId(),
-                                    m.timestamp(),
-                                    m.channel(),
-                                    channels));
-                    mirrorDebt.noteDrops(); // the chained writer drops within output()
-                }
-                break;
-            case EXEMPT:
-                out.collect(delivery(in, m, v, cfg));
-                break;
-            default:
-                ctx.output(
-                        AUDIT,
-                        AuditRecords.decision(
-                                v.decision(),
-                                m,
-                                v.segment(),
-                                cfg.version(),
-                                v.violations(),
-                                v.retryAfter(),
-                                v.reason(),
-                                v.shadow(),
-                                in.value(),
-                                settings.bounds().maxRecordBytes()));
+        if (!d.delivered()) {
+            ctx.output(AUDIT, d.audit(in.value(), settings.bounds().maxRecordBytes()));
+            return;
         }
-    }
-
-    private static Delivery delivery(
-            InboundMessage in, OutboundMessage m, CappingRule.Verdict v, LimitConfig cfg) {
-        byte[] key =
-                in.key() != null
-                        ? in.key()
-                        : Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8);
-        // An ALLOWED delivery says what the shadow rules would have decided; EXEMPT ones do not.
-        String shadow = v.shadow() == null ? null : v.shadow().decision().name();
-        return new Delivery(
-                key, in.value(), v.decision().name(), v.segment(), cfg.version(), shadow);
+        out.collect(d.delivery(in.key(), in.value()));
+        if (settings.mirror() && d.decision() == Decision.ALLOWED) {
+            ctx.output(MIRROR, d.mirrorWrite());
+            mirrorDebt.noteDrops(); // the chained writer drops within output()
+        }
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.freqcap.operators.bench;
 
-import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.rule.RuleStep;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.EncodedHistory;
 import io.freqcap.schema.LimitConfig;
@@ -118,8 +118,8 @@ public final class DecisionPathBenchmark {
                     in.setBuffer(histories[user]);
                     h = s.deserialize(in);
                 }
-                CappingRule.Verdict v =
-                        CappingRule.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT, false);
+                RuleStep.Result v =
+                        RuleStep.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT, false);
                 if (v.decision() == Decision.ALLOWED) {
                     allowed++;
                     out.clear();

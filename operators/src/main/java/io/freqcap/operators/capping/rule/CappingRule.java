@@ -30,101 +30,28 @@ import java.util.List;
 public final class CappingRule {
     private CappingRule() {}
 
-    /**
-     * What to do with a message and the user's history afterwards.
-     *
-     * @param history the history to store: a new one for ALLOWED, the given one otherwise; null
-     *     from {@link #judge}, which leaves counting to the caller
-     */
+    /** What to do with a message; counting an ALLOWED one is the caller's. */
     public record Verdict(
             Decision decision,
             String segment,
             List<Violation> violations,
             Long retryAfter,
             String reason,
-            UserHistory history,
             ShadowDecision shadow) {
 
         /** A verdict without a shadow decision. */
-        public Verdict(
+        Verdict(
                 Decision decision,
                 String segment,
                 List<Violation> violations,
                 Long retryAfter,
-                String reason,
-                UserHistory history) {
-            this(decision, segment, violations, retryAfter, reason, history, null);
+                String reason) {
+            this(decision, segment, violations, retryAfter, reason, null);
         }
 
         Verdict withShadow(ShadowDecision s) {
-            return new Verdict(decision, segment, violations, retryAfter, reason, history, s);
+            return new Verdict(decision, segment, violations, retryAfter, reason, s);
         }
-    }
-
-    /**
-     * Decides one message.
-     *
-     * @param segment the segment whose rule applies ({@code *} when none does)
-     */
-    public static Verdict decide(
-            UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
-        return decide(history, m, config, segment, false);
-    }
-
-    /**
-     * Decides one message and returns the history to store.
-     *
-     * @param segment the segment whose rule applies ({@code *} when none does)
-     * @param keepMessageId keep the messageId of an ALLOWED message in the history (the Redis
-     *     mirror's rebuild needs it)
-     */
-    public static Verdict decide(
-            UserHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            boolean keepMessageId) {
-        Verdict v = judge(history, m, config, segment);
-        UserHistory next =
-                v.decision() == Decision.ALLOWED
-                        ? counted(history, m, config, keepMessageId)
-                        : history;
-        return new Verdict(
-                v.decision(),
-                v.segment(),
-                v.violations(),
-                v.retryAfter(),
-                v.reason(),
-                next,
-                v.shadow());
-    }
-
-    /**
-     * The history with an ALLOWED message counted (its category, campaign and zone offset kept with
-     * it), and without what no message can need any more.
-     *
-     * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
-     */
-    public static UserHistory counted(
-            UserHistory history, OutboundMessage m, LimitConfig config, boolean keepMessageId) {
-        UserHistory next =
-                history.with(
-                        m.timestamp(),
-                        UserHistory.fingerprint(m.messageId()),
-                        m.channel(),
-                        keepMessageId ? m.messageId() : null,
-                        m.category(),
-                        m.campaignId(),
-                        Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
-        return next.prunedBefore(pruneCutoff(next.latest(), config));
-    }
-
-    /**
-     * Entries at or before this can matter to no message that is not STALE once {@code latest} is
-     * counted (see the class comment).
-     */
-    public static long pruneCutoff(long latest, LimitConfig config) {
-        return latest - 2 * config.keptWindowMillis();
     }
 
     /**
@@ -170,7 +97,7 @@ public final class CappingRule {
             String shadowSegment,
             long sweptHorizon) {
         if (config.isExempt(m.category())) {
-            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null, null);
+            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null);
         }
         if (history.containsFingerprint(UserHistory.fingerprint(m.messageId()))) {
             return new Verdict(
@@ -315,7 +242,7 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null);
         }
         Long retryAfter = never ? null : retry;
         if (anyCalendar && !never && findRetry) {
@@ -392,7 +319,7 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null);
+            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null);
         }
         Long retryAfter =
                 !findRetry

@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping.state;
 
-import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.history.LongHistory;
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.CountedHistory;
 import io.freqcap.schema.EncodedHistory;
 import io.freqcap.schema.LimitConfig;
@@ -11,7 +11,6 @@ import io.freqcap.schema.StoredHistory;
 import io.freqcap.schema.StoredHistorySerializer;
 import io.freqcap.schema.UserHistory;
 import io.freqcap.schema.UserHistorySerializer;
-import io.freqcap.schema.Zones;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,16 +35,17 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * state at {@link #flush}, which the function calls before every snapshot and every scan of keyed
  * state, in RocksDB's key order; without it, every write goes through to keyed state.
  *
- * <p><b>Long histories.</b> A history of more than {@link #LONG_AT} entries (a heavy user: a test
- * account, a campaign loop gone wrong) is kept as a {@link LongHistory}: in keyed state as time
- * buckets ({@link #BUCKETS}, marked by {@link #LONG}), in memory while the user is active, so that
- * a decision costs the same however long the history is. Only the buckets that changed are written
- * (at {@link #flush}, or at once without write-back). The live long histories of a task hold at
- * most {@link #LIVE_BYTES} together (estimated bytes of heap, whatever the entries' strings); past
- * that the least recently used are written and dropped, and read again from their buckets when
- * their user comes back. A long history pruned down to {@link #SHORT_AT} entries is short again.
+ * <p><b>Long histories.</b> A history of more than {@link HistoryGrowth#LONG_AT} entries (a heavy
+ * user: a test account, a campaign loop gone wrong) is kept as a {@link LongHistory}: in keyed
+ * state as time buckets ({@link #BUCKETS}, marked by {@link #LONG}), in memory while the user is
+ * active, so that a decision costs the same however long the history is. Only the buckets that
+ * changed are written (at {@link #flush}, or at once without write-back). The live long histories
+ * of a task hold at most {@link #LIVE_BYTES} together (estimated bytes of heap, whatever the
+ * entries' strings); past that the least recently used are written and dropped, and read again from
+ * their buckets when their user comes back. A long history pruned down to {@link
+ * HistoryGrowth#SHORT_AT} entries is short again.
  */
-public final class HistoryStore {
+public final class HistoryStore implements Histories {
     /**
      * Each user's short history, in keyed state (a versioned serializer of its own): decoded, or as
      * the cache's bytes ({@link #flush} hands them over without decoding and encoding them).
@@ -62,9 +62,6 @@ public final class HistoryStore {
     public static final ValueStateDescriptor<Long> LONG =
             new ValueStateDescriptor<>("history-long-v1", LongSerializer.INSTANCE);
 
-    static final int LONG_AT = 128;
-    static final int SHORT_AT = 32;
-    static final long BUCKET_MILLIS = 600_000;
     public static final long LIVE_BYTES = 256L << 20;
 
     /** Keyed state of the current key. */
@@ -106,6 +103,7 @@ public final class HistoryStore {
     }
 
     /** The history of {@code user}, which is the current key. */
+    @Override
     public CountedHistory get(long user) throws Exception {
         LongHistory l = live.get(user);
         if (l != null) {
@@ -148,6 +146,7 @@ public final class HistoryStore {
      *
      * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
      */
+    @Override
     public void count(
             long user,
             CountedHistory before,
@@ -158,7 +157,7 @@ public final class HistoryStore {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = grown(l, m, keepMessageId, config);
+            CountedHistory next = HistoryGrowth.grown(l, m, keepMessageId, config);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -175,7 +174,7 @@ public final class HistoryStore {
             evictOver(user);
             return;
         }
-        CountedHistory next = grown(before, m, keepMessageId, config);
+        CountedHistory next = HistoryGrowth.grown(before, m, keepMessageId, config);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;
@@ -183,35 +182,11 @@ public final class HistoryStore {
         LongHistory l = (LongHistory) next;
         cache.forget(user);
         states.history().clear();
-        states.longMark().update(BUCKET_MILLIS);
+        states.longMark().update(HistoryGrowth.BUCKET_MILLIS);
         if (keySetter == null) {
             writeChanged(l);
         }
         goLive(user, l);
-    }
-
-    /**
-     * A history with an ALLOWED message counted and what no message can need any more dropped: a
-     * {@link UserHistory} up to {@link #LONG_AT} entries, else a {@link LongHistory} (changed in
-     * place), which turns short again at {@link #SHORT_AT}. Plain Java: {@link Backtest} keeps its
-     * histories with it too, so that a backtest decides as the job does.
-     */
-    public static CountedHistory grown(
-            CountedHistory before, OutboundMessage m, boolean keepMessageId, LimitConfig config) {
-        if (before instanceof LongHistory l) {
-            l.add(
-                    m.timestamp(),
-                    UserHistory.fingerprint(m.messageId()),
-                    m.channel(),
-                    keepMessageId ? m.messageId() : null,
-                    m.category(),
-                    m.campaignId(),
-                    Zones.offsetSeconds(m.timezone(), config.timezone(), m.timestamp()));
-            l.pruneThrough(CappingRule.pruneCutoff(l.latest(), config));
-            return l.size() <= SHORT_AT ? l.toUserHistory() : l;
-        }
-        UserHistory next = CappingRule.counted((UserHistory) before, m, config, keepMessageId);
-        return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
     }
 
     private LongHistory goLive(long user, LongHistory l) throws Exception {

@@ -39,7 +39,7 @@ class CalendarLimitsTest {
     }
 
     static UserHistory count(UserHistory h, OutboundMessage m, LimitConfig config, String seg) {
-        CappingRule.Verdict v = CappingRule.decide(h, m, config, seg);
+        RuleStep.Result v = RuleStep.decide(h, m, config, seg);
         assertEquals(Decision.ALLOWED, v.decision(), m.toString());
         return v.history();
     }
@@ -56,8 +56,8 @@ class CalendarLimitsTest {
                         config,
                         "new");
         h = count(h, message("m-2", noonUtc - 4 * 3_600_000L, null, "spring-sale"), config, "new");
-        CappingRule.Verdict v =
-                CappingRule.decide(
+        RuleStep.Result v =
+                RuleStep.decide(
                         h,
                         message("m-000231", noonUtc, "Asia/Singapore", "spring-sale"),
                         config,
@@ -81,7 +81,7 @@ class CalendarLimitsTest {
         long early = ZonedDateTime.of(2026, 3, 8, 0, 10, 0, 0, ny).toInstant().toEpochMilli();
         long late = ZonedDateTime.of(2026, 3, 8, 23, 50, 0, 0, ny).toInstant().toEpochMilli();
         UserHistory h = count(UserHistory.EMPTY, message("a", early, null, null), config, "*");
-        CappingRule.Verdict v = CappingRule.decide(h, message("b", late, null, null), config, "*");
+        RuleStep.Result v = RuleStep.decide(h, message("b", late, null, null), config, "*");
         assertEquals(Decision.REJECTED, v.decision(), "one local date, though 23 hours long");
         assertEquals(
                 ZonedDateTime.of(2026, 3, 9, 0, 0, 0, 0, ny).toInstant().toEpochMilli(),
@@ -103,7 +103,7 @@ class CalendarLimitsTest {
         long laterSameLabel = t + 3_600_000L; // 07:30 on 1 Dec in Los Angeles
         assertEquals(
                 Decision.REJECTED,
-                CappingRule.decide(
+                RuleStep.decide(
                                 h,
                                 message("b", laterSameLabel, "America/Los_Angeles", null),
                                 config,
@@ -112,7 +112,7 @@ class CalendarLimitsTest {
         long nextTokyoDay = t + 3_600_000L; // 00:30 on 2 Dec in Tokyo
         assertEquals(
                 Decision.ALLOWED,
-                CappingRule.decide(h, message("c", nextTokyoDay, "Asia/Tokyo", null), config, "*")
+                RuleStep.decide(h, message("c", nextTokyoDay, "Asia/Tokyo", null), config, "*")
                         .decision());
     }
 
@@ -153,7 +153,7 @@ class CalendarLimitsTest {
                 String category = rnd.nextInt(3) == 0 ? "promo" : "marketing";
                 OutboundMessage m =
                         new OutboundMessage("m" + i, 1, "push", category, t, zone, campaign);
-                CappingRule.Verdict v = CappingRule.decide(h, m, config, "*");
+                RuleStep.Result v = RuleStep.decide(h, m, config, "*");
                 Oracle.Result expected = Oracle.decide(config, counted, m);
                 String where = "run " + run + " message " + i + " " + m + " in " + configZone;
                 assertEquals(expected.decision(), v.decision(), where);

@@ -108,7 +108,7 @@ class CappingRuleFineGridTest {
                 int ch = rnd.nextInt(2);
                 String segment = SEGMENTS[rnd.nextInt(SEGMENTS.length)];
                 OutboundMessage m = new OutboundMessage("m" + i, 9, CHANNELS[ch], "marketing", t);
-                CappingRule.Verdict v = CappingRule.decide(history, m, config, segment);
+                RuleStep.Result v = RuleStep.decide(history, m, config, segment);
                 history = v.history();
                 LimitConfig.Rule rule = config.ruleFor(segment);
                 String where = "run " + run + ", message " + i + " at " + t + " in " + segment;
@@ -149,7 +149,7 @@ class CappingRuleFineGridTest {
         assertEquals(Decision.ALLOWED, user.send("b", "push", t0 + 1).decision());
         assertEquals(Decision.ALLOWED, user.send("c", "push", t0 + 1000).decision());
         assertEquals(Decision.ALLOWED, user.send("d", "push", t0 + 1000).decision());
-        CappingRule.Verdict v = user.send("e", "push", t0 + 500);
+        RuleStep.Result v = user.send("e", "push", t0 + 500);
         assertEquals(Decision.REJECTED, v.decision());
         assertEquals(List.of(new Violation("all", "1s", 3, 3)), v.violations());
         assertNotNull(v.retryAfter());

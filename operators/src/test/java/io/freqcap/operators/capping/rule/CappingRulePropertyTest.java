@@ -64,8 +64,8 @@ class CappingRulePropertyTest {
                 OutboundMessage m =
                         new OutboundMessage(id, 7, channel, category, t, null, campaign);
 
-                CappingRule.Verdict v =
-                        CappingRule.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                RuleStep.Result v =
+                        RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 Oracle.Result expected = oracle.decide(m);
                 String where = "run " + run + ", message " + i + " " + m;
                 assertEquals(expected.decision, v.decision(), where);
@@ -110,8 +110,8 @@ class CappingRulePropertyTest {
             for (int i = 0; i < 30; i++) {
                 t += rnd.nextInt(3000);
                 OutboundMessage m = new OutboundMessage("m" + i, 1, "push", "marketing", t);
-                CappingRule.Verdict v =
-                        CappingRule.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                RuleStep.Result v =
+                        RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 boolean classic = true;
                 for (Limit l : config.ruleFor("*").limits()) {
                     long now = t;

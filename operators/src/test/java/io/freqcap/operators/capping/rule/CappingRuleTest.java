@@ -46,7 +46,7 @@ class CappingRuleTest {
     void rejectsThirdMessageWithinOneDay() {
         user.send("m1", "push", DAY_1_MIDNIGHT + HOUR);
         user.send("m2", "push", DAY_1_NOON);
-        CappingRule.Verdict v = user.send("m3", "push", DAY_1_EVENING);
+        RuleStep.Result v = user.send("m3", "push", DAY_1_EVENING);
 
         assertEquals(Decision.REJECTED, v.decision());
         assertEquals(List.of(new Violation("all", "1d", 2, 2)), v.violations());
@@ -68,7 +68,7 @@ class CappingRuleTest {
             assertEquals(
                     Decision.ALLOWED, user.send("m" + d, "push", DAY_1_NOON + d * DAY).decision());
         }
-        CappingRule.Verdict v = user.send("m5", "push", DAY_1_NOON + 5 * DAY);
+        RuleStep.Result v = user.send("m5", "push", DAY_1_NOON + 5 * DAY);
 
         assertEquals(Decision.REJECTED, v.decision());
         assertEquals(List.of(new Violation("all", "7d", 5, 5)), v.violations());
@@ -78,8 +78,8 @@ class CappingRuleTest {
     @Test
     void rejectsByChannelCapWithRoomOverall() {
         user.send("m1", "email", DAY_1_NOON);
-        CappingRule.Verdict email = user.send("m2", "email", DAY_1_EVENING);
-        CappingRule.Verdict push = user.send("m3", "push", DAY_1_EVENING);
+        RuleStep.Result email = user.send("m2", "email", DAY_1_EVENING);
+        RuleStep.Result push = user.send("m3", "push", DAY_1_EVENING);
 
         assertEquals(Decision.REJECTED, email.decision());
         assertEquals(List.of(new Violation("channel:email", "1d", 1, 1)), email.violations());
@@ -102,7 +102,7 @@ class CappingRuleTest {
     @Test
     void sameMessageIdIsDuplicateEvenAtAnotherTime() {
         user.send("m1", "push", DAY_1_NOON);
-        CappingRule.Verdict v = user.send("m1", "email", DAY_2_NOON);
+        RuleStep.Result v = user.send("m1", "email", DAY_2_NOON);
         assertEquals(Decision.DUPLICATE, v.decision());
         assertEquals(1, user.history().size());
     }
@@ -128,7 +128,7 @@ class CappingRuleTest {
         // alone, but [m1, m1 + 1d) would then hold three.
         user.send("m1", "push", DAY_1_MIDNIGHT);
         user.send("m2", "push", DAY_1_EVENING);
-        CappingRule.Verdict late = user.send("m3", "push", DAY_1_NOON);
+        RuleStep.Result late = user.send("m3", "push", DAY_1_NOON);
 
         assertEquals(Decision.REJECTED, late.decision());
         assertEquals(List.of(new Violation("all", "1d", 2, 2)), late.violations());
@@ -150,7 +150,7 @@ class CappingRuleTest {
                         config(
                                 "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                                         + "[{\"window\":\"1d\",\"max\":0}]}]}"));
-        CappingRule.Verdict v = blocked.send("m1", "push", DAY_1_NOON);
+        RuleStep.Result v = blocked.send("m1", "push", DAY_1_NOON);
 
         assertEquals(Decision.REJECTED, v.decision());
         assertEquals(List.of(new Violation("all", "1d", 0, 0)), v.violations());
@@ -166,7 +166,7 @@ class CappingRuleTest {
                                         + "[{\"window\":\"1d\",\"max\":1},{\"window\":\"7d\",\"max\":1}],"
                                         + "\"channels\":{\"push\":[{\"window\":\"1h\",\"max\":1}]}}]}"));
         strict.send("m1", "push", DAY_1_NOON);
-        CappingRule.Verdict v = strict.send("m2", "push", DAY_1_NOON + 1);
+        RuleStep.Result v = strict.send("m2", "push", DAY_1_NOON + 1);
 
         assertEquals(
                 List.of(
@@ -206,7 +206,7 @@ class CappingRuleTest {
                                         + "[{\"window\":\"1d\",\"max\":1}]}]}"));
         assertEquals(Decision.ALLOWED, one.send("m1", "push", DAY_1_NOON).decision());
         assertEquals(Decision.ALLOWED, one.send("m2", "push", DAY_2_NOON).decision());
-        CappingRule.Verdict between = one.send("m3", "push", DAY_1_NOON + 1);
+        RuleStep.Result between = one.send("m3", "push", DAY_1_NOON + 1);
         assertEquals(Decision.REJECTED, between.decision());
         assertEquals(List.of(new Violation("all", "1d", 1, 1)), between.violations());
     }
@@ -236,7 +236,7 @@ class CappingRuleTest {
         u.send("m1", "email", DAY_1_NOON);
         u.send("m2", "push", DAY_1_NOON + 25 * DAY);
         assertEquals(Decision.ALLOWED, u.send("m3", "push", DAY_1_NOON + 15 * DAY).decision());
-        CappingRule.Verdict email = u.send("m4", "email", DAY_1_NOON + 25 * DAY);
+        RuleStep.Result email = u.send("m4", "email", DAY_1_NOON + 25 * DAY);
         assertEquals(Decision.REJECTED, email.decision());
         assertEquals(List.of(new Violation("channel:email", "30d", 1, 1)), email.violations());
     }
@@ -254,8 +254,8 @@ class CappingRuleTest {
                                 + "[{\"window\":\"7d\",\"max\":2}]}]}");
         UserHistory h = UserHistory.EMPTY;
         for (int d = 0; d < 5; d++) {
-            CappingRule.Verdict v =
-                    CappingRule.decide(
+            RuleStep.Result v =
+                    RuleStep.decide(
                             h,
                             new OutboundMessage(
                                     "d" + d, 42, "push", "marketing", DAY_1_NOON + d * DAY),
@@ -265,8 +265,8 @@ class CappingRuleTest {
             h = v.history();
         }
         // days 0..4 were counted; 2d back from day 4 keeps days 3 and 4 (day 2 is at exactly 2d)
-        CappingRule.Verdict next =
-                CappingRule.decide(
+        RuleStep.Result next =
+                RuleStep.decide(
                         h,
                         new OutboundMessage("w", 42, "push", "marketing", DAY_1_NOON + 5 * DAY),
                         weekly,
@@ -277,9 +277,8 @@ class CappingRuleTest {
         OutboundMessage late = new OutboundMessage("late", 42, "push", "marketing", DAY_1_NOON);
         assertEquals(
                 Decision.STALE,
-                CappingRule.decide(h, late, daily, LimitConfig.DEFAULT_SEGMENT).decision());
-        CappingRule.Verdict decided =
-                CappingRule.decide(h, late, weekly, LimitConfig.DEFAULT_SEGMENT);
+                RuleStep.decide(h, late, daily, LimitConfig.DEFAULT_SEGMENT).decision());
+        RuleStep.Result decided = RuleStep.decide(h, late, weekly, LimitConfig.DEFAULT_SEGMENT);
         assertEquals(Decision.REJECTED, decided.decision());
         assertEquals(2, decided.violations().get(0).count(), "days 3 and 4, as kept");
     }
@@ -289,7 +288,7 @@ class CappingRuleTest {
         long nearMax = Long.MAX_VALUE - HOUR;
         user.send("m1", "push", nearMax);
         user.send("m2", "push", nearMax + 1);
-        CappingRule.Verdict v = user.send("m3", "push", nearMax + 2);
+        RuleStep.Result v = user.send("m3", "push", nearMax + 2);
         assertEquals(Decision.REJECTED, v.decision());
         assertNull(v.retryAfter()); // no representable time passes
     }
@@ -303,13 +302,13 @@ class CappingRuleTest {
             this.config = config;
         }
 
-        CappingRule.Verdict send(String id, String channel, long t) {
+        RuleStep.Result send(String id, String channel, long t) {
             return send(id, channel, OutboundMessage.DEFAULT_CATEGORY, t);
         }
 
-        CappingRule.Verdict send(String id, String channel, String category, long t) {
-            CappingRule.Verdict v =
-                    CappingRule.decide(
+        RuleStep.Result send(String id, String channel, String category, long t) {
+            RuleStep.Result v =
+                    RuleStep.decide(
                             history,
                             new OutboundMessage(id, 42, channel, category, t),
                             config,

@@ -7,7 +7,7 @@ import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.history.LongHistory;
-import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.rule.RuleStep;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.Decision;
 import io.freqcap.schema.Delivery;
@@ -93,8 +93,8 @@ class LongHistoryStoreTest {
                                     0,
                                     offset++));
             OutboundMessage m = in.message();
-            CappingRule.Verdict expected =
-                    CappingRule.decide(
+            RuleStep.Result expected =
+                    RuleStep.decide(
                             reference.getOrDefault(user, UserHistory.EMPTY), m, config, "*");
             reference.put(user, expected.history());
             h.processElement(in, m.timestamp());
@@ -110,7 +110,9 @@ class LongHistoryStoreTest {
         }
         assertTrue(allowed > 15_000, allowed + " allowed");
         int longest = reference.values().stream().mapToInt(UserHistory::size).max().getAsInt();
-        assertTrue(longest > HistoryStore.LONG_AT, "long histories: " + longest);
+        assertTrue(
+                longest > io.freqcap.operators.capping.history.HistoryGrowth.LONG_AT,
+                "long histories: " + longest);
 
         // Four users come back after a pause: their long histories are pruned to short ones.
         for (long user = 0; user < 4; user++) {

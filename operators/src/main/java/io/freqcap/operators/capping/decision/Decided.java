@@ -1,0 +1,77 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.schema.AuditEvent;
+import io.freqcap.schema.AuditRecords;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.Delivery;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.OutboundMessage;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A decided message and what it makes (contract.md §5): a delivery for ALLOWED and EXEMPT, an audit
+ * record for the rest, a mirror write for ALLOWED when the mirror is on.
+ *
+ * @param channelsBefore the user's channels before an ALLOWED message was counted, when the mirror
+ *     is on; else null
+ */
+public record Decided(
+        OutboundMessage message,
+        LimitConfig config,
+        CappingRule.Verdict verdict,
+        String[] channelsBefore) {
+
+    public Decision decision() {
+        return verdict.decision();
+    }
+
+    /** Whether it goes to the delivery topic (ALLOWED, EXEMPT) rather than the audit topic. */
+    public boolean delivered() {
+        return decision() == Decision.ALLOWED || decision() == Decision.EXEMPT;
+    }
+
+    /**
+     * The delivery: the input's bytes and key (the userId where it had none) with the decision's
+     * headers. An ALLOWED delivery says what the shadow rules would have decided; EXEMPT ones do
+     * not reach them.
+     */
+    public Delivery delivery(byte[] key, byte[] value) {
+        byte[] k =
+                key != null
+                        ? key
+                        : Long.toString(message.userId()).getBytes(StandardCharsets.UTF_8);
+        String shadow = verdict.shadow() == null ? null : verdict.shadow().decision().name();
+        return new Delivery(
+                k, value, decision().name(), verdict.segment(), config.version(), shadow);
+    }
+
+    /**
+     * The audit record of a message not delivered, its input kept within {@code maxRecordBytes}.
+     */
+    public AuditEvent audit(byte[] value, int maxRecordBytes) {
+        return AuditRecords.decision(
+                decision(),
+                message,
+                verdict.segment(),
+                config.version(),
+                verdict.violations(),
+                verdict.retryAfter(),
+                verdict.reason(),
+                verdict.shadow(),
+                value,
+                maxRecordBytes);
+    }
+
+    /** The Redis mirror's write for an ALLOWED message (the mirror on). */
+    public MirrorWrite mirrorWrite() {
+        return MirrorWrite.of(
+                message.userId(),
+                config.longestWindowMillis(),
+                message.messageId(),
+                message.timestamp(),
+                message.channel(),
+                channelsBefore);
+    }
+}

@@ -1,0 +1,53 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.segments.SegmentTable;
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+
+/**
+ * One message's way through capping, the same in the job and in a backtest ({@code
+ * freqcap-simulate}): the user's history, the segment whose rule applies (and the shadow rules'),
+ * the rule's verdict, the message counted when ALLOWED, and what to emit ({@link Decided}). The
+ * operator only moves state in and out and sends what this gives; the backtest keeps its histories
+ * in memory. Plain Java.
+ */
+public final class DecisionStep {
+    private final Histories histories;
+    private final boolean keepMessageIds;
+
+    /**
+     * @param keepMessageIds keep ALLOWED messages' ids in the histories and the channels a user had
+     *     before each (the Redis mirror needs both)
+     */
+    public DecisionStep(Histories histories, boolean keepMessageIds) {
+        this.histories = histories;
+        this.keepMessageIds = keepMessageIds;
+    }
+
+    /**
+     * Decides a well-formed message and counts it when ALLOWED.
+     *
+     * @param sweptHorizon see {@link CappingRule#judge(CountedHistory, OutboundMessage,
+     *     LimitConfig, String, String, long)}; {@link Long#MIN_VALUE} where nothing was swept
+     */
+    public Decided decide(
+            OutboundMessage m, LimitConfig config, SegmentTable segments, long sweptHorizon)
+            throws Exception {
+        CountedHistory before = histories.get(m.userId());
+        String segment = segments.resolve(m.userId(), config);
+        String shadowSegment =
+                config.hasShadow() ? segments.resolveShadow(m.userId(), config) : segment;
+        CappingRule.Verdict v =
+                CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon);
+        String[] channelsBefore = null;
+        if (v.decision() == Decision.ALLOWED) {
+            // Every channel the user may have in Redis: the mirror's write trims them all.
+            channelsBefore = keepMessageIds ? before.channels() : null;
+            histories.count(m.userId(), before, m, keepMessageIds, config);
+        }
+        return new Decided(m, config, v, channelsBefore);
+    }
+}

@@ -1,0 +1,72 @@
+package io.freqcap.operators.capping.history;
+
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.Zones;
+
+/**
+ * How a user's history grows when a message is counted, and what it forgets: the one owner of
+ * counting, pruning and the switch between short and long histories. The job's state and the
+ * backtest both keep their histories with it, so that they count alike.
+ *
+ * <p>A history of up to {@link #LONG_AT} entries is a {@link UserHistory} (immutable, one state
+ * value); past that it becomes a {@link LongHistory} in buckets of {@link #BUCKET_MILLIS} (changed
+ * in place), which turns short again once pruned down to {@link #SHORT_AT}. Entries at or before
+ * {@link #pruneCutoff} are dropped as the history is written: no message that is not STALE can need
+ * them (a message older than latest − W is STALE, W the longest window kept, so no interval that
+ * matters starts before latest − 2W).
+ */
+public final class HistoryGrowth {
+    /** A history longer than this is kept long, in buckets. */
+    public static final int LONG_AT = 128;
+
+    /** A long history pruned down to this is short again. */
+    public static final int SHORT_AT = 32;
+
+    /** A long history's bucket span. */
+    public static final long BUCKET_MILLIS = 600_000;
+
+    private HistoryGrowth() {}
+
+    /**
+     * The history with an ALLOWED message counted (its category, campaign and zone offset kept with
+     * it) and what no message can need any more dropped; a {@link LongHistory} is changed in place
+     * and returned, unless it turns short.
+     *
+     * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
+     */
+    public static CountedHistory grown(
+            CountedHistory before, OutboundMessage m, boolean keepMessageId, LimitConfig config) {
+        long t = m.timestamp();
+        long fingerprint = UserHistory.fingerprint(m.messageId());
+        String messageId = keepMessageId ? m.messageId() : null;
+        int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), t);
+        if (before instanceof LongHistory l) {
+            l.add(t, fingerprint, m.channel(), messageId, m.category(), m.campaignId(), offset);
+            l.pruneThrough(pruneCutoff(l.latest(), config));
+            return l.size() <= SHORT_AT ? l.toUserHistory() : l;
+        }
+        UserHistory next =
+                ((UserHistory) before)
+                        .with(
+                                t,
+                                fingerprint,
+                                m.channel(),
+                                messageId,
+                                m.category(),
+                                m.campaignId(),
+                                offset);
+        next = next.prunedBefore(pruneCutoff(next.latest(), config));
+        return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
+    }
+
+    /**
+     * Entries at or before this can matter to no message that is not STALE once {@code latest} is
+     * counted.
+     */
+    public static long pruneCutoff(long latest, LimitConfig config) {
+        return latest - 2 * config.keptWindowMillis();
+    }
+}

@@ -1,0 +1,59 @@
+package io.freqcap.operators.capping.rule;
+
+import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.schema.CountedHistory;
+import io.freqcap.schema.Decision;
+import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.ShadowDecision;
+import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.Violation;
+import java.util.List;
+
+/**
+ * The rule's verdict and the counting, as the job applies them ({@link CappingRule#judge}, then
+ * {@link HistoryGrowth#grown} when ALLOWED), for tests that drive one user's history by hand. The
+ * history stays a {@link UserHistory} however long it grows, so that a test may decide two messages
+ * against the same history.
+ */
+public final class RuleStep {
+    private RuleStep() {}
+
+    /** A verdict and the history after it. */
+    public record Result(
+            Decision decision,
+            String segment,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            UserHistory history) {}
+
+    public static Result decide(
+            UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        return decide(history, m, config, segment, false);
+    }
+
+    public static Result decide(
+            UserHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            boolean keepMessageId) {
+        CappingRule.Verdict v = CappingRule.judge(history, m, config, segment);
+        UserHistory next = history;
+        if (v.decision() == Decision.ALLOWED) {
+            CountedHistory grown = HistoryGrowth.grown(history, m, keepMessageId, config);
+            next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
+        }
+        return new Result(
+                v.decision(),
+                v.segment(),
+                v.violations(),
+                v.retryAfter(),
+                v.reason(),
+                v.shadow(),
+                next);
+    }
+}
