@@ -3,7 +3,7 @@ package io.freqcap.schema;
 /**
  * What the decision rule asks of a user's counted messages (contract.md §6), whatever holds them: a
  * short {@link UserHistory} or a long history kept in chunks. Timestamps are in ascending order; a
- * scope is a channel name, or {@code null} for every entry.
+ * {@link Scope} selects the entries a limit counts (a channel, a category, a campaign, or all).
  */
 public interface CountedHistory {
     int size();

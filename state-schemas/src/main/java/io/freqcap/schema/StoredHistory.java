@@ -9,9 +9,9 @@ package io.freqcap.schema;
  *
  * <p>Why two forms: the operator keeps recent histories serialized in a cache and writes the
  * changed ones to keyed state before every checkpoint; handing state the cache's bytes as they are
- * spares a decode and an encode of each (0.2–0.9 µs per message in {@code DecisionPathBenchmark}).
- * {@link UserHistory} is one of the forms, so state restored on the heap from savepoints written
- * before this type existed (which hold {@link UserHistory} objects) is still of this type.
+ * spares a decode and an encode of each. {@link UserHistory} is one of the forms, so state restored
+ * on the heap from savepoints written before this type existed (which hold {@link UserHistory}
+ * objects) is still of this type.
  */
 public interface StoredHistory {
     // No methods: a method naming UserHistory would make the two depend on each other. Decode with

@@ -5,7 +5,10 @@ import io.freqcap.operators.segments.SegmentTable;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 
-/** Broadcast state descriptors shared by the job wiring and the capping function. */
+/**
+ * The capping operator's broadcast state descriptors: one per concept, shared by {@link
+ * CappingOperator} (which names the segments for Flink's broadcast) and {@link CappingFunction}.
+ */
 public final class ControlState {
     private ControlState() {}
 

@@ -13,9 +13,9 @@ import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
  * active inputs, so it then follows the messages alone.
  *
  * <p>Why not a watermark of +infinity on the control input: whenever the message input went idle (a
- * quiet minute, a source without splits), the operator's watermark would jump to +infinity and fire
- * every cleanup timer, wiping histories that still matter. An idle control input can never move the
- * watermark; when the messages are idle too, nothing is cleaned, which is safe.
+ * quiet minute, a source without splits), the operator's watermark would jump to +infinity and the
+ * next cleanup sweep would clear histories that still matter. An idle control input can never move
+ * the watermark; when the messages are idle too, nothing is cleaned, which is safe.
  */
 public class ControlIdleOperator extends AbstractStreamOperator<ControlRecord>
         implements OneInputStreamOperator<ControlRecord, ControlRecord> {

@@ -2,29 +2,26 @@ package io.freqcap.operators.capping.state;
 
 /**
  * A bounded cache of serialized user histories in front of the capping operator's keyed state: a
- * RocksDB point read costs 3–4 µs (a dozen cache-missing steps through memtables, bloom filters,
- * index and data blocks), a hit here two memory reads.
+ * RocksDB point read is a dozen cache-missing steps through memtables, bloom filters, index and
+ * data blocks, a hit here two memory reads.
  *
  * <p>An entry is clean (equal to what keyed state holds for its user) or dirty (newer: written here
  * instead of to keyed state). {@link #flushDirty} hands the dirty ones to keyed state, sorted in
- * RocksDB's key order, so that memtable inserts land next to each other (a random insert was a
- * quarter of the capping task: a dozen cache misses down a 16 MB skiplist); the capping function
- * calls it before every snapshot and every scan of keyed state, so checkpoints, restores and
- * rescaling never need the cache (a new operator instance starts with an empty one). A dirty entry
- * is never replaced by another user's history: the other user's goes to keyed state directly.
- * Whoever changes keyed state another way (the cleanup sweep) must flush, then {@link #clear}.
+ * RocksDB's key order, so that memtable inserts land next to each other (a random insert is a dozen
+ * cache misses down a large skiplist); the capping function calls it before every snapshot and
+ * every scan of keyed state, so checkpoints, restores and rescaling never need the cache (a new
+ * operator instance starts with an empty one). A dirty entry is never replaced by another user's
+ * history: the other user's goes to keyed state directly. Whoever changes keyed state another way
+ * (the cleanup sweep) must flush, then {@link #clear}.
  *
  * <p>Direct-mapped: a user has exactly one slot, chosen by a multiplicative hash of the userId, and
  * a newer user in the slot replaces the older one; no lists, no bookkeeping on a hit. Each slot
  * holds up to {@link #MAX_BYTES} bytes of the state serializer's output inline, in arrays of
  * primitives allocated a chunk at a time as slots are first written: no object per entry, so the
- * garbage collector has nothing to trace or copy (a first version kept a {@code byte[]} per user
- * and cost 0.7 µs per message in GC and remembered-set work in the end-to-end benchmark). A longer
- * history (a user with more than about ten messages in the longest window, fewer when messages
- * carry campaigns and zones) is not cached. Memory: 136 bytes per slot written. Slots of 63 bytes
- * (72 a slot) were enough for rolling limits; counted entries that keep a campaign and a zone
- * offset made most histories of the operator benchmark's calendar config miss the cache, at 41% of
- * the rolling config's decisions/s, 61% with 127 (docs/benchmarks.md).
+ * garbage collector has nothing to trace or copy. A longer history (a user with more than about ten
+ * messages in the longest window, fewer when messages carry campaigns and zones) is not cached.
+ * Memory: {@link #BYTES_PER_SLOT} bytes per slot written; slots hold 127 bytes so that counted
+ * entries with a campaign and a zone offset still fit (docs/benchmarks.md has the measurements).
  */
 public final class HistoryCache {
     /** The most slots a cache may have (8.5 GB of arrays when all are written). */
