@@ -108,7 +108,7 @@ class ClusterITCase {
                     // Live control records between the phases: a new config and a segment.
                     KafkaPipelineSupport.send(bootstrap, name + "-config", CONFIG_V2);
                     KafkaPipelineSupport.send(bootstrap, name + "-segments", vipSegment());
-                    Thread.sleep(3_000);
+                    awaitControl(cluster.restUrl(), job, 2, 1, Duration.ofSeconds(60));
 
                     KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, b);
                     watch.await(a.size() + b.size() / 3, Duration.ofSeconds(120));
@@ -166,6 +166,51 @@ class ClusterITCase {
                 keepLogs(cluster.dir().resolve("log"));
             }
         }
+    }
+
+    /**
+     * Waits until every capping task has config {@code version} in force and at least {@code
+     * segments} segments (the gauges configVersion and segments, through the REST API).
+     */
+    static void awaitControl(String rest, String job, long version, long segments, Duration timeout)
+            throws Exception {
+        String base = rest + "/jobs/" + job;
+        String vertex = null;
+        for (JsonNode v : json(base).path("vertices")) {
+            if (v.path("name").asText().startsWith("capping")) {
+                vertex = v.path("id").asText();
+            }
+        }
+        assertTrue(vertex != null, "no capping vertex in " + json(base));
+        String url =
+                base
+                        + "/vertices/"
+                        + vertex
+                        + "/subtasks/metrics?get=capping.configVersion,capping.segments";
+        long deadline = System.nanoTime() + timeout.toNanos();
+        JsonNode last = null;
+        while (System.nanoTime() < deadline) {
+            last = json(url);
+            Map<String, Double> min = new java.util.HashMap<>();
+            last.forEach(m -> min.put(m.path("id").asText(), m.path("min").asDouble()));
+            if (min.getOrDefault("capping.configVersion", 0.0) >= version
+                    && min.getOrDefault("capping.segments", 0.0) >= segments) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("control records not in force after " + timeout + ": " + last);
+    }
+
+    static JsonNode json(String url) throws Exception {
+        String body =
+                java.net.http.HttpClient.newHttpClient()
+                        .send(
+                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+                                        .build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString())
+                        .body();
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(body);
     }
 
     /** The HTTP status of a GET. */

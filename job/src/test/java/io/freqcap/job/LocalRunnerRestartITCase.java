@@ -146,7 +146,7 @@ class LocalRunnerRestartITCase {
                             >= first.size() / 2,
                     "the first run decides: " + Files.readString(log1));
             KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", 4, second);
-            Thread.sleep(300); // mid-stream: reading the second batch, transactions open
+            // Killed at once: the second batch just sent, in flight or not yet read.
             List<Path> leftBehind = runnerTempDirs(runner.pid());
             runner.destroyForcibly(); // SIGKILL
             assertTrue(runner.waitFor(30, TimeUnit.SECONDS));
