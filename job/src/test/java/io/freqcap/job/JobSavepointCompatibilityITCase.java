@@ -71,7 +71,7 @@ class JobSavepointCompatibilityITCase {
             for (int u = 0; u < USERS; u++) {
                 long t =
                         KafkaPipelineSupport.START
-                                + day * KafkaPipelineSupport.DAY
+                                + day * io.freqcap.schema.Instants.DAY
                                 + k * 3_600_000L;
                 out.add(
                         KafkaPipelineSupport.pushMessage(

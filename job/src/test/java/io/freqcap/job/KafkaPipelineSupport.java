@@ -1,5 +1,6 @@
 package io.freqcap.job;
 
+import static io.freqcap.schema.Instants.DAY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -50,7 +51,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * core over each user's messages in partition order.
  */
 final class KafkaPipelineSupport {
-    static final long DAY = 86_400_000L;
     static final long START = 1_763_769_600_000L;
 
     static String config(long version, int perDay, int perWeek, int emailPerDay) {

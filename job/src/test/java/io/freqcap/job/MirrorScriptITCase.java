@@ -1,5 +1,8 @@
 package io.freqcap.job;
 
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,10 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The mirror's Lua script on a real redis-server: idempotent, order-free, trims, expires. */
 @Timeout(60)
 class MirrorScriptITCase {
-    static final long HOUR = 3_600_000L;
-    static final long DAY = 24 * HOUR;
     static final long WEEK = 7 * DAY;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
 
     @TempDir static Path dir;
     static EmbeddedRedis redis;

@@ -54,7 +54,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisMirrorITCase {
     static final int PARTITIONS = 4;
     static final String CONFIG = config(1, 3, 10, 1);
-    static final long WEEK = 7 * KafkaPipelineSupport.DAY;
+    static final long WEEK = 7 * io.freqcap.schema.Instants.DAY;
 
     static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
 

@@ -1,5 +1,7 @@
 package io.freqcap.job;
 
+import static io.freqcap.schema.Instants.HOUR;
+import static io.freqcap.schema.Instants.MINUTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,8 +48,6 @@ class ValuesThatHurtITCase {
     static final String ONE_AN_HOUR =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                     + "[{\"window\":\"1h\",\"max\":1}]}]}";
-    static final long MINUTE = 60_000L;
-    static final long HOUR = 60 * MINUTE;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);

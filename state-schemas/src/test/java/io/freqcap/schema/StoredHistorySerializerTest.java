@@ -1,6 +1,6 @@
 package io.freqcap.schema;
 
-import static io.freqcap.schema.UserHistorySerializerTest.DAY_1_NOON;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.UserHistorySerializerTest.MONROVIA_1971;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,6 @@
 package io.freqcap.schema;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,7 +16,6 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 class UserHistorySerializerTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final UserHistorySerializer SERIALIZER = UserHistorySerializer.INSTANCE;
 
     /** Version 1 bytes of {@link #twoChannelHistory()}. Never change: old checkpoints hold it. */

@@ -42,8 +42,14 @@ public final class ClusterCommand {
     static int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         // The cluster's own options come before the command; what follows a submit is the job's.
         List<String> args = new ArrayList<>(List.of(argv));
+        boolean help = false;
         int firstCommand = 0;
         while (firstCommand < args.size() && args.get(firstCommand).startsWith("--")) {
+            if (args.get(firstCommand).equals("--help")) {
+                args.remove(firstCommand);
+                help = true;
+                continue;
+            }
             firstCommand += 2;
         }
         List<String> global = new ArrayList<>(args.subList(0, Math.min(firstCommand, args.size())));
@@ -56,13 +62,14 @@ public final class ClusterCommand {
             err.println("unknown option " + global.get(0) + " (--help lists them)");
             return 2;
         }
-        if (args.isEmpty() || global.contains("--help")) {
-            err.println(
-                    "usage: freqcap-cluster start [--task-managers N] [--rest-port P]"
-                            + " [--taskmanager-memory M] [--web-submit] | status | stop | add-taskmanager | kill NAME"
-                            + " | submit JOB_OPTIONS... | savepoint JOB_ID"
-                            + " | stop-with-savepoint JOB_ID | resume SAVEPOINT JOB_OPTIONS...");
-            return 2;
+        if (args.isEmpty() || help) {
+            (help ? out : err)
+                    .println(
+                            "usage: freqcap-cluster start [--task-managers N] [--rest-port P]"
+                                    + " [--taskmanager-memory M] [--web-submit] | status | stop | add-taskmanager | kill NAME"
+                                    + " | submit JOB_OPTIONS... | savepoint JOB_ID"
+                                    + " | stop-with-savepoint JOB_ID | resume SAVEPOINT JOB_OPTIONS...");
+            return help ? 0 : 2;
         }
         String command = args.remove(0);
         switch (command) {

@@ -1,5 +1,7 @@
 package io.freqcap.job.tools;
 
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,8 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 class SimulateTest {
     static final long DAY_0 = 1_763_769_600_000L; // 2025-11-22T00:00Z
-    static final long HOUR = 3_600_000L;
-    static final long DAY = 24 * HOUR;
 
     static final String TWO_A_DAY =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"

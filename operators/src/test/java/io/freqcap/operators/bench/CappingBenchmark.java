@@ -1,5 +1,7 @@
 package io.freqcap.operators.bench;
 
+import static io.freqcap.schema.Instants.DAY;
+
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
@@ -76,7 +78,6 @@ public final class CappingBenchmark {
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     static final long START = 1_763_769_600_000L;
-    static final long DAY = 86_400_000L;
     static final int MAX_PARALLELISM = 128;
     static final int PARALLELISM = 2;
 

@@ -79,7 +79,7 @@ public final class DecisionPathBenchmark {
                                     ? CappingBenchmark.CONFIG
                                     : given.isBlank() ? CappingBenchmark.CALENDAR_CONFIG : given);
             Random rnd = new Random(42);
-            double step = (double) days * CappingBenchmark.DAY / count;
+            double step = (double) days * io.freqcap.schema.Instants.DAY / count;
             messages = new OutboundMessage[count];
             for (int i = 0; i < count; i++) {
                 int user = rnd.nextInt(users);

@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,9 +31,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class CappingFunctionTest {
-    static final long HOUR = 3_600_000L;
-    static final long DAY = 24 * HOUR;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final String ONE_A_DAY_V1 = config(1, 1);
 
     static String config(long version, int perDay) {

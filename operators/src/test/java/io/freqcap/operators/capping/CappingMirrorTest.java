@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -22,10 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /** What the capping operator hands the Redis mirror: counted messages, and rebuilds. */
 class CappingMirrorTest {
-    static final long HOUR = 3_600_000L;
-    static final long DAY = 24 * HOUR;
     static final long WEEK = 7 * DAY;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
     static final ControlRecord REBUILD =
             CappingFunctionTest.control("{\"command\": \"rebuild-mirror\"}");

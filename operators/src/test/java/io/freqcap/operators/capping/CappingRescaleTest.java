@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,7 +33,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class CappingRescaleTest {
     static final int MAX_PARALLELISM = 128;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final int USERS = 60;
 
     /** Initial: generous, so that a lost config would show. */

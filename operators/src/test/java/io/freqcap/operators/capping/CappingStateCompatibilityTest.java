@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -226,9 +228,6 @@ public class CappingStateCompatibilityTest {
     static Path longFixture(String version) {
         return Path.of("src/test/resources/state-compat/capping-long-" + version + ".snapshot");
     }
-
-    static final long DAY_1_NOON = 1_763_812_800_000L;
-    static final long HOUR = 3_600_000L;
 
     /** The job's initial config: "vip" one a day, everyone else two a day. */
     static final String CONFIG_V1 =

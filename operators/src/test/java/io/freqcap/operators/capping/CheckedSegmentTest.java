@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -26,7 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
  * others do), and a task that still cannot fails, for Flink to restart it from the checkpoint.
  */
 class CheckedSegmentTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final long VIP = 7;
 
     @TempDir Path tmp;

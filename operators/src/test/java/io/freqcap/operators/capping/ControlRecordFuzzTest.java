@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,7 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  * INVALID_CONTROL at once, with error texts that carry none of their bytes.
  */
 class ControlRecordFuzzTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final String CONFIG =
             "{\"version\":1,\"rules\":[{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\","
                     + "\"max\":5}],\"channels\":{\"email\":[{\"window\":\"1h\",\"max\":1}]}},"

@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -24,8 +26,6 @@ import org.junit.jupiter.api.Test;
 
 /** {@code forget-user} (contract.md §7): a user's history and Redis keys erased, once. */
 class ForgetUserTest {
-    static final long HOUR = 3_600_000L;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
 
     static ControlRecord forget(String userId) {

@@ -1,10 +1,10 @@
 package io.freqcap.operators.capping;
 
-import static io.freqcap.operators.capping.CappingFunctionTest.DAY;
-import static io.freqcap.operators.capping.CappingFunctionTest.DAY_1_NOON;
-import static io.freqcap.operators.capping.CappingFunctionTest.HOUR;
 import static io.freqcap.operators.capping.CappingFunctionTest.ONE_A_DAY_V1;
 import static io.freqcap.operators.capping.CappingFunctionTest.stored;
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.freqcap.schema.Delivery;
@@ -25,7 +26,6 @@ import org.junit.jupiter.api.Test;
  * -Dexec.mainClass=io.freqcap.operators.capping.PoisonedUserSnapshotTest}) and is never rewritten.
  */
 public class PoisonedUserSnapshotTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final long POISON = DAY_1_NOON * 1000; // microseconds taken for milliseconds
     static final String ONE_AN_HOUR =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** A user's limits follow its segment (contract.md §4), through updates, deletes and restores. */
 class SegmentsTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
 
     /** "new": one a day; "active": two a day; "*": three a day. */
     static final String CONFIG =

@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.MINUTE;
+import static io.freqcap.schema.Instants.SECOND;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -36,10 +39,6 @@ import org.junit.jupiter.api.Test;
  * second checks every start.
  */
 class SweepPropertyTest {
-    static final long SECOND = 1000;
-    static final long MINUTE = 60 * SECOND;
-    static final long HOUR = 60 * MINUTE;
-    static final long DAY_1_NOON = 1_763_812_800_000L;
     static final long SEED = 20261125L;
     static final String[] WINDOWS = {"1m", "5m", "10m", "30m", "1h"};
 

@@ -1,5 +1,7 @@
 package io.freqcap.operators.ingest;
 
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,8 +15,6 @@ import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.junit.jupiter.api.Test;
 
 class MessageTimeTest {
-    static final long DAY_1_NOON = 1_763_812_800_000L;
-    static final long HOUR = 3_600_000L;
     static final long SLACK = MessageTime.MAX_OUT_OF_ORDERNESS.toMillis() + 1;
 
     /** The wall clock the generator reads: a day after {@link #DAY_1_NOON} unless moved. */

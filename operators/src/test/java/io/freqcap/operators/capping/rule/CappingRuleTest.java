@@ -1,5 +1,9 @@
 package io.freqcap.operators.capping.rule;
 
+import static io.freqcap.schema.Instants.DAY;
+import static io.freqcap.schema.Instants.DAY_1_MIDNIGHT;
+import static io.freqcap.schema.Instants.DAY_1_NOON;
+import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,10 +17,6 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class CappingRuleTest {
-    static final long HOUR = 3_600_000L;
-    static final long DAY = 24 * HOUR;
-    static final long DAY_1_MIDNIGHT = 1_763_769_600_000L; // 2025-11-22T00:00Z
-    static final long DAY_1_NOON = DAY_1_MIDNIGHT + 12 * HOUR;
     static final long DAY_1_EVENING = DAY_1_MIDNIGHT + 20 * HOUR;
     static final long DAY_2_NOON = DAY_1_NOON + DAY;
 

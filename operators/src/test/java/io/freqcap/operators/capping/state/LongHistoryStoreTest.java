@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.state;
 
+import static io.freqcap.schema.Instants.MINUTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,7 +34,6 @@ import org.junit.jupiter.api.Test;
  * is the one the short history's rule makes.
  */
 class LongHistoryStoreTest {
-    static final long MINUTE = 60_000;
     static final long T0 = 1_763_812_800_000L;
     static final String CONFIG =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
