@@ -1,8 +1,7 @@
 package io.freqcap.schema;
 
 import java.io.IOException;
-import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
@@ -80,23 +79,15 @@ public final class StoredHistorySerializer extends TypeSerializerSingleton<Store
         return new Snapshot();
     }
 
-    /** Version 1: {@link UserHistorySerializer}'s format (its versions 1 and 2 of histories). */
-    public static final class Snapshot extends SimpleTypeSerializerSnapshot<StoredHistory> {
-        public Snapshot() {
-            super(() -> INSTANCE);
-        }
-
-        /**
-         * Also reads what {@link UserHistorySerializer} wrote (freqcap 0.1 and 0.2 named it for
-         * {@code history-v1}): the same bytes.
-         */
+    /**
+     * {@link HistoryFormatSnapshot}: the history format, for {@code StoredHistory} state. Also
+     * restores state {@link UserHistorySerializer} wrote (freqcap 0.1 and 0.2 named it for {@code
+     * history-v1}): the same bytes.
+     */
+    public static final class Snapshot extends HistoryFormatSnapshot<StoredHistory> {
         @Override
-        public TypeSerializerSchemaCompatibility<StoredHistory> resolveSchemaCompatibility(
-                TypeSerializerSnapshot<StoredHistory> old) {
-            if ((Object) old instanceof UserHistorySerializer.Snapshot) {
-                return TypeSerializerSchemaCompatibility.compatibleAsIs();
-            }
-            return super.resolveSchemaCompatibility(old);
+        public TypeSerializer<StoredHistory> restoreSerializer() {
+            return INSTANCE;
         }
     }
 }

@@ -2,7 +2,7 @@ package io.freqcap.schema;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
@@ -21,8 +21,9 @@ import org.apache.flink.core.memory.DataOutputView;
  *              7 bytes fingerprint (56 bits, big-endian)
  * </pre>
  *
- * Deltas and varints keep a user with five messages in a week near 60 bytes. A later format gets a
- * new snapshot version; this one must keep reading version 1.
+ * Deltas and varints keep a user with five messages in a week near 60 bytes. Every later format
+ * reads every earlier one, and the snapshot names the newest written ({@link
+ * HistoryFormatSnapshot}).
  *
  * <p>Entries with messageIds (kept while the Redis mirror is on) extend version 1 without changing
  * a byte of histories that have none: a history of n &gt; 0 entries always has k &gt;= 1 channels,
@@ -533,10 +534,11 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         return new Snapshot();
     }
 
-    /** Version 1 of the format above. */
-    public static final class Snapshot extends SimpleTypeSerializerSnapshot<UserHistory> {
-        public Snapshot() {
-            super(() -> INSTANCE);
+    /** {@link HistoryFormatSnapshot}: the history format, for {@code UserHistory} state. */
+    public static final class Snapshot extends HistoryFormatSnapshot<UserHistory> {
+        @Override
+        public TypeSerializer<UserHistory> restoreSerializer() {
+            return INSTANCE;
         }
     }
 
