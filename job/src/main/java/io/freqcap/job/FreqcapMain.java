@@ -3,6 +3,7 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.Guarantee;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.capping.state.RocksDBTuning;
+import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;
 import io.freqcap.schema.RawRecord;
 import java.time.Duration;
@@ -132,7 +133,7 @@ public final class FreqcapMain {
                 controls,
                 KafkaConnectors.deliverySink(kafka),
                 KafkaConnectors.auditSink(kafka),
-                settings.mirror() == null ? null : settings.mirror().sink());
+                settings.mirror() == null ? null : new RedisMirrorSink(settings.mirror()));
     }
 
     /** How soon a mirror that dropped writes is rebuilt once Redis answers again. */

@@ -2,7 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.schema.LimitConfig;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
@@ -14,27 +14,10 @@ import org.apache.flink.configuration.Configuration;
  * @param mirror the Redis mirror, or null without {@code --redis}
  */
 public record JobSettings(
-        KafkaSettings kafka, CappingSettings capping, Duration cleanupInterval, Mirror mirror) {
-
-    /**
-     * The Redis mirror's target.
-     *
-     * @param passwordFile {@code --redis-password-file}, or null
-     */
-    public record Mirror(String uri, String keyPrefix, long maxBacklog, String passwordFile) {
-        public Mirror(String uri, String keyPrefix, long maxBacklog) {
-            this(uri, keyPrefix, maxBacklog, null);
-        }
-
-        RedisMirrorSink sink() {
-            return new RedisMirrorSink(uri, keyPrefix, maxBacklog, passwordFile);
-        }
-
-        @Override
-        public String toString() {
-            return "Mirror[" + io.freqcap.operators.mirror.RedisConnection.redact(uri) + "]";
-        }
-    }
+        KafkaSettings kafka,
+        CappingSettings capping,
+        Duration cleanupInterval,
+        MirrorSettings mirror) {
 
     /** Checks the options, reads {@code --limits} and {@code --segments}. */
     public static JobSettings parse(Configuration options, boolean needKafka)
@@ -63,7 +46,7 @@ public record JobSettings(
                 options.getOptional(FreqcapOptions.REDIS)
                         .map(
                                 uri ->
-                                        new Mirror(
+                                        MirrorSettings.of(
                                                 uri,
                                                 options.get(FreqcapOptions.REDIS_KEY_PREFIX),
                                                 options.get(FreqcapOptions.REDIS_MAX_BACKLOG),

@@ -44,7 +44,10 @@ class JobSettingsTest {
         assertEquals(1, s.capping().initialConfig().version());
         assertNull(s.capping().initialSegmentsJson());
         assertEquals(Duration.ofMinutes(2), s.cleanupInterval());
-        assertEquals(new JobSettings.Mirror("redis://localhost:6390", "p", 1_000_000L), s.mirror());
+        assertEquals(
+                io.freqcap.operators.mirror.MirrorSettings.of(
+                        "redis://localhost:6390", "p", 1_000_000L, null),
+                s.mirror());
     }
 
     @Test

@@ -574,7 +574,9 @@ class RedisMirrorITCase {
                     control,
                     KafkaConnectors.deliverySink(KafkaSettings.of(options)),
                     KafkaConnectors.auditSink(KafkaSettings.of(options)),
-                    new RedisMirrorSink(redis.uri(), name, 1_000_000));
+                    new RedisMirrorSink(
+                            io.freqcap.operators.mirror.MirrorSettings.of(
+                                    redis.uri(), name, 1_000_000, null)));
             JobClient job = env.executeAsync("freqcap-mirror-failover");
             try {
                 for (int i = 0; i < inputs.size(); i += 5_000) {

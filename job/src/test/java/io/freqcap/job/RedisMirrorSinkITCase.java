@@ -74,7 +74,10 @@ class RedisMirrorSinkITCase {
             env.setParallelism(1);
             env.fromData(TypeInformation.of(MirrorWrite.class), input.toArray(new MirrorWrite[0]))
                     .map(new Passed())
-                    .sinkTo(new RedisMirrorSink(redis.uri(), "bp", maxBacklog))
+                    .sinkTo(
+                            new RedisMirrorSink(
+                                    io.freqcap.operators.mirror.MirrorSettings.of(
+                                            redis.uri(), "bp", maxBacklog, null)))
                     .name("redis-mirror");
             long start = System.nanoTime();
             JobClient job = env.executeAsync("mirror-drop");

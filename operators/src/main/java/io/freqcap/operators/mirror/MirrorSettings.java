@@ -23,10 +23,28 @@ public record MirrorSettings(
         String passwordFile)
         implements Serializable {
 
+    /** Writes sent to Redis in one flush (one round trip per node). */
+    public static final int DEFAULT_BATCH_SIZE = 500;
+
+    /** How long a partial batch waits. */
+    public static final long DEFAULT_LINGER_MILLIS = 50;
+
     /** Settings whose credentials, if any, are in the uri. */
     public MirrorSettings(
             String uri, String keyPrefix, long maxBacklog, int batchSize, long lingerMillis) {
         this(uri, keyPrefix, maxBacklog, batchSize, lingerMillis, null);
+    }
+
+    /** The job's mirror: default batches. */
+    public static MirrorSettings of(
+            String uri, String keyPrefix, long maxBacklog, String passwordFile) {
+        return new MirrorSettings(
+                uri,
+                keyPrefix,
+                maxBacklog,
+                DEFAULT_BATCH_SIZE,
+                DEFAULT_LINGER_MILLIS,
+                passwordFile);
     }
 
     /** What may be shown of it: the uri with its password as {@code ***}. */

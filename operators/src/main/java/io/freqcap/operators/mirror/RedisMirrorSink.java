@@ -20,27 +20,7 @@ public final class RedisMirrorSink
         implements Sink<MirrorWrite>, SupportsWriterState<MirrorWrite, MirrorWrite> {
     private static final long serialVersionUID = 1L;
 
-    /** Writes sent to Redis in one flush (one round trip per node). */
-    public static final int DEFAULT_BATCH_SIZE = 500;
-
     private final MirrorSettings settings;
-
-    /**
-     * @param uri {@code redis://}, {@code rediss://} or {@code redis-cluster://h1:p1,...}
-     * @param keyPrefix {@code <prefix>} of the keys
-     * @param maxBacklog counted messages that may wait unwritten; past it the mirror drops them and
-     *     a rebuild follows
-     */
-    public RedisMirrorSink(String uri, String keyPrefix, long maxBacklog) {
-        this(uri, keyPrefix, maxBacklog, null);
-    }
-
-    /**
-     * @param passwordFile {@code --redis-password-file}, read by each task, or null
-     */
-    public RedisMirrorSink(String uri, String keyPrefix, long maxBacklog, String passwordFile) {
-        this(new MirrorSettings(uri, keyPrefix, maxBacklog, DEFAULT_BATCH_SIZE, 50, passwordFile));
-    }
 
     public RedisMirrorSink(MirrorSettings settings) {
         RedisConnection.parse(settings.uri()); // fail at build time, not in a task
