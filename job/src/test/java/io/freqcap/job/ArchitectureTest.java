@@ -57,6 +57,10 @@ class ArchitectureTest {
                     "io.freqcap.job",
                     "io.freqcap.job.local",
                     "io.freqcap.job.tools",
+                    "io.freqcap.job.tools.simulate",
+                    "io.freqcap.job.tools.export",
+                    "io.freqcap.job.tools.query",
+                    "io.freqcap.job.tools.segments",
                     "io.freqcap.job.cluster"
                 }) {
             if (main.stream().noneMatch(c -> c.getPackageName().equals(pkg))) {

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.job.tools.RedisSync;
+import io.freqcap.job.tools.query.RedisSync;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.ControlRecord;

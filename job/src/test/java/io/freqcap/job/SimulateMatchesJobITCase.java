@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
-import io.freqcap.job.tools.SimulateAccess;
+import io.freqcap.job.tools.simulate.SimulateAccess;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.LimitConfig;
 import io.freqcap.schema.SegmentBitmap;

@@ -1,6 +1,6 @@
 package io.freqcap.job.local;
 
-import io.freqcap.job.tools.RedisSync;
+import io.freqcap.job.tools.query.RedisSync;
 
 /** The local runner's view of the mirror: how many keys Redis holds (-1 while unreachable). */
 final class MirrorProgress implements AutoCloseable {

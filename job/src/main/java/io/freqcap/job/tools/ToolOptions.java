@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Set;
 
 /** The {@code --name value} command lines of the tools that take options only. */
-final class ToolOptions {
+public final class ToolOptions {
     private ToolOptions() {}
 
     /**
@@ -14,7 +14,7 @@ final class ToolOptions {
      * @return each option's value by name, or null when {@code --help} was asked for
      * @throws InvalidOptionException for an unknown option or one without a value
      */
-    static Map<String, String> parse(String[] args, Set<String> known)
+    public static Map<String, String> parse(String[] args, Set<String> known)
             throws InvalidOptionException {
         Map<String, String> opts = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {

@@ -109,7 +109,7 @@ public final class SegmentsBenchmark {
             }
         }
         long t0 = System.nanoTime();
-        SegmentBitmap dense = io.freqcap.job.tools.SegmentsToolAccess.readIds(text);
+        SegmentBitmap dense = io.freqcap.job.tools.segments.SegmentsToolAccess.readIds(text);
         byte[] denseBytes = dense.write(SegmentBitmap.Format.ROARING32);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
         System.out.printf(

@@ -1,7 +1,7 @@
 package io.freqcap.job.bench;
 
 import io.freqcap.job.local.TempDirs;
-import io.freqcap.job.tools.SimulateAccess;
+import io.freqcap.job.tools.simulate.SimulateAccess;
 import java.io.BufferedWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.bench.SimulateBenchmark;
 import io.freqcap.job.local.TempDirs;
+import io.freqcap.job.tools.segments.SegmentsTool;
+import io.freqcap.job.tools.simulate.SimulateAccess;
 import io.freqcap.schema.Json;
 import io.freqcap.schema.SegmentBitmap;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.simulate;
 
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.HOUR;

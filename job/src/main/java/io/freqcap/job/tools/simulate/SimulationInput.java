@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.simulate;
 
 import io.freqcap.schema.RawRecord;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.simulate;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,9 +1,10 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.export;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.KafkaClientConfig;
+import io.freqcap.job.tools.ToolOptions;
 import io.freqcap.schema.Delivery;
 import io.freqcap.schema.Json;
 import java.io.BufferedWriter;
@@ -48,7 +49,7 @@ public final class Export {
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         Map<String, String> opts;
         try {
             opts = ToolOptions.parse(args, OPTIONS);

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.query;
 
 import io.freqcap.operators.mirror.RedisConnection;
 import io.lettuce.core.AbstractRedisClient;

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.segments;
 
 import io.freqcap.schema.SegmentBitmap;
 import java.io.IOException;

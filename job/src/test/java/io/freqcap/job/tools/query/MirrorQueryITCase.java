@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.query;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

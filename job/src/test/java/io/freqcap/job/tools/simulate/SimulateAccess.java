@@ -1,5 +1,6 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.simulate;
 
+import io.freqcap.job.tools.export.Export;
 import java.io.PrintStream;
 
 /** Lets the benchmark and the job tests run {@code freqcap-simulate} and {@code freqcap-export}. */

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.segments;
 
 import io.freqcap.schema.Json;
 import io.freqcap.schema.MalformedRecordException;
@@ -39,7 +39,8 @@ public final class SegmentsTool {
         }
     }
 
-    static int run(String[] args, PrintStream out) throws IOException, MalformedRecordException {
+    public static int run(String[] args, PrintStream out)
+            throws IOException, MalformedRecordException {
         if (args.length == 0 || args[0].equals("--help")) {
             out.println(
                     "usage: segments build --input FILE --output FILE [--format roaring32|roaring64]");

@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.simulate;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.KafkaClientConfig;
+import io.freqcap.job.tools.ToolOptions;
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;

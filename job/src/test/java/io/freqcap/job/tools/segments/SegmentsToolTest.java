@@ -1,4 +1,4 @@
-package io.freqcap.job.tools;
+package io.freqcap.job.tools.segments;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
