@@ -2,9 +2,9 @@ package org.roaringbitmap;
 
 /**
  * The arrays inside RoaringBitmap's containers, for freqcap's segment lookups ({@code
- * io.freqcap.schema.SegmentBitmap}). This class sits in RoaringBitmap's package because the arrays
- * are package-private there and the public copies ({@code toLongBuffer}, iterators) would double
- * the memory of every bitmap a TaskManager holds. Read-only: callers never write to them.
+ * io.freqcap.schema.segment.SegmentBitmap}). This class sits in RoaringBitmap's package because the
+ * arrays are package-private there and the public copies ({@code toLongBuffer}, iterators) would
+ * double the memory of every bitmap a TaskManager holds. Read-only: callers never write to them.
  */
 public final class ContainerArrays {
     private ContainerArrays() {}

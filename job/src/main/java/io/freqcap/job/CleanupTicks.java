@@ -1,6 +1,6 @@
 package io.freqcap.job;
 
-import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.config.ControlRecord;
 import java.time.Duration;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;

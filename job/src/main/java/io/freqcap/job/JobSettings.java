@@ -3,7 +3,7 @@ package io.freqcap.job;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.mirror.MirrorSettings;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 

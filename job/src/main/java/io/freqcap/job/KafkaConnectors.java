@@ -1,9 +1,9 @@
 package io.freqcap.job;
 
-import io.freqcap.schema.AuditEvent;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;

@@ -32,10 +32,12 @@ class ArchitectureTest {
                         .importPackages("io.freqcap");
         // DO_NOT_INCLUDE_JARS keeps the modules' own jars out too when the build runs from them:
         // fall back to everything under io.freqcap, tests excluded.
-        if (main.stream().noneMatch(c -> c.getPackageName().equals("io.freqcap.schema"))) {
+        if (main.stream().noneMatch(c -> c.getPackageName().equals("io.freqcap.schema.config"))) {
             main =
                     new ClassFileImporter()
                             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                            // the modules' test-jars (shared fixtures) are tests too
+                            .withImportOption(l -> !l.contains("-tests.jar"))
                             .importPackages("io.freqcap");
         }
     }
@@ -45,6 +47,13 @@ class ArchitectureTest {
         for (String pkg :
                 new String[] {
                     "io.freqcap.schema",
+                    "io.freqcap.schema.common",
+                    "io.freqcap.schema.message",
+                    "io.freqcap.schema.config",
+                    "io.freqcap.schema.decision",
+                    "io.freqcap.schema.history",
+                    "io.freqcap.schema.segment",
+                    "io.freqcap.schema.mirror",
                     "io.freqcap.operators.capping",
                     "io.freqcap.operators.capping.rule",
                     "io.freqcap.operators.capping.history",
@@ -134,8 +143,8 @@ class ArchitectureTest {
                 // Flink's way to give a type its serializer: the type names its factory in an
                 // annotation, and the factory is generic in the type.
                 .ignoreDependency(
-                        io.freqcap.schema.InboundMessage.class,
-                        io.freqcap.schema.InboundMessageSerializer.Factory.class)
+                        io.freqcap.schema.message.InboundMessage.class,
+                        io.freqcap.schema.message.InboundMessageSerializer.Factory.class)
                 .check(main);
     }
 
@@ -148,28 +157,32 @@ class ArchitectureTest {
                         "io.freqcap.operators.capping.history..",
                         "io.freqcap.operators.capping.decision..",
                         "io.freqcap.operators.backtest..",
-                        "io.freqcap.operators.control..")
+                        "io.freqcap.operators.control..",
+                        "io.freqcap.schema.config..",
+                        "io.freqcap.schema.decision..",
+                        "io.freqcap.schema.segment..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("org.apache.flink..")
                 .because(
-                        "the decision rule and step, the history model, control and the backtest are plain Java")
+                        "the decision rule and step, the history model, control, the backtest, the"
+                                + " config, decisions and segments are plain Java")
                 .check(main);
         // Plain Java in rooms that also hold Flink glue.
         classes()
                 .that(
                         DescribedPredicate.describe(
-                                "the history cache, segment resolution, limit config and histories",
+                                "the history cache, segment resolution, messages and histories",
                                 (JavaClass c) ->
                                         startsWithAny(
                                                         c.getName(),
                                                         "io.freqcap.operators.capping.state.HistoryCache",
                                                         "io.freqcap.operators.segments.SegmentTable",
-                                                        "io.freqcap.schema.CountedHistory",
-                                                        "io.freqcap.schema.LimitConfig")
+                                                        "io.freqcap.schema.history.CountedHistory",
+                                                        "io.freqcap.schema.message.OutboundMessage")
                                                 || c.getName()
                                                                 .startsWith(
-                                                                        "io.freqcap.schema.UserHistory")
+                                                                        "io.freqcap.schema.history.UserHistory")
                                                         && !c.getName().contains("Serializer")))
                 .should()
                 .onlyDependOnClassesThat()

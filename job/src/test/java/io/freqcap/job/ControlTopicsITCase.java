@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;

@@ -3,7 +3,7 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.freqcap.schema.Delivery;
+import io.freqcap.schema.decision.Delivery;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package io.freqcap.job;
 
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.message.RawRecord;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.functions.RichMapFunction;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -229,9 +229,9 @@ class FreqcapKafkaITCase {
             String bitmap =
                     java.util.Base64.getEncoder()
                             .encodeToString(
-                                    io.freqcap.schema.SegmentBitmap.of(7, 8)
+                                    io.freqcap.schema.segment.SegmentBitmap.of(7, 8)
                                             .write(
-                                                    io.freqcap.schema.SegmentBitmap.Format
+                                                    io.freqcap.schema.segment.SegmentBitmap.Format
                                                             .ROARING32));
             KafkaPipelineSupport.send(
                     bootstrap,
@@ -257,7 +257,8 @@ class FreqcapKafkaITCase {
                                                         .equals(
                                                                 KafkaPipelineSupport.header(
                                                                         r,
-                                                                        io.freqcap.schema.Delivery
+                                                                        io.freqcap.schema.decision
+                                                                                .Delivery
                                                                                 .HEADER_SEGMENT)));
             }
             assertTrue(applied, "the segment update reached the capping tasks");
@@ -299,6 +300,7 @@ class FreqcapKafkaITCase {
                                                                     KafkaPipelineSupport.header(
                                                                             r,
                                                                             io.freqcap.schema
+                                                                                    .decision
                                                                                     .Delivery
                                                                                     .HEADER_SEGMENT))),
                     "a user the update did not touch keeps the * rule");

@@ -167,7 +167,7 @@ class FreqcapOptionsTest {
     @Test
     void readsLimitsFromAFileUri() throws Exception {
         Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
-        io.freqcap.schema.LimitConfig config =
+        io.freqcap.schema.config.LimitConfig config =
                 FreqcapOptions.requireJobOptions(
                         parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()),
                         true);

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.config.ControlRecord;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -9,7 +9,7 @@ import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.job.local.StateDir;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

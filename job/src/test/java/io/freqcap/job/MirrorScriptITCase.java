@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.operators.mirror.MirrorScript;
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;

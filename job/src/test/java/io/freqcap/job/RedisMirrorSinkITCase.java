@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.operators.mirror.RedisMirrorSink;
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

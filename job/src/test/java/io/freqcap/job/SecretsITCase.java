@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.LocalRunner;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.io.StringWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -192,7 +192,7 @@ class SecretsITCase {
                 }
                 String taskmanagers = get(http, rest + "/taskmanagers");
                 for (String tm :
-                        io.freqcap.schema.Json.MAPPER
+                        io.freqcap.schema.common.Json.MAPPER
                                 .readTree(taskmanagers)
                                 .findValuesAsText("id")) {
                     seen.add(get(http, rest + "/taskmanagers/" + tm));

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.job.local.LocalRunnerITCase;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

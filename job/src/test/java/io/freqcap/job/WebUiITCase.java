@@ -8,7 +8,7 @@ import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.browser.HeadlessChromium;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
-import io.freqcap.schema.Json;
+import io.freqcap.schema.common.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;

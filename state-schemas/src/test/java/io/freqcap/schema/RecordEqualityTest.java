@@ -4,6 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.Function;

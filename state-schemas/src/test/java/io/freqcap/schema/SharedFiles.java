@@ -9,13 +9,13 @@ import org.junit.jupiter.api.Assumptions;
  * has it beside the project; a user's clone may not, and then the tests that read it are skipped
  * with a message saying so.
  */
-final class SharedFiles {
+public final class SharedFiles {
     private SharedFiles() {}
 
     /** Tests run in a module directory: ../shared of the project is ../../shared from here. */
     static final Path SHARED = Path.of("../../shared");
 
-    static byte[] read(String relative) throws Exception {
+    public static byte[] read(String relative) throws Exception {
         Path p = SHARED.resolve(relative);
         Assumptions.assumeTrue(
                 Files.exists(p), "../shared/" + relative + " is not beside this clone; skipping");

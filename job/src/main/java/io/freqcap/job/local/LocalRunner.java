@@ -8,7 +8,7 @@ import io.freqcap.job.JobSettings;
 import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
 import io.freqcap.operators.mirror.RedisConnection;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

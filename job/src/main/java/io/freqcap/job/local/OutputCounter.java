@@ -1,8 +1,8 @@
 package io.freqcap.job.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.Json;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.decision.Delivery;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.freqcap.job.local;
 
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -9,7 +9,7 @@ import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.job.local.TempDirs;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

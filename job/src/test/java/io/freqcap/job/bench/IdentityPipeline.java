@@ -3,7 +3,7 @@ package io.freqcap.job.bench;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.KafkaConnectors;
 import io.freqcap.job.KafkaSettings;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.message.RawRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;

@@ -2,7 +2,7 @@ package io.freqcap.job.browser;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.freqcap.schema.Json;
+import io.freqcap.schema.common.Json;
 import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;

@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.operators.segments.FlinkFileLoader;
-import io.freqcap.schema.AuditRecords;
-import io.freqcap.schema.FutureBound;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.message.FutureBound;
 import java.io.Serializable;
 import java.util.List;
 

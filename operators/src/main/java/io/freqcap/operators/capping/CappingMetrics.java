@@ -2,7 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler;
-import io.freqcap.schema.Decision;
+import io.freqcap.schema.decision.Decision;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;

@@ -2,8 +2,8 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.MalformedRecordException;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.config.LimitConfig;
 import java.io.Serializable;
 
 /**

@@ -1,6 +1,6 @@
 package io.freqcap.operators.ingest;
 
-import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.config.ControlRecord;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;

@@ -1,6 +1,6 @@
 package io.freqcap.operators.ingest;
 
-import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.message.InboundMessage;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.LongSupplier;

@@ -1,8 +1,8 @@
 package io.freqcap.operators.ingest;
 
-import io.freqcap.schema.FutureBound;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.message.FutureBound;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import org.apache.flink.api.common.functions.MapFunction;
 
 /**

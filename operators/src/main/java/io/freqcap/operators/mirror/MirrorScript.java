@@ -1,6 +1,6 @@
 package io.freqcap.operators.mirror;
 
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,6 +1,6 @@
 package io.freqcap.operators.mirror;
 
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;

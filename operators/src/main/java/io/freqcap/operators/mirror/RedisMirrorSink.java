@@ -1,7 +1,7 @@
 package io.freqcap.operators.mirror;
 
-import io.freqcap.schema.MirrorWrite;
-import io.freqcap.schema.MirrorWriteSerializer;
+import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWriteSerializer;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.freqcap.operators.mirror;
 
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;

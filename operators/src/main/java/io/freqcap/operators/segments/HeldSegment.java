@@ -1,6 +1,6 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentBitmap;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
 
 /**

@@ -1,7 +1,7 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.MalformedRecordException;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.MalformedRecordException;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.segment.SegmentUpdate;
 
 /**
  * Reads and checks a segment file once, before its update is broadcast to every capping task, so

@@ -1,6 +1,6 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.ControlRecord;
+import io.freqcap.schema.config.ControlRecord;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 

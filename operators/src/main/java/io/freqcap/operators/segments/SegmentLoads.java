@@ -1,8 +1,8 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.segment.SegmentUpdate;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;

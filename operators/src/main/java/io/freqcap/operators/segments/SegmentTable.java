@@ -1,9 +1,9 @@
 package io.freqcap.operators.segments;
 
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.MalformedRecordException;
-import io.freqcap.schema.SegmentBitmap;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.segment.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,13 +1,13 @@
 package io.freqcap.operators.bench;
 
 import io.freqcap.operators.capping.rule.RuleStep;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.EncodedHistory;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.StoredHistorySerializer;
-import io.freqcap.schema.UserHistory;
-import io.freqcap.schema.UserHistorySerializer;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.history.EncodedHistory;
+import io.freqcap.schema.history.StoredHistorySerializer;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.history.UserHistorySerializer;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.Arrays;
 import java.util.Random;
 import org.apache.flink.core.memory.DataInputDeserializer;

@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.InboundMessage;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;

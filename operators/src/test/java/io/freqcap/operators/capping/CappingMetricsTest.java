@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.FlinkFileLoader;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.metrics.HistogramStatistics;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.RawRecord;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -110,7 +110,7 @@ class ControlRecordFuzzTest {
         List<JsonNode> out = new ArrayList<>();
         var side = h.getSideOutput(CappingFunction.AUDIT);
         if (side != null) {
-            for (StreamRecord<io.freqcap.schema.AuditEvent> r : side) {
+            for (StreamRecord<io.freqcap.schema.decision.AuditEvent> r : side) {
                 out.add(Json.MAPPER.readTree(r.getValue().json()));
             }
         }

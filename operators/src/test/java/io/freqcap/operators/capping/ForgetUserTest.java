@@ -9,10 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.MirrorWrite;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,9 +3,9 @@ package io.freqcap.operators.capping;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

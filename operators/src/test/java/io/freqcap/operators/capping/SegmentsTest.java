@@ -8,13 +8,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentCache;
 import io.freqcap.operators.segments.SegmentTable;
-import io.freqcap.schema.AuditEvent;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.RawRecord;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -279,8 +279,9 @@ class SegmentsTest {
                 "{\"segmentId\":\"new\",\"version\":1,\"priority\":1,\"format\":\"roaring32\",\"uri\":\""
                         + file.toUri()
                         + "\"}";
-        io.freqcap.schema.SegmentUpdate u =
-                io.freqcap.schema.SegmentUpdate.parse(load.getBytes(StandardCharsets.UTF_8));
+        io.freqcap.schema.segment.SegmentUpdate u =
+                io.freqcap.schema.segment.SegmentUpdate.parse(
+                        load.getBytes(StandardCharsets.UTF_8));
         SegmentTable slot1 = new SegmentTable();
         SegmentTable slot2 = new SegmentTable();
         assertEquals(null, slot1.apply(u, counting));
@@ -290,7 +291,7 @@ class SegmentsTest {
         slot1.close();
         assertEquals(1, SegmentCache.size(), "still held by the other task");
         slot2.apply(
-                io.freqcap.schema.SegmentUpdate.parse(
+                io.freqcap.schema.segment.SegmentUpdate.parse(
                         "{\"segmentId\":\"new\",\"version\":2,\"op\":\"delete\"}"
                                 .getBytes(StandardCharsets.UTF_8)),
                 counting);

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.segments.FlinkFileLoader;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.LimitConfig;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.SegmentBitmap;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.segment.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

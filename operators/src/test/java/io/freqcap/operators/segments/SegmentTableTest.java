@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.SegmentBitmap;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.segment.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentUpdate;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.junit.jupiter.api.AfterEach;

@@ -1,9 +1,9 @@
 package io.freqcap.job.tools.query;
 
 import io.freqcap.operators.mirror.RedisConnection;
-import io.freqcap.schema.Limit;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.ScoredValue;

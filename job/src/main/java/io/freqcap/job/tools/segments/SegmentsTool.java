@@ -1,9 +1,9 @@
 package io.freqcap.job.tools.segments;
 
-import io.freqcap.schema.Json;
-import io.freqcap.schema.MalformedRecordException;
-import io.freqcap.schema.SegmentBitmap;
-import io.freqcap.schema.SegmentBitmap.Format;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.segment.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentBitmap.Format;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;

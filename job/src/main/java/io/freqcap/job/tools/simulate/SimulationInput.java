@@ -1,6 +1,6 @@
 package io.freqcap.job.tools.simulate;
 
-import io.freqcap.schema.RawRecord;
+import io.freqcap.schema.message.RawRecord;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -3,8 +3,8 @@ package io.freqcap.job.tools.query;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.MirrorWrite;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

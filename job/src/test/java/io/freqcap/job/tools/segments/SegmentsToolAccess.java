@@ -1,6 +1,6 @@
 package io.freqcap.job.tools.segments;
 
-import io.freqcap.schema.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.IOException;
 import java.nio.file.Path;
 

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.Json;
-import io.freqcap.schema.MalformedRecordException;
-import io.freqcap.schema.SegmentBitmap;
-import io.freqcap.schema.SegmentUpdate;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.segment.SegmentBitmap;
+import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

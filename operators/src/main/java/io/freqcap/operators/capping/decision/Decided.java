@@ -1,13 +1,13 @@
 package io.freqcap.operators.capping.decision;
 
 import io.freqcap.operators.capping.rule.CappingRule;
-import io.freqcap.schema.AuditEvent;
-import io.freqcap.schema.AuditRecords;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.MirrorWrite;
-import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -2,10 +2,10 @@ package io.freqcap.operators.capping.decision;
 
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.segments.SegmentTable;
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.OutboundMessage;
 
 /**
  * One message's way through capping, the same in the job and in a backtest ({@code

@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping.decision;
 
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.OutboundMessage;
 
 /**
  * Where a {@link DecisionStep} keeps users' histories: the job's keyed state, or a backtest's

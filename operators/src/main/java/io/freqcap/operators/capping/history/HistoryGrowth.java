@@ -1,10 +1,10 @@
 package io.freqcap.operators.capping.history;
 
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.UserHistory;
-import io.freqcap.schema.Zones;
+import io.freqcap.schema.common.Zones;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 
 /**
  * How a user's history grows when a message is counted, and what it forgets: the one owner of

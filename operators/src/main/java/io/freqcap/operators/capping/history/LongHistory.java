@@ -1,10 +1,10 @@
 package io.freqcap.operators.capping.history;
 
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.Scope;
-import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

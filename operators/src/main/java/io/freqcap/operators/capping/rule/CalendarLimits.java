@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping.rule;
 
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.Limit;
-import io.freqcap.schema.Scope;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.history.CountedHistory;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongPredicate;

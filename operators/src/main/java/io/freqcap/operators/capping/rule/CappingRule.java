@@ -1,15 +1,15 @@
 package io.freqcap.operators.capping.rule;
 
-import io.freqcap.schema.CountedHistory;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.Limit;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.Scope;
-import io.freqcap.schema.ShadowDecision;
-import io.freqcap.schema.UserHistory;
-import io.freqcap.schema.Violation;
-import io.freqcap.schema.Zones;
+import io.freqcap.schema.common.Zones;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.ShadowDecision;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.List;
 

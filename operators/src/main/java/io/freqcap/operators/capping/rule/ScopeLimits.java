@@ -1,7 +1,7 @@
 package io.freqcap.operators.capping.rule;
 
-import io.freqcap.schema.Limit;
-import io.freqcap.schema.Scope;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.Scope;
 import java.util.List;
 
 /**

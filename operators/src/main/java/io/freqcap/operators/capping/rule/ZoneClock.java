@@ -1,6 +1,6 @@
 package io.freqcap.operators.capping.rule;
 
-import io.freqcap.schema.Zones;
+import io.freqcap.schema.common.Zones;
 import java.time.ZoneId;
 
 /**

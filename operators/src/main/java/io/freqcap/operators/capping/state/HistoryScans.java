@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping.state;
 
-import io.freqcap.schema.MirrorWrite;
-import io.freqcap.schema.StoredHistorySerializer;
-import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.history.StoredHistorySerializer;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -20,14 +20,14 @@ import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction
  *
  * <p><b>State cleanup.</b> A user's history can matter only to messages whose intervals reach back
  * to it. Once messages arrive a longest window W past the latest counted one, none does. A periodic
- * sweep ({@link io.freqcap.schema.ControlRecord.Kind#SWEEP}, broadcast to every instance) therefore
- * clears each history whose latest counted message is 2W or more behind the watermark (the extra W
- * is slack for late messages). A sweep rather than a timer per user: timers cost a RocksDB write on
- * a user's first message and about 8 bytes of state per user, for nothing a sweep cannot do. A
- * sweep visits every key of the instance, about a second per million users, every few minutes.
- * Event time, not state TTL: TTL only knows processing time, and decisions are made on message
- * time, which a backfill or a replay can move far from the wall clock; and TTL is fixed when the
- * job starts while W changes with every config.
+ * sweep ({@link io.freqcap.schema.config.ControlRecord.Kind#SWEEP}, broadcast to every instance)
+ * therefore clears each history whose latest counted message is 2W or more behind the watermark
+ * (the extra W is slack for late messages). A sweep rather than a timer per user: timers cost a
+ * RocksDB write on a user's first message and about 8 bytes of state per user, for nothing a sweep
+ * cannot do. A sweep visits every key of the instance, about a second per million users, every few
+ * minutes. Event time, not state TTL: TTL only knows processing time, and decisions are made on
+ * message time, which a backfill or a replay can move far from the wall clock; and TTL is fixed
+ * when the job starts while W changes with every config.
  */
 public final class HistoryScans {
     private HistoryScans() {}

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.Scope;
-import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.history.UserHistory;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;

@@ -3,12 +3,12 @@ package io.freqcap.operators.capping.rule;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.Limit;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.UserHistory;
-import io.freqcap.schema.Violation;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

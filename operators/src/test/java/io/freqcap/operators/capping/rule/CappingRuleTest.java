@@ -8,11 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.UserHistory;
-import io.freqcap.schema.Violation;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

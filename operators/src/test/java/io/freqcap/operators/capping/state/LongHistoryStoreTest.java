@@ -9,14 +9,14 @@ import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.operators.capping.rule.RuleStep;
-import io.freqcap.schema.ControlRecord;
-import io.freqcap.schema.Decision;
-import io.freqcap.schema.Delivery;
-import io.freqcap.schema.InboundMessage;
-import io.freqcap.schema.LimitConfig;
-import io.freqcap.schema.OutboundMessage;
-import io.freqcap.schema.RawRecord;
-import io.freqcap.schema.UserHistory;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -171,6 +171,9 @@ class LongHistoryStoreTest {
             return d.decision();
         }
         var a = h.getSideOutput(CappingFunction.AUDIT).poll();
-        return io.freqcap.schema.Json.MAPPER.readTree(a.getValue().json()).get("decision").asText();
+        return io.freqcap.schema.common.Json.MAPPER
+                .readTree(a.getValue().json())
+                .get("decision")
+                .asText();
     }
 }

@@ -1,0 +1,17 @@
+package io.freqcap.schema.config;
+
+/**
+ * What a record on the config topic holds: a {@link LimitConfig}, a {@link Command} or a {@link
+ * ForgetUser}; {@link ConfigTopic#parse} tells which.
+ */
+public interface ConfigRecord {
+
+    /** {@code {"command": "..."}}. Unknown names are the caller's to reject. */
+    record Command(String name) implements ConfigRecord {
+        public static final String REBUILD_MIRROR = "rebuild-mirror";
+        public static final String FORGET_USER = "forget-user";
+    }
+
+    /** {@code {"command": "forget-user", "userId": 42}}: erase everything kept of one user. */
+    record ForgetUser(long userId) implements ConfigRecord {}
+}

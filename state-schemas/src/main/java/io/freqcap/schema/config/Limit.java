@@ -1,0 +1,86 @@
+package io.freqcap.schema.config;
+
+import io.freqcap.schema.common.MalformedRecordException;
+import java.math.BigInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One limit (contract.md §3): rolling, at most {@code max} counted messages in any interval of
+ * length {@code windowMillis}; or calendar, at most {@code max} in any calendar day, ISO week or
+ * month of the user's zone.
+ *
+ * @param window the window as written in the config ({@code 1d}), echoed in audit records; null for
+ *     a calendar limit
+ * @param windowMillis the window; for a calendar limit what it counts as for STALE and how far back
+ *     histories reach (3d, 9d, 33d: any two zones' days, weeks, months)
+ * @param calendar {@code day}, {@code week} or {@code month}; null for a rolling limit
+ */
+public record Limit(String window, long windowMillis, int max, String calendar)
+        implements java.io.Serializable {
+
+    /** A rolling limit. */
+    public Limit(String window, long windowMillis, int max) {
+        this(window, windowMillis, max, null);
+    }
+
+    /** A calendar limit of {@code period} (day, week or month). */
+    public static Limit calendar(String period, int max) throws MalformedRecordException {
+        long days =
+                switch (period) {
+                    case "day" -> 3;
+                    case "week" -> 9;
+                    case "month" -> 33;
+                    default ->
+                            throw new MalformedRecordException(
+                                    "calendar: expected day, week or month, got \""
+                                            + period
+                                            + "\"");
+                };
+        return new Limit(null, days * 86_400_000L, max, period);
+    }
+
+    public boolean isCalendar() {
+        return calendar != null;
+    }
+
+    public static final long MAX_WINDOW_MILLIS = 90L * 24 * 3600 * 1000;
+    public static final int MAX_MAX = 1_000_000;
+    private static final Pattern WINDOW = Pattern.compile("([0-9]+)([smhdw])");
+
+    /** Parses {@code 30s}, {@code 15m}, {@code 6h}, {@code 1d}, {@code 2w}; at most 90 days. */
+    public static long parseWindow(String text) throws MalformedRecordException {
+        Matcher m = WINDOW.matcher(text);
+        if (!m.matches()) {
+            throw new MalformedRecordException(
+                    "window: expected a positive integer followed by s, m, h, d or w, got \""
+                            + text
+                            + "\"");
+        }
+        long unit;
+        switch (m.group(2)) {
+            case "s":
+                unit = 1000L;
+                break;
+            case "m":
+                unit = 60_000L;
+                break;
+            case "h":
+                unit = 3_600_000L;
+                break;
+            case "d":
+                unit = 86_400_000L;
+                break;
+            default:
+                unit = 7 * 86_400_000L;
+        }
+        BigInteger millis = new BigInteger(m.group(1)).multiply(BigInteger.valueOf(unit));
+        if (millis.signum() == 0) {
+            throw new MalformedRecordException("window: must be positive, got \"" + text + "\"");
+        }
+        if (millis.compareTo(BigInteger.valueOf(MAX_WINDOW_MILLIS)) > 0) {
+            throw new MalformedRecordException("window: at most 90d, got \"" + text + "\"");
+        }
+        return millis.longValueExact();
+    }
+}

@@ -1,0 +1,316 @@
+package io.freqcap.schema.decision;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Writes AuditRecord JSON with the contract's field names and order, never larger than a bound
+ * ({@code --max-record-bytes}): where the input's bytes ({@code raw}, or {@code message}) would
+ * make a record too large, it carries their first bytes only, with {@code rawBytes} (the full
+ * length) and {@code rawTruncated: true}, and no {@code message}.
+ */
+public final class AuditRecords {
+    private AuditRecords() {}
+
+    /** The contract's default {@code --max-record-bytes}, under Kafka's default record limit. */
+    public static final int DEFAULT_MAX_BYTES = 1_000_000;
+
+    /** Error texts are cut here: a parser's message may quote what it read. */
+    static final int MAX_ERROR_CHARS = 1000;
+
+    /** The fields before and after the input's bytes. */
+    private interface Fields {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    /**
+     * A REJECTED, DUPLICATE or STALE record.
+     *
+     * @param violations only for REJECTED
+     * @param retryAfter only for REJECTED; {@code null} when no time would allow the message
+     * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
+     * @param rawMessage the input value, a JSON object already validated, embedded as is
+     * @param maxBytes the largest record written
+     */
+    public static AuditEvent decision(
+            Decision decision,
+            OutboundMessage m,
+            String segment,
+            long configVersion,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            byte[] rawMessage,
+            int maxBytes) {
+        return decision(
+                decision,
+                m,
+                segment,
+                configVersion,
+                violations,
+                retryAfter,
+                reason,
+                null,
+                rawMessage,
+                maxBytes);
+    }
+
+    /**
+     * A REJECTED, DUPLICATE or STALE record, with what the shadow rules would have decided.
+     *
+     * @param shadow only for REJECTED, when the config has shadow rules; else null
+     */
+    public static AuditEvent decision(
+            Decision decision,
+            OutboundMessage m,
+            String segment,
+            long configVersion,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            byte[] rawMessage,
+            int maxBytes) {
+        byte[] json = null;
+        // The last guard: a record that the config's size bounds should keep small, but that is
+        // too large anyway, keeps as many violations as fit, never failing its send.
+        for (int keep = Integer.MAX_VALUE; json == null || json.length > maxBytes; ) {
+            json =
+                    decisionJson(
+                            decision,
+                            m,
+                            segment,
+                            configVersion,
+                            violations,
+                            retryAfter,
+                            reason,
+                            shadow,
+                            rawMessage,
+                            maxBytes,
+                            keep);
+            int most = Math.max(violations.size(), shadow == null ? 0 : shadow.violations().size());
+            if (json.length <= maxBytes || keep == 0) {
+                break;
+            }
+            keep = Math.min(keep, most) / 2;
+        }
+        return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
+    }
+
+    private static byte[] decisionJson(
+            Decision decision,
+            OutboundMessage m,
+            String segment,
+            long configVersion,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            byte[] rawMessage,
+            int maxBytes,
+            int keepViolations) {
+        Fields head =
+                g -> {
+                    g.writeStringField("decision", decision.name());
+                    g.writeStringField("messageId", m.messageId());
+                    g.writeNumberField("userId", m.userId());
+                    g.writeStringField("segment", segment);
+                    g.writeStringField("channel", m.channel());
+                    g.writeNumberField("timestamp", m.timestamp());
+                    g.writeNumberField("configVersion", configVersion);
+                    if (decision == Decision.REJECTED) {
+                        writeViolations(g, violations, keepViolations);
+                        g.writeFieldName("retryAfter");
+                        if (retryAfter == null) {
+                            g.writeNull();
+                        } else {
+                            g.writeNumber(retryAfter);
+                        }
+                        if (shadow != null) {
+                            g.writeObjectFieldStart("shadow");
+                            g.writeStringField("decision", shadow.decision().name());
+                            g.writeStringField("segment", shadow.segment());
+                            writeViolations(g, shadow.violations(), keepViolations);
+                            g.writeEndObject();
+                        }
+                    }
+                    if (reason != null) {
+                        g.writeStringField("reason", reason);
+                    }
+                };
+        return bounded(
+                head,
+                g -> {},
+                rawMessage,
+                rawMessage == null ? 0 : rawMessage.length,
+                true,
+                maxBytes);
+    }
+
+    /** The MALFORMED record of an input record that could not be read. */
+    public static AuditEvent malformed(InboundMessage in, int maxBytes) {
+        return malformed(in, in.value() == null ? 0 : in.value().length, maxBytes);
+    }
+
+    /**
+     * The MALFORMED record of an input of which only the first bytes were read.
+     *
+     * @param fullLength the input's length; more than {@code in.value().length} when cut
+     */
+    public static AuditEvent malformed(InboundMessage in, long fullLength, int maxBytes) {
+        return new AuditEvent(
+                null,
+                unreadableJson(
+                        Decision.MALFORMED,
+                        in.error(),
+                        in.value(),
+                        fullLength,
+                        in.topic(),
+                        in.partition(),
+                        in.offset(),
+                        maxBytes));
+    }
+
+    /**
+     * A MALFORMED or INVALID_CONTROL record: the error, the raw bytes and where they came from.
+     *
+     * @param maxBytes the largest record written
+     */
+    public static AuditEvent unreadable(
+            Decision decision,
+            String error,
+            byte[] raw,
+            String topic,
+            int partition,
+            long offset,
+            int maxBytes) {
+        return new AuditEvent(
+                null,
+                unreadableJson(
+                        decision,
+                        error,
+                        raw,
+                        raw == null ? 0 : raw.length,
+                        topic,
+                        partition,
+                        offset,
+                        maxBytes));
+    }
+
+    private static byte[] unreadableJson(
+            Decision decision,
+            String error,
+            byte[] raw,
+            long rawLength,
+            String topic,
+            int partition,
+            long offset,
+            int maxBytes) {
+        String shortError =
+                error.length() <= MAX_ERROR_CHARS
+                        ? error
+                        : error.substring(0, MAX_ERROR_CHARS) + "...";
+        Fields head =
+                g -> {
+                    g.writeStringField("decision", decision.name());
+                    g.writeStringField("error", shortError);
+                };
+        Fields source =
+                g -> {
+                    g.writeObjectFieldStart("source");
+                    g.writeStringField("topic", topic);
+                    g.writeNumberField("partition", partition);
+                    g.writeNumberField("offset", offset);
+                    g.writeEndObject();
+                };
+        return bounded(head, source, raw, rawLength, false, maxBytes);
+    }
+
+    /**
+     * The record whole if it fits in {@code maxBytes}, else with as many first bytes of {@code raw}
+     * as fit.
+     *
+     * @param asMessage whole, {@code raw} is embedded as the JSON {@code message}; else as base64
+     *     {@code raw}
+     */
+    private static byte[] bounded(
+            Fields head, Fields tail, byte[] raw, long rawLength, boolean asMessage, int maxBytes) {
+        int held = raw == null ? 0 : raw.length;
+        long wholeSize = asMessage ? rawLength : 4 * ((rawLength + 2) / 3);
+        if (rawLength == held && wholeSize < maxBytes) { // else it cannot fit: skip writing it
+            byte[] whole = write(head, tail, raw, rawLength, asMessage, -1);
+            if (whole.length <= maxBytes) {
+                return whole;
+            }
+        }
+        int fixed = write(head, tail, raw, rawLength, false, 0).length;
+        // base64 of 3n bytes is 4n characters
+        int prefix = Math.max(0, maxBytes - fixed) / 4 * 3;
+        byte[] cut = write(head, tail, raw, rawLength, false, Math.min(prefix, held));
+        return cut.length <= maxBytes ? cut : write(head, tail, raw, rawLength, false, 0);
+    }
+
+    /**
+     * @param prefix -1 for the whole input, else how many of its first bytes go into {@code raw},
+     *     with {@code rawBytes} and {@code rawTruncated}
+     */
+    private static byte[] write(
+            Fields head, Fields tail, byte[] raw, long rawLength, boolean asMessage, int prefix) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256 + Math.max(prefix, 0));
+        try (JsonGenerator g = Json.FACTORY.createGenerator(bytes)) {
+            g.writeStartObject();
+            head.write(g);
+            if (prefix < 0 && asMessage) {
+                g.writeFieldName("message");
+                g.writeRawValue(new String(raw, StandardCharsets.UTF_8));
+            } else {
+                g.writeFieldName("raw");
+                if (raw == null) {
+                    g.writeNull();
+                } else if (prefix < 0) {
+                    g.writeBinary(raw);
+                } else {
+                    g.writeBinary(Arrays.copyOf(raw, prefix));
+                    g.writeNumberField("rawBytes", rawLength);
+                    g.writeBooleanField("rawTruncated", true);
+                }
+            }
+            tail.write(g);
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** The first {@code keep} violations, and {@code violationsTruncated} when there are more. */
+    private static void writeViolations(JsonGenerator g, List<Violation> violations, int keep)
+            throws IOException {
+        g.writeArrayFieldStart("violations");
+        for (Violation v : violations.subList(0, Math.min(keep, violations.size()))) {
+            g.writeStartObject();
+            g.writeStringField("scope", v.scope());
+            if (v.calendar() != null) {
+                g.writeStringField("calendar", v.calendar());
+            } else {
+                g.writeStringField("window", v.window());
+            }
+            g.writeNumberField("max", v.max());
+            g.writeNumberField("count", v.count());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        if (violations.size() > keep) {
+            g.writeNumberField("violationsTotal", violations.size());
+            g.writeBooleanField("violationsTruncated", true);
+        }
+    }
+}

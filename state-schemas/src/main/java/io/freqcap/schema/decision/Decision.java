@@ -1,0 +1,12 @@
+package io.freqcap.schema.decision;
+
+/** The outcome for one input record (contract.md §5). */
+public enum Decision {
+    ALLOWED,
+    EXEMPT,
+    REJECTED,
+    DUPLICATE,
+    STALE,
+    MALFORMED,
+    INVALID_CONTROL
+}

@@ -1,0 +1,45 @@
+package io.freqcap.schema.history;
+
+import io.freqcap.schema.config.Scope;
+
+/**
+ * What the decision rule asks of a user's counted messages (contract.md §6), whatever holds them: a
+ * short {@link UserHistory} or a long history kept in chunks. Timestamps are in ascending order; a
+ * {@link Scope} selects the entries a limit counts (a channel, a category, a campaign, or all).
+ */
+public interface CountedHistory {
+    int size();
+
+    boolean isEmpty();
+
+    /** The latest counted timestamp; only defined for a non-empty history. */
+    long latest();
+
+    /** Whether an entry has this 56-bit fingerprint ({@link UserHistory#fingerprint}). */
+    boolean containsFingerprint(long fingerprint);
+
+    /** The channels entries of this history use. */
+    String[] channels();
+
+    /** Entries in scope with a timestamp in {@code (after, upTo]}. */
+    int count(Scope scope, long after, long upTo);
+
+    /**
+     * The timestamp of the k-th latest entry in scope (k = 1: the latest); only for 1 <= k <=
+     * {@code count(scope, Long.MIN_VALUE, Long.MAX_VALUE)}.
+     */
+    long kthLatest(Scope scope, int k);
+
+    /** The timestamps in scope later than {@code after}, ascending. */
+    long[] timestampsAfter(Scope scope, long after);
+
+    /** Receives entries: their timestamp and their zone's offset from UTC at it. */
+    interface EntryVisitor {
+        void visit(long timestamp, int offsetSeconds);
+    }
+
+    /**
+     * Hands {@code v} the entries in scope with a timestamp in {@code (after, upTo]}, ascending.
+     */
+    void forEachIn(Scope scope, long after, long upTo, EntryVisitor v);
+}

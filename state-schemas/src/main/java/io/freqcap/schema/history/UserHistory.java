@@ -1,0 +1,657 @@
+package io.freqcap.schema.history;
+
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.message.OutboundMessage;
+import java.util.Arrays;
+
+/**
+ * The counted messages of one user that can still matter (contract.md §6): for each, its timestamp,
+ * its channel, a 64-bit fingerprint of its messageId, and what scoped and calendar limits read: its
+ * category, its campaign and its zone's UTC offset at its timestamp. Entries are kept sorted by
+ * timestamp; the decision order is not needed by the rule, only the latest timestamp, which sorting
+ * gives.
+ *
+ * <p>Immutable: {@link #with} and {@link #prunedBefore} return new instances, so a history read
+ * from state can be shared and a serializer never sees it change.
+ *
+ * <p>Why a fingerprint and not the messageId: the id is up to 128 characters and only equality is
+ * ever asked of it (DUPLICATE). A 56-bit fingerprint keeps a user's state small: a new message is
+ * falsely taken for a duplicate with probability (entries kept) / 2^56, about 7e-17 for a typical
+ * history of five; at 200,000 messages/s that is one false DUPLICATE in about 2,000 years (in about
+ * 10 years if every user kept a thousand entries).
+ *
+ * <p>With the Redis mirror on, the messageIds themselves are kept too ({@link #messageId}): a
+ * {@code rebuild-mirror} must write the very members Redis lost. Entries counted while the mirror
+ * was off have none ({@code null}). A user pays for categories, campaigns and offsets only when an
+ * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
+ * that is null otherwise.
+ */
+public final class UserHistory implements CountedHistory, StoredHistory {
+    public static final UserHistory EMPTY =
+            new UserHistory(
+                    new long[0],
+                    new long[0],
+                    new int[0],
+                    new String[0],
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null);
+
+    private final long[] timestamps;
+    private final long[] fingerprints;
+    private final int[] channelIndex;
+    private final String[] channels;
+
+    /** Null when no entry has an id. */
+    private final String[] messageIds;
+
+    /**
+     * Categories but {@link OutboundMessage#DEFAULT_CATEGORY} and campaigns, each as a table of the
+     * distinct values entries use (in order of first use, as the packed format writes them) and per
+     * entry an index: 0 for the default category or no campaign, t + 1 for table[t]. Both null when
+     * every entry's is 0. Indexes, not a string per entry: a history is read, extended and written
+     * for every message, and its scope checks then compare ints.
+     */
+    private final String[] categoryTable;
+
+    private final int[] categoryIndex;
+    private final String[] campaignTable;
+    private final int[] campaignIndex;
+
+    /** Per entry, seconds east of UTC; null when every entry's is 0. */
+    private final int[] offsets;
+
+    /** A history of per-entry values (categories: null for the default everywhere). */
+    UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets) {
+        this(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
+                Tabled.of(campaigns, null),
+                offsets);
+    }
+
+    private UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            Tabled categories,
+            Tabled campaigns,
+            int[] offsets) {
+        this(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                categories.table(),
+                categories.index(),
+                campaigns.table(),
+                campaigns.index(),
+                offsets);
+    }
+
+    private UserHistory(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            String[] categoryTable,
+            int[] categoryIndex,
+            String[] campaignTable,
+            int[] campaignIndex,
+            int[] offsets) {
+        this.timestamps = timestamps;
+        this.fingerprints = fingerprints;
+        this.channelIndex = channelIndex;
+        this.channels = channels;
+        this.messageIds = messageIds;
+        boolean noCategory = allZero(categoryIndex);
+        this.categoryTable = noCategory ? null : categoryTable;
+        this.categoryIndex = noCategory ? null : categoryIndex;
+        boolean noCampaign = allZero(campaignIndex);
+        this.campaignTable = noCampaign ? null : campaignTable;
+        this.campaignIndex = noCampaign ? null : campaignIndex;
+        this.offsets = allZero(offsets) ? null : offsets;
+    }
+
+    /**
+     * A history as the serializer read it: tables of distinct values (no default category), in
+     * order of first use, and indexes within them. Tables that break that are rebuilt.
+     */
+    static UserHistory decoded(
+            long[] timestamps,
+            long[] fingerprints,
+            int[] channelIndex,
+            String[] channels,
+            String[] messageIds,
+            String[] categoryTable,
+            int[] categoryIndex,
+            String[] campaignTable,
+            int[] campaignIndex,
+            int[] offsets) {
+        if (!Tabled.canonical(categoryTable, categoryIndex, OutboundMessage.DEFAULT_CATEGORY)
+                || !Tabled.canonical(campaignTable, campaignIndex, null)) {
+            return new UserHistory(
+                    timestamps,
+                    fingerprints,
+                    channelIndex,
+                    channels,
+                    messageIds,
+                    Tabled.of(
+                            Tabled.values(categoryTable, categoryIndex),
+                            OutboundMessage.DEFAULT_CATEGORY),
+                    Tabled.of(Tabled.values(campaignTable, campaignIndex), null),
+                    offsets);
+        }
+        return new UserHistory(
+                timestamps,
+                fingerprints,
+                channelIndex,
+                channels,
+                messageIds,
+                categoryTable,
+                categoryIndex,
+                campaignTable,
+                campaignIndex,
+                offsets);
+    }
+
+    private static boolean allZero(int[] a) {
+        if (a != null) {
+            for (int x : a) {
+                if (x != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int size() {
+        return timestamps.length;
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return timestamps.length == 0;
+    }
+
+    public long timestamp(int i) {
+        return timestamps[i];
+    }
+
+    public long fingerprint(int i) {
+        return fingerprints[i];
+    }
+
+    public String channel(int i) {
+        return channels[channelIndex[i]];
+    }
+
+    /** The messageId of entry i, or {@code null} when it was counted without keeping ids. */
+    public String messageId(int i) {
+        return messageIds == null ? null : messageIds[i];
+    }
+
+    public String category(int i) {
+        int c = categoryIndex == null ? 0 : categoryIndex[i];
+        return c == 0 ? OutboundMessage.DEFAULT_CATEGORY : categoryTable[c - 1];
+    }
+
+    /** The campaignId of entry i, or {@code null} for none. */
+    public String campaign(int i) {
+        int c = campaignIndex == null ? 0 : campaignIndex[i];
+        return c == 0 ? null : campaignTable[c - 1];
+    }
+
+    /** Seconds east of UTC of entry i's zone at its timestamp. */
+    public int offsetSeconds(int i) {
+        return offsets == null ? 0 : offsets[i];
+    }
+
+    @Override
+    public String[] channels() {
+        return channels.clone();
+    }
+
+    @Override
+    public long latest() {
+        return timestamps[timestamps.length - 1];
+    }
+
+    @Override
+    public boolean containsFingerprint(long fingerprint) {
+        fingerprint &= FINGERPRINT_MASK;
+        for (long f : fingerprints) {
+            if (f == fingerprint) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether entry i counts for {@code scope}. */
+    public boolean inScope(int i, Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> true;
+            case CHANNEL -> channel(i).equals(scope.name());
+            case CATEGORY -> category(i).equals(scope.name());
+            case CAMPAIGN -> scope.name().equals(campaign(i));
+        };
+    }
+
+    /** The per-entry indexes {@code scope} reads (null: 0 for every entry). */
+    private int[] column(Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> null;
+            case CHANNEL -> channelIndex;
+            case CATEGORY -> categoryIndex;
+            case CAMPAIGN -> campaignIndex;
+        };
+    }
+
+    /** The index the entries of {@code scope} have in its {@link #column}; -1 when none can. */
+    private int wanted(Scope scope) {
+        return switch (scope.kind()) {
+            case ALL -> 0;
+            case CHANNEL -> Tabled.indexOf(channels, scope.name());
+            case CATEGORY ->
+                    OutboundMessage.DEFAULT_CATEGORY.equals(scope.name())
+                            ? 0
+                            : oneBased(Tabled.indexOf(categoryTable, scope.name()));
+            case CAMPAIGN -> oneBased(Tabled.indexOf(campaignTable, scope.name()));
+        };
+    }
+
+    private static int oneBased(int position) {
+        return position < 0 ? -1 : position + 1;
+    }
+
+    private static boolean hit(int[] column, int wanted, int i) {
+        return column == null ? wanted == 0 : column[i] == wanted;
+    }
+
+    @Override
+    public int count(Scope scope, long after, long upTo) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        if (wanted < 0 || (column == null && wanted != 0)) {
+            return 0;
+        }
+        int n = 0;
+        for (int i = 0; i < timestamps.length; i++) {
+            long t = timestamps[i];
+            if (t > after && t <= upTo && hit(column, wanted, i)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public long kthLatest(Scope scope, int k) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        for (int i = timestamps.length - 1; i >= 0 && wanted >= 0; i--) {
+            if (hit(column, wanted, i) && --k == 0) {
+                return timestamps[i];
+            }
+        }
+        throw new IllegalArgumentException("fewer entries in scope than k");
+    }
+
+    @Override
+    public long[] timestampsAfter(Scope scope, long after) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        long[] out = new long[timestamps.length];
+        int n = 0;
+        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
+            if (timestamps[i] > after && hit(column, wanted, i)) {
+                out[n++] = timestamps[i];
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
+    @Override
+    public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
+        int[] column = column(scope);
+        int wanted = wanted(scope);
+        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
+            long t = timestamps[i];
+            if (t > after && t <= upTo && hit(column, wanted, i)) {
+                v.visit(t, offsetSeconds(i));
+            }
+        }
+    }
+
+    /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
+    public UserHistory with(long timestamp, long fingerprint, String channel) {
+        return with(timestamp, fingerprint, channel, null);
+    }
+
+    /**
+     * This history with one more entry of the default category, no campaign, in UTC.
+     *
+     * @param messageId the id to keep with the entry, or {@code null} to keep none
+     */
+    public UserHistory with(long timestamp, long fingerprint, String channel, String messageId) {
+        return with(
+                timestamp,
+                fingerprint,
+                channel,
+                messageId,
+                OutboundMessage.DEFAULT_CATEGORY,
+                null,
+                0);
+    }
+
+    /**
+     * This history with one more entry, inserted in timestamp order (after equal timestamps).
+     *
+     * @param messageId the id to keep with the entry, or {@code null} to keep none
+     * @param campaign the campaignId, or {@code null} for none
+     * @param offsetSeconds the entry's zone's offset from UTC at its timestamp
+     */
+    public UserHistory with(
+            long timestamp,
+            long fingerprint,
+            String channel,
+            String messageId,
+            String category,
+            String campaign,
+            int offsetSeconds) {
+        fingerprint &= FINGERPRINT_MASK;
+        int n = timestamps.length;
+        int pos = n;
+        while (pos > 0 && timestamps[pos - 1] > timestamp) {
+            pos--;
+        }
+        int c = Tabled.indexOf(channels, channel);
+        String[] chs = channels;
+        if (c < 0) {
+            chs = Arrays.copyOf(channels, channels.length + 1);
+            c = channels.length;
+            chs[c] = channel;
+        }
+        long[] ts = insert(timestamps, pos, timestamp);
+        long[] fps = insert(fingerprints, pos, fingerprint);
+        int[] ci = Tabled.insert(channelIndex, pos, c);
+        String[] ids = insert(messageIds, n, pos, messageId);
+        Tabled cats =
+                Tabled.with(
+                        categoryTable,
+                        categoryIndex,
+                        n,
+                        pos,
+                        OutboundMessage.DEFAULT_CATEGORY.equals(category) ? null : category);
+        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, campaign);
+        int[] offs =
+                offsets == null && offsetSeconds == 0
+                        ? null
+                        : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
+        return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs);
+    }
+
+    private static long[] insert(long[] a, int pos, long v) {
+        long[] out = new long[a.length + 1];
+        System.arraycopy(a, 0, out, 0, pos);
+        out[pos] = v;
+        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
+        return out;
+    }
+
+    /** A per-entry array with {@code v} inserted; null while every entry is null. */
+    private static String[] insert(String[] a, int n, int pos, String v) {
+        if (a == null && v == null) {
+            return null;
+        }
+        String[] out = new String[n + 1];
+        if (a != null) {
+            System.arraycopy(a, 0, out, 0, pos);
+            System.arraycopy(a, pos, out, pos + 1, n - pos);
+        }
+        out[pos] = v;
+        return out;
+    }
+
+    /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
+    public UserHistory prunedBefore(long cutoff) {
+        int from = 0;
+        while (from < timestamps.length && timestamps[from] <= cutoff) {
+            from++;
+        }
+        if (from == 0) {
+            return this;
+        }
+        if (from == timestamps.length) {
+            return EMPTY;
+        }
+        return slice(from, timestamps.length);
+    }
+
+    /** Entries [from, to) as a history of their own. */
+    UserHistory slice(int from, int to) {
+        return compactChannels(
+                Arrays.copyOfRange(timestamps, from, to),
+                Arrays.copyOfRange(fingerprints, from, to),
+                Arrays.copyOfRange(channelIndex, from, to),
+                channels,
+                messageIds == null ? null : Arrays.copyOfRange(messageIds, from, to),
+                Tabled.slice(categoryTable, categoryIndex, from, to),
+                Tabled.slice(campaignTable, campaignIndex, from, to),
+                offsets == null ? null : Arrays.copyOfRange(offsets, from, to));
+    }
+
+    /**
+     * A history of the given entries (ascending timestamps, fingerprints of 56 bits); channels no
+     * entry uses are dropped. The arrays become the history's: the caller must not change them.
+     *
+     * @param channelIndex per entry, its channel's index in {@code channels}
+     * @param ids per entry its messageId or null; null for none at all
+     * @param categories per entry; null for the default category everywhere
+     * @param campaigns per entry its campaignId or null; null for none at all
+     * @param offsets per entry, seconds east of UTC; null for 0 everywhere
+     */
+    public static UserHistory of(
+            long[] ts,
+            long[] fps,
+            int[] channelIndex,
+            String[] channels,
+            String[] ids,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets) {
+        int n = ts.length;
+        if (fps.length != n
+                || channelIndex.length != n
+                || (ids != null && ids.length != n)
+                || (categories != null && categories.length != n)
+                || (campaigns != null && campaigns.length != n)
+                || (offsets != null && offsets.length != n)) {
+            throw new IllegalArgumentException("entries of different lengths");
+        }
+        if (n == 0) {
+            return EMPTY;
+        }
+        return compactChannels(
+                ts,
+                fps,
+                channelIndex,
+                channels,
+                ids,
+                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
+                Tabled.of(campaigns, null),
+                offsets);
+    }
+
+    /**
+     * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
+     */
+    private static UserHistory compactChannels(
+            long[] ts,
+            long[] fps,
+            int[] index,
+            String[] channels,
+            String[] ids,
+            Tabled categories,
+            Tabled campaigns,
+            int[] offsets) {
+        int[] remap = new int[channels.length];
+        Arrays.fill(remap, -1);
+        int used = 0;
+        for (int c : index) {
+            if (remap[c] < 0) {
+                remap[c] = used++;
+            }
+        }
+        boolean identity = used == channels.length;
+        for (int i = 0; i < remap.length && identity; i++) {
+            identity = remap[i] == i;
+        }
+        if (identity) {
+            return new UserHistory(ts, fps, index, channels, ids, categories, campaigns, offsets);
+        }
+        String[] chs = new String[used];
+        for (int i = 0; i < channels.length; i++) {
+            if (remap[i] >= 0) {
+                chs[remap[i]] = channels[i];
+            }
+        }
+        int[] ci = new int[index.length];
+        for (int i = 0; i < index.length; i++) {
+            ci[i] = remap[index[i]];
+        }
+        return new UserHistory(ts, fps, ci, chs, ids, categories, campaigns, offsets);
+    }
+
+    int[] channelIndexArray() {
+        return channelIndex;
+    }
+
+    String[] channelArray() {
+        return channels;
+    }
+
+    long[] timestampArray() {
+        return timestamps;
+    }
+
+    long[] fingerprintArray() {
+        return fingerprints;
+    }
+
+    String[] messageIdArray() {
+        return messageIds;
+    }
+
+    /** Categories other than the default, in order of first use; null when there are none. */
+    String[] categoryTable() {
+        return categoryTable;
+    }
+
+    /** Per entry 0 (the default category) or t + 1 for {@link #categoryTable}[t]; or null. */
+    int[] categoryIndexArray() {
+        return categoryIndex;
+    }
+
+    /** Campaigns, in order of first use; null when no entry has one. */
+    String[] campaignTable() {
+        return campaignTable;
+    }
+
+    /** Per entry 0 (no campaign) or t + 1 for {@link #campaignTable}[t]; or null. */
+    int[] campaignIndexArray() {
+        return campaignIndex;
+    }
+
+    int[] offsetArray() {
+        return offsets;
+    }
+
+    /** Fingerprints keep 56 bits: seven bytes in state. */
+    public static final long FINGERPRINT_MASK = (1L << 56) - 1;
+
+    /** A 56-bit fingerprint of a messageId: FNV-1a over its chars, a full avalanche, 56 bits. */
+    public static long fingerprint(String messageId) {
+        long h = 0xcbf29ce484222325L;
+        for (int i = 0; i < messageId.length(); i++) {
+            h ^= messageId.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        h ^= messageId.length();
+        h ^= h >>> 33;
+        h *= 0xff51afd7ed558ccdL;
+        h ^= h >>> 33;
+        h *= 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return h & FINGERPRINT_MASK;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (!(o instanceof UserHistory that)) {
+            return false;
+        }
+        if (!Arrays.equals(timestamps, that.timestamps)
+                || !Arrays.equals(fingerprints, that.fingerprints)
+                || !Arrays.equals(messageIds, that.messageIds)
+                || !Arrays.equals(offsets, that.offsets)) {
+            return false;
+        }
+        for (int i = 0; i < timestamps.length; i++) {
+            if (!channel(i).equals(that.channel(i))
+                    || !category(i).equals(that.category(i))
+                    || !java.util.Objects.equals(campaign(i), that.campaign(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Arrays.hashCode(timestamps) + Arrays.hashCode(fingerprints);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("UserHistory[");
+        for (int i = 0; i < timestamps.length; i++) {
+            sb.append(i == 0 ? "" : ", ").append(timestamps[i]).append('/').append(channel(i));
+            if (categoryIndex != null) {
+                sb.append('/').append(category(i));
+            }
+            if (campaign(i) != null) {
+                sb.append("/c:").append(campaign(i));
+            }
+            if (offsets != null) {
+                sb.append("/").append(offsets[i]).append('s');
+            }
+        }
+        return sb.append(']').toString();
+    }
+}

@@ -1,0 +1,151 @@
+package io.freqcap.schema.message;
+
+import io.freqcap.schema.common.MalformedRecordException;
+import java.util.Arrays;
+import java.util.Objects;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+
+/**
+ * An input record on its way to the capping operator: either parsed ({@link #message} set) or
+ * malformed ({@link #error} set). Malformed records travel through the capping operator too, so
+ * that its {@code malformed} counter sees them (contract.md §9); they are keyed by {@link
+ * #routingKey}, a negative number that no userId can take.
+ */
+@TypeInfo(InboundMessageSerializer.Factory.class)
+public record InboundMessage(
+        long routingKey,
+        String messageId,
+        String channel,
+        String category,
+        long timestamp,
+        String timezone,
+        String campaignId,
+        String error,
+        byte[] key,
+        byte[] value,
+        String topic,
+        int partition,
+        long offset) {
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof InboundMessage m
+                && routingKey == m.routingKey
+                && Objects.equals(messageId, m.messageId)
+                && Objects.equals(channel, m.channel)
+                && Objects.equals(category, m.category)
+                && timestamp == m.timestamp
+                && Objects.equals(timezone, m.timezone)
+                && Objects.equals(campaignId, m.campaignId)
+                && Objects.equals(error, m.error)
+                && Arrays.equals(key, m.key)
+                && Arrays.equals(value, m.value)
+                && Objects.equals(topic, m.topic)
+                && partition == m.partition
+                && offset == m.offset;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(routingKey, messageId, timestamp, Arrays.hashCode(value), offset);
+    }
+
+    @Override
+    public String toString() {
+        return "InboundMessage["
+                + (error != null ? "malformed: " + error : messageId + " of user " + routingKey)
+                + ", "
+                + topic
+                + "-"
+                + partition
+                + "@"
+                + offset
+                + "]";
+    }
+
+    public boolean isMalformed() {
+        return error != null;
+    }
+
+    /** The parsed fields; only for a record that is not malformed. */
+    public OutboundMessage message() {
+        return new OutboundMessage(
+                messageId, routingKey, channel, category, timestamp, timezone, campaignId);
+    }
+
+    /** Parses a record whatever its size and timestamp (tests and tools). */
+    public static InboundMessage of(RawRecord raw) {
+        return of(raw, Integer.MAX_VALUE);
+    }
+
+    /** Parses a record whatever its timestamp. */
+    public static InboundMessage of(RawRecord raw, int maxRecordBytes) {
+        return of(raw, maxRecordBytes, FutureBound.OFF, 0);
+    }
+
+    /**
+     * Parses a record; one whose key and value together exceed {@code maxRecordBytes} is malformed
+     * ("record too large"), since its delivery could not carry it byte for byte, and so is one
+     * stamped later than {@code now} plus {@code maxFuture}.
+     */
+    public static InboundMessage of(
+            RawRecord raw, int maxRecordBytes, FutureBound maxFuture, long now) {
+        try {
+            long size =
+                    (long) (raw.value() == null ? 0 : raw.value().length)
+                            + (raw.key() == null ? 0 : raw.key().length);
+            if (size > maxRecordBytes) {
+                throw new MalformedRecordException(tooLargeError(size, maxRecordBytes));
+            }
+            OutboundMessage m = OutboundMessage.parse(raw.value());
+            maxFuture.check(m.timestamp(), now);
+            return new InboundMessage(
+                    m.userId(),
+                    m.messageId(),
+                    m.channel(),
+                    m.category(),
+                    m.timestamp(),
+                    m.timezone(),
+                    m.campaignId(),
+                    null,
+                    raw.key(),
+                    raw.value(),
+                    raw.topic(),
+                    raw.partition(),
+                    raw.offset());
+        } catch (MalformedRecordException e) {
+            return malformed(raw, e.getMessage());
+        }
+    }
+
+    /**
+     * The MALFORMED record of an input of which only the first bytes were read ({@code raw}): it is
+     * {@code fullLength} bytes long, over the bound.
+     */
+    public static InboundMessage tooLarge(RawRecord raw, long fullLength, int maxRecordBytes) {
+        return malformed(raw, tooLargeError(fullLength, maxRecordBytes));
+    }
+
+    private static String tooLargeError(long size, int maxRecordBytes) {
+        return "record too large: " + size + " bytes, over --max-record-bytes " + maxRecordBytes;
+    }
+
+    private static InboundMessage malformed(RawRecord raw, String error) {
+        // Spread malformed records over 1024 negative keys: they hold no state.
+        long routingKey = -1 - (raw.offset() & 1023);
+        return new InboundMessage(
+                routingKey,
+                null,
+                null,
+                null,
+                -1,
+                null,
+                null,
+                error,
+                raw.key(),
+                raw.value(),
+                raw.topic(),
+                raw.partition(),
+                raw.offset());
+    }
+}

@@ -1,0 +1,85 @@
+package io.freqcap.schema.mirror;
+
+import java.io.IOException;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 1:
+ *
+ * <pre>
+ * long userId, long windowMillis, boolean replace,
+ * int k, k x UTF channel, int n, n x (int channel index, long timestamp, UTF messageId)
+ * </pre>
+ */
+public final class MirrorWriteSerializer implements SimpleVersionedSerializer<MirrorWrite> {
+    public static final MirrorWriteSerializer INSTANCE = new MirrorWriteSerializer();
+
+    @Override
+    public int getVersion() {
+        return 1;
+    }
+
+    @Override
+    public byte[] serialize(MirrorWrite w) throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        out.writeLong(w.userId());
+        out.writeLong(w.windowMillis());
+        out.writeBoolean(w.replace());
+        out.writeInt(w.channels().length);
+        for (String c : w.channels()) {
+            out.writeUTF(c);
+        }
+        out.writeInt(w.size());
+        for (int i = 0; i < w.size(); i++) {
+            out.writeInt(w.channelOf()[i]);
+            out.writeLong(w.timestamps()[i]);
+            out.writeUTF(w.messageIds()[i]);
+        }
+        return out.getCopyOfBuffer();
+    }
+
+    @Override
+    public MirrorWrite deserialize(int version, byte[] bytes) throws IOException {
+        if (version != 1) {
+            throw new IOException("unknown mirror backlog format version " + version);
+        }
+        try {
+            return read(new DataInputDeserializer(bytes));
+        } catch (java.io.EOFException e) {
+            throw new IOException("corrupt mirror backlog entry: truncated", e);
+        }
+    }
+
+    private static MirrorWrite read(DataInputDeserializer in) throws IOException {
+        long user = in.readLong();
+        long window = in.readLong();
+        boolean replace = in.readBoolean();
+        String[] channels = new String[count(in.readInt())];
+        for (int i = 0; i < channels.length; i++) {
+            channels[i] = in.readUTF();
+        }
+        int n = count(in.readInt());
+        int[] channelOf = new int[n];
+        long[] ts = new long[n];
+        String[] ids = new String[n];
+        for (int i = 0; i < n; i++) {
+            channelOf[i] = in.readInt();
+            ts[i] = in.readLong();
+            ids[i] = in.readUTF();
+        }
+        try {
+            return new MirrorWrite(user, window, replace, channels, channelOf, ts, ids);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("corrupt mirror backlog entry: " + e.getMessage(), e);
+        }
+    }
+
+    private static int count(int n) throws IOException {
+        if (n < 0 || n > 10_000_000) {
+            throw new IOException("corrupt mirror backlog entry: count " + n);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,308 @@
+package io.freqcap.schema.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.SharedFiles;
+import io.freqcap.schema.common.MalformedRecordException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class LimitConfigTest {
+    static final String STAR = "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}";
+
+    static String withRules(String... rules) {
+        return "{\"version\":3,\"rules\":[" + String.join(",", rules) + "]}";
+    }
+
+    @Test
+    void readsTheContractExample() throws Exception {
+        LimitConfig c = LimitConfig.parse(SharedFiles.read("contract/examples/limit-config.json"));
+        assertEquals(7, c.version());
+        assertEquals(List.of("new", "active", "*"), List.copyOf(c.rules().keySet()));
+        assertEquals(
+                List.of(new Limit("1d", 86_400_000L, 1)),
+                c.ruleFor("active").channelLimits("email"));
+        assertEquals(c.rules().get("*"), c.ruleFor("dormant"));
+        assertTrue(c.isExempt("transactional"));
+        assertEquals(7 * 86_400_000L, c.longestWindowMillis());
+    }
+
+    @Test
+    void windowsInEveryUnit() throws Exception {
+        assertEquals(30_000L, Limit.parseWindow("30s"));
+        assertEquals(900_000L, Limit.parseWindow("15m"));
+        assertEquals(6 * 3_600_000L, Limit.parseWindow("6h"));
+        assertEquals(2 * 7 * 86_400_000L, Limit.parseWindow("2w"));
+        assertEquals(Limit.MAX_WINDOW_MILLIS, Limit.parseWindow("90d"));
+        assertEquals(Limit.MAX_WINDOW_MILLIS, Limit.parseWindow("2160h"));
+    }
+
+    @Test
+    void exemptAndChannelsAreOptionalAndUnknownFieldsIgnored() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"owner\":\"crm\",\"rules\":[{\"segment\":\"*\",\"note\":1,"
+                                + "\"limits\":[{\"window\":\"1d\",\"max\":0,\"x\":true}]}]}");
+        assertTrue(c.exempt().isEmpty());
+        assertEquals(0, c.ruleFor("*").limits().get(0).max());
+    }
+
+    @Test
+    void maxOfOneMillionIsTheLargestAllowed() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"90d\",\"max\":1000000}]}]}");
+        assertEquals(1_000_000, c.ruleFor("*").limits().get(0).max());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "version missing     | {\"rules\":["
+                        + STAR
+                        + "]} | version: required field is missing",
+                "version zero        | {\"version\":0,\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
+                "version float       | {\"version\":1.5,\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
+                "version text        | {\"version\":\"2\",\"rules\":["
+                        + STAR
+                        + "]} | version: expected a positive integer",
+                "rules missing       | {\"version\":1} | rules: expected a non-empty array",
+                "rules empty         | {\"version\":1,\"rules\":[]} | rules: expected a non-empty array",
+                "no star rule        | {\"version\":1,\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules: exactly one rule must have segment \"*\"",
+                "two star rules      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + ","
+                        + STAR
+                        + "]} | rules[1].segment: \"*\" has two rules",
+                "segment missing     | {\"version\":1,\"rules\":[{\"limits\":[{\"window\":\"1d\",\"max\":1}]}]} | rules[0].segment: expected a non-empty string",
+                "limits empty        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[]}]} | rules[0].limits: expected a non-empty array",
+                "limits missing      | {\"version\":1,\"rules\":[{\"segment\":\"*\"}]} | rules[0].limits: expected a non-empty array",
+                "window no unit      | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"10\",\"max\":1}]}]} | rules[0].limits[0].window: expected a positive integer followed by s, m, h, d or w",
+                "window bad unit     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1y\",\"max\":1}]}]} | rules[0].limits[0].window: expected a positive integer",
+                "window zero         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"0d\",\"max\":1}]}]} | rules[0].limits[0].window: must be positive",
+                "window over 90d     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"91d\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window 13 weeks     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"13w\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window huge         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"99999999999999999999s\",\"max\":1}]}]} | rules[0].limits[0].window: at most 90d",
+                "window number       | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":86400,\"max\":1}]}]} | rules[0].limits[0].window: expected a string",
+                "max negative        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":-1}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "max too large       | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1000001}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "max missing         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\"}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "bad channel name    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"E-mail\":[]}}]} | rules[0].channels: channel \"E-mail\" does not match",
+                "bad channel limit   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":2000000}]}}]} | rules[0].channels.email[0].max",
+                "exempt not array    | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"exempt\":\"transactional\"} | exempt: expected an array of strings",
+                "exempt numbers      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"exempt\":[1]} | exempt: expected an array of strings",
+                "unknown zone        | {\"version\":1,\"timezone\":\"Mars/Olympus\",\"rules\":["
+                        + STAR
+                        + "]} | timezone: not a time-zone id this job knows, got \"Mars/Olympus\"",
+                "zone as number      | {\"version\":1,\"timezone\":8,\"rules\":["
+                        + STAR
+                        + "]} | timezone: not a time-zone id this job knows, got 8",
+                "shadow without star | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":[{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}} | shadow.rules: exactly one rule must have segment \"*\"",
+                "shadow bad limit    | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"91d\",\"max\":1}]}]}} | shadow.rules[0].limits[0].window: at most 90d",
+                "shadow no rules     | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{}} | shadow.rules: expected a non-empty array",
+                "window and calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"calendar\":\"day\",\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
+                "calendar unknown    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"year\",\"max\":1}]}]} | rules[0].limits[0].calendar: expected day, week or month, got \"year\"",
+                "calendar number     | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":1,\"max\":1}]}]} | rules[0].limits[0].calendar: expected day, week or month, got 1",
+                "neither window nor calendar | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"max\":1}]}]} | rules[0].limits[0]: exactly one of window and calendar",
+                "bad category name   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"categories\":{\"Promo\":[]}}]} | rules[0].categories: category \"Promo\" does not match",
+                "bad campaign limit  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":[{\"window\":\"100d\",\"max\":1}]}]} | rules[0].campaign[0].window: at most 90d",
+                "campaign not array  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"campaign\":{}}]} | rules[0].campaign: expected an array",
+                "not json            | {version: 1} | not valid JSON",
+                "trailing bytes      | {\"version\":1,\"rules\":["
+                        + STAR
+                        + "]} {} | not valid JSON",
+                "not an object       | [] | expected a JSON object",
+            })
+    void rejectsConfigsThatBreakARule(String name, String json, String error) {
+        MalformedRecordException e =
+                assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
+        assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    static String limits(int n) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",")
+                    .append("{\"window\":\"")
+                    .append(61 + i)
+                    .append("m\",\"max\":1}");
+        }
+        return b.append(']').toString();
+    }
+
+    static String named(int n, String limits) {
+        StringBuilder b = new StringBuilder("{");
+        for (int i = 0; i < n; i++) {
+            b.append(i == 0 ? "" : ",").append("\"c").append(i).append("\":").append(limits);
+        }
+        return b.append('}').toString();
+    }
+
+    static String rules(int n, String prefix) {
+        StringBuilder b = new StringBuilder("[" + STAR);
+        for (int i = 1; i < n; i++) {
+            b.append(",{\"segment\":\"")
+                    .append(prefix)
+                    .append(i)
+                    .append("\",\"limits\":")
+                    .append(limits(1))
+                    .append('}');
+        }
+        return b.append(']').toString();
+    }
+
+    static String star(String extra) {
+        return "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":" + extra + "]}";
+    }
+
+    @Test
+    void sizeBoundsAreInclusiveAndEachBreachNamesItsField() throws Exception {
+        // At the bounds: accepted.
+        LimitConfig.parse(
+                star(
+                        limits(16)
+                                + ",\"channels\":"
+                                + named(64, limits(16))
+                                + ",\"categories\":"
+                                + named(64, limits(16))
+                                + ",\"campaign\":"
+                                + limits(16)
+                                + "}"));
+        LimitConfig.parse(
+                "{\"version\":2,\"rules\":"
+                        + rules(1000, "s")
+                        + ",\"shadow\":{\"rules\":"
+                        + rules(1000, "t")
+                        + "}}");
+        LimitConfig.parse(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + ",{\"segment\":\""
+                        + "s".repeat(64)
+                        + "\",\"limits\":"
+                        + limits(1)
+                        + "}]}");
+        // One past each: INVALID_CONTROL naming the field.
+        java.util.Map<String, String> breaches = new java.util.LinkedHashMap<>();
+        breaches.put(star(limits(17) + "}"), "rules[0].limits: at most 16 limits, got 17");
+        breaches.put(star(limits(25_000) + "}"), "rules[0].limits: at most 16 limits, got 25000");
+        breaches.put(
+                star(limits(1) + ",\"channels\":{\"push\":" + limits(17) + "}}"),
+                "rules[0].channels.push: at most 16 limits, got 17");
+        breaches.put(
+                star(limits(1) + ",\"channels\":" + named(65, limits(1)) + "}"),
+                "rules[0].channels: at most 64 entries, got 65");
+        breaches.put(
+                star(limits(1) + ",\"categories\":" + named(65, limits(1)) + "}"),
+                "rules[0].categories: at most 64 entries, got 65");
+        breaches.put(
+                star(limits(1) + ",\"campaign\":" + limits(17) + "}"),
+                "rules[0].campaign: at most 16 limits, got 17");
+        breaches.put(
+                "{\"version\":2,\"rules\":" + rules(1001, "s") + "}",
+                "rules: at most 1000 rules, got 1001");
+        breaches.put(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + "],\"shadow\":{\"rules\":"
+                        + rules(1001, "t")
+                        + "}}",
+                "shadow.rules: at most 1000 rules, got 1001");
+        breaches.put(
+                "{\"version\":2,\"rules\":["
+                        + STAR
+                        + ",{\"segment\":\""
+                        + "s".repeat(65)
+                        + "\",\"limits\":"
+                        + limits(1)
+                        + "}]}",
+                "rules[1].segment: must be 1..64 characters, got 65");
+        for (var e : breaches.entrySet()) {
+            MalformedRecordException thrown =
+                    assertThrows(
+                            MalformedRecordException.class, () -> LimitConfig.parse(e.getKey()));
+            assertEquals(e.getValue(), thrown.getMessage());
+        }
+    }
+
+    @Test
+    void readsTheCalendarExample() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-calendar.json"));
+        assertEquals("Asia/Singapore", c.timezone());
+        Limit day = c.ruleFor("*").limits().get(0);
+        assertEquals("day", day.calendar());
+        assertEquals(null, day.window());
+        assertEquals(1, day.max());
+        assertEquals("week", c.ruleFor("new").categoryLimits("promo").get(0).calendar());
+        assertEquals(33 * 86_400_000L, c.longestWindowMillis(), "a month counts as 33 days");
+    }
+
+    @Test
+    void categoryAndCampaignLimitsAreRead() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":3}],"
+                                + "\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]},"
+                                + "\"campaign\":[{\"window\":\"30d\",\"max\":1}]}]}");
+        LimitConfig.Rule r = c.ruleFor("*");
+        assertEquals(2, r.categoryLimits("promo").get(0).max());
+        assertEquals(List.of(), r.categoryLimits("news"));
+        assertEquals(1, r.campaign().get(0).max());
+        assertEquals(30 * 86_400_000L, c.longestWindowMillis(), "the campaign's window is longest");
+    }
+
+    @Test
+    void aKnownZoneAndAValidShadowAreAccepted() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        "{\"version\":3,\"timezone\":\"Australia/Lord_Howe\",\"rules\":["
+                                + STAR
+                                + "],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                + "[{\"window\":\"1d\",\"max\":5}]}]}}");
+        assertEquals(3, c.version());
+        assertEquals(1, c.ruleFor("*").limits().get(0).max(), "the shadow is not enforced");
+    }
+
+    @Test
+    void duplicateSegmentsAreRejected() {
+        String rule = "{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}";
+        MalformedRecordException e =
+                assertThrows(
+                        MalformedRecordException.class,
+                        () -> LimitConfig.parse(withRules(rule, STAR, rule)));
+        assertEquals("rules[2].segment: \"new\" has two rules", e.getMessage());
+    }
+
+    @Test
+    void commandsAreToldApartFromConfigs() throws Exception {
+        assertEquals(
+                new ConfigRecord.Command("rebuild-mirror"),
+                ConfigTopic.parse("{\"command\":\"rebuild-mirror\"}".getBytes()));
+        assertTrue(ConfigTopic.parse(withRules(STAR).getBytes()) instanceof LimitConfig);
+        assertThrows(
+                MalformedRecordException.class,
+                () -> LimitConfig.parse("{\"command\":\"rebuild-mirror\"}"));
+    }
+}

@@ -1,0 +1,78 @@
+package io.freqcap.schema.mirror;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+
+class MirrorWriteSerializerTest {
+    static final MirrorWriteSerializer SERIALIZER = MirrorWriteSerializer.INSTANCE;
+
+    @Test
+    void backlogEntriesRoundTrip() throws IOException {
+        MirrorWrite one = MirrorWrite.of(42, 604_800_000L, "m-\u00e9", 1_763_812_800_000L, "push");
+        MirrorWrite rebuild =
+                new MirrorWrite(
+                        7,
+                        86_400_000L,
+                        true,
+                        new String[] {"push", "email"},
+                        new int[] {1, 0, 1},
+                        new long[] {1, 2, 3},
+                        new String[] {"a", "b", "c"});
+        for (MirrorWrite w : new MirrorWrite[] {one, rebuild}) {
+            assertEquals(w, SERIALIZER.deserialize(1, SERIALIZER.serialize(w)));
+        }
+    }
+
+    /**
+     * Writer state of format v1, as checkpoints and savepoints hold it: these bytes must keep
+     * reading back (and v1 must keep writing them) for as long as v1 is restorable.
+     */
+    static final String V1_REBUILD_WRITE =
+            "00000000000000070000000005265c0001000000020004707573680005656d61696c0000000300000001"
+                    + "0000019aab6f760000036d2d31000000000000019aab6f760100046d2dc3a900000001"
+                    + "0000019ab095d20000036d2d33";
+
+    @Test
+    void backlogFormatV1IsFixed() throws IOException {
+        MirrorWrite rebuild =
+                new MirrorWrite(
+                        7,
+                        86_400_000L,
+                        true,
+                        new String[] {"push", "email"},
+                        new int[] {1, 0, 1},
+                        new long[] {1_763_812_800_000L, 1_763_812_800_001L, 1_763_899_200_000L},
+                        new String[] {"m-1", "m-\u00e9", "m-3"});
+        assertEquals(1, SERIALIZER.getVersion());
+        assertEquals(rebuild, SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE)));
+        assertEquals(V1_REBUILD_WRITE, HexFormat.of().formatHex(SERIALIZER.serialize(rebuild)));
+    }
+
+    @Test
+    void aWriteNamesEachChannelOnce() {
+        MirrorWrite w = MirrorWrite.of(1, 10, "m", 5, "push", "email", "push", "sms");
+        assertEquals("[push, email, sms]", Arrays.toString(w.channels()));
+        assertEquals("fc:{1}", MirrorWrite.userKey("fc", 1));
+        assertEquals("fc:{1}:push", MirrorWrite.channelKey("fc", 1, "push"));
+    }
+
+    @Test
+    void corruptOrUnknownBacklogFailsClearly() throws IOException {
+        byte[] bytes = SERIALIZER.serialize(MirrorWrite.of(1, 10, "m", 5, "push"));
+        // user, window, replace, 1 channel ("push"), 1 entry, then its channel index (an int)
+        int channelIndex = 8 + 8 + 1 + 4 + (2 + 4) + 4;
+        bytes[channelIndex + 3] = 9;
+        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(1, bytes));
+        assertTrue(e.getMessage().contains("channel index 9"), e.getMessage());
+        byte[] truncated = Arrays.copyOf(bytes, 20);
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(1, truncated));
+        assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+        assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
+    }
+}
