@@ -1,26 +1,12 @@
 package io.freqcap.job;
 
-import io.freqcap.operators.capping.Bounds;
-import io.freqcap.operators.capping.CappingFunction;
-import io.freqcap.operators.control.ControlHandler;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.segments.FlinkFileLoader;
-import io.freqcap.operators.segments.SegmentTable;
-import io.freqcap.schema.common.MalformedRecordException;
-import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditRecords;
-import io.freqcap.schema.message.FutureBound;
-import io.freqcap.schema.segment.SegmentUpdate;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.core.fs.Path;
 
 /**
  * Every command-line option of the job (contract.md §8), as typed Flink options with defaults and
@@ -157,12 +143,12 @@ public final class FreqcapOptions {
     public static final ConfigOption<Integer> HISTORY_CACHE =
             ConfigOptions.key("history-cache")
                     .intType()
-                    .defaultValue(CappingFunction.DEFAULT_HISTORY_CACHE_SLOTS)
+                    .defaultValue(CappingSettings.DEFAULT_HISTORY_CACHE_SLOTS)
                     .withDescription(
                             "Users whose histories each capping task keeps on the heap in front of"
                                     + " RocksDB (136 bytes each, rounded up to a power of two; 0 for"
                                     + " none; at most "
-                                    + CappingFunction.MAX_HISTORY_CACHE_SLOTS
+                                    + CappingSettings.MAX_HISTORY_CACHE_SLOTS
                                     + "). Saves a RocksDB read for users seen"
                                     + " recently (not in the contract; an addition).");
     public static final ConfigOption<Integer> MAX_RECORD_BYTES =
@@ -207,169 +193,6 @@ public final class FreqcapOptions {
 
         public InvalidOptionException(String message) {
             super(message);
-        }
-    }
-
-    /** Checks the options the job itself needs and reads and checks the initial config, once. */
-    public static LimitConfig requireJobOptions(Configuration conf, boolean needKafka)
-            throws InvalidOptionException {
-        if (needKafka && conf.getOptional(BOOTSTRAP_SERVERS).isEmpty()) {
-            throw new InvalidOptionException("--bootstrap-servers is required");
-        }
-        if (conf.getOptional(PARALLELISM).map(p -> p < 1).orElse(false)) {
-            throw new InvalidOptionException("--parallelism: must be a positive integer");
-        }
-        if (conf.get(REDIS_MAX_BACKLOG) < 1) {
-            throw new InvalidOptionException("--redis-max-backlog: must be a positive integer");
-        }
-        if (conf.get(CHECKPOINT_INTERVAL).toMillis() < 10) {
-            throw new InvalidOptionException("--checkpoint-interval: at least 10ms");
-        }
-        Duration txTimeout = conf.get(TRANSACTION_TIMEOUT);
-        if (txTimeout.compareTo(conf.get(CHECKPOINT_INTERVAL)) <= 0) {
-            throw new InvalidOptionException(
-                    "--transaction-timeout: "
-                            + txTimeout
-                            + " must be longer than --checkpoint-interval "
-                            + conf.get(CHECKPOINT_INTERVAL)
-                            + " (a transaction stays open from one checkpoint to the next)");
-        }
-        if (conf.getOptional(KAFKA_CONFIG).isPresent()) {
-            String file = conf.get(KAFKA_CONFIG);
-            try {
-                KafkaClientConfig.read(java.nio.file.Path.of(file));
-            } catch (IOException | IllegalArgumentException e) {
-                throw new InvalidOptionException(
-                        "--kafka-config: cannot read " + file + ": " + e.getMessage());
-            }
-        }
-        int cache = conf.get(HISTORY_CACHE);
-        if (cache < 0 || cache > CappingFunction.MAX_HISTORY_CACHE_SLOTS) {
-            throw new InvalidOptionException(
-                    "--history-cache: must be 0.."
-                            + CappingFunction.MAX_HISTORY_CACHE_SLOTS
-                            + ", got "
-                            + cache);
-        }
-        if (conf.get(CLEANUP_INTERVAL).toMillis() < 1000) {
-            throw new InvalidOptionException("--cleanup-interval: at least 1s");
-        }
-        if (conf.get(MAX_RECORD_BYTES) < 1024) {
-            throw new InvalidOptionException("--max-record-bytes: at least 1024");
-        }
-        try {
-            FutureBound.parse(conf.get(MAX_FUTURE));
-        } catch (IllegalArgumentException e) {
-            throw new InvalidOptionException("--max-future: " + e.getMessage());
-        }
-        if (conf.get(MAX_SEGMENT_BYTES) < 1) {
-            throw new InvalidOptionException("--max-segment-bytes: must be a positive integer");
-        }
-        for (String prefix : segmentUris(conf)) {
-            if (prefix.isEmpty()) {
-                throw new InvalidOptionException("--segment-uris: an empty prefix");
-            }
-        }
-        if (conf.getOptional(REDIS).isPresent()) {
-            try {
-                io.freqcap.operators.mirror.RedisConnection.parse(conf.get(REDIS));
-                if (conf.getOptional(REDIS_PASSWORD_FILE).isPresent()) {
-                    io.freqcap.operators.mirror.RedisConnection.readPassword(
-                            conf.get(REDIS_PASSWORD_FILE));
-                }
-            } catch (IllegalArgumentException e) {
-                throw new InvalidOptionException("--redis: " + e.getMessage());
-            }
-        }
-        if (!conf.get(REDIS_KEY_PREFIX).matches("[^\\s{}]+")) {
-            throw new InvalidOptionException(
-                    "--redis-key-prefix: must be non-empty, without spaces or braces");
-        }
-        String limits =
-                conf.getOptional(LIMITS)
-                        .orElseThrow(() -> new InvalidOptionException("--limits is required"));
-        String json;
-        try {
-            json = readText(limits);
-        } catch (IOException e) {
-            throw new InvalidOptionException(
-                    "--limits: cannot read " + limits + ": " + e.getMessage());
-        }
-        try {
-            return LimitConfig.parse(json);
-        } catch (MalformedRecordException e) {
-            throw new InvalidOptionException(
-                    "--limits: invalid config in " + limits + ": " + e.getMessage());
-        }
-    }
-
-    /**
-     * Reads and checks the --segments file: every entry a full load whose bitmap reads as valid.
-     *
-     * @return the file's JSON, or null without --segments
-     */
-    public static String readSegments(Configuration conf) throws InvalidOptionException {
-        String file = conf.getOptional(SEGMENTS).orElse(null);
-        if (file == null) {
-            return null;
-        }
-        String json;
-        try {
-            json = readText(file);
-        } catch (IOException e) {
-            throw new InvalidOptionException(
-                    "--segments: cannot read " + file + ": " + e.getMessage());
-        }
-        try {
-            SegmentTable check = new SegmentTable();
-            FlinkFileLoader loader = bounds(conf).segmentLoader();
-            try {
-                for (SegmentUpdate u : ControlHandler.initialSegments(json)) {
-                    String error = check.apply(u, loader);
-                    if (error != null) {
-                        throw new MalformedRecordException(error);
-                    }
-                }
-            } finally {
-                check.close(); // gives back the shared copies it read
-            }
-        } catch (MalformedRecordException e) {
-            throw new InvalidOptionException(
-                    "--segments: invalid segments in " + file + ": " + e.getMessage());
-        }
-        return json;
-    }
-
-    /** The --segment-uris prefixes; empty for any. */
-    static List<String> segmentUris(Configuration conf) {
-        List<String> out = new ArrayList<>();
-        conf.getOptional(SEGMENT_URIS)
-                .ifPresent(
-                        v -> {
-                            for (String p : v.split(",", -1)) {
-                                out.add(p.trim());
-                            }
-                        });
-        return out;
-    }
-
-    /** The bounds of records and segment reads the options set. */
-    public static Bounds bounds(Configuration conf) {
-        return new Bounds(
-                conf.get(MAX_RECORD_BYTES),
-                conf.get(MAX_SEGMENT_BYTES),
-                segmentUris(conf),
-                FutureBound.parse(conf.get(MAX_FUTURE)));
-    }
-
-    /** Reads a file path or uri through Flink's file systems (file://, s3://, hdfs://, ...). */
-    static String readText(String pathOrUri) throws IOException {
-        Path path = new Path(pathOrUri);
-        FileSystem fs = path.getFileSystem();
-        try (InputStream in = fs.open(path)) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            in.transferTo(out);
-            return out.toString(java.nio.charset.StandardCharsets.UTF_8);
         }
     }
 }

@@ -28,7 +28,7 @@ class FreqcapOptionsTest {
                         InvalidOptionException.class,
                         () -> {
                             Configuration c = parse(args);
-                            FreqcapOptions.requireJobOptions(c, true);
+                            JobSettings.requireJobOptions(c, true);
                         })
                 .getMessage();
     }
@@ -127,7 +127,7 @@ class FreqcapOptionsTest {
                         "redis://localhost:6379",
                         "rediss://cache.example:6380",
                         "redis-cluster://h1:7000,h2:7001,h3:7002")) {
-            FreqcapOptions.requireJobOptions(
+            JobSettings.requireJobOptions(
                     parse("--bootstrap-servers", "k", "--limits", good, "--redis", uri), true);
         }
         assertEquals(
@@ -168,7 +168,7 @@ class FreqcapOptionsTest {
     void readsLimitsFromAFileUri() throws Exception {
         Path good = Files.writeString(tmp.resolve("ok.json"), VALID);
         io.freqcap.schema.config.LimitConfig config =
-                FreqcapOptions.requireJobOptions(
+                JobSettings.requireJobOptions(
                         parse("--bootstrap-servers", "k", "--limits", good.toUri().toString()),
                         true);
         assertEquals(VALID, config.json());
@@ -221,7 +221,7 @@ class FreqcapOptionsTest {
                         "11s",
                         "--checkpoint-interval",
                         "10s");
-        FreqcapOptions.requireJobOptions(ok, true);
+        JobSettings.requireJobOptions(ok, true);
         assertEquals(Duration.ofMinutes(15), parse().get(FreqcapOptions.TRANSACTION_TIMEOUT));
     }
 }

@@ -119,7 +119,7 @@ class PrometheusMetricsITCase {
         FreqcapMain.wireKafka(
                 env,
                 JobSettings.from(
-                        options, LimitConfig.parse(CONFIG), FreqcapOptions.readSegments(options)));
+                        options, LimitConfig.parse(CONFIG), JobSettings.readSegments(options)));
         job = env.executeAsync("freqcap-prometheus-it");
 
         long base = System.currentTimeMillis() - 600_000;

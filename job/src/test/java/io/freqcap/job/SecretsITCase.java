@@ -139,7 +139,7 @@ class SecretsITCase {
                             "--redis-key-prefix",
                             "sec"));
             Configuration options = CommandLine.parse(args.toArray(new String[0]), List.of());
-            FreqcapOptions.requireJobOptions(options, true);
+            JobSettings.requireJobOptions(options, true);
             KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);
             FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));

@@ -178,7 +178,7 @@ class SecuredKafkaITCase {
                 new ArrayList<>(KafkaPipelineSupport.args(kafka.clientBootstrap(), GROUP, limits));
         args.addAll(List.of(extra));
         Configuration c = CommandLine.parse(args.toArray(new String[0]), List.of());
-        FreqcapOptions.requireJobOptions(c, true);
+        JobSettings.requireJobOptions(c, true);
         return c;
     }
 

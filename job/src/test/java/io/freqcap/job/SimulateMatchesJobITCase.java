@@ -111,7 +111,7 @@ class SimulateMatchesJobITCase {
         FreqcapMain.wireKafka(
                 env,
                 JobSettings.from(
-                        options, LimitConfig.parse(CONFIG), FreqcapOptions.readSegments(options)));
+                        options, LimitConfig.parse(CONFIG), JobSettings.readSegments(options)));
         JobClient job = env.executeAsync("freqcap-simulate-it");
         Map<Integer, Output> outputs;
         try {

@@ -182,8 +182,8 @@ public final class LocalRunner {
                     FreqcapOptions.SEGMENTS,
                     SampleData.segments(work, options.get(USERS)).toString());
         }
-        LimitConfig limits = FreqcapOptions.requireJobOptions(options, false);
-        String segmentsJson = FreqcapOptions.readSegments(options);
+        LimitConfig limits = JobSettings.requireJobOptions(options, false);
+        String segmentsJson = JobSettings.readSegments(options);
 
         LocalKafka kafka = null;
         if (embedded) {

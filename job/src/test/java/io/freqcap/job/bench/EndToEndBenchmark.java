@@ -286,7 +286,7 @@ public final class EndToEndBenchmark {
                                 System.getProperty("bench.redisBacklog", "1000000")));
             }
             Configuration options = CommandLine.parse(jobArgs.toArray(new String[0]), List.of());
-            LimitConfig config = FreqcapOptions.requireJobOptions(options, true);
+            LimitConfig config = JobSettings.requireJobOptions(options, true);
             Configuration flink = FreqcapMain.flinkConfig(options);
             flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
             flink.set(

@@ -96,11 +96,6 @@ public class CappingFunction
     public static final ListStateDescriptor<Long> SWEPT_HORIZON =
             new ListStateDescriptor<>("swept-horizon-v1", Types.LONG);
 
-    public static final int DEFAULT_HISTORY_CACHE_SLOTS =
-            CappingSettings.DEFAULT_HISTORY_CACHE_SLOTS;
-
-    public static final int MAX_HISTORY_CACHE_SLOTS = CappingSettings.MAX_HISTORY_CACHE_SLOTS;
-
     private final CappingSettings settings;
 
     private transient ControlHandler control;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
+import io.freqcap.job.JobSettings;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.tools.ToolOptions;
 import io.freqcap.operators.backtest.Backtest;
@@ -138,8 +139,8 @@ public final class Simulate {
             copy(opts, conf, "max-segment-bytes", FreqcapOptions.MAX_SEGMENT_BYTES.key());
             copy(opts, conf, "segment-uris", FreqcapOptions.SEGMENT_URIS.key());
             copy(opts, conf, "segments", FreqcapOptions.SEGMENTS.key());
-            bounds = FreqcapOptions.bounds(conf);
-            String segmentsJson = FreqcapOptions.readSegments(conf);
+            bounds = JobSettings.bounds(conf);
+            String segmentsJson = JobSettings.readSegments(conf);
             List<SegmentUpdate> segments =
                     segmentsJson == null ? List.of() : ControlHandler.initialSegments(segmentsJson);
             main = Replay.start(config(opts, "limits"), segments, bounds, opts.get("output"));

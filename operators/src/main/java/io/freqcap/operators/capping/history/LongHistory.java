@@ -1,6 +1,5 @@
 package io.freqcap.operators.capping.history;
 
-import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
@@ -20,7 +19,7 @@ import java.util.TreeMap;
  * fingerprints, so that a decision costs a few binary searches and a hash lookup however many
  * entries there are, and counting a message in time order appends. A message before the latest
  * moves the later entries (what a short history's copy costs anyway). Plain Java, mutable, owned by
- * one task's {@link HistoryStore}.
+ * one task's history store (or a backtest), grown by {@link HistoryGrowth}.
  *
  * <p>Stored as time buckets (contract.md §6 says nothing of storage): the entries of each {@code
  * bucketMillis} of time form one {@link UserHistory}, so a write touches only the buckets that
