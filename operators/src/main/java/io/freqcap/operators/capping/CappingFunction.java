@@ -194,20 +194,22 @@ public class CappingFunction
                     HistoryCache.BYTES_PER_SLOT,
                     maxHeap >> 20);
         }
+        if (keySetter == null) {
+            throw new IllegalStateException(
+                    "CappingFunction runs in a CappingOperator, which lets it switch keys");
+        }
         histories =
                 new HistoryStore(
                         new HistoryStore.States(
                                 getRuntimeContext().getState(HISTORY),
                                 getRuntimeContext().getState(HistoryStore.LONG),
                                 getRuntimeContext().getMapState(HistoryStore.BUCKETS)),
+                        keySetter,
                         slots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
         step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
-        if (keySetter != null) {
-            histories.writeBackThrough(keySetter);
-        }
     }
 
     @Override
@@ -224,12 +226,12 @@ public class CappingFunction
         super.close();
     }
 
-    /** Called by {@link CappingOperator} before the first record: write back at checkpoints. */
-    void writeBackThrough(java.util.function.LongConsumer setCurrentKey) {
+    /**
+     * Called by {@link CappingOperator} before {@link #open}: how to switch the current key, which
+     * the store needs to write histories it keeps in memory (at checkpoints, scans, evictions).
+     */
+    void keySetter(java.util.function.LongConsumer setCurrentKey) {
         this.keySetter = setCurrentKey;
-        if (histories != null) {
-            histories.writeBackThrough(setCurrentKey);
-        }
     }
 
     @Override
@@ -362,7 +364,7 @@ public class CappingFunction
             return;
         }
         try {
-            String[] channels = eraseHistory(user, ctx);
+            String[] channels = eraseHistory(user);
             if (settings.mirror()) {
                 // A replacing write of nothing: the user's keys and its channels' keys deleted.
                 ctx.output(
@@ -388,23 +390,9 @@ public class CappingFunction
     }
 
     /** The user's history erased; the channels it held. Package-private: tests inject faults. */
-    String[] eraseHistory(long user, Context ctx) throws Exception {
-        if (keySetter != null) {
-            keySetter.accept(user);
-            return histories.forget(user);
-        }
-        // Run by Flink's plain operator, this function cannot switch keys: visit them.
-        String[][] channels = {null};
-        for (var descriptor : List.of(HistoryStore.STATE, HistoryStore.LONG)) {
-            ctx.applyToKeyedState(
-                    descriptor,
-                    (key, state) -> {
-                        if (key == user && channels[0] == null) {
-                            channels[0] = histories.forget(user);
-                        }
-                    });
-        }
-        return channels[0] == null ? new String[0] : channels[0];
+    String[] eraseHistory(long user) throws Exception {
+        keySetter.accept(user);
+        return histories.forget(user);
     }
 
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */

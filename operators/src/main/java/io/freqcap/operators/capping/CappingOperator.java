@@ -12,6 +12,12 @@ import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
  * cannot switch the current key itself, the operator can. The function writes them in {@code
  * snapshotState}, which Flink calls before the keyed state backend takes its snapshot, and before
  * every scan of keyed state (sweep, rebuild-mirror).
+ *
+ * <p>Why an {@code @Internal} operator: Flink's public API gives a keyed-broadcast function no way
+ * to switch the current key (it can only visit every key of a state), and write-back needs one.
+ * This is the one place freqcap builds on Flink internals; every operator test (CappingHarnesses),
+ * the state compatibility tests and every job run through it, so a Flink upgrade that changes it
+ * fails them, and the function refuses to open anywhere else.
  */
 public class CappingOperator
         extends CoBroadcastWithKeyedOperator<Long, InboundMessage, ControlRecord, Delivery> {
@@ -23,7 +29,9 @@ public class CappingOperator
 
     @Override
     public void open() throws Exception {
+        // Before the function's open, which builds its history store with it; keyed state is
+        // ready by then (initializeState runs first).
+        ((CappingFunction) userFunction).keySetter(user -> setCurrentKey(user));
         super.open();
-        ((CappingFunction) userFunction).writeBackThrough(user -> setCurrentKey(user));
     }
 }

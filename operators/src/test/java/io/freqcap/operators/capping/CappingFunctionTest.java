@@ -5,6 +5,7 @@ import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -492,17 +493,18 @@ class CappingFunctionTest {
     }
 
     @Test
-    void harnessFactoryWorksWithoutBroadcastDescriptors() throws Exception {
-        // The form the style guide names; heap state, opened by the factory.
-        var h =
-                ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
-                        new CappingFunction(CappingSettings.of(ONE_A_DAY_V1)),
-                        InboundMessage::routingKey,
-                        Types.LONG);
-        h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
-        h.processElement(message("m1", 1, DAY_1_NOON), DAY_1_NOON);
-        assertEquals(1, h.extractOutputValues().size());
-        assertEquals("DUPLICATE", audits(h).get(0).get("decision").asText());
-        h.close();
+    void outsideItsOperatorTheFunctionRefusesToOpen() {
+        // Flink's plain keyed-broadcast operator cannot switch keys for the function, which keeps
+        // new histories in memory until the next checkpoint: one clear line, not a silent other
+        // mode.
+        IllegalStateException e =
+                assertThrows(
+                        IllegalStateException.class,
+                        () ->
+                                ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
+                                        new CappingFunction(CappingSettings.of(ONE_A_DAY_V1)),
+                                        InboundMessage::routingKey,
+                                        Types.LONG));
+        assertTrue(e.getMessage().contains("CappingOperator"), e.getMessage());
     }
 }

@@ -167,7 +167,7 @@ class ForgetUserTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(TWO_A_DAY)) {
                             @Override
-                            String[] eraseHistory(long user, Context ctx) {
+                            String[] eraseHistory(long user) {
                                 throw new IllegalStateException("disk gone");
                             }
                         },

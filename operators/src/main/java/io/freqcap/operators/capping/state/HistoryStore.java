@@ -30,10 +30,10 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
  * Users' histories: RocksDB keyed state with a {@link HistoryCache} in front of it. A user seen
- * recently is read from the cache (no RocksDB read). With write-back (the operator can switch the
- * current key: {@link #writeBackThrough}), a new history stays in the cache only, and reaches keyed
- * state at {@link #flush}, which the function calls before every snapshot and every scan of keyed
- * state, in RocksDB's key order; without it, every write goes through to keyed state.
+ * recently is read from the cache (no RocksDB read). A new history stays in the cache only and
+ * reaches keyed state at {@link #flush}, which the function calls before every snapshot and every
+ * scan of keyed state, in RocksDB's key order, switching keys with the operator's key setter (a
+ * history too long for a slot goes to keyed state at once).
  *
  * <p><b>Long histories.</b> A history of more than {@link HistoryGrowth#LONG_AT} entries (a heavy
  * user: a test account, a campaign loop gone wrong) is kept as a {@link LongHistory}: in keyed
@@ -80,26 +80,21 @@ public final class HistoryStore implements Histories {
     private final DataInputDeserializer in = new DataInputDeserializer();
     private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
     private final Runnable onHit;
-    private LongConsumer keySetter;
+    private final LongConsumer keySetter;
 
     /**
+     * @param setCurrentKey switches the operator's current key (to write histories kept in memory)
      * @param slots the cache's slots (0 for none)
      * @param onHit called for each history read from the cache
+     * @param liveBudget estimated bytes the long histories in memory may take together
      */
-    HistoryStore(States states, int slots, Runnable onHit) {
-        this(states, slots, onHit, LIVE_BYTES);
-    }
-
-    public HistoryStore(States states, int slots, Runnable onHit, long liveBudget) {
+    public HistoryStore(
+            States states, LongConsumer setCurrentKey, int slots, Runnable onHit, long liveBudget) {
         this.states = states;
+        this.keySetter = java.util.Objects.requireNonNull(setCurrentKey, "setCurrentKey");
         this.cache = new HistoryCache(slots);
         this.onHit = onHit;
         this.liveBudget = liveBudget;
-    }
-
-    /** Histories are kept in memory until {@link #flush}, which switches keys with this. */
-    public void writeBackThrough(LongConsumer setCurrentKey) {
-        this.keySetter = setCurrentKey;
     }
 
     /** The history of {@code user}, which is the current key. */
@@ -168,9 +163,6 @@ public final class HistoryStore implements Histories {
             }
             liveEntries += l.size();
             liveBytes += l.bytes();
-            if (keySetter == null) {
-                writeChanged(l);
-            }
             evictOver(user);
             return;
         }
@@ -183,9 +175,6 @@ public final class HistoryStore implements Histories {
         cache.forget(user);
         states.history().clear();
         states.longMark().update(HistoryGrowth.BUCKET_MILLIS);
-        if (keySetter == null) {
-            writeChanged(l);
-        }
         goLive(user, l);
     }
 
@@ -209,11 +198,9 @@ public final class HistoryStore implements Histories {
             if (e.getKey() == current) {
                 continue; // the user being decided stays, however long
             }
-            if (keySetter != null) {
-                keySetter.accept(e.getKey());
-                switched = true;
-                writeChanged(e.getValue());
-            }
+            keySetter.accept(e.getKey());
+            switched = true;
+            writeChanged(e.getValue());
             liveEntries -= e.getValue().size();
             liveBytes -= e.getValue().bytes();
             it.remove();
@@ -241,14 +228,10 @@ public final class HistoryStore implements Histories {
             return;
         }
         serialize(h);
-        if (keySetter != null && cache.putDirty(user, out.getSharedBuffer(), out.length())) {
+        if (cache.putDirty(user, out.getSharedBuffer(), out.length())) {
             return; // reaches keyed state at the next flush
         }
-        // Write-through: no write-back, or a history too long for a slot.
-        states.history().update(h);
-        if (keySetter == null) {
-            cache.put(user, out.getSharedBuffer(), out.length());
-        }
+        states.history().update(h); // too long for a slot
     }
 
     /**
@@ -258,9 +241,6 @@ public final class HistoryStore implements Histories {
      * @return how many histories
      */
     public int flush(LongToIntFunction keyGroupOf) throws Exception {
-        if (keySetter == null) {
-            return 0;
-        }
         int n =
                 cache.flushDirty(
                         keyGroupOf,
