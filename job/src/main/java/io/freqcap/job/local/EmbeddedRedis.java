@@ -23,6 +23,9 @@ import java.util.Locale;
  * <p>{@link #kill()} and {@link #start()} stop it hard and start it again on the same port and
  * directory: with {@code persistent} it keeps its data (AOF, fsync on every write, so whatever it
  * acknowledged survives), without it comes back empty.
+ *
+ * <p>Why one long class: one redis-server process (binary, configuration, ACL user, TLS, start and
+ * stop).
  */
 public final class EmbeddedRedis implements AutoCloseable {
     private final Path dir;

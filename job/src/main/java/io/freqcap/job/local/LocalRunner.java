@@ -39,6 +39,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * and generates nothing unless {@code --generate}. An embedded Redis ({@link EmbeddedRedis}) holds
  * the mirror unless {@code --redis} names one; with an external Kafka the mirror is on only with
  * {@code --redis}.
+ *
+ * <p>Why one long class: the runner's options and the start and stop order of everything it runs,
+ * read top to bottom.
  */
 public final class LocalRunner {
     private LocalRunner() {}

@@ -63,6 +63,10 @@ import org.slf4j.LoggerFactory;
  * (for {@link RedisMirrorSink}), and histories keep messageIds, so that a {@code rebuild-mirror}
  * command can write every user's counted messages again (contract.md §7). Decisions never wait on
  * Redis.
+ *
+ * <p>Why it is the longest operator class: it is the one place where state meets Flink (restore,
+ * snapshot, control records, sweep, forget-user, the mirror's rebuild); each of those is a few
+ * lines around a plain-Java call.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>

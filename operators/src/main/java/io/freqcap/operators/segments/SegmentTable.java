@@ -27,6 +27,9 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  * load. Inline bitmaps arrived inside a Kafka record and are small; they are kept. Deleted segments
  * stay as tombstones with their version, so a delayed older load cannot bring them back. Updates
  * apply by version, never by arrival order.
+ *
+ * <p>Why one long class: the segments in force and the one lookup that touches them all at once
+ * share their index.
  */
 public final class SegmentTable {
 

@@ -21,6 +21,8 @@ import java.util.Set;
  *
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
+ *     <p>Why one long class: the config's JSON, its validation and the lookups the rule makes,
+ *     which contract.md §3 defines together.
  */
 public record LimitConfig(
         long version,

@@ -25,6 +25,9 @@ import java.util.Arrays;
  * was off have none ({@code null}). A user pays for categories, campaigns and offsets only when an
  * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
  * that is null otherwise.
+ *
+ * <p>Why one long class: the compact columns and every query the rule makes of them share one
+ * representation; split, each half would expose the arrays.
  */
 public final class UserHistory implements CountedHistory, StoredHistory {
     public static final UserHistory EMPTY =

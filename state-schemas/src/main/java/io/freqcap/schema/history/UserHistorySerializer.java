@@ -48,6 +48,9 @@ import org.apache.flink.core.memory.DataOutputView;
  * 16): every entry has the same offset, written once after the tables (zigzag varint quarter hours)
  * instead of per entry. A user in one zone pays one byte per entry for channel, category and
  * campaign together, and one for the zone.
+ *
+ * <p>Why one long class: one format in its layouts (version 1, version 2, packed), written and read
+ * side by side so that they cannot drift apart.
  */
 public final class UserHistorySerializer extends TypeSerializerSingleton<UserHistory> {
     private static final long serialVersionUID = 1L;

@@ -43,6 +43,9 @@ import org.apache.flink.configuration.Configuration;
  * Flink, and writes one decision line per input record, in input order. With {@code --compare} a
  * second config decides the same input independently (its own histories) and what changes between
  * the two is printed.
+ *
+ * <p>Why one long class: the tool's command line, its two inputs and its two outputs, each short;
+ * the decisions themselves are the job's ({@code Backtest}).
  */
 public final class Simulate {
     private Simulate() {}

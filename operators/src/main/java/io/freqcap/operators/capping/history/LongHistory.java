@@ -25,6 +25,9 @@ import java.util.TreeMap;
  * bucketMillis} of time form one {@link UserHistory}, so a write touches only the buckets that
  * changed since the last one ({@link #takeChanged}): in time order the newest, and the oldest as
  * entries are pruned.
+ *
+ * <p>Why one long class: its columns, buckets and change tracking must move together on every add
+ * and prune.
  */
 public final class LongHistory implements CountedHistory {
     private final long bucketMillis;

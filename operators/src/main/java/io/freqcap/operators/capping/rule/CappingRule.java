@@ -26,6 +26,9 @@ import java.util.List;
  * <p>The history kept is bounded: a message older than latest − W (W the longest window in force)
  * is STALE, so no interval that matters starts before latest − 2W, and entries at or before that
  * are dropped whenever the history is written.
+ *
+ * <p>Why one long class: the decision rule of contract.md §5 and §6, in order, with its in-order
+ * and out-of-order paths side by side.
  */
 public final class CappingRule {
     private CappingRule() {}
