@@ -14,7 +14,9 @@ import java.util.Map;
  * operator's parallelism and is chained to it (one thread), so writer i receives exactly what
  * capping task i counted. An explicit, reference-counted registry, the one kind of static mutable
  * state worth having: each side {@link #acquire}s it when it opens and {@link #release}s it when it
- * closes. Nothing in it is checkpointed.
+ * closes. Nothing in it is checkpointed. Why not Flink's API: a sink cannot send anything back to
+ * the operator that feeds it. The job's graph test ({@code FreqcapJobGraphTest}) fails if the
+ * writer stops being chained to its capping task.
  */
 public final class MirrorLink {
     private static final Map<String, MirrorLink> LINKS = new HashMap<>();

@@ -1,0 +1,54 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.mirror.MirrorSettings;
+import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.message.RawRecord;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.jobgraph.JobVertex;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The job's graph as Flink builds it. The Redis mirror's writer must run chained to the capping
+ * task (one thread): MirrorLink, the registry through which writer i tells capping task i that it
+ * dropped writes, relies on it. A change of the graph or of Flink's chaining that breaks it fails
+ * here, before any mirror test.
+ */
+class FreqcapJobGraphTest {
+    @Test
+    void theMirrorWriterRunsInTheCappingTask() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        FreqcapJob.build(
+                CappingSettings.of(KafkaPipelineSupport.config(1, 2, 6, 1)),
+                env.fromData(
+                        List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
+                        TypeInformation.of(RawRecord.class)),
+                env.fromData(
+                                List.of(ControlRecord.sweep(0)),
+                                TypeInformation.of(ControlRecord.class))
+                        .setParallelism(1),
+                new DiscardingSink<>(),
+                new DiscardingSink<>(),
+                new RedisMirrorSink(MirrorSettings.of("redis://localhost:1", "fc", 1_000, null)));
+
+        List<String> withCapping = new ArrayList<>();
+        for (JobVertex v : env.getStreamGraph().getJobGraph().getVertices()) {
+            if (v.getName().contains("capping")) {
+                withCapping.add(v.getName());
+            }
+        }
+        assertEquals(1, withCapping.size(), "one capping task: " + withCapping);
+        assertTrue(
+                withCapping.get(0).contains("redis-mirror"),
+                "the mirror writer chained to capping: " + withCapping);
+    }
+}
