@@ -234,7 +234,7 @@ public class CappingFunction
      * Called by {@link CappingOperator} before {@link #open}: how to switch the current key, which
      * the store needs to write histories it keeps in memory (at checkpoints, scans, evictions).
      */
-    void keySetter(java.util.function.LongConsumer setCurrentKey) {
+    void useKeySetter(java.util.function.LongConsumer setCurrentKey) {
         this.keySetter = setCurrentKey;
     }
 

@@ -1,6 +1,5 @@
 package io.freqcap.schema.common;
 
-import io.freqcap.schema.message.OutboundMessage;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -81,7 +80,7 @@ public final class Zones {
         }
     }
 
-    /** The zone of a known id ({@link OutboundMessage#isKnownZone}), with its offsets. */
+    /** The zone of a known id ({@code OutboundMessage.isKnownZone}), with its offsets. */
     public static Zone zone(String id) {
         Zone known = BY_ID.get(id); // cheaper than computeIfAbsent when present, as it always is
         return known != null ? known : BY_ID.computeIfAbsent(id, k -> new Zone(ZoneId.of(k)));
@@ -92,7 +91,7 @@ public final class Zones {
         return zone(messageZone != null ? messageZone : configZone);
     }
 
-    /** The zone of a known id ({@link OutboundMessage#isKnownZone}). */
+    /** The zone of a known id ({@code OutboundMessage.isKnownZone}). */
     public static ZoneId of(String id) {
         return zone(id).id();
     }
