@@ -76,7 +76,7 @@ public final class FreqcapJob {
         SingleOutputStreamOperator<Delivery> decided =
                 parsed.keyBy(InboundMessage::routingKey, Types.LONG)
                         // The config in force is operator state of the capping function (see
-                        // CappingFunction.CONFIG_IN_FORCE); segments are broadcast state.
+                        // ControlInput.CONFIG_IN_FORCE); segments are broadcast state.
                         // CappingOperator: Flink's keyed-broadcast operator, which also lets the
                         // function write cached histories to keyed state at checkpoints.
                         .connect(controlTimed.broadcast())

@@ -10,6 +10,7 @@ import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
@@ -239,8 +240,7 @@ class JobSavepointCompatibilityITCase {
         for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
             OutboundMessage m = OutboundMessage.parse(in.value);
             CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
-            CappingRule.Verdict v =
-                    CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
+            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
             if (v.decision() == Decision.ALLOWED) {
                 histories.put(m.userId(), HistoryGrowth.grown(before, m, false, config));
             }

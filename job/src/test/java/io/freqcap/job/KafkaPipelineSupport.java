@@ -13,6 +13,7 @@ import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
@@ -548,7 +549,7 @@ final class KafkaPipelineSupport {
                     "unknown config version " + o.configVersion() + " for " + in.seq);
             CountedHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             String segment = segmentOf.apply(m.userId(), o.configVersion());
-            CappingRule.Verdict v = CappingRule.judge(h, m, config, segment);
+            Verdict v = CappingRule.judge(h, m, config, segment);
             if (v.decision() == Decision.ALLOWED) {
                 histories.put(m.userId(), HistoryGrowth.grown(h, m, false, config));
             }

@@ -2,33 +2,25 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
-import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.BroadcastState;
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -64,9 +56,9 @@ import org.slf4j.LoggerFactory;
  * command can write every user's counted messages again (contract.md §7). Decisions never wait on
  * Redis.
  *
- * <p>Why it is the longest operator class: it is the one place where state meets Flink (restore,
- * snapshot, control records, sweep, forget-user, the mirror's rebuild); each of those is a few
- * lines around a plain-Java call.
+ * <p>Why it is the longest operator class: it is the one place where keyed state meets Flink
+ * (restore, snapshot, sweep, forget-user, the mirror's rebuild); each of those is a few lines
+ * around a plain-Java call. The control side's operator state is {@link ControlInput}'s.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -84,33 +76,11 @@ public class CappingFunction
     /** Each user's history (keyed state, RocksDB): see {@link HistoryStore}. */
     public static final ValueStateDescriptor<StoredHistory> HISTORY = HistoryStore.STATE;
 
-    /**
-     * The config in force, as JSON text. Union list state: every instance holds the same config,
-     * and after a restore (at any parallelism) each takes the highest version it finds, so neither
-     * a rescale nor a restart with an older {@code --limits} can lower the version in force.
-     */
-    public static final ListStateDescriptor<String> CONFIG_IN_FORCE =
-            new ListStateDescriptor<>("limit-config-v1", Types.STRING);
-
-    /**
-     * The swept horizon: messages older than this are STALE, since a sweep of this job cleared
-     * histories they might need (see {@link #sweep}). Union list state: after a restore, at any
-     * parallelism, each instance takes the highest, which is safe for every key group.
-     */
-    public static final ListStateDescriptor<Long> SWEPT_HORIZON =
-            new ListStateDescriptor<>("swept-horizon-v1", Types.LONG);
-
     private final CappingSettings settings;
 
-    private transient ControlHandler control;
+    private transient ControlInput control;
     private transient HistoryStore histories;
     private transient DecisionStep step;
-    private transient ListState<String> configState;
-    private transient ListState<Long> horizonState;
-    private transient long sweptHorizon;
-    private transient BroadcastState<String, String> segmentsState;
-    private transient BroadcastState<Integer, String> waitingState;
-    private transient SegmentLoads loads;
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
     private transient CappingMetrics metrics;
@@ -124,54 +94,14 @@ public class CappingFunction
 
     @Override
     public void initializeState(FunctionInitializationContext context) throws Exception {
-        configState = context.getOperatorStateStore().getUnionListState(CONFIG_IN_FORCE);
-        horizonState = context.getOperatorStateStore().getUnionListState(SWEPT_HORIZON);
-        sweptHorizon = Long.MIN_VALUE;
-        for (Long h : horizonState.get()) {
-            sweptHorizon = Math.max(sweptHorizon, h);
-        }
-        BroadcastState<String, String> held =
-                context.getOperatorStateStore().getBroadcastState(ControlState.SEGMENTS);
-        segmentsState = held;
-        waitingState = context.getOperatorStateStore().getBroadcastState(ControlState.WAITING);
-        loads = new SegmentLoads(settings.bounds().segmentLoader(), Thread::sleep);
-        java.util.TreeMap<Integer, String> waiting = new java.util.TreeMap<>();
-        for (Map.Entry<Integer, String> e : waitingState.entries()) {
-            waiting.put(e.getKey(), e.getValue());
-        }
-        loads.restore(waiting.values());
-        Map<String, String> descriptors = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : held.entries()) {
-            descriptors.put(e.getKey(), e.getValue());
-        }
-        control =
-                ControlHandler.start(
-                        settings.initialConfig(),
-                        configState.get(),
-                        descriptors,
-                        settings.initialSegmentsJson() == null
-                                ? List.of()
-                                : ControlHandler.initialSegments(settings.initialSegmentsJson()),
-                        settings.bounds().segmentLoader(),
-                        LOG::warn);
-        if (settings.initialSegmentsJson() != null) {
-            held.clear();
-            held.putAll(control.segments().descriptors());
-        }
-        LOG.info("Limit config version {} is in force", control.config().version());
+        control = new ControlInput(context.getOperatorStateStore(), settings);
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
     }
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
         flush(); // before the keyed state backend takes its snapshot
-        configState.update(List.of(control.config().json()));
-        horizonState.update(List.of(sweptHorizon));
-        waitingState.clear();
-        List<String> pending = loads.pending();
-        for (int i = 0; i < pending.size(); i++) {
-            waitingState.put(i, pending.get(i));
-        }
+        control.snapshot();
         mirrorDebt.snapshot();
     }
 
@@ -185,7 +115,7 @@ public class CappingFunction
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                             getRuntimeContext().getTaskInfo().getAttemptNumber()));
         }
-        metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control);
+        metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());
         long maxHeap = Runtime.getRuntime().maxMemory();
         int slots = HistoryCache.slotsWithin(settings.historyCacheSlots(), maxHeap);
         if (slots < settings.historyCacheSlots()) {
@@ -218,11 +148,8 @@ public class CappingFunction
 
     @Override
     public void close() throws Exception {
-        if (loads != null) {
-            loads.close();
-        }
         if (control != null) {
-            control.close(); // gives back this task's share of the cached bitmaps
+            control.close();
         }
         if (mirrorDebt != null) {
             mirrorDebt.release();
@@ -241,16 +168,21 @@ public class CappingFunction
     @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
-        if (!loads.isEmpty()) {
-            applyLoaded(ctx::output);
+        for (ControlInput.Applied a : control.applyLoaded()) {
+            auditIfNotApplied(a, audit -> ctx.output(AUDIT, audit));
         }
         if (in.isMalformed()) {
             metrics.count(Decision.MALFORMED);
             ctx.output(AUDIT, AuditRecords.malformed(in, settings.bounds().maxRecordBytes()));
             return;
         }
-        Decided d = step.decide(in.message(), control.config(), control.segments(), sweptHorizon);
-        CappingRule.Verdict v = d.verdict();
+        Decided d =
+                step.decide(
+                        in.message(),
+                        control.config(),
+                        control.handler().segments(),
+                        control.sweptHorizon());
+        Verdict v = d.verdict();
         metrics.decided(v.decision(), v.segment(), in.message().timestamp());
         if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
             metrics.shadowRejected.inc();
@@ -281,69 +213,31 @@ public class CappingFunction
             default:
                 break;
         }
-        if (!loads.isEmpty()) {
-            applyLoaded(ctx::output);
-        }
-        if (loads.mustWait(rec)) {
-            loads.add(rec); // its file loads off this thread; the segments held decide meanwhile
-            return;
-        }
-        apply(rec, ctx, ctx::output);
-    }
-
-    /** Where audit records go: the side output of whichever context the caller has. */
-    private interface AuditOutput {
-        void output(OutputTag<AuditEvent> tag, AuditEvent audit);
-    }
-
-    /** Applies the waiting segment records whose files are loaded, in order. */
-    private void applyLoaded(AuditOutput audits) throws Exception {
-        ControlRecord rec;
-        while ((rec = loads.ready()) != null) {
-            apply(rec, null, audits);
-            loads.applied();
-        }
-    }
-
-    /**
-     * Applies one control record.
-     *
-     * @param ctx the broadcast context, for commands; null for segment records applied later
-     */
-    private void apply(ControlRecord rec, Context ctx, AuditOutput audits) throws Exception {
-        Outcome outcome = control.apply(rec);
-        if (outcome instanceof Outcome.SegmentApplied s) {
-            segmentsState.put(s.segmentId(), s.descriptor());
-            LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
-        } else if (outcome instanceof Outcome.ConfigApplied c) {
-            LOG.info("Limit config version {} is in force", c.config().version());
-        } else if (outcome instanceof Outcome.ForgetUser f) {
-            forgetUser(f.userId(), rec, ctx, audits);
-        } else if (outcome instanceof Outcome.Command) {
-            if (settings.mirror()) {
-                rebuildMirror(ctx);
+        for (ControlInput.Applied a : control.take(rec)) {
+            if (a.outcome() instanceof Outcome.ForgetUser f) {
+                forgetUser(f.userId(), a.record(), ctx);
+            } else if (a.outcome() instanceof Outcome.Command) {
+                if (settings.mirror()) {
+                    rebuildMirror(ctx);
+                } else {
+                    LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
+                }
             } else {
-                LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
-            }
-        } else if (outcome instanceof Outcome.NotApplied n) {
-            if (n.cause() != null) {
-                LOG.error(
-                        "Control record {}-{}@{} not applied",
-                        rec.topic(),
-                        rec.partition(),
-                        rec.offset(),
-                        n.cause());
-            }
-            if (auditsControl) {
-                auditNotApplied(rec, n.error(), audits);
+                auditIfNotApplied(a, audit -> ctx.output(AUDIT, audit));
             }
         }
     }
 
-    private void auditNotApplied(ControlRecord rec, String error, AuditOutput audits) {
+    /** Audits a control record not applied: only instance 0 does, so each is audited once. */
+    private void auditIfNotApplied(ControlInput.Applied a, Consumer<AuditEvent> audits) {
+        if (a.outcome() instanceof Outcome.NotApplied n && auditsControl) {
+            auditNotApplied(a.record(), n.error(), audits);
+        }
+    }
+
+    private void auditNotApplied(ControlRecord rec, String error, Consumer<AuditEvent> audits) {
         metrics.count(Decision.INVALID_CONTROL);
-        audits.output(
-                AUDIT,
+        audits.accept(
                 AuditRecords.unreadable(
                         Decision.INVALID_CONTROL,
                         error,
@@ -359,7 +253,7 @@ public class CappingFunction
      * Redis keys: done by the one instance whose key groups hold the user, which also audits a
      * failure (INVALID_CONTROL), since only it knows of one.
      */
-    private void forgetUser(long user, ControlRecord rec, Context ctx, AuditOutput audits) {
+    private void forgetUser(long user, ControlRecord rec, Context ctx) {
         int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
         int self = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
@@ -389,7 +283,7 @@ public class CappingFunction
             auditNotApplied(
                     rec,
                     "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user,
-                    audits);
+                    audit -> ctx.output(AUDIT, audit));
         }
     }
 
@@ -423,17 +317,14 @@ public class CappingFunction
                 HistoryScans.sweep(ctx, histories.states(), watermark - 2 * kept);
         histories.clearCache(); // it may hold what was just cleared
         if (swept.newestCleared() != Long.MIN_VALUE) {
-            sweptHorizon =
-                    Math.max(
-                            sweptHorizon,
-                            swept.newestCleared() + control.config().longestWindowMillis());
+            control.sweptTo(swept.newestCleared() + control.config().longestWindowMillis());
         }
         metrics.cleared.inc(swept.histories());
         LOG.debug(
                 "Sweep at watermark {} cleared {} histories; messages before {} are STALE",
                 watermark,
                 swept.histories(),
-                sweptHorizon);
+                control.sweptHorizon());
     }
 
     /**

@@ -35,71 +35,23 @@ public final class AuditRecords {
     }
 
     /**
-     * A REJECTED, DUPLICATE or STALE record.
+     * A REJECTED, DUPLICATE or STALE record (with what the shadow rules would have decided, for a
+     * REJECTED one when the verdict has it).
      *
-     * @param violations only for REJECTED
-     * @param retryAfter only for REJECTED; {@code null} when no time would allow the message
-     * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
      * @param rawMessage the input value, a JSON object already validated, embedded as is
      * @param maxBytes the largest record written
      */
     public static AuditEvent decision(
-            Decision decision,
-            OutboundMessage m,
-            String segment,
-            long configVersion,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            byte[] rawMessage,
-            int maxBytes) {
-        return decision(
-                decision,
-                m,
-                segment,
-                configVersion,
-                violations,
-                retryAfter,
-                reason,
-                null,
-                rawMessage,
-                maxBytes);
-    }
-
-    /**
-     * A REJECTED, DUPLICATE or STALE record, with what the shadow rules would have decided.
-     *
-     * @param shadow only for REJECTED, when the config has shadow rules; else null
-     */
-    public static AuditEvent decision(
-            Decision decision,
-            OutboundMessage m,
-            String segment,
-            long configVersion,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            ShadowDecision shadow,
-            byte[] rawMessage,
-            int maxBytes) {
+            Verdict v, OutboundMessage m, long configVersion, byte[] rawMessage, int maxBytes) {
         byte[] json = null;
         // The last guard: a record that the config's size bounds should keep small, but that is
         // too large anyway, keeps as many violations as fit, never failing its send.
+        ShadowDecision shadow = v.shadow();
         for (int keep = Integer.MAX_VALUE; json == null || json.length > maxBytes; ) {
-            json =
-                    decisionJson(
-                            decision,
-                            m,
-                            segment,
-                            configVersion,
-                            violations,
-                            retryAfter,
-                            reason,
-                            shadow,
-                            rawMessage,
-                            maxBytes,
-                            keep);
-            int most = Math.max(violations.size(), shadow == null ? 0 : shadow.violations().size());
+            json = decisionJson(v, m, configVersion, rawMessage, maxBytes, keep);
+            int most =
+                    Math.max(
+                            v.violations().size(), shadow == null ? 0 : shadow.violations().size());
             if (json.length <= maxBytes || keep == 0) {
                 break;
             }
@@ -109,33 +61,30 @@ public final class AuditRecords {
     }
 
     private static byte[] decisionJson(
-            Decision decision,
+            Verdict v,
             OutboundMessage m,
-            String segment,
             long configVersion,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            ShadowDecision shadow,
             byte[] rawMessage,
             int maxBytes,
             int keepViolations) {
+        Decision decision = v.decision();
+        ShadowDecision shadow = v.shadow();
         Fields head =
                 g -> {
                     g.writeStringField("decision", decision.name());
                     g.writeStringField("messageId", m.messageId());
                     g.writeNumberField("userId", m.userId());
-                    g.writeStringField("segment", segment);
+                    g.writeStringField("segment", v.segment());
                     g.writeStringField("channel", m.channel());
                     g.writeNumberField("timestamp", m.timestamp());
                     g.writeNumberField("configVersion", configVersion);
                     if (decision == Decision.REJECTED) {
-                        writeViolations(g, violations, keepViolations);
+                        writeViolations(g, v.violations(), keepViolations);
                         g.writeFieldName("retryAfter");
-                        if (retryAfter == null) {
+                        if (v.retryAfter() == null) {
                             g.writeNull();
                         } else {
-                            g.writeNumber(retryAfter);
+                            g.writeNumber(v.retryAfter());
                         }
                         if (shadow != null) {
                             g.writeObjectFieldStart("shadow");
@@ -145,8 +94,8 @@ public final class AuditRecords {
                             g.writeEndObject();
                         }
                     }
-                    if (reason != null) {
-                        g.writeStringField("reason", reason);
+                    if (v.reason() != null) {
+                        g.writeStringField("reason", v.reason());
                     }
                 };
         return bounded(

@@ -24,13 +24,10 @@ class AuditRecordsTest {
         OutboundMessage m = OutboundMessage.parse(message);
         AuditEvent e =
                 AuditRecords.decision(
-                        Decision.REJECTED,
+                        Verdict.rejected(
+                                "new", List.of(new Violation("all", "1d", 2, 2)), 1763841600000L),
                         m,
-                        "new",
                         7,
-                        List.of(new Violation("all", "1d", 2, 2)),
-                        1763841600000L,
-                        null,
                         message,
                         AuditRecords.DEFAULT_MAX_BYTES);
 
@@ -45,15 +42,14 @@ class AuditRecordsTest {
         OutboundMessage m = OutboundMessage.parse(example("outbound-message.json"));
         AuditEvent e =
                 AuditRecords.decision(
-                        Decision.REJECTED,
+                        Verdict.rejected(
+                                "new",
+                                List.of(
+                                        new Violation("all", null, "day", 2, 2),
+                                        new Violation("campaign:spring-sale", "3d", 1, 1)),
+                                1763827200000L),
                         m,
-                        "new",
                         8,
-                        List.of(
-                                new Violation("all", null, "day", 2, 2),
-                                new Violation("campaign:spring-sale", "3d", 1, 1)),
-                        1763827200000L,
-                        null,
                         example("outbound-message.json"),
                         AuditRecords.DEFAULT_MAX_BYTES);
         var violations = Json.MAPPER.readTree(e.json()).get("violations");
@@ -80,7 +76,11 @@ class AuditRecordsTest {
         for (int max : List.of(AuditRecords.DEFAULT_MAX_BYTES, 4096, 1024)) {
             AuditEvent e =
                     AuditRecords.decision(
-                            Decision.REJECTED, m, "*", 2, many, null, null, shadow, message, max);
+                            Verdict.rejected("*", many, null).withShadow(shadow),
+                            m,
+                            2,
+                            message,
+                            max);
             assertTrue(e.json().length <= max, e.json().length + " > " + max);
             JsonNode json = Json.MAPPER.readTree(e.json());
             assertEquals("REJECTED", json.get("decision").asText());
@@ -91,13 +91,9 @@ class AuditRecordsTest {
         // Within the bound nothing changes.
         AuditEvent few =
                 AuditRecords.decision(
-                        Decision.REJECTED,
+                        Verdict.rejected("*", many.subList(0, 3), null),
                         m,
-                        "*",
                         2,
-                        many.subList(0, 3),
-                        null,
-                        null,
                         message,
                         AuditRecords.DEFAULT_MAX_BYTES);
         JsonNode json = Json.MAPPER.readTree(few.json());
@@ -165,13 +161,12 @@ class AuditRecordsTest {
         JsonNode audit =
                 Json.MAPPER.readTree(
                         AuditRecords.decision(
-                                        Decision.REJECTED,
+                                        Verdict.rejected(
+                                                "*",
+                                                List.of(new Violation("all", "1d", 0, 0)),
+                                                null),
                                         OutboundMessage.parse(message),
-                                        "*",
                                         7,
-                                        List.of(new Violation("all", "1d", 0, 0)),
-                                        null,
-                                        null,
                                         message,
                                         AuditRecords.DEFAULT_MAX_BYTES)
                                 .json());
@@ -230,13 +225,10 @@ class AuditRecordsTest {
         OutboundMessage m = OutboundMessage.parse(message);
         AuditEvent e =
                 AuditRecords.decision(
-                        Decision.REJECTED,
+                        Verdict.rejected(
+                                "*", List.of(new Violation("all", "1d", 2, 2)), 1763841600000L),
                         m,
-                        "*",
                         7,
-                        List.of(new Violation("all", "1d", 2, 2)),
-                        1763841600000L,
-                        null,
                         message,
                         2_000);
         assertTrue(e.json().length <= 2_000, e.json().length + " bytes");

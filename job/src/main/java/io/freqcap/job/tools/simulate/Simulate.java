@@ -11,13 +11,13 @@ import io.freqcap.job.tools.ToolOptions;
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -313,7 +313,7 @@ public final class Simulate {
         Decision decide(InboundMessage in, OutboundMessage m, int maxRecordBytes)
                 throws IOException {
             Decided decided = backtest.decide(m);
-            CappingRule.Verdict v = decided.verdict();
+            Verdict v = decided.verdict();
             Decision d = v.decision();
             lastSegment = v.segment();
             boolean shadowRejects =

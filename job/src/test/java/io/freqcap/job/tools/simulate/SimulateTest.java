@@ -12,6 +12,7 @@ import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
@@ -252,7 +253,7 @@ class SimulateTest {
         CountedHistory h = UserHistory.EMPTY;
         int[] seen = new int[Decision.values().length];
         for (int i = 0; i < messages.size(); i++) {
-            CappingRule.Verdict v = CappingRule.judge(h, messages.get(i), cfg, "*");
+            Verdict v = CappingRule.judge(h, messages.get(i), cfg, "*");
             if (v.decision() == Decision.ALLOWED) {
                 h = HistoryGrowth.grown(h, messages.get(i), false, cfg);
             }

@@ -1,11 +1,11 @@
 package io.freqcap.operators.capping.decision;
 
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
@@ -18,10 +18,7 @@ import java.nio.charset.StandardCharsets;
  *     is on; else null
  */
 public record Decided(
-        OutboundMessage message,
-        LimitConfig config,
-        CappingRule.Verdict verdict,
-        String[] channelsBefore) {
+        OutboundMessage message, LimitConfig config, Verdict verdict, String[] channelsBefore) {
 
     public Decision decision() {
         return verdict.decision();
@@ -51,17 +48,7 @@ public record Decided(
      * The audit record of a message not delivered, its input kept within {@code maxRecordBytes}.
      */
     public AuditEvent audit(byte[] value, int maxRecordBytes) {
-        return AuditRecords.decision(
-                decision(),
-                message,
-                verdict.segment(),
-                config.version(),
-                verdict.violations(),
-                verdict.retryAfter(),
-                verdict.reason(),
-                verdict.shadow(),
-                value,
-                maxRecordBytes);
+        return AuditRecords.decision(verdict, message, config.version(), value, maxRecordBytes);
     }
 
     /** The Redis mirror's write for an ALLOWED message (the mirror on). */

@@ -4,6 +4,7 @@ import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 
@@ -40,8 +41,7 @@ public final class DecisionStep {
         String segment = segments.resolve(m.userId(), config);
         String shadowSegment =
                 config.hasShadow() ? segments.resolveShadow(m.userId(), config) : segment;
-        CappingRule.Verdict v =
-                CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon);
+        Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon);
         String[] channelsBefore = null;
         if (v.decision() == Decision.ALLOWED) {
             // Every channel the user may have in Redis: the mirror's write trims them all.

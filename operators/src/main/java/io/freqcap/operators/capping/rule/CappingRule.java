@@ -6,6 +6,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.ShadowDecision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
@@ -32,30 +33,6 @@ import java.util.List;
  */
 public final class CappingRule {
     private CappingRule() {}
-
-    /** What to do with a message; counting an ALLOWED one is the caller's. */
-    public record Verdict(
-            Decision decision,
-            String segment,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            ShadowDecision shadow) {
-
-        /** A verdict without a shadow decision. */
-        Verdict(
-                Decision decision,
-                String segment,
-                List<Violation> violations,
-                Long retryAfter,
-                String reason) {
-            this(decision, segment, violations, retryAfter, reason, null);
-        }
-
-        Verdict withShadow(ShadowDecision s) {
-            return new Verdict(decision, segment, violations, retryAfter, reason, s);
-        }
-    }
 
     /**
      * Decides one message without counting it: the caller adds an ALLOWED message to the history. A
@@ -100,47 +77,38 @@ public final class CappingRule {
             String shadowSegment,
             long sweptHorizon) {
         if (config.isExempt(m.category())) {
-            return new Verdict(Decision.EXEMPT, segment, List.of(), null, null);
+            return Verdict.passed(Decision.EXEMPT, segment);
         }
         if (history.containsFingerprint(UserHistory.fingerprint(m.messageId()))) {
-            return new Verdict(
+            return Verdict.explained(
                     Decision.DUPLICATE,
                     segment,
-                    List.of(),
-                    null,
-                    "messageId " + m.messageId() + " is already counted for this user",
-                    null);
+                    "messageId " + m.messageId() + " is already counted for this user");
         }
         long t = m.timestamp();
         long longest = config.longestWindowMillis();
         if (!history.isEmpty() && t < history.latest() - longest) {
-            return new Verdict(
+            return Verdict.explained(
                     Decision.STALE,
                     segment,
-                    List.of(),
-                    null,
                     "timestamp "
                             + t
                             + " is older than the latest counted timestamp "
                             + history.latest()
                             + " minus the longest window ("
                             + longest
-                            + " ms)",
-                    null);
+                            + " ms)");
         }
         if (t < sweptHorizon) {
-            return new Verdict(
+            return Verdict.explained(
                     Decision.STALE,
                     segment,
-                    List.of(),
-                    null,
                     "timestamp "
                             + t
                             + " is older than "
                             + sweptHorizon
                             + ", before which this job has cleared histories that are no longer"
-                            + " kept (twice the longest window behind its event time)",
-                    null);
+                            + " kept (twice the longest window behind its event time)");
         }
         // One for the rule and the shadow rule: what one counts, the other reads.
         CalendarLimits calendar =
@@ -245,7 +213,7 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null);
+            return Verdict.passed(Decision.ALLOWED, segment);
         }
         Long retryAfter = never ? null : retry;
         if (anyCalendar && !never && findRetry) {
@@ -254,7 +222,7 @@ public final class CappingRule {
                     calendar.retryAfter(
                             scopes, t, new long[] {retry}, at -> rollingPass(history, scopes, at));
         }
-        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+        return Verdict.rejected(segment, violations, retryAfter);
     }
 
     /**
@@ -322,7 +290,7 @@ public final class CappingRule {
             }
         }
         if (violations == null) {
-            return new Verdict(Decision.ALLOWED, segment, List.of(), null, null);
+            return Verdict.passed(Decision.ALLOWED, segment);
         }
         Long retryAfter =
                 !findRetry
@@ -334,7 +302,7 @@ public final class CappingRule {
                                         IntervalScan.candidates(t, read),
                                         at -> IntervalScan.passes(at, read))
                                 : IntervalScan.retryAfter(t, read);
-        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+        return Verdict.rejected(segment, violations, retryAfter);
     }
 
     private static List<Violation> add(List<Violation> list, Violation v) {

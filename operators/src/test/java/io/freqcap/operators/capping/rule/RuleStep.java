@@ -5,6 +5,7 @@ import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.ShadowDecision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
@@ -41,7 +42,7 @@ public final class RuleStep {
             LimitConfig config,
             String segment,
             boolean keepMessageId) {
-        CappingRule.Verdict v = CappingRule.judge(history, m, config, segment);
+        Verdict v = CappingRule.judge(history, m, config, segment);
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             CountedHistory grown = HistoryGrowth.grown(history, m, keepMessageId, config);

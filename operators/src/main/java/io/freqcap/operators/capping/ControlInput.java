@@ -1,0 +1,174 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.control.ControlHandler;
+import io.freqcap.operators.control.ControlHandler.Outcome;
+import io.freqcap.operators.segments.SegmentLoads;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.OperatorStateStore;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The capping task's control side and its operator state: the config in force, the segments, the
+ * segment records waiting for their files, and the swept horizon. It restores them, applies control
+ * records to them ({@link ControlHandler} decides) and snapshots them; what a record asks of the
+ * keyed side (forget-user, rebuild-mirror) and audits are the function's.
+ */
+final class ControlInput implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlInput.class);
+
+    /**
+     * The config in force, as JSON text. Union list state: every instance holds the same config,
+     * and after a restore (at any parallelism) each takes the highest version it finds, so neither
+     * a rescale nor a restart with an older {@code --limits} can lower the version in force.
+     */
+    static final ListStateDescriptor<String> CONFIG_IN_FORCE =
+            new ListStateDescriptor<>("limit-config-v1", Types.STRING);
+
+    /**
+     * The swept horizon: messages older than this are STALE, since a sweep of this job cleared
+     * histories they might need. Union list state: after a restore, at any parallelism, each
+     * instance takes the highest, which is safe for every key group.
+     */
+    static final ListStateDescriptor<Long> SWEPT_HORIZON =
+            new ListStateDescriptor<>("swept-horizon-v1", Types.LONG);
+
+    private final ListState<String> configState;
+    private final ListState<Long> horizonState;
+    private final BroadcastState<String, String> segmentsState;
+    private final BroadcastState<Integer, String> waitingState;
+    private final SegmentLoads loads;
+    private final ControlHandler control;
+    private long sweptHorizon = Long.MIN_VALUE;
+
+    ControlInput(OperatorStateStore store, CappingSettings settings) throws Exception {
+        configState = store.getUnionListState(CONFIG_IN_FORCE);
+        horizonState = store.getUnionListState(SWEPT_HORIZON);
+        for (Long h : horizonState.get()) {
+            sweptHorizon = Math.max(sweptHorizon, h);
+        }
+        segmentsState = store.getBroadcastState(ControlState.SEGMENTS);
+        waitingState = store.getBroadcastState(ControlState.WAITING);
+        loads = new SegmentLoads(settings.bounds().segmentLoader(), Thread::sleep);
+        TreeMap<Integer, String> waiting = new TreeMap<>();
+        for (Map.Entry<Integer, String> e : waitingState.entries()) {
+            waiting.put(e.getKey(), e.getValue());
+        }
+        loads.restore(waiting.values());
+        Map<String, String> descriptors = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : segmentsState.entries()) {
+            descriptors.put(e.getKey(), e.getValue());
+        }
+        control =
+                ControlHandler.start(
+                        settings.initialConfig(),
+                        configState.get(),
+                        descriptors,
+                        settings.initialSegmentsJson() == null
+                                ? List.of()
+                                : ControlHandler.initialSegments(settings.initialSegmentsJson()),
+                        settings.bounds().segmentLoader(),
+                        LOG::warn);
+        if (settings.initialSegmentsJson() != null) {
+            segmentsState.clear();
+            segmentsState.putAll(control.segments().descriptors());
+        }
+        LOG.info("Limit config version {} is in force", control.config().version());
+    }
+
+    ControlHandler handler() {
+        return control;
+    }
+
+    LimitConfig config() {
+        return control.config();
+    }
+
+    long sweptHorizon() {
+        return sweptHorizon;
+    }
+
+    /** Moves the swept horizon forward (never back). */
+    void sweptTo(long horizon) {
+        sweptHorizon = Math.max(sweptHorizon, horizon);
+    }
+
+    void snapshot() throws Exception {
+        configState.update(List.of(control.config().json()));
+        horizonState.update(List.of(sweptHorizon));
+        waitingState.clear();
+        List<String> pending = loads.pending();
+        for (int i = 0; i < pending.size(); i++) {
+            waitingState.put(i, pending.get(i));
+        }
+    }
+
+    /** A control record and what applying it did. */
+    record Applied(ControlRecord record, Outcome outcome) {}
+
+    /**
+     * Takes a control record: applied at once, or (a segment whose file loads off the task thread)
+     * kept waiting, while the segments held decide meanwhile.
+     *
+     * @return what was done, in order: the outcomes of waiting records now loaded, then the
+     *     record's own (none while it waits)
+     */
+    List<Applied> take(ControlRecord rec) throws Exception {
+        List<Applied> done = applyLoaded();
+        if (loads.mustWait(rec)) {
+            loads.add(rec);
+        } else {
+            done = done.isEmpty() ? new ArrayList<>(1) : done;
+            done.add(apply(rec));
+        }
+        return done;
+    }
+
+    /** The outcomes of the waiting segment records whose files are loaded, applied in order. */
+    List<Applied> applyLoaded() throws Exception {
+        if (loads.isEmpty()) {
+            return List.of();
+        }
+        List<Applied> done = new ArrayList<>();
+        ControlRecord rec;
+        while ((rec = loads.ready()) != null) {
+            done.add(apply(rec));
+            loads.applied();
+        }
+        return done;
+    }
+
+    private Applied apply(ControlRecord rec) throws Exception {
+        Outcome outcome = control.apply(rec);
+        if (outcome instanceof Outcome.SegmentApplied s) {
+            segmentsState.put(s.segmentId(), s.descriptor());
+            LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
+        } else if (outcome instanceof Outcome.ConfigApplied c) {
+            LOG.info("Limit config version {} is in force", c.config().version());
+        } else if (outcome instanceof Outcome.NotApplied n && n.cause() != null) {
+            LOG.error(
+                    "Control record {}-{}@{} not applied",
+                    rec.topic(),
+                    rec.partition(),
+                    rec.offset(),
+                    n.cause());
+        }
+        return new Applied(rec, outcome);
+    }
+
+    @Override
+    public void close() {
+        loads.close();
+        control.close(); // gives back this task's share of the cached bitmaps
+    }
+}
