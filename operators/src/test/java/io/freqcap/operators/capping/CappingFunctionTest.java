@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -18,7 +19,6 @@ import io.freqcap.schema.history.StoredHistorySerializer;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -68,31 +68,15 @@ class CappingFunctionTest {
     }
 
     InboundMessage message(String id, long userId, String category, long t, byte[] key) {
-        String json =
-                "{\"messageId\":\""
-                        + id
-                        + "\",\"userId\":"
-                        + userId
-                        + ",\"channel\":\"push\",\"category\":\""
-                        + category
-                        + "\",\"timestamp\":"
-                        + t
-                        + ",\"payload\":{\"title\":\"hi\"}}";
-        return InboundMessage.of(
-                new RawRecord(key, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+        return Records.message(id, userId, t).category(category).key(key).inbound(offset++);
     }
 
     InboundMessage message(String id, long userId, long t) {
-        return message(id, userId, "marketing", t, null);
+        return Records.message(id, userId, t).inbound(offset++);
     }
 
     static ControlRecord control(String json) {
-        return new ControlRecord(
-                ControlRecord.Kind.CONFIG,
-                json.getBytes(StandardCharsets.UTF_8),
-                "limit-config",
-                0,
-                9);
+        return Records.config(json);
     }
 
     static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {

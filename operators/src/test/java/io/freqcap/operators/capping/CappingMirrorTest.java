@@ -8,12 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -48,13 +47,7 @@ class CappingMirrorTest {
     }
 
     InboundMessage message(String id, long user, String channel, String category, long t) {
-        String json =
-                String.format(
-                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\","
-                                + "\"category\":\"%s\",\"timestamp\":%d}",
-                        id, user, channel, category, t);
-        return InboundMessage.of(
-                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+        return Records.message(id, user, t).channel(channel).category(category).inbound(offset++);
     }
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)

@@ -9,11 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -29,8 +28,7 @@ class ForgetUserTest {
     static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
 
     static ControlRecord forget(String userId) {
-        return CappingFunctionTest.control(
-                "{\"command\": \"forget-user\", \"userId\": " + userId + "}");
+        return Records.config("{\"command\": \"forget-user\", \"userId\": " + userId + "}");
     }
 
     private final CappingHarnesses harnesses = new CappingHarnesses();
@@ -42,12 +40,7 @@ class ForgetUserTest {
     }
 
     InboundMessage message(long user, String channel, long t) {
-        String json =
-                String.format(
-                        "{\"messageId\":\"m%d\",\"userId\":%d,\"channel\":\"%s\",\"timestamp\":%d}",
-                        offset, user, channel, t);
-        return InboundMessage.of(
-                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+        return Records.message("m" + offset, user, t).channel(channel).inbound(offset++);
     }
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)

@@ -7,15 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -60,12 +59,7 @@ class HeavyUserTest {
     }
 
     InboundMessage message(String id, String channel, long t) {
-        String json =
-                String.format(
-                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\",\"timestamp\":%d}",
-                        id, USER, channel, t);
-        return InboundMessage.of(
-                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++));
+        return Records.message(id, USER, t).channel(channel).inbound(offset++);
     }
 
     @Test

@@ -3,10 +3,9 @@ package io.freqcap.operators.capping;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.freqcap.schema.Records;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -41,12 +40,7 @@ public class PoisonedUserSnapshotTest {
     }
 
     static InboundMessage message(String id, long user, long t) {
-        String json =
-                String.format(
-                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d}",
-                        id, user, t);
-        return InboundMessage.of(
-                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, 0));
+        return Records.message(id, user, t).inbound(0);
     }
 
     static void send(

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentCache;
 import io.freqcap.operators.segments.SegmentTable;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -72,12 +73,7 @@ class SegmentsTest {
     }
 
     static ControlRecord segment(String json) {
-        return new ControlRecord(
-                ControlRecord.Kind.SEGMENT,
-                json.getBytes(StandardCharsets.UTF_8),
-                "segment-updates",
-                0,
-                1);
+        return Records.segment(json);
     }
 
     /** Sends n messages to the user within a day; returns the segment header and decisions. */

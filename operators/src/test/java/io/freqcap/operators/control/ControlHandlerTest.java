@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,13 +19,11 @@ class ControlHandlerTest {
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}";
 
     static ControlRecord config(String json) {
-        return new ControlRecord(
-                ControlRecord.Kind.CONFIG, json.getBytes(StandardCharsets.UTF_8), "c", 0, 1);
+        return Records.config(json);
     }
 
     static ControlRecord segment(String json) {
-        return new ControlRecord(
-                ControlRecord.Kind.SEGMENT, json.getBytes(StandardCharsets.UTF_8), "s", 0, 1);
+        return Records.segment(json);
     }
 
     static ControlHandler start(List<String> restored) throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.segment.SegmentBitmap;
@@ -13,7 +14,6 @@ import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -40,12 +40,7 @@ class SegmentCheckTest {
     }
 
     static ControlRecord segmentRecord(String json) {
-        return new ControlRecord(
-                ControlRecord.Kind.SEGMENT,
-                json.getBytes(StandardCharsets.UTF_8),
-                "segment-updates",
-                0,
-                7);
+        return Records.segment(json);
     }
 
     static String uriLoad(String uri, long version) {
