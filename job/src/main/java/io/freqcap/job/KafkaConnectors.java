@@ -198,6 +198,12 @@ public final class KafkaConnectors {
             if (d.shadow() != null) {
                 headers.add(Delivery.HEADER_SHADOW, encoded(d.shadow()));
             }
+            if (d.sendAt() != null) {
+                // Not through the cache: send times are all different.
+                headers.add(
+                        Delivery.HEADER_SEND_AT,
+                        Long.toString(d.sendAt()).getBytes(StandardCharsets.UTF_8));
+            }
             return new ProducerRecord<>(topic, null, null, d.key(), d.value(), headers);
         }
 

@@ -104,18 +104,45 @@ public record LimitConfig(
      * @param channels extra limits counting only one channel's messages
      * @param categories extra limits counting only one category's messages
      * @param campaign extra limits counting only the messages of the message's own campaign
+     * @param hold how long after its timestamp a message may be held to pass (window syntax), or
+     *     null: none held
+     * @param holdMillis {@code hold} in milliseconds; 0 for none
+     * @param quietHours when messages are not sent, or null for none
      */
     public record Rule(
             String segment,
             List<Limit> limits,
             Map<String, List<Limit>> channels,
             Map<String, List<Limit>> categories,
-            List<Limit> campaign)
+            List<Limit> campaign,
+            String hold,
+            long holdMillis,
+            QuietHours quietHours)
             implements java.io.Serializable {
 
         /** A rule with limits over every message and per channel only. */
         public Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
             this(segment, limits, channels, Map.of(), List.of());
+        }
+
+        /** A rule that holds nothing and has no quiet hours. */
+        public Rule(
+                String segment,
+                List<Limit> limits,
+                Map<String, List<Limit>> channels,
+                Map<String, List<Limit>> categories,
+                List<Limit> campaign) {
+            this(segment, limits, channels, categories, campaign, null, 0, null);
+        }
+
+        /** The quiet hours that hold back messages of {@code channel}, or null. */
+        public QuietHours quietHoursFor(String channel) {
+            return quietHours != null && quietHours.appliesTo(channel) ? quietHours : null;
+        }
+
+        /** Whether the rule can give a message a later send time, or reject it for quiet hours. */
+        public boolean defers() {
+            return holdMillis > 0 || quietHours != null;
         }
 
         // Most rules name no channel or category: no lookup (a hash of the message's fresh string)
@@ -239,6 +266,8 @@ public record LimitConfig(
                         "shadow.rules: exactly one rule must have segment \"*\"");
             }
         }
+        checkHolds(rules, "rules", longest(rules));
+        checkHolds(shadowMap, "shadow.rules", Math.max(longest(rules), longest(shadowMap)));
         Set<String> exempt = new LinkedHashSet<>();
         JsonNode ex = root.get("exempt");
         if (ex != null && !ex.isNull()) {
@@ -260,6 +289,29 @@ public record LimitConfig(
                 new String(raw, StandardCharsets.UTF_8),
                 zone == null || zone.isNull() ? "UTC" : zone.textValue(),
                 Collections.unmodifiableMap(shadowMap));
+    }
+
+    /**
+     * Holds reach at most the longest window (calendar limits counting as contract.md §6 says), so
+     * that a held message never makes a later one STALE.
+     */
+    private static void checkHolds(Map<String, Rule> rules, String path, long longest)
+            throws MalformedRecordException {
+        int i = 0;
+        for (Rule r : rules.values()) {
+            if (r.holdMillis() > longest) {
+                throw new MalformedRecordException(
+                        path
+                                + "["
+                                + i
+                                + "].hold: "
+                                + r.hold()
+                                + " is longer than the config's longest window ("
+                                + longest / 1000
+                                + " s)");
+            }
+            i++;
+        }
     }
 
     private static Rule rule(JsonNode node, String path) throws MalformedRecordException {
@@ -289,7 +341,28 @@ public record LimitConfig(
                 campaignNode == null || campaignNode.isNull()
                         ? List.of()
                         : limits(campaignNode, path + ".campaign", true);
-        return new Rule(seg.textValue(), limits, channels, categories, campaign);
+        JsonNode holdNode = node.get("hold");
+        String hold = null;
+        long holdMillis = 0;
+        if (holdNode != null && !holdNode.isNull()) {
+            if (!holdNode.isTextual()) {
+                throw new MalformedRecordException(path + ".hold: expected a string like \"12h\"");
+            }
+            try {
+                holdMillis = Limit.parseWindow(holdNode.textValue());
+            } catch (MalformedRecordException e) {
+                throw new MalformedRecordException(
+                        path + ".hold" + e.getMessage().substring("window".length()));
+            }
+            hold = holdNode.textValue();
+        }
+        JsonNode quietNode = node.get("quietHours");
+        QuietHours quiet =
+                quietNode == null || quietNode.isNull()
+                        ? null
+                        : QuietHours.parse(quietNode, path + ".quietHours");
+        return new Rule(
+                seg.textValue(), limits, channels, categories, campaign, hold, holdMillis, quiet);
     }
 
     /** Limits by channel or category name: {@code {"email": [...], ...}}. */

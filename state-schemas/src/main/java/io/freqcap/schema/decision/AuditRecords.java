@@ -35,8 +35,9 @@ public final class AuditRecords {
     }
 
     /**
-     * A REJECTED, DUPLICATE or STALE record (with what the shadow rules would have decided, for a
-     * REJECTED one when the verdict has it).
+     * A REJECTED, DUPLICATE, STALE or FORGOTTEN record (with what the shadow rules would have
+     * decided, for a REJECTED one when the verdict has it; with {@code sendAt}, for a FORGOTTEN
+     * one).
      *
      * @param rawMessage the input value, a JSON object already validated, embedded as is
      * @param maxBytes the largest record written
@@ -88,11 +89,17 @@ public final class AuditRecords {
                         }
                         if (shadow != null) {
                             g.writeObjectFieldStart("shadow");
-                            g.writeStringField("decision", shadow.decision().name());
+                            g.writeStringField("decision", shadow.label());
                             g.writeStringField("segment", shadow.segment());
                             writeViolations(g, shadow.violations(), keepViolations);
+                            if (shadow.sendAt() != null) {
+                                g.writeNumberField("sendAt", shadow.sendAt());
+                            }
                             g.writeEndObject();
                         }
+                    }
+                    if (v.sendAt() != null) {
+                        g.writeNumberField("sendAt", v.sendAt());
                     }
                     if (v.reason() != null) {
                         g.writeStringField("reason", v.reason());
@@ -250,6 +257,12 @@ public final class AuditRecords {
         for (Violation v : violations.subList(0, Math.min(keep, violations.size()))) {
             g.writeStartObject();
             g.writeStringField("scope", v.scope());
+            if (v.isQuietHours()) {
+                g.writeStringField("from", v.from());
+                g.writeStringField("to", v.to());
+                g.writeEndObject();
+                continue;
+            }
             if (v.calendar() != null) {
                 g.writeStringField("calendar", v.calendar());
             } else {

@@ -8,5 +8,7 @@ public enum Decision {
     DUPLICATE,
     STALE,
     MALFORMED,
-    INVALID_CONTROL
+    INVALID_CONTROL,
+    /** A held message whose user was erased ({@code forget-user}) before its send time. */
+    FORGOTTEN
 }

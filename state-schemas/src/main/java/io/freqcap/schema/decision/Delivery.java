@@ -7,6 +7,9 @@ import java.util.Objects;
 /**
  * A message allowed through (ALLOWED or EXEMPT): the input key and value byte for byte, and the
  * headers of contract.md §5.
+ *
+ * @param shadow what the shadow rules would have decided (ALLOWED, HELD or REJECTED), or null
+ * @param sendAt a held message's send time, or null for one not held
  */
 public record Delivery(
         byte[] key,
@@ -14,12 +17,27 @@ public record Delivery(
         String decision,
         String segment,
         long configVersion,
-        String shadow) {
+        String shadow,
+        Long sendAt) {
 
     /** A delivery without a shadow decision. */
     public Delivery(byte[] key, byte[] value, String decision, String segment, long configVersion) {
-        this(key, value, decision, segment, configVersion, null);
+        this(key, value, decision, segment, configVersion, null, null);
     }
+
+    /** A delivery of a message not held. */
+    public Delivery(
+            byte[] key,
+            byte[] value,
+            String decision,
+            String segment,
+            long configVersion,
+            String shadow) {
+        this(key, value, decision, segment, configVersion, shadow, null);
+    }
+
+    /** On a held message's delivery: its send time, epoch ms as decimal text. */
+    public static final String HEADER_SEND_AT = "freqcap-send-at";
 
     public static final String HEADER_DECISION = "freqcap-decision";
     public static final String HEADER_SEGMENT = "freqcap-segment";
@@ -36,7 +54,8 @@ public record Delivery(
                 && Objects.equals(decision, d.decision)
                 && Objects.equals(segment, d.segment)
                 && configVersion == d.configVersion
-                && Objects.equals(shadow, d.shadow);
+                && Objects.equals(shadow, d.shadow)
+                && Objects.equals(sendAt, d.sendAt);
     }
 
     @Override
@@ -53,6 +72,7 @@ public record Delivery(
                 + segment
                 + ", v"
                 + configVersion
+                + (sendAt == null ? "" : ", send at " + sendAt)
                 + ", "
                 + Bytes.describe(value)
                 + "]";

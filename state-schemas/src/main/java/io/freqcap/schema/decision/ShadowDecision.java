@@ -9,5 +9,19 @@ import java.util.List;
  * @param decision ALLOWED or REJECTED
  * @param segment the segment whose shadow rule applied, or {@code *}
  * @param violations empty when ALLOWED
+ * @param sendAt when ALLOWED with a later send time (the shadow rules would have held it); else
+ *     null
  */
-public record ShadowDecision(Decision decision, String segment, List<Violation> violations) {}
+public record ShadowDecision(
+        Decision decision, String segment, List<Violation> violations, Long sendAt) {
+
+    /** A shadow decision that holds nothing. */
+    public ShadowDecision(Decision decision, String segment, List<Violation> violations) {
+        this(decision, segment, violations, null);
+    }
+
+    /** {@code ALLOWED}, {@code HELD} or {@code REJECTED}: the header's and the record's word. */
+    public String label() {
+        return sendAt != null ? "HELD" : decision.name();
+    }
+}

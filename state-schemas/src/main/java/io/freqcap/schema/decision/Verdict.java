@@ -12,6 +12,8 @@ import java.util.List;
  * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
  * @param shadow what the shadow rules would have decided, when the config has them and the message
  *     reached the limits; else null
+ * @param sendAt only for ALLOWED: the later send time of a held message (contract.md §6), at which
+ *     it is counted and delivered; null when it goes out at once
  */
 public record Verdict(
         Decision decision,
@@ -19,7 +21,40 @@ public record Verdict(
         List<Violation> violations,
         Long retryAfter,
         String reason,
-        ShadowDecision shadow) {
+        ShadowDecision shadow,
+        Long sendAt) {
+
+    public Verdict(
+            Decision decision,
+            String segment,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow) {
+        this(decision, segment, violations, retryAfter, reason, shadow, null);
+    }
+
+    /** An ALLOWED verdict with a later send time: the message is held until then. */
+    public static Verdict held(String segment, long sendAt) {
+        return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null, sendAt);
+    }
+
+    /** A held message whose user was erased before its send time. */
+    public static Verdict forgotten(String segment, long sendAt) {
+        return new Verdict(
+                Decision.FORGOTTEN,
+                segment,
+                List.of(),
+                null,
+                "its user was erased by forget-user before its send time",
+                null,
+                sendAt);
+    }
+
+    /** Whether the message waits for a later send time. */
+    public boolean isHeld() {
+        return sendAt != null;
+    }
 
     /** An ALLOWED or EXEMPT verdict. */
     public static Verdict passed(Decision decision, String segment) {
@@ -37,6 +72,6 @@ public record Verdict(
     }
 
     public Verdict withShadow(ShadowDecision s) {
-        return new Verdict(decision, segment, violations, retryAfter, reason, s);
+        return new Verdict(decision, segment, violations, retryAfter, reason, s, sendAt);
     }
 }

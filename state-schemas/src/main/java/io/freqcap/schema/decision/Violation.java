@@ -3,21 +3,38 @@ package io.freqcap.schema.decision;
 import io.freqcap.schema.config.Limit;
 
 /**
- * A limit a message would break.
+ * A limit a message would break, or the quiet hours it falls in.
  *
- * @param scope {@code all}, {@code channel:<name>}, {@code category:<name>} or {@code
- *     campaign:<campaignId>}
+ * @param scope {@code all}, {@code channel:<name>}, {@code category:<name>}, {@code
+ *     campaign:<campaignId>} or {@code quiet-hours}
  * @param window a rolling limit's window; null for a calendar limit
  * @param calendar a calendar limit's period; null for a rolling limit
  * @param count for a rolling limit the most counted messages in scope that any interval of the
  *     window containing the message's timestamp already holds; for a calendar limit the counted
  *     messages in scope in the message's period
  */
-public record Violation(String scope, String window, String calendar, int max, int count) {
+public record Violation(
+        String scope, String window, String calendar, int max, int count, String from, String to) {
+
+    public static final String QUIET_HOURS = "quiet-hours";
+
+    /** A limit's violation: a rolling one (window) or a calendar one (calendar). */
+    public Violation(String scope, String window, String calendar, int max, int count) {
+        this(scope, window, calendar, max, count, null, null);
+    }
 
     /** A rolling limit's violation. */
     public Violation(String scope, String window, int max, int count) {
         this(scope, window, null, max, count);
+    }
+
+    /** Quiet hours from {@code from} to {@code to} ({@code HH:MM}, local times). */
+    public static Violation quietHours(String from, String to) {
+        return new Violation(QUIET_HOURS, null, null, 0, 0, from, to);
+    }
+
+    public boolean isQuietHours() {
+        return from != null;
     }
 
     public static Violation of(String scope, Limit l, int count) {

@@ -34,6 +34,12 @@ public record OutboundMessage(
         this(messageId, userId, channel, category, timestamp, null, null);
     }
 
+    /** The same message at another time: a held message is counted at its send time. */
+    public OutboundMessage at(long sendAt) {
+        return new OutboundMessage(
+                messageId, userId, channel, category, sendAt, timezone, campaignId);
+    }
+
     /** The region ids {@code java.time} knows (the tz database the JVM carries), read once. */
     private static final Set<String> ZONES = Set.copyOf(ZoneId.getAvailableZoneIds());
 

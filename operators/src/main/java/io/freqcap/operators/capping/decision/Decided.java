@@ -39,9 +39,15 @@ public record Decided(
                 key != null
                         ? key
                         : Long.toString(message.userId()).getBytes(StandardCharsets.UTF_8);
-        String shadow = verdict.shadow() == null ? null : verdict.shadow().decision().name();
+        String shadow = verdict.shadow() == null ? null : verdict.shadow().label();
         return new Delivery(
-                k, value, decision().name(), verdict.segment(), config.version(), shadow);
+                k,
+                value,
+                decision().name(),
+                verdict.segment(),
+                config.version(),
+                shadow,
+                verdict.sendAt());
     }
 
     /**
@@ -51,13 +57,18 @@ public record Decided(
         return AuditRecords.decision(verdict, message, config.version(), value, maxRecordBytes);
     }
 
-    /** The Redis mirror's write for an ALLOWED message (the mirror on). */
+    /** Whether the message waits for a later send time (contract.md §5). */
+    public boolean held() {
+        return verdict.isHeld();
+    }
+
+    /** The Redis mirror's write for an ALLOWED message (the mirror on), scored at its send time. */
     public MirrorWrite mirrorWrite() {
         return MirrorWrite.of(
                 message.userId(),
                 config.longestWindowMillis(),
                 message.messageId(),
-                message.timestamp(),
+                verdict.isHeld() ? verdict.sendAt() : message.timestamp(),
                 message.channel(),
                 channelsBefore);
     }

@@ -46,7 +46,9 @@ public final class DecisionStep {
         if (v.decision() == Decision.ALLOWED) {
             // Every channel the user may have in Redis: the mirror's write trims them all.
             channelsBefore = keepMessageIds ? before.channels() : null;
-            histories.count(m.userId(), before, m, keepMessageIds, config);
+            // A held message is counted at its send time (contract.md §6).
+            OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+            histories.count(m.userId(), before, counted, keepMessageIds, config);
         }
         return new Decided(m, config, v, channelsBefore);
     }

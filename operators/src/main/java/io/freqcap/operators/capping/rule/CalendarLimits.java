@@ -148,10 +148,15 @@ public final class CalendarLimits implements CountedHistory.EntryVisitor {
     /**
      * The earliest time at or after {@code t} among {@code candidates} (rolling limits' own) and
      * the following period starts of every calendar limit, at which the rolling limits pass ({@code
-     * rollingPass}) and so do the calendar ones; null when none does (a limit of 0).
+     * rollingPass}) and so do the calendar ones, outside {@code quiet} hours when there are some;
+     * null when none does (a limit of 0).
      */
     Long retryAfter(
-            List<ScopeLimits> scopes, long t, long[] candidates, LongPredicate rollingPass) {
+            List<ScopeLimits> scopes,
+            long t,
+            long[] candidates,
+            LongPredicate rollingPass,
+            QuietTimes quiet) {
         long[] at = new long[candidates.length + 8];
         int n = 0;
         at[n++] = t;
@@ -196,6 +201,9 @@ public final class CalendarLimits implements CountedHistory.EntryVisitor {
             }
         }
         Arrays.sort(at, 0, n);
+        if (quiet != null) {
+            return SendTimes.earliest(t, at, n, c -> rollingPass.test(c) && pass(scopes, c), quiet);
+        }
         for (int i = 0; i < n; i++) {
             long c = at[i];
             if (c < t || (i > 0 && at[i - 1] == c)) {

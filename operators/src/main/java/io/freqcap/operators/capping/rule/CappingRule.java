@@ -3,6 +3,7 @@ package io.freqcap.operators.capping.rule;
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.ShadowDecision;
@@ -111,27 +112,59 @@ public final class CappingRule {
                             + " kept (twice the longest window behind its event time)");
         }
         // One for the rule and the shadow rule: what one counts, the other reads.
-        CalendarLimits calendar =
-                new CalendarLimits(
-                        history, new ZoneClock(Zones.zone(m.timezone(), config.timezone())));
-        Verdict v = limits(history, t, segment, scopes(config.ruleFor(segment), m), calendar, true);
+        ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
+        CalendarLimits calendar = new CalendarLimits(history, clock);
+        LimitConfig.Rule rule = config.ruleFor(segment);
+        Verdict v = decide(history, m, segment, rule, calendar, true);
         if (!config.hasShadow()) {
             return v;
         }
-        Verdict s =
-                limits(
-                        history,
-                        t,
-                        shadowSegment,
-                        scopes(config.shadowRuleFor(shadowSegment), m),
-                        calendar,
-                        false);
-        return v.withShadow(new ShadowDecision(s.decision(), shadowSegment, s.violations()));
+        LimitConfig.Rule shadowRule = config.shadowRuleFor(shadowSegment);
+        Verdict s = decide(history, m, shadowSegment, shadowRule, calendar, false);
+        return v.withShadow(
+                new ShadowDecision(s.decision(), shadowSegment, s.violations(), s.sendAt()));
     }
 
     /**
-     * @param findRetry whether to work out {@code retryAfter} (not for shadow rules: nobody reads
-     *     it)
+     * The rule's verdict on a message at its timestamp, or, when the rule holds messages, at the
+     * send time it is held to (contract.md §6).
+     *
+     * @param findRetry whether to work out {@code retryAfter} where nothing reads it but a hold
+     *     (not for shadow rules)
+     */
+    private static Verdict decide(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            LimitConfig.Rule rule,
+            CalendarLimits calendar,
+            boolean findRetry) {
+        List<ScopeLimits> scopes = scopes(rule, m);
+        if (!rule.defers()) {
+            return limits(history, m.timestamp(), segment, scopes, calendar, findRetry, null);
+        }
+        QuietHours hours = rule.quietHoursFor(m.channel());
+        QuietTimes quiet = hours == null ? null : new QuietTimes(hours, calendar.zone());
+        Verdict v =
+                limits(
+                        history,
+                        m.timestamp(),
+                        segment,
+                        scopes,
+                        calendar,
+                        findRetry || rule.holdMillis() > 0,
+                        quiet);
+        if (v.decision() == Decision.REJECTED
+                && v.retryAfter() != null
+                && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
+            return Verdict.held(segment, v.retryAfter());
+        }
+        return v;
+    }
+
+    /**
+     * @param findRetry whether to work out {@code retryAfter}
+     * @param quiet the rule's quiet hours for the message's channel, or null
      */
     private static Verdict limits(
             CountedHistory history,
@@ -139,11 +172,12 @@ public final class CappingRule {
             String segment,
             List<ScopeLimits> scopes,
             CalendarLimits calendar,
-            boolean findRetry) {
+            boolean findRetry,
+            QuietTimes quiet) {
         if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, t, segment, scopes, calendar, findRetry);
+            return inOrder(history, t, segment, scopes, calendar, findRetry, quiet);
         }
-        return outOfOrder(history, t, segment, scopes, calendar, findRetry);
+        return outOfOrder(history, t, segment, scopes, calendar, findRetry, quiet);
     }
 
     /**
@@ -180,7 +214,8 @@ public final class CappingRule {
             String segment,
             List<ScopeLimits> scopes,
             CalendarLimits calendar,
-            boolean findRetry) {
+            boolean findRetry,
+            QuietTimes quiet) {
         List<Violation> violations = null;
         boolean never = false;
         boolean anyCalendar = false;
@@ -212,7 +247,8 @@ public final class CappingRule {
                 }
             }
         }
-        if (violations == null) {
+        boolean quietNow = quiet != null && quiet.isQuiet(t);
+        if (violations == null && !quietNow) {
             return Verdict.passed(Decision.ALLOWED, segment);
         }
         Long retryAfter = never ? null : retry;
@@ -220,9 +256,16 @@ public final class CappingRule {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
                     calendar.retryAfter(
-                            scopes, t, new long[] {retry}, at -> rollingPass(history, scopes, at));
+                            scopes,
+                            t,
+                            new long[] {retry},
+                            at -> rollingPass(history, scopes, at),
+                            quiet);
+        } else if (quiet != null && !never && findRetry) {
+            long from = retry;
+            retryAfter = SendTimes.earliest(t, new long[] {from}, 1, at -> at >= from, quiet);
         }
-        return Verdict.rejected(segment, violations, retryAfter);
+        return Verdict.rejected(segment, quietFirst(violations, quiet, quietNow), retryAfter);
     }
 
     /**
@@ -252,7 +295,8 @@ public final class CappingRule {
             String segment,
             List<ScopeLimits> scopes,
             CalendarLimits calendar,
-            boolean findRetry) {
+            boolean findRetry,
+            QuietTimes quiet) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
             for (int i = 0; i < s.size(); i++) {
@@ -289,20 +333,46 @@ public final class CappingRule {
                 }
             }
         }
-        if (violations == null) {
+        boolean quietNow = quiet != null && quiet.isQuiet(t);
+        if (violations == null && !quietNow) {
             return Verdict.passed(Decision.ALLOWED, segment);
         }
-        Long retryAfter =
-                !findRetry
-                        ? null
-                        : anyCalendar
-                                ? calendar.retryAfter(
-                                        scopes,
-                                        t,
-                                        IntervalScan.candidates(t, read),
-                                        at -> IntervalScan.passes(at, read))
-                                : IntervalScan.retryAfter(t, read);
-        return Verdict.rejected(segment, violations, retryAfter);
+        Long retryAfter = null;
+        if (findRetry && anyCalendar) {
+            retryAfter =
+                    calendar.retryAfter(
+                            scopes,
+                            t,
+                            IntervalScan.candidates(t, read),
+                            at -> IntervalScan.passes(at, read),
+                            quiet);
+        } else if (findRetry && quiet == null) {
+            retryAfter = IntervalScan.retryAfter(t, read);
+        } else if (findRetry && !IntervalScan.blocks(read)) {
+            long[] candidates = IntervalScan.candidates(t, read);
+            retryAfter =
+                    SendTimes.earliest(
+                            t,
+                            candidates,
+                            candidates.length,
+                            at -> IntervalScan.passes(at, read),
+                            quiet);
+        }
+        return Verdict.rejected(segment, quietFirst(violations, quiet, quietNow), retryAfter);
+    }
+
+    /** The violations, after the quiet hours' own when the message falls in them. */
+    private static List<Violation> quietFirst(
+            List<Violation> violations, QuietTimes quiet, boolean quietNow) {
+        if (!quietNow) {
+            return violations;
+        }
+        List<Violation> all = new ArrayList<>(violations == null ? 1 : violations.size() + 1);
+        all.add(Violation.quietHours(quiet.hours().from(), quiet.hours().to()));
+        if (violations != null) {
+            all.addAll(violations);
+        }
+        return all;
     }
 
     private static List<Violation> add(List<Violation> list, Violation v) {

@@ -91,6 +91,18 @@ public final class IntervalScan {
         return null;
     }
 
+    /** Whether a limit of 0 blocks every time. */
+    static boolean blocks(List<Scoped> scopes) {
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                if (l.max() == 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** The times b + w after t (entries b, windows w), ascending, each once. */
     static long[] candidates(long t, List<Scoped> scopes) {
         int size = 0;

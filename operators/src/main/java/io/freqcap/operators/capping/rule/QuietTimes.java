@@ -1,0 +1,77 @@
+package io.freqcap.operators.capping.rule;
+
+import io.freqcap.schema.config.QuietHours;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.time.zone.ZoneOffsetTransition;
+import java.time.zone.ZoneRules;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A rule's quiet hours in one message's zone (contract.md §3): whether an instant is quiet, and the
+ * first instant at or after one that is not. Plain Java.
+ *
+ * <p>An instant is quiet when its local wall-clock time lies in the quiet hours. Quiet time ends
+ * where the wall clock reaches {@code to} (both times, where DST repeats it) or jumps out of the
+ * quiet hours at a DST transition, so those instants are the only ones worth trying.
+ */
+final class QuietTimes {
+    private static final long DAY_MILLIS = 86_400_000L;
+
+    private final QuietHours hours;
+    private final ZoneClock zone;
+
+    QuietTimes(QuietHours hours, ZoneClock zone) {
+        this.hours = hours;
+        this.zone = zone;
+    }
+
+    QuietHours hours() {
+        return hours;
+    }
+
+    boolean isQuiet(long t) {
+        long local = t + zone.offsetAt(t) * 1000L;
+        return hours.isQuiet(Math.floorMod(local, DAY_MILLIS));
+    }
+
+    /** The first instant at or after {@code t} that is not quiet. */
+    long nextOpen(long t) {
+        if (!isQuiet(t)) {
+            return t;
+        }
+        ZoneRules rules = zone.zone().getRules();
+        LocalDate day = LocalDate.ofInstant(Instant.ofEpochMilli(t), zone.zone());
+        LocalTime to = LocalTime.of(hours.toMinute() / 60, hours.toMinute() % 60);
+        long[] tries = new long[16];
+        int n = 0;
+        // Quiet hours span less than a day: an end lies within the next two local dates.
+        for (int d = 0; d <= 2; d++) {
+            LocalDateTime end = LocalDateTime.of(day.plusDays(d), to);
+            List<ZoneOffset> offsets = rules.getValidOffsets(end);
+            if (offsets.isEmpty()) {
+                tries[n++] = rules.getTransition(end).getInstant().toEpochMilli(); // in a gap
+            }
+            for (ZoneOffset o : offsets) {
+                tries[n++] = end.toEpochSecond(o) * 1000L;
+            }
+        }
+        Instant from = Instant.ofEpochMilli(t);
+        for (ZoneOffsetTransition tr = rules.nextTransition(from);
+                tr != null && n < tries.length && tr.toEpochSecond() * 1000L - t < 3 * DAY_MILLIS;
+                tr = rules.nextTransition(tr.getInstant())) {
+            tries[n++] = tr.toEpochSecond() * 1000L;
+        }
+        Arrays.sort(tries, 0, n);
+        for (int i = 0; i < n; i++) {
+            if (tries[i] > t && !isQuiet(tries[i])) {
+                return tries[i];
+            }
+        }
+        throw new IllegalStateException("no end of quiet hours after " + t + " in " + zone.zone());
+    }
+}
