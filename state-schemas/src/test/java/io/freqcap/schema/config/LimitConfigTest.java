@@ -305,4 +305,98 @@ class LimitConfigTest {
                 MalformedRecordException.class,
                 () -> LimitConfig.parse("{\"command\":\"rebuild-mirror\"}"));
     }
+
+    @Test
+    void readsTheHoldExample() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-hold.json"));
+        LimitConfig.Rule vip = c.ruleFor("vip");
+        assertEquals("12h", vip.hold());
+        assertEquals(12 * 3_600_000L, vip.holdMillis());
+        assertEquals("22:00", vip.quietHours().from());
+        assertEquals(7 * 60 + 30, vip.quietHours().toMinute());
+        assertTrue(vip.quietHoursFor("push") != null);
+        assertEquals(null, vip.quietHoursFor("email"), "email is not in vip's quiet channels");
+        LimitConfig.Rule star = c.ruleFor("*");
+        assertEquals(86_400_000L, star.holdMillis());
+        assertTrue(star.quietHoursFor("email") != null, "no channels: every channel");
+    }
+
+    @Test
+    void quietHoursSpanningMidnightAndNot() throws Exception {
+        QuietHours night = hours("21:00", "08:00").quietHours();
+        QuietHours lunch = hours("12:00", "13:30").quietHours();
+        long minute = 60_000L;
+        assertTrue(night.isQuiet(21 * 60 * minute));
+        assertTrue(night.isQuiet(3 * 60 * minute));
+        assertTrue(!night.isQuiet(8 * 60 * minute), "to is the first time that is not quiet");
+        assertTrue(!night.isQuiet(20 * 60 * minute + 59 * minute));
+        assertTrue(lunch.isQuiet(13 * 60 * minute + 29 * minute));
+        assertTrue(!lunch.isQuiet(13 * 60 * minute + 30 * minute));
+        assertTrue(!lunch.isQuiet(11 * 60 * minute));
+    }
+
+    /** A config whose only rule, {@code *}, has {@code fields}; {@code more} after the rules. */
+    static String starRule(String fields, String more) {
+        return "{\"version\":2,\"rules\":[{\"segment\":\"*\"," + fields + "}]" + more + "}";
+    }
+
+    static LimitConfig.Rule hours(String from, String to) throws Exception {
+        return LimitConfig.parse(
+                        starRule(
+                                "\"limits\":[{\"window\":\"1d\",\"max\":1}],\"quietHours\":{\"from\":\""
+                                        + from
+                                        + "\",\"to\":\""
+                                        + to
+                                        + "\"}",
+                                ""))
+                .ruleFor("*");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "hold over the longest window | \"hold\":\"2d\" | rules[0].hold: 2d is longer than the config's longest window",
+                "hold not a duration          | \"hold\":\"soon\" | rules[0].hold: expected a positive integer followed by s, m, h, d or w",
+                "hold zero                    | \"hold\":\"0h\" | rules[0].hold: must be positive",
+                "hold a number                | \"hold\":3600 | rules[0].hold: expected a string",
+                "quiet hours not an object    | \"quietHours\":\"21-8\" | rules[0].quietHours: expected an object",
+                "from missing                 | \"quietHours\":{\"to\":\"08:00\"} | rules[0].quietHours.from: expected a local time HH:MM",
+                "to not HH:MM                 | \"quietHours\":{\"from\":\"21:00\",\"to\":\"8am\"} | rules[0].quietHours.to: expected a local time HH:MM",
+                "hour 24                      | \"quietHours\":{\"from\":\"24:00\",\"to\":\"08:00\"} | rules[0].quietHours.from: expected a local time HH:MM",
+                "from equals to               | \"quietHours\":{\"from\":\"08:00\",\"to\":\"08:00\"} | rules[0].quietHours: from and to are the same time",
+                "channels empty               | \"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\",\"channels\":[]} | rules[0].quietHours.channels: expected a non-empty array",
+                "channel not a channel name   | \"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\",\"channels\":[\"Push\"]} | rules[0].quietHours.channels: \"Push\" does not match",
+            })
+    void holdAndQuietHoursBreachesNameTheirField(String name, String field, String error) {
+        String json = starRule("\"limits\":[{\"window\":\"1d\",\"max\":1}]," + field, "");
+        MalformedRecordException e =
+                assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
+        assertTrue(e.getMessage().startsWith(error), e.getMessage());
+    }
+
+    @Test
+    void holdMayReachACalendarLimitsSpanAndShadowRulesHoldToo() throws Exception {
+        // A calendar day counts as 3d (contract.md §6): a hold of 3d is the most it allows.
+        LimitConfig c =
+                LimitConfig.parse(
+                        starRule(
+                                "\"limits\":[{\"calendar\":\"day\",\"max\":1}],\"hold\":\"3d\"",
+                                ",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                                        + "[{\"window\":\"1d\",\"max\":1}],\"hold\":\"1d\","
+                                        + "\"quietHours\":{\"from\":\"22:00\",\"to\":\"06:00\"}}]}"));
+        assertEquals(3 * 86_400_000L, c.ruleFor("*").holdMillis());
+        assertEquals("22:00", c.shadowRuleFor("*").quietHours().from());
+        MalformedRecordException e =
+                assertThrows(
+                        MalformedRecordException.class,
+                        () ->
+                                LimitConfig.parse(
+                                        starRule(
+                                                "\"limits\":[{\"calendar\":\"day\",\"max\":1}],"
+                                                        + "\"hold\":\"4d\"",
+                                                "")));
+        assertTrue(e.getMessage().startsWith("rules[0].hold: 4d is longer"), e.getMessage());
+    }
 }

@@ -155,6 +155,7 @@ public final class CappingRule {
                         findRetry || rule.holdMillis() > 0,
                         quiet);
         if (v.decision() == Decision.REJECTED
+                && rule.holdMillis() > 0
                 && v.retryAfter() != null
                 && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
             return Verdict.held(segment, v.retryAfter());

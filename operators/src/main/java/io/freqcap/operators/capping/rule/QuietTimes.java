@@ -52,10 +52,8 @@ final class QuietTimes {
         // Quiet hours span less than a day: an end lies within the next two local dates.
         for (int d = 0; d <= 2; d++) {
             LocalDateTime end = LocalDateTime.of(day.plusDays(d), to);
+            // None in a gap: the transition that skips it, tried below, ends quiet time then.
             List<ZoneOffset> offsets = rules.getValidOffsets(end);
-            if (offsets.isEmpty()) {
-                tries[n++] = rules.getTransition(end).getInstant().toEpochMilli(); // in a gap
-            }
             for (ZoneOffset o : offsets) {
                 tries[n++] = end.toEpochSecond(o) * 1000L;
             }

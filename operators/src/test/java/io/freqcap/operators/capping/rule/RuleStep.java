@@ -14,9 +14,9 @@ import java.util.List;
 
 /**
  * The rule's verdict and the counting, as the job applies them ({@link CappingRule#judge}, then
- * {@link HistoryGrowth#grown} when ALLOWED), for tests that drive one user's history by hand. The
- * history stays a {@link UserHistory} however long it grows, so that a test may decide two messages
- * against the same history.
+ * {@link HistoryGrowth#grown} when ALLOWED, at the send time of a held message), for tests that
+ * drive one user's history by hand. The history stays a {@link UserHistory} however long it grows,
+ * so that a test may decide two messages against the same history.
  */
 public final class RuleStep {
     private RuleStep() {}
@@ -29,6 +29,7 @@ public final class RuleStep {
             Long retryAfter,
             String reason,
             ShadowDecision shadow,
+            Long sendAt,
             UserHistory history) {}
 
     public static Result decide(
@@ -45,7 +46,8 @@ public final class RuleStep {
         Verdict v = CappingRule.judge(history, m, config, segment);
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
-            CountedHistory grown = HistoryGrowth.grown(history, m, keepMessageId, config);
+            OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+            CountedHistory grown = HistoryGrowth.grown(history, counted, keepMessageId, config);
             next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
         }
         return new Result(
@@ -55,6 +57,7 @@ public final class RuleStep {
                 v.retryAfter(),
                 v.reason(),
                 v.shadow(),
+                v.sendAt(),
                 next);
     }
 }

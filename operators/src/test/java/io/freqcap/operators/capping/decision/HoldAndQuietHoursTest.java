@@ -1,0 +1,105 @@
+package io.freqcap.operators.capping.decision;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.capping.Bounds;
+import io.freqcap.schema.SharedFiles;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.message.OutboundMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * "No push between 21:00 and 08:00, hold until morning" (contract.md §3, §5, §6), decided by the
+ * job's own decision step: what is held and to when, what is rejected and why, what a held message
+ * is delivered and mirrored with.
+ */
+class HoldAndQuietHoursTest {
+    /** 22:00 in Berlin on 22 November 2025 (21:00 UTC), as in the contract's example. */
+    static final long BERLIN_22H = Instant.parse("2025-11-22T21:00:00Z").toEpochMilli();
+
+    /** 08:00 in Berlin the next morning. */
+    static final long BERLIN_NEXT_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+
+    static String config(String hold) {
+        return "{\"version\":10,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
+                + "\"limits\":[{\"calendar\":\"day\",\"max\":1},{\"window\":\"7d\",\"max\":4}],"
+                + (hold == null ? "" : "\"hold\":\"" + hold + "\",")
+                + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+    }
+
+    static byte[] message(String id, long t) {
+        return ("{\"messageId\":\""
+                        + id
+                        + "\",\"userId\":42,\"channel\":\"push\",\"timestamp\":"
+                        + t
+                        + ",\"timezone\":\"Europe/Berlin\"}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    static Backtest start(String config) throws Exception {
+        return Backtest.start(
+                LimitConfig.parse(config), List.of(), Bounds.DEFAULTS.segmentLoader(), s -> {});
+    }
+
+    @Test
+    void withoutHoldAQuietHoursMessageIsRejectedAsTheContractsExampleSays() throws Exception {
+        byte[] value = message("m-000311", BERLIN_22H);
+        try (Backtest b = start(config(null))) {
+            Decided d = b.decide(OutboundMessage.parse(value));
+            assertEquals(Decision.REJECTED, d.decision());
+            assertEquals(
+                    Json.MAPPER.readTree(
+                            SharedFiles.read("contract/examples/audit-rejected-quiet-hours.json")),
+                    Json.MAPPER.readTree(d.audit(value, AuditRecords.DEFAULT_MAX_BYTES).json()));
+        }
+    }
+
+    @Test
+    void withHoldItIsHeldUntilMorningAndCountedThen() throws Exception {
+        try (Backtest b = start(config("12h"))) {
+            Decided first = b.decide(OutboundMessage.parse(message("m-1", BERLIN_22H)));
+            assertEquals(Decision.ALLOWED, first.decision());
+            assertEquals(BERLIN_NEXT_8H, first.verdict().sendAt());
+            Delivery delivery = first.delivery(null, message("m-1", BERLIN_22H));
+            assertEquals(BERLIN_NEXT_8H, delivery.sendAt());
+            assertArrayEquals("42".getBytes(StandardCharsets.UTF_8), delivery.key());
+
+            // The next one, also at night: 23 November already holds the first (counted at its
+            // send time), so the day limit lets it out only on the 24th, past the 12 h hold.
+            Decided second = b.decide(OutboundMessage.parse(message("m-2", BERLIN_22H + 60_000)));
+            assertEquals(Decision.REJECTED, second.decision());
+            assertEquals(
+                    List.of(Violation.quietHours("21:00", "08:00")),
+                    second.verdict().violations(),
+                    "22 November itself holds nothing counted");
+            assertEquals(BERLIN_NEXT_8H + 86_400_000L, second.verdict().retryAfter());
+
+            // In the morning, a message is not held: it fails the day limit at once.
+            Decided morning = b.decide(OutboundMessage.parse(message("m-3", BERLIN_NEXT_8H + 1)));
+            assertEquals(Decision.REJECTED, morning.decision());
+            assertEquals("all", morning.verdict().violations().get(0).scope());
+        }
+    }
+
+    @Test
+    void aMessageOutsideQuietHoursThatPassesIsNotHeld() throws Exception {
+        try (Backtest b = start(config("12h"))) {
+            long noon = BERLIN_NEXT_8H + 4 * 3_600_000L;
+            Decided d = b.decide(OutboundMessage.parse(message("m-1", noon)));
+            assertEquals(Decision.ALLOWED, d.decision());
+            assertNull(d.verdict().sendAt());
+            assertNull(d.delivery(null, message("m-1", noon)).sendAt(), "no send-at header");
+        }
+    }
+}

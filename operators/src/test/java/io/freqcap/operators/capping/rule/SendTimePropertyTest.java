@@ -1,0 +1,422 @@
+package io.freqcap.operators.capping.rule;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.zone.ZoneOffsetTransition;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Compares {@link CappingRule} with a brute-force oracle written from contract.md §3 and §6 for
+ * rules with {@code hold} and {@code quietHours}: random histories of one user in zones with DST,
+ * half-hour and 45-minute offsets, each run starting near one of its zone's DST changes. Send
+ * times, decisions, violations, {@code retryAfter} and shadow decisions must be identical, and no
+ * interval or calendar day may ever hold more than its max messages sent or to be sent.
+ *
+ * <p>The oracle tries every instant on a grid. Timestamps, windows, holds and quiet hours are whole
+ * multiples of {@link #GRID}, and so are the zones' offsets and changes, so what a limit counts and
+ * whether a time is quiet are the same between two grid instants: trying the grid is trying every
+ * instant.
+ */
+class SendTimePropertyTest {
+    static final long GRID = 5 * 60_000L;
+    static final long SEED = 20261125L;
+    static final String[] ZONES = {
+        "Europe/Berlin",
+        "America/New_York",
+        "America/St_Johns",
+        "Australia/Lord_Howe",
+        "Australia/Adelaide",
+        "Pacific/Chatham",
+        "Asia/Kathmandu",
+        "Asia/Kolkata",
+        "UTC"
+    };
+    static final String[] CHANNELS = {"push", "email"};
+
+    @Test
+    void sendTimesMatchBruteForceOracleAcrossDstChanges() {
+        Random rnd = new Random(SEED);
+        Map<String, Integer> seen = new TreeMap<>();
+        for (int run = 0; run < 1500; run++) {
+            String zone = ZONES[rnd.nextInt(ZONES.length)];
+            LimitConfig config = randomConfig(rnd, zone);
+            Oracle oracle = new Oracle(config, ZoneId.of(zone));
+            UserHistory history = UserHistory.EMPTY;
+            long clock = nearDstChange(rnd, ZoneId.of(zone));
+            int messages = 5 + rnd.nextInt(25);
+            for (int i = 0; i < messages; i++) {
+                clock += rnd.nextInt(12) * GRID;
+                long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
+                String channel = CHANNELS[rnd.nextInt(2)];
+                OutboundMessage m =
+                        new OutboundMessage(
+                                "m" + i,
+                                7,
+                                channel,
+                                "marketing",
+                                t,
+                                rnd.nextBoolean() ? zone : null,
+                                null);
+                RuleStep.Result got =
+                        RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                Oracle.Result want = oracle.decide(m);
+                String where =
+                        "run "
+                                + run
+                                + " ("
+                                + zone
+                                + "), message "
+                                + i
+                                + " "
+                                + m
+                                + " "
+                                + config.json()
+                                + " counted "
+                                + oracle.countedText();
+                assertEquals(want.decision(), got.decision(), where);
+                assertEquals(want.sendAt(), got.sendAt(), "send time, " + where);
+                assertEquals(want.violations(), got.violations(), "violations, " + where);
+                assertEquals(want.retryAfter(), got.retryAfter(), "retryAfter, " + where);
+                if (config.hasShadow() && want.decision() != Decision.STALE) {
+                    assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
+                    assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
+                    assertEquals(
+                            want.shadowViolations(), got.shadow().violations(), "shadow " + where);
+                    seen.merge("shadow " + want.shadow(), 1, Integer::sum);
+                }
+                String kind =
+                        got.sendAt() != null
+                                ? "held"
+                                : got.decision() == Decision.REJECTED
+                                        ? got.violations().get(0).isQuietHours()
+                                                ? "rejected quiet"
+                                                : "rejected limits"
+                                        : got.decision().name().toLowerCase();
+                seen.merge(kind, 1, Integer::sum);
+                history = got.history();
+            }
+            oracle.assertNoPeriodOverfilled();
+        }
+        // The generator must reach every path, or the comparison proves little.
+        for (String kind :
+                List.of(
+                        "held",
+                        "rejected quiet",
+                        "rejected limits",
+                        "allowed",
+                        "shadow HELD",
+                        "shadow REJECTED")) {
+            assertTrue(seen.getOrDefault(kind, 0) > 200, kind + ": " + seen);
+        }
+    }
+
+    /** A grid instant within two days before one of the zone's DST changes in 2025-2027. */
+    static long nearDstChange(Random rnd, ZoneId zone) {
+        long base = Instant.parse("2025-01-01T00:00:00Z").toEpochMilli();
+        List<Long> changes = new ArrayList<>();
+        Instant at = Instant.ofEpochMilli(base);
+        for (int i = 0; i < 6; i++) {
+            ZoneOffsetTransition tr = zone.getRules().nextTransition(at);
+            if (tr == null) {
+                break;
+            }
+            changes.add(tr.getInstant().toEpochMilli());
+            at = tr.getInstant();
+        }
+        long near =
+                changes.isEmpty()
+                        ? base + rnd.nextInt(700) * 86_400_000L
+                        : changes.get(rnd.nextInt(changes.size()));
+        return Math.floorDiv(near, GRID) * GRID - rnd.nextInt(2 * 24 * 12) * GRID;
+    }
+
+    static LimitConfig randomConfig(Random rnd, String zone) {
+        StringBuilder sb =
+                new StringBuilder("{\"version\":1,\"timezone\":\"" + zone + "\",\"rules\":[");
+        sb.append(randomRule(rnd)).append(']');
+        if (rnd.nextBoolean()) {
+            sb.append(",\"shadow\":{\"rules\":[").append(randomRule(rnd)).append("]}");
+        }
+        sb.append('}');
+        try {
+            return LimitConfig.parse(sb.toString());
+        } catch (Exception e) {
+            throw new IllegalArgumentException(sb.toString(), e);
+        }
+    }
+
+    static String randomRule(Random rnd) {
+        StringBuilder sb = new StringBuilder("{\"segment\":\"*\",\"limits\":[");
+        boolean calendar = rnd.nextInt(3) == 0;
+        int windowMinutes = 15 * (1 + rnd.nextInt(12));
+        int longest = calendar ? 3 * 24 * 60 : windowMinutes;
+        sb.append("{\"window\":\"")
+                .append(windowMinutes)
+                .append("m\",\"max\":")
+                .append(rnd.nextInt(15) == 0 ? 0 : 1 + rnd.nextInt(3))
+                .append('}');
+        if (calendar) {
+            sb.append(",{\"calendar\":\"day\",\"max\":").append(2 + rnd.nextInt(4)).append('}');
+        }
+        sb.append(']');
+        if (rnd.nextBoolean()) {
+            int hours = 1 + rnd.nextInt(4);
+            longest = Math.max(longest, hours * 60);
+            sb.append(",\"channels\":{\"email\":[{\"window\":\"")
+                    .append(hours)
+                    .append("h\",\"max\":1}]}");
+        }
+        if (rnd.nextInt(4) != 0) {
+            // At most the longest window (a calendar day counts as 3d).
+            int holdMinutes = 5 * (1 + rnd.nextInt(Math.min(longest, 24 * 60) / 5));
+            sb.append(",\"hold\":\"").append(holdMinutes).append("m\"");
+        }
+        if (rnd.nextInt(4) != 0) {
+            int from = rnd.nextInt(24 * 12) * 5;
+            int to = (from + 5 * (1 + rnd.nextInt(20 * 12))) % (24 * 60);
+            sb.append(",\"quietHours\":{\"from\":\"")
+                    .append(hhmm(from))
+                    .append("\",\"to\":\"")
+                    .append(hhmm(to))
+                    .append('"');
+            if (rnd.nextBoolean()) {
+                sb.append(",\"channels\":[\"push\"]");
+            }
+            sb.append('}');
+        }
+        return sb.append('}').toString();
+    }
+
+    static String hhmm(int minute) {
+        return String.format("%02d:%02d", minute / 60, minute % 60);
+    }
+
+    /** contract.md §3 and §6 read literally, for one user whose messages are in one zone. */
+    static final class Oracle {
+        final LimitConfig config;
+        final ZoneId zone;
+        final List<long[]> counted = new ArrayList<>(); // {send time, channel index}
+        final List<String> ids = new ArrayList<>();
+
+        Oracle(LimitConfig config, ZoneId zone) {
+            this.config = config;
+            this.zone = zone;
+        }
+
+        record Result(
+                Decision decision,
+                Long sendAt,
+                List<Violation> violations,
+                Long retryAfter,
+                String shadow,
+                Long shadowSendAt,
+                List<Violation> shadowViolations) {}
+
+        /** What a rule says: a send time (null: rejected), violations at t, retryAfter. */
+        record Ruling(Long sendAt, List<Violation> violations, Long retryAfter) {}
+
+        String countedText() {
+            StringBuilder b = new StringBuilder();
+            for (long[] e : counted) {
+                b.append(Instant.ofEpochMilli(e[0]).atZone(zone).toLocalDateTime())
+                        .append(e[1] == 0 ? " push, " : " email, ");
+            }
+            return b.toString();
+        }
+
+        Result decide(OutboundMessage m) {
+            long latest = counted.stream().mapToLong(e -> e[0]).max().orElse(Long.MIN_VALUE);
+            if (ids.contains(m.messageId())) {
+                return new Result(Decision.DUPLICATE, null, List.of(), null, null, null, null);
+            }
+            if (!counted.isEmpty() && m.timestamp() < latest - config.longestWindowMillis()) {
+                return new Result(Decision.STALE, null, List.of(), null, null, null, null);
+            }
+            Ruling r = rule(config.ruleFor("*"), m);
+            Ruling s = config.hasShadow() ? rule(config.shadowRuleFor("*"), m) : null;
+            String shadow =
+                    s == null
+                            ? null
+                            : s.sendAt() == null
+                                    ? "REJECTED"
+                                    : s.sendAt() == m.timestamp() ? "ALLOWED" : "HELD";
+            Long shadowSendAt =
+                    s == null || s.sendAt() == null || s.sendAt() == m.timestamp()
+                            ? null
+                            : s.sendAt();
+            List<Violation> shadowViolations =
+                    s == null ? null : s.sendAt() == null ? s.violations() : List.of();
+            if (r.sendAt() == null) {
+                return new Result(
+                        Decision.REJECTED,
+                        null,
+                        r.violations(),
+                        r.retryAfter(),
+                        shadow,
+                        shadowSendAt,
+                        shadowViolations);
+            }
+            counted.add(new long[] {r.sendAt(), channel(m.channel())});
+            ids.add(m.messageId());
+            return new Result(
+                    Decision.ALLOWED,
+                    r.sendAt() == m.timestamp() ? null : r.sendAt(),
+                    List.of(),
+                    null,
+                    shadow,
+                    shadowSendAt,
+                    shadowViolations);
+        }
+
+        Ruling rule(LimitConfig.Rule rule, OutboundMessage m) {
+            long t = m.timestamp();
+            boolean quietApplies =
+                    rule.quietHours() != null
+                            && (rule.quietHours().channels().isEmpty()
+                                    || rule.quietHours().channels().contains(m.channel()));
+            boolean zero = limits(rule, m).stream().anyMatch(l -> l.max() == 0);
+            Long first = null;
+            if (!zero) {
+                // The first grid instant outside quiet hours at which every limit passes.
+                for (long at = t; ; at += GRID) {
+                    if (!(quietApplies && quiet(rule, at)) && violations(rule, m, at).isEmpty()) {
+                        first = at;
+                        break;
+                    }
+                }
+            }
+            boolean quietNow = quietApplies && quiet(rule, t);
+            if (first != null && first == t) {
+                return new Ruling(t, List.of(), null);
+            }
+            if (first != null && first - t <= rule.holdMillis()) {
+                return new Ruling(first, List.of(), null);
+            }
+            List<Violation> v = new ArrayList<>();
+            if (quietNow) {
+                v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+            }
+            v.addAll(violations(rule, m, t));
+            return new Ruling(null, v, first);
+        }
+
+        boolean quiet(LimitConfig.Rule rule, long at) {
+            LocalTime local = Instant.ofEpochMilli(at).atZone(zone).toLocalTime();
+            LocalTime from = LocalTime.parse(rule.quietHours().from());
+            LocalTime to = LocalTime.parse(rule.quietHours().to());
+            return from.isBefore(to)
+                    ? !local.isBefore(from) && local.isBefore(to)
+                    : !local.isBefore(from) || local.isBefore(to);
+        }
+
+        List<Limit> limits(LimitConfig.Rule rule, OutboundMessage m) {
+            List<Limit> all = new ArrayList<>(rule.limits());
+            all.addAll(rule.channelLimits(m.channel()));
+            return all;
+        }
+
+        List<Violation> violations(LimitConfig.Rule rule, OutboundMessage m, long at) {
+            List<Violation> out = new ArrayList<>();
+            check(out, "all", rule.limits(), at, -1);
+            check(
+                    out,
+                    "channel:" + m.channel(),
+                    rule.channelLimits(m.channel()),
+                    at,
+                    channel(m.channel()));
+            return out;
+        }
+
+        void check(List<Violation> out, String scope, List<Limit> limits, long at, int ch) {
+            long[] ts =
+                    counted.stream()
+                            .filter(e -> ch < 0 || e[1] == ch)
+                            .mapToLong(e -> e[0])
+                            .sorted()
+                            .toArray();
+            for (Limit l : limits) {
+                if (l.isCalendar()) {
+                    LocalDate day = Instant.ofEpochMilli(at).atZone(zone).toLocalDate();
+                    int n = 0;
+                    for (long e : ts) {
+                        n += Instant.ofEpochMilli(e).atZone(zone).toLocalDate().equals(day) ? 1 : 0;
+                    }
+                    if (n + 1 > l.max()) {
+                        out.add(new Violation(scope, null, "day", l.max(), n));
+                    }
+                    continue;
+                }
+                int most = 0;
+                for (long s = at - l.windowMillis() + GRID; s <= at; s += GRID) {
+                    most = Math.max(most, inRange(ts, s, s + l.windowMillis()));
+                }
+                if (most + 1 > l.max()) {
+                    out.add(new Violation(scope, l.window(), l.max(), most));
+                }
+            }
+        }
+
+        static int inRange(long[] ts, long from, long until) {
+            int lo = Arrays.binarySearch(ts, from - 1);
+            int a = lo >= 0 ? lo + 1 : -lo - 1;
+            while (a > 0 && ts[a - 1] >= from) {
+                a--;
+            }
+            while (a < ts.length && ts[a] < from) {
+                a++;
+            }
+            int b = a;
+            while (b < ts.length && ts[b] < until) {
+                b++;
+            }
+            return b - a;
+        }
+
+        int channel(String c) {
+            return c.equals("push") ? 0 : 1;
+        }
+
+        /** The promise: no interval or local day ever holds more than max messages sent. */
+        void assertNoPeriodOverfilled() {
+            LimitConfig.Rule rule = config.ruleFor("*");
+            long[] ts = counted.stream().mapToLong(e -> e[0]).sorted().toArray();
+            for (Limit l : rule.limits()) {
+                for (long b : ts) {
+                    if (l.isCalendar()) {
+                        LocalDate day = Instant.ofEpochMilli(b).atZone(zone).toLocalDate();
+                        long n =
+                                Arrays.stream(ts)
+                                        .filter(
+                                                e ->
+                                                        Instant.ofEpochMilli(e)
+                                                                .atZone(zone)
+                                                                .toLocalDate()
+                                                                .equals(day))
+                                        .count();
+                        assertTrue(n <= l.max(), day + " holds " + n + " > " + l.max());
+                    } else {
+                        int n = inRange(ts, b, b + l.windowMillis());
+                        assertTrue(n <= l.max(), "[" + b + ", +" + l.window() + ") holds " + n);
+                    }
+                }
+            }
+        }
+    }
+}
