@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
@@ -14,6 +15,7 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
@@ -24,6 +26,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
@@ -80,6 +83,7 @@ public class CappingFunction
 
     private transient ControlInput control;
     private transient HistoryStore histories;
+    private transient HeldMessages held;
     private transient DecisionStep step;
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
@@ -144,6 +148,8 @@ public class CappingFunction
                         settings.liveHistoryBytes());
         step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
+        held = new HeldMessages(getRuntimeContext().getMapState(HeldMessages.STATE));
+        metrics.watch(held);
     }
 
     @Override
@@ -191,11 +197,50 @@ public class CappingFunction
             ctx.output(AUDIT, d.audit(in.value(), settings.bounds().maxRecordBytes()));
             return;
         }
-        out.collect(d.delivery(in.key(), in.value()));
+        Delivery delivery = d.delivery(in.key(), in.value());
+        if (d.held()) {
+            hold(delivery, in, ctx, out);
+        } else {
+            out.collect(delivery);
+        }
         if (settings.mirror() && d.decision() == Decision.ALLOWED) {
             ctx.output(MIRROR, d.mirrorWrite());
             mirrorDebt.noteDrops(); // the chained writer drops within output()
         }
+    }
+
+    /**
+     * A held message waits in keyed state for a timer at its send time; one whose send time has
+     * passed already (a replay of old traffic) is delivered at once.
+     */
+    private void hold(
+            Delivery delivery, InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
+            throws Exception {
+        metrics.held.inc();
+        if (delivery.sendAt() <= ctx.timerService().currentProcessingTime()) {
+            metrics.released.inc();
+            out.collect(delivery);
+            return;
+        }
+        held.hold(HeldDelivery.of(in.message().messageId(), in.message().timestamp(), delivery));
+        ctx.timerService().registerProcessingTimeTimer(delivery.sendAt());
+    }
+
+    /** Delivers the current user's held messages whose send time the wall clock has reached. */
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
+            throws Exception {
+        long now = Math.max(timestamp, ctx.timerService().currentProcessingTime());
+        int n = held.releaseDue(now, h -> out.collect(h.delivery()));
+        metrics.released.inc(n);
+    }
+
+    /**
+     * Called by {@link CappingOperator} once open, keyed state restored: counts the held messages
+     * of this task for the {@code heldNow} gauge.
+     */
+    void countHeld(KeyedStateBackend<Long> backend) throws Exception {
+        held.countAll(backend, keySetter);
     }
 
     @Override
@@ -263,6 +308,7 @@ public class CappingFunction
         }
         try {
             String[] channels = eraseHistory(user);
+            forgetHeld(user, ctx);
             if (settings.mirror()) {
                 // A replacing write of nothing: the user's keys and its channels' keys deleted.
                 ctx.output(
@@ -285,6 +331,19 @@ public class CappingFunction
                     "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user,
                     audit -> ctx.output(AUDIT, audit));
         }
+    }
+
+    /**
+     * Each held message of the user becomes a FORGOTTEN audit record instead of its delivery
+     * (contract.md §7).
+     */
+    private void forgetHeld(long user, Context ctx) throws Exception {
+        keySetter.accept(user);
+        held.releaseAll(
+                h -> {
+                    metrics.count(Decision.FORGOTTEN);
+                    ctx.output(AUDIT, Decided.forgotten(h, settings.bounds().maxRecordBytes()));
+                });
     }
 
     /** The user's history erased; the channels it held. Package-private: tests inject faults. */

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.decision.Decision;
@@ -12,8 +13,9 @@ import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
- * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; how far
- * behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
+ * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; held
+ * messages ({@code held}, {@code released}, {@code forgotten}, {@code heldNow}); how far behind
+ * decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
  */
 public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
@@ -32,6 +34,9 @@ public final class CappingMetrics {
     final Counter cleared;
     final Counter cacheHits;
     final Counter shadowRejected;
+    final Counter held;
+    final Counter released;
+    private final Counter forgotten;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -59,9 +64,17 @@ public final class CappingMetrics {
         cleared = metrics.counter("historiesCleared");
         cacheHits = metrics.counter("historyCacheHits");
         shadowRejected = metrics.counter("shadowRejected");
+        held = metrics.counter("held");
+        released = metrics.counter("released");
+        forgotten = metrics.counter("forgotten");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
+    }
+
+    /** The gauge of the messages this task holds for a later send time. */
+    void watch(HeldMessages heldMessages) {
+        group.gauge("heldNow", heldMessages::heldNow);
     }
 
     /** Gauges of the long histories a task holds in memory (heavy users). */
@@ -115,6 +128,7 @@ public final class CappingMetrics {
             case STALE -> stale.inc();
             case MALFORMED -> malformed.inc();
             case INVALID_CONTROL -> invalidControl.inc();
+            case FORGOTTEN -> forgotten.inc();
         }
     }
 }

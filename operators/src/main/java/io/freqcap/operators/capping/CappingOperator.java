@@ -31,7 +31,9 @@ public class CappingOperator
     public void open() throws Exception {
         // Before the function's open, which builds its history store with it; keyed state is
         // ready by then (initializeState runs first).
-        ((CappingFunction) userFunction).useKeySetter(user -> setCurrentKey(user));
+        CappingFunction function = (CappingFunction) userFunction;
+        function.useKeySetter(user -> setCurrentKey(user));
         super.open();
+        function.countHeld(getKeyedStateBackend());
     }
 }

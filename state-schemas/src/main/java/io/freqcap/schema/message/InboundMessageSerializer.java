@@ -1,5 +1,6 @@
 package io.freqcap.schema.message;
 
+import io.freqcap.schema.common.ByteArrays;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
@@ -63,8 +64,8 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
         StringValue.writeString(m.timezone(), out);
         StringValue.writeString(m.campaignId(), out);
         StringValue.writeString(m.error(), out);
-        writeBytes(m.key(), out);
-        writeBytes(m.value(), out);
+        ByteArrays.write(m.key(), out);
+        ByteArrays.write(m.value(), out);
         StringValue.writeString(m.topic(), out);
         out.writeInt(m.partition());
         out.writeLong(m.offset());
@@ -81,8 +82,8 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
                 StringValue.readString(in),
                 StringValue.readString(in),
                 StringValue.readString(in),
-                readBytes(in),
-                readBytes(in),
+                ByteArrays.read(in),
+                ByteArrays.read(in),
                 StringValue.readString(in),
                 in.readInt(),
                 in.readLong());
@@ -96,25 +97,6 @@ public final class InboundMessageSerializer extends TypeSerializerSingleton<Inbo
     @Override
     public void copy(DataInputView source, DataOutputView target) throws IOException {
         serialize(deserialize(source), target);
-    }
-
-    private static void writeBytes(byte[] b, DataOutputView out) throws IOException {
-        if (b == null) {
-            out.writeInt(-1);
-        } else {
-            out.writeInt(b.length);
-            out.write(b);
-        }
-    }
-
-    private static byte[] readBytes(DataInputView in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        byte[] b = new byte[n];
-        in.readFully(b);
-        return b;
     }
 
     @Override

@@ -1,11 +1,13 @@
 package io.freqcap.operators.capping.decision;
 
+import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +57,26 @@ public record Decided(
      */
     public AuditEvent audit(byte[] value, int maxRecordBytes) {
         return AuditRecords.decision(verdict, message, config.version(), value, maxRecordBytes);
+    }
+
+    /**
+     * The FORGOTTEN audit record of a held message whose user was erased before its send time
+     * (contract.md §5, §7): as a decision's record, with the send time it had.
+     */
+    public static AuditEvent forgotten(HeldDelivery h, int maxRecordBytes) {
+        OutboundMessage m;
+        try {
+            m = OutboundMessage.parse(h.value());
+        } catch (MalformedRecordException e) {
+            // It was read when it was decided: only a changed reader could refuse it now.
+            throw new IllegalStateException("held message " + h.messageId() + " unreadable", e);
+        }
+        return AuditRecords.decision(
+                Verdict.forgotten(h.segment(), h.sendAt()),
+                m,
+                h.configVersion(),
+                h.value(),
+                maxRecordBytes);
     }
 
     /** Whether the message waits for a later send time (contract.md §5). */

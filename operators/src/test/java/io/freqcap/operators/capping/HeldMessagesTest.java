@@ -1,0 +1,185 @@
+package io.freqcap.operators.capping;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Held messages in the capping operator (contract.md §5, §7): kept in keyed state until the wall
+ * clock reaches their send time, delivered once with {@code freqcap-send-at}, across a restore and
+ * a rescale; forgotten with their user.
+ */
+class HeldMessagesTest {
+    /** 22:00 in Berlin, 22 November 2025: quiet hours until 08:00. */
+    static final long NIGHT = Instant.parse("2025-11-22T21:00:00Z").toEpochMilli();
+
+    static final long MORNING = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+    static final long MINUTE = 60_000L;
+
+    static final String HOLD_TILL_MORNING =
+            "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"window\":\"1d\",\"max\":5}],\"hold\":\"12h\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            OperatorSubtaskState restore, int parallelism, int subtask, boolean mirror)
+            throws Exception {
+        return harnesses.open(
+                new CappingFunction(CappingSettings.of(HOLD_TILL_MORNING).withMirror(mirror)),
+                restore,
+                parallelism,
+                subtask);
+    }
+
+    void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, long user, long t)
+            throws Exception {
+        InboundMessage m = Records.message("m" + offset, user, t).inbound(offset++);
+        h.processElement(m, t);
+    }
+
+    static List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+        return h.extractOutputValues();
+    }
+
+    @Test
+    void aNightMessageIsDeliveredWhenTheClockReachesMorningOnceAcrossARestore() throws Exception {
+        var h = open(null, 1, 0, true);
+        h.setProcessingTime(NIGHT);
+        send(h, 42, NIGHT);
+        send(h, 42, NIGHT + MINUTE);
+        assertEquals(0, deliveries(h).size(), "held, not delivered");
+        List<MirrorWrite> mirrored = mirror(h);
+        assertEquals(2, mirrored.size(), "counted at once");
+        assertEquals(MORNING, mirrored.get(0).timestamps()[0], "scored at the send time");
+
+        OperatorSubtaskState snapshot = h.snapshot(1, NIGHT);
+        h.setProcessingTime(MORNING - 1);
+        assertEquals(0, deliveries(h).size());
+        h.setProcessingTime(MORNING);
+        assertEquals(2, deliveries(h).size(), "both due at 08:00");
+        for (Delivery d : deliveries(h)) {
+            assertEquals("ALLOWED", d.decision());
+            assertEquals(MORNING, d.sendAt());
+        }
+        h.setProcessingTime(MORNING + 3_600_000L);
+        assertEquals(2, deliveries(h).size(), "delivered once");
+        harnesses.close(h);
+
+        // A restart from the snapshot taken before the release releases them again, once: the
+        // deliveries of the failed attempt were never committed.
+        var restored = open(snapshot, 1, 0, false);
+        restored.setProcessingTime(NIGHT + 2 * MINUTE);
+        assertEquals(0, deliveries(restored).size());
+        restored.setProcessingTime(MORNING + MINUTE);
+        assertEquals(2, deliveries(restored).size());
+        restored.setProcessingTime(MORNING + 2 * MINUTE);
+        assertEquals(2, deliveries(restored).size());
+    }
+
+    @Test
+    void aReplayedMessageWhoseSendTimeHasPassedIsDeliveredAtOnceWithItsSendTime() throws Exception {
+        var h = open(null, 1, 0, false);
+        h.setProcessingTime(MORNING + 86_400_000L);
+        send(h, 42, NIGHT);
+        assertEquals(1, deliveries(h).size());
+        assertEquals(MORNING, deliveries(h).get(0).sendAt());
+        send(h, 42, MORNING + 3_600_000L);
+        assertNull(deliveries(h).get(1).sendAt(), "not held: no send-at header");
+    }
+
+    @Test
+    void forgetUserTurnsHeldMessagesIntoForgottenRecords() throws Exception {
+        var h = open(null, 1, 0, false);
+        h.setProcessingTime(NIGHT);
+        send(h, 42, NIGHT);
+        send(h, 43, NIGHT);
+        h.processBroadcastElement(Records.forgetUser(42), NIGHT);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size());
+        JsonNode a = audits.get(0);
+        assertEquals("FORGOTTEN", a.get("decision").asText());
+        assertEquals(42, a.get("userId").asLong());
+        assertEquals(MORNING, a.get("sendAt").asLong());
+        assertEquals("m0", a.get("message").get("messageId").asText());
+        h.setProcessingTime(MORNING);
+        assertEquals(1, deliveries(h).size(), "only 43's");
+        assertEquals(
+                "43",
+                new String(deliveries(h).get(0).key(), java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void heldMessagesFollowTheirKeyGroupAcrossARescale() throws Exception {
+        int users = 40;
+        List<OperatorSubtaskState> snapshots = new ArrayList<>();
+        for (int subtask = 0; subtask < 2; subtask++) {
+            var h = open(null, 2, subtask, false);
+            h.setProcessingTime(NIGHT);
+            for (long user = 0; user < users; user++) {
+                if (subtaskOf(user, 2) == subtask) {
+                    send(h, user, NIGHT);
+                }
+            }
+            snapshots.add(h.snapshot(1, NIGHT));
+            harnesses.close(h);
+        }
+        OperatorSubtaskState merged =
+                AbstractStreamOperatorTestHarness.repackageState(
+                        snapshots.toArray(new OperatorSubtaskState[0]));
+        List<Long> delivered = new ArrayList<>();
+        for (int subtask = 0; subtask < 3; subtask++) {
+            var h =
+                    open(
+                            AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                                    merged, 128, 2, 3, subtask),
+                            3,
+                            subtask,
+                            false);
+            h.setProcessingTime(MORNING);
+            for (Delivery d : deliveries(h)) {
+                long user =
+                        Long.parseLong(
+                                new String(d.key(), java.nio.charset.StandardCharsets.UTF_8));
+                assertEquals(subtask, subtaskOf(user, 3), "released where its key group went");
+                delivered.add(user);
+            }
+        }
+        delivered.sort(null);
+        assertEquals(java.util.stream.LongStream.range(0, users).boxed().toList(), delivered);
+    }
+
+    static int subtaskOf(long user, int parallelism) {
+        return org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                user, 128, parallelism);
+    }
+
+    static List<MirrorWrite> mirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        return ForgetUserTest.mirror(h);
+    }
+
+    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
+        return CappingFunctionTest.audits(h);
+    }
+}

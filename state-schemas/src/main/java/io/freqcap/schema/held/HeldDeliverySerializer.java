@@ -1,0 +1,103 @@
+package io.freqcap.schema.held;
+
+import io.freqcap.schema.common.ByteArrays;
+import java.io.IOException;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.types.StringValue;
+
+/**
+ * Keyed state's coding of a {@link HeldDelivery}: a format byte, then its fields in order. The
+ * format byte lets a later version read what this one wrote; an unknown one is refused, never
+ * misread.
+ */
+public final class HeldDeliverySerializer extends TypeSerializerSingleton<HeldDelivery> {
+    private static final long serialVersionUID = 1L;
+    public static final HeldDeliverySerializer INSTANCE = new HeldDeliverySerializer();
+
+    static final byte FORMAT = 1;
+
+    @Override
+    public boolean isImmutableType() {
+        return true;
+    }
+
+    @Override
+    public HeldDelivery createInstance() {
+        return null;
+    }
+
+    @Override
+    public HeldDelivery copy(HeldDelivery from) {
+        return from;
+    }
+
+    @Override
+    public HeldDelivery copy(HeldDelivery from, HeldDelivery reuse) {
+        return from;
+    }
+
+    @Override
+    public int getLength() {
+        return -1;
+    }
+
+    @Override
+    public void serialize(HeldDelivery h, DataOutputView out) throws IOException {
+        out.writeByte(FORMAT);
+        StringValue.writeString(h.messageId(), out);
+        out.writeLong(h.timestamp());
+        out.writeLong(h.sendAt());
+        ByteArrays.write(h.key(), out);
+        ByteArrays.write(h.value(), out);
+        StringValue.writeString(h.segment(), out);
+        out.writeLong(h.configVersion());
+        StringValue.writeString(h.shadow(), out);
+    }
+
+    @Override
+    public HeldDelivery deserialize(DataInputView in) throws IOException {
+        byte format = in.readByte();
+        if (format != FORMAT) {
+            throw new IOException(
+                    "held message in format "
+                            + format
+                            + ", which this version of freqcap does not know (it writes "
+                            + FORMAT
+                            + ")");
+        }
+        return new HeldDelivery(
+                StringValue.readString(in),
+                in.readLong(),
+                in.readLong(),
+                ByteArrays.read(in),
+                ByteArrays.read(in),
+                StringValue.readString(in),
+                in.readLong(),
+                StringValue.readString(in));
+    }
+
+    @Override
+    public HeldDelivery deserialize(HeldDelivery reuse, DataInputView in) throws IOException {
+        return deserialize(in);
+    }
+
+    @Override
+    public void copy(DataInputView source, DataOutputView target) throws IOException {
+        serialize(deserialize(source), target);
+    }
+
+    @Override
+    public TypeSerializerSnapshot<HeldDelivery> snapshotConfiguration() {
+        return new Snapshot();
+    }
+
+    public static final class Snapshot extends SimpleTypeSerializerSnapshot<HeldDelivery> {
+        public Snapshot() {
+            super(() -> INSTANCE);
+        }
+    }
+}
