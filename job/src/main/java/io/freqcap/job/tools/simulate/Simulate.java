@@ -278,6 +278,7 @@ public final class Simulate {
         private static final byte[] SEGMENT = ascii(",\"segment\":\"");
         private static final byte[] VERSION = ascii("\",\"configVersion\":");
         private static final byte[] SHADOW = ascii(",\"shadow\":\"");
+        private static final byte[] SEND_AT = ascii(",\"sendAt\":");
 
         final Backtest backtest;
         final SimulationSummary summary;
@@ -318,7 +319,7 @@ public final class Simulate {
             lastSegment = v.segment();
             boolean shadowRejects =
                     v.shadow() != null && v.shadow().decision() == Decision.REJECTED;
-            summary.add(m, d, v.segment(), shadowRejects);
+            summary.add(m, d, v.segment(), shadowRejects, v.sendAt());
             if (out == null) {
                 return d;
             }
@@ -336,8 +337,12 @@ public final class Simulate {
                 out.write(version);
                 if (v.shadow() != null) {
                     out.write(SHADOW);
-                    out.write(ascii(v.shadow().decision().name()));
+                    out.write(ascii(v.shadow().label()));
                     out.write('"');
+                }
+                if (v.sendAt() != null) {
+                    out.write(SEND_AT);
+                    out.write(ascii(Long.toString(v.sendAt())));
                 }
                 out.write('}');
                 out.write('\n');

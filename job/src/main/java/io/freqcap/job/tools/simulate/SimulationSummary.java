@@ -14,7 +14,7 @@ import java.util.TreeMap;
 /**
  * What one config decided over a backtest's input: decisions by kind, segment, channel, category
  * and campaign; users capped (at least one REJECTED); deliveries (ALLOWED and EXEMPT) per user per
- * UTC day.
+ * UTC day of their send time; held messages and how long they were held.
  */
 final class SimulationSummary {
     static final Decision[] KINDS = {
@@ -40,6 +40,9 @@ final class SimulationSummary {
     // (user, UTC day) of every delivery, packed, counted up at the end
     private long[] userDays = new long[1024];
     private int deliveries;
+    // send time minus timestamp of every held message
+    private long[] delays = new long[64];
+    private int held;
 
     SimulationSummary(long configVersion) {
         this.configVersion = configVersion;
@@ -49,7 +52,10 @@ final class SimulationSummary {
         total[Decision.MALFORMED.ordinal()]++;
     }
 
-    void add(OutboundMessage m, Decision d, String segment, boolean shadowRejects) {
+    /**
+     * @param sendAt a held message's send time, else null
+     */
+    void add(OutboundMessage m, Decision d, String segment, boolean shadowRejects, Long sendAt) {
         int k = d.ordinal();
         total[k]++;
         row(bySegment, segment)[k]++;
@@ -70,8 +76,39 @@ final class SimulationSummary {
             if (deliveries == userDays.length) {
                 userDays = Arrays.copyOf(userDays, deliveries * 2);
             }
-            userDays[deliveries++] = userDay(m.userId(), Math.floorDiv(m.timestamp(), DAY));
+            long sent = sendAt == null ? m.timestamp() : sendAt;
+            userDays[deliveries++] = userDay(m.userId(), Math.floorDiv(sent, DAY));
         }
+        if (sendAt != null) {
+            if (held == delays.length) {
+                delays = Arrays.copyOf(delays, held * 2);
+            }
+            delays[held++] = sendAt - m.timestamp();
+        }
+    }
+
+    long held() {
+        return held;
+    }
+
+    /** The q-quantile (0..1) of held messages' delays, in milliseconds; 0 when none was held. */
+    long heldDelay(double q) {
+        if (held == 0) {
+            return 0;
+        }
+        long[] sorted = Arrays.copyOf(delays, held);
+        Arrays.sort(sorted);
+        return sorted[(int) Math.min(held - 1, Math.max(0, Math.ceil(q * held) - 1))];
+    }
+
+    /** {@code 9h 30m}, {@code 45m}, {@code 12s}. */
+    static String duration(long millis) {
+        long s = millis / 1000;
+        if (s < 60) {
+            return s + "s";
+        }
+        long m = s / 60;
+        return m < 60 ? m + "m" : m / 60 + "h" + (m % 60 == 0 ? "" : " " + m % 60 + "m");
     }
 
     /**
@@ -183,6 +220,16 @@ final class SimulationSummary {
         if (shadowRejected > 0) {
             out.printf("  shadow rules would have rejected: %,d%n", shadowRejected);
         }
+        if (held > 0) {
+            out.printf(
+                    "  held for a later send time: %,d (%s of ALLOWED), delay p50 %s, p90 %s,"
+                            + " max %s%n",
+                    held,
+                    percent(held, count(Decision.ALLOWED)),
+                    duration(heldDelay(0.5)),
+                    duration(heldDelay(0.9)),
+                    duration(heldDelay(1)));
+        }
         TreeMap<Integer, Long> perDay = perUserDay();
         long cells = perDay.values().stream().mapToLong(Long::longValue).sum();
         out.printf(
@@ -227,6 +274,12 @@ final class SimulationSummary {
         o.put("usersCapped", capped);
         o.put("delivered", delivered());
         o.put("shadowRejected", shadowRejected);
+        o.put("held", held);
+        ObjectNode delay = o.putObject("heldDelayMillis");
+        delay.put("p50", heldDelay(0.5));
+        delay.put("p90", heldDelay(0.9));
+        delay.put("p99", heldDelay(0.99));
+        delay.put("max", heldDelay(1));
         ObjectNode perDay = o.putObject("deliveriesPerUserDay");
         perUserDay().forEach((k, v) -> perDay.put(Integer.toString(k), v));
         o.set("bySegment", rows(bySegment));

@@ -415,4 +415,54 @@ class SimulateTest {
         assertEquals(2, missing.code());
         assertTrue(missing.err().contains("none.jsonl"), missing.err());
     }
+
+    /** Quiet 21:00 to 08:00 UTC, one a day, held up to 12 h. */
+    static final String HOLD_TILL_MORNING =
+            "{\"version\":3,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":1}],\"hold\":\"12h\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}],"
+                    + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":1}],\"hold\":\"1d\"}]}}";
+
+    @Test
+    void heldMessagesSayTheirSendTimeAndTheSummaryCountsThem() throws Exception {
+        Path input =
+                file(
+                        "in.jsonl",
+                        message("night", 1, DAY_0 + 22 * HOUR, "")
+                                + "\n"
+                                + message("noon", 2, DAY_0 + 12 * HOUR, "")
+                                + "\n"
+                                + message("again", 2, DAY_0 + 13 * HOUR, "")
+                                + "\n");
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input",
+                        input.toString(),
+                        "--limits",
+                        file("limits.json", HOLD_TILL_MORNING).toString(),
+                        "--output",
+                        output.toString(),
+                        "--max-future",
+                        "off",
+                        "--summary",
+                        tmp.resolve("summary.json").toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals("ALLOWED", lines.get(0).get("decision").asText());
+        assertEquals(DAY_0 + 32 * HOUR, lines.get(0).get("sendAt").asLong(), "08:00 next day");
+        assertFalse(lines.get(1).has("sendAt"), "not held");
+        // 13:00 is not quiet, but one a day: held for the window, past 12 h, so REJECTED; the
+        // shadow rule, which holds a day, would have held it.
+        assertEquals("REJECTED", lines.get(2).get("decision").asText());
+        assertEquals(DAY_0 + 36 * HOUR, lines.get(2).get("retryAfter").asLong());
+        assertEquals("HELD", lines.get(2).get("shadow").get("decision").asText());
+        assertEquals(DAY_0 + 36 * HOUR, lines.get(2).get("shadow").get("sendAt").asLong());
+        assertTrue(r.out().contains("held for a later send time: 1"), r.out());
+        assertTrue(r.out().contains("delay p50 10h"), r.out());
+        JsonNode summary = Json.MAPPER.readTree(tmp.resolve("summary.json").toFile());
+        assertEquals(1, summary.get("limits").get("held").asInt());
+        assertEquals(10 * HOUR, summary.get("limits").get("heldDelayMillis").get("max").asLong());
+    }
 }
