@@ -388,7 +388,8 @@ final class KafkaPipelineSupport {
             byte[] key,
             byte[] value,
             JsonNode audit,
-            String shadow) {}
+            String shadow,
+            Long sendAt) {}
 
     /** A consumer of its own group reading everything committed, from the beginning. */
     static Properties readCommittedConsumer(String bootstrap) {
@@ -495,7 +496,10 @@ final class KafkaPipelineSupport {
                             r.key(),
                             r.value(),
                             null,
-                            header(r, Delivery.HEADER_SHADOW));
+                            header(r, Delivery.HEADER_SHADOW),
+                            header(r, Delivery.HEADER_SEND_AT) == null
+                                    ? null
+                                    : Long.parseLong(header(r, Delivery.HEADER_SEND_AT)));
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         int invalidControl = 0;
@@ -523,7 +527,8 @@ final class KafkaPipelineSupport {
                             r.key(),
                             null,
                             a,
-                            a.has("shadow") ? a.get("shadow").get("decision").asText() : null);
+                            a.has("shadow") ? a.get("shadow").get("decision").asText() : null,
+                            null);
             assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
         }
         assertEquals(inputs.size(), bySeq.size(), "one output per input");
@@ -551,7 +556,9 @@ final class KafkaPipelineSupport {
             String segment = segmentOf.apply(m.userId(), o.configVersion());
             Verdict v = CappingRule.judge(h, m, config, segment);
             if (v.decision() == Decision.ALLOWED) {
-                histories.put(m.userId(), HistoryGrowth.grown(h, m, false, config));
+                // A held message is counted at its send time.
+                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+                histories.put(m.userId(), HistoryGrowth.grown(h, counted, false, config));
             }
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();
@@ -580,8 +587,9 @@ final class KafkaPipelineSupport {
             String shadow =
                     v.shadow() == null || v.decision() == Decision.EXEMPT
                             ? null
-                            : v.shadow().decision().name();
+                            : v.shadow().label();
             assertEquals(shadow, o.shadow(), "shadow decision of " + in.seq + " " + m);
+            assertEquals(v.sendAt(), o.sendAt(), "send time of " + in.seq + " " + m);
             if (o.value() != null) {
                 assertTrue(Arrays.equals(in.value, o.value()), "delivery bytes of " + in.seq);
                 byte[] expectedKey =

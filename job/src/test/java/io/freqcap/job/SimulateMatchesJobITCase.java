@@ -38,17 +38,24 @@ import org.junit.jupiter.api.io.TempDir;
 class SimulateMatchesJobITCase {
     static final int PARTITIONS = 3;
 
-    /** Calendar limits in users' zones, scopes, a segment rule, and shadow rules. */
+    /**
+     * Calendar limits in users' zones, scopes, a segment rule, shadow rules, holds and quiet hours
+     * (the traffic is old: held messages are delivered at once, with their send times).
+     */
     static final String CONFIG =
             "{\"version\":3,\"timezone\":\"Asia/Singapore\",\"rules\":["
                     + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":4}],"
-                    + "\"channels\":{\"email\":[{\"calendar\":\"day\",\"max\":1}]}},"
+                    + "\"channels\":{\"email\":[{\"calendar\":\"day\",\"max\":1}]},"
+                    + "\"quietHours\":{\"from\":\"23:00\",\"to\":\"06:30\"}},"
                     + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":2},"
                     + "{\"window\":\"7d\",\"max\":6}],"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
-                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"12h\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
+                    + "\"channels\":[\"push\"]}}],"
                     + "\"shadow\":{\"rules\":[{\"segment\":\"vip\",\"limits\":"
-                    + "[{\"window\":\"1d\",\"max\":2}]},{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2}],\"hold\":\"6h\"},"
+                    + "{\"segment\":\"*\",\"limits\":"
                     + "[{\"calendar\":\"day\",\"max\":1}]}]},"
                     + "\"exempt\":[\"transactional\"]}";
 
@@ -182,6 +189,7 @@ class SimulateMatchesJobITCase {
                 kinds[0] > 1000 && kinds[1] > 500,
                 "allowed " + kinds[0] + ", rejected " + kinds[1]);
         assertTrue(kinds[2] > 20, kinds[2] + " with shadow decisions REJECTED when allowed");
+        assertTrue(kinds[3] > 200, kinds[3] + " held");
 
         // 2. simulate reading the same values from a file (no keys, no tombstones)
         Path file = tmp.resolve("messages.jsonl");
@@ -203,14 +211,15 @@ class SimulateMatchesJobITCase {
     /**
      * @param exactMalformed whether MALFORMED lines must equal the job's audit record (their source
      *     and a tombstone's error differ when read from a file)
-     * @return ALLOWED lines, REJECTED lines, ALLOWED lines whose shadow decision is REJECTED
+     * @return ALLOWED lines, REJECTED lines, ALLOWED lines whose shadow decision is REJECTED, held
+     *     ALLOWED lines
      */
     static int[] compare(
             List<Input> ordered, Map<Integer, Output> outputs, Path lines, boolean exactMalformed)
             throws Exception {
         List<String> decided = Files.readAllLines(lines);
         assertEquals(ordered.size(), decided.size(), "one line per input record");
-        int[] kinds = new int[3];
+        int[] kinds = new int[4];
         for (int i = 0; i < ordered.size(); i++) {
             Output job = outputs.get(ordered.get(i).seq);
             JsonNode line = Json.MAPPER.readTree(decided.get(i));
@@ -220,6 +229,11 @@ class SimulateMatchesJobITCase {
                 assertEquals(job.segment(), line.get("segment").asText(), where);
                 assertEquals(job.configVersion(), line.get("configVersion").asLong(), where);
                 assertEquals(job.shadow(), line.path("shadow").asText(null), where);
+                assertEquals(
+                        job.sendAt(),
+                        line.hasNonNull("sendAt") ? line.get("sendAt").asLong() : null,
+                        where);
+                kinds[3] += job.sendAt() != null ? 1 : 0;
                 JsonNode value = Json.MAPPER.readTree(ordered.get(i).value);
                 assertEquals(value.get("messageId"), line.get("messageId"), where);
                 assertEquals(value.get("userId"), line.get("userId"), where);
