@@ -1,0 +1,166 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.RawRecord;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Held messages on a real broker, with a failure while they wait (contract.md §5): messages sent
+ * now, inside quiet hours that end a minute from now, are held; the job fails and restarts from a
+ * checkpoint before they are due; each is then delivered exactly once, with its send time, and not
+ * before it.
+ */
+class HeldMessagesITCase {
+    static final int PARTITIONS = 3;
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);
+
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
+
+    @TempDir Path tmp;
+
+    /** Quiet (UTC) from two hours ago until {@code end}; three a day, held up to an hour. */
+    static String config(Instant end) {
+        LocalTime to = LocalTime.ofInstant(end, ZoneOffset.UTC);
+        LocalTime from = to.minusHours(2);
+        return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                + "[{\"window\":\"1d\",\"max\":3}],\"hold\":\"1h\",\"quietHours\":{\"from\":\""
+                + String.format("%02d:%02d", from.getHour(), from.getMinute())
+                + "\",\"to\":\""
+                + String.format("%02d:%02d", to.getHour(), to.getMinute())
+                + "\"}}]}";
+    }
+
+    @Test
+    @Timeout(300)
+    void heldMessagesAreDeliveredOnceAtTheirSendTimeAcrossAFailure() throws Exception {
+        String name = "held";
+        Instant now = Instant.now();
+        // Quiet hours end at a whole minute at least 40 s away: time to fail and restart first.
+        Instant end = now.plusSeconds(100).truncatedTo(ChronoUnit.MINUTES);
+        String config = config(end);
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(kafka, tmp, name, config, PARTITIONS);
+        Random rnd = new Random(32);
+        List<Input> inputs = new ArrayList<>();
+        for (int i = 0; i < 1_200; i++) {
+            long user = rnd.nextInt(300);
+            long t = now.toEpochMilli() - rnd.nextInt(60_000);
+            String json =
+                    "{\"messageId\":\"m-"
+                            + i
+                            + "\",\"userId\":"
+                            + user
+                            + ",\"channel\":\"push\",\"timestamp\":"
+                            + t
+                            + ",\"seq\":"
+                            + i
+                            + "}";
+            inputs.add(
+                    new Input(
+                            i,
+                            Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                            json.getBytes(StandardCharsets.UTF_8)));
+        }
+
+        FailOnce.reset();
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        DataStream<RawRecord> input =
+                env.fromSource(
+                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
+                                WatermarkStrategy.noWatermarks(),
+                                "in")
+                        .map(new FailOnce(inputs.size() / 2))
+                        .name("fail-once");
+        DataStream<ControlRecord> control =
+                env.fromSource(
+                                KafkaConnectors.controlSource(
+                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(),
+                                "config")
+                        .setParallelism(1);
+        FreqcapJob.build(
+                CappingSettings.of(config),
+                input,
+                control,
+                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
+                KafkaConnectors.auditSink(KafkaSettings.of(options)),
+                null);
+        JobClient job = env.executeAsync("freqcap-held");
+        try {
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(),
+                    name + "-in",
+                    PARTITIONS,
+                    inputs.subList(0, inputs.size() / 2));
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100); // held messages of the first half are in a checkpoint
+            }
+            KafkaPipelineSupport.produce(
+                    kafka.bootstrapServers(),
+                    name + "-in",
+                    PARTITIONS,
+                    inputs.subList(inputs.size() / 2, inputs.size()));
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(name + "-deliveries", name + "-audit"),
+                            inputs.size(),
+                            Duration.ofSeconds(200));
+            assertTrue(FailOnce.FAILED.get(), "the failure was injected");
+            assertTrue(
+                    System.currentTimeMillis() > end.toEpochMilli() - 1,
+                    "the failure came before the send time");
+            assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+            Map<Integer, Output> outputs =
+                    KafkaPipelineSupport.checkOutputs(
+                            inputs,
+                            out.get(name + "-deliveries"),
+                            out.get(name + "-audit"),
+                            Map.of(1L, LimitConfig.parse(config)));
+            long held = outputs.values().stream().filter(o -> o.sendAt() != null).count();
+            assertTrue(held > 500, held + " held");
+            for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
+                long sendAt =
+                        Long.parseLong(KafkaPipelineSupport.header(r, Delivery.HEADER_SEND_AT));
+                assertEquals(
+                        end.toEpochMilli(), sendAt, "every one held to the end of quiet hours");
+                assertTrue(r.timestamp() >= sendAt, "written at " + r.timestamp() + ", not before");
+            }
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
+}
