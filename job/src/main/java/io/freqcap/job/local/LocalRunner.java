@@ -302,7 +302,17 @@ public final class LocalRunner {
                                 .orElse(""));
 
         try (StopSignal signal = new StopSignal(stop);
-                ProgressLine progress = new ProgressLine(out, generator, counter, mirror)) {
+                ProgressLine progress =
+                        new ProgressLine(
+                                out,
+                                generator,
+                                counter,
+                                mirror,
+                                job == null
+                                        ? null
+                                        : new HeldProgress(
+                                                "http://localhost:" + options.get(WEB_PORT),
+                                                job.getJobID().toString()))) {
             Duration duration = options.getOptional(DURATION).orElse(Duration.ofDays(3650));
             long deadline = System.nanoTime() + duration.toNanos();
             JobStatus status = job == null ? JobStatus.RUNNING : job.getJobStatus().get();

@@ -14,12 +14,14 @@ final class ProgressLine implements AutoCloseable {
     /**
      * @param generator null when nothing is generated
      * @param mirror null without a Redis mirror
+     * @param held null without a job
      */
     ProgressLine(
             PrintStream out,
             TrafficGenerator generator,
             OutputCounter counter,
-            MirrorProgress mirror) {
+            MirrorProgress mirror,
+            HeldProgress held) {
         timer.scheduleAtFixedRate(
                 () -> {
                     long now = System.nanoTime();
@@ -27,8 +29,10 @@ final class ProgressLine implements AutoCloseable {
                     double rate = (total - lastTotal) / ((now - lastNanos) / 1e9);
                     lastTotal = total;
                     lastNanos = now;
+                    HeldProgress.Counts h =
+                            held == null ? HeldProgress.Counts.UNKNOWN : held.counts();
                     out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | %,.0f decisions/s%s%n",
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | %,.0f decisions/s%s%n",
                             generator == null ? -1 : generator.sent(),
                             counter.count("ALLOWED"),
                             counter.count("EXEMPT"),
@@ -37,12 +41,19 @@ final class ProgressLine implements AutoCloseable {
                             counter.count("STALE"),
                             counter.count("MALFORMED"),
                             counter.count(OutputCounter.SHADOW_REJECTED),
+                            known(h.held()),
+                            known(h.waiting()),
+                            known(h.released()),
                             rate,
                             mirror == null ? "" : " | redis keys " + mirror.keys());
                 },
                 5,
                 5,
                 TimeUnit.SECONDS);
+    }
+
+    private static String known(long n) {
+        return n < 0 ? "-" : String.format("%,d", n);
     }
 
     @Override

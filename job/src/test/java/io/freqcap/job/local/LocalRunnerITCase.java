@@ -151,6 +151,14 @@ public class LocalRunnerITCase {
                 "state kept for the next start");
         assertTrue(text.contains("Flink web UI: http://localhost:" + port), text);
         assertTrue(text.contains("| allowed "), "progress lines: " + text);
+        // The sample config holds push messages through quiet hours: with users in five zones,
+        // some are always in them.
+        assertTrue(
+                java.util.regex.Pattern.compile(
+                                "\\| held [1-9][0-9,]* \\(waiting [0-9,]+\\) \\| released [0-9,]+ \\|")
+                        .matcher(text)
+                        .find(),
+                "held and released in the progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
         assertTrue(
                 summary.segments().getOrDefault("new", 0L) > 0,

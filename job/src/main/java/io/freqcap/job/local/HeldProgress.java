@@ -1,0 +1,79 @@
+package io.freqcap.job.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * The capping tasks' held-message counters ({@code held}, {@code released}, {@code heldNow}, summed
+ * over tasks), read from the local Flink's REST API for the progress line: held messages wait in
+ * the job's state, so the output topics cannot tell how many there are.
+ */
+final class HeldProgress {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Summed over the capping tasks; -1 where not known (yet). */
+    record Counts(long held, long released, long waiting) {
+        static final Counts UNKNOWN = new Counts(-1, -1, -1);
+    }
+
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final String job;
+    private String metrics;
+
+    /**
+     * @param rest the REST API's base, {@code http://localhost:8081}
+     */
+    HeldProgress(String rest, String jobId) {
+        this.job = rest + "/jobs/" + jobId;
+    }
+
+    Counts counts() {
+        try {
+            if (metrics == null) {
+                for (JsonNode v : get(job).path("vertices")) {
+                    if (v.path("name").asText().startsWith("capping")) {
+                        metrics =
+                                job
+                                        + "/vertices/"
+                                        + v.path("id").asText()
+                                        + "/subtasks/metrics?agg=sum&get="
+                                        + "capping.held,capping.released,capping.heldNow";
+                    }
+                }
+                if (metrics == null) {
+                    return Counts.UNKNOWN;
+                }
+            }
+            long held = -1;
+            long released = -1;
+            long waiting = -1;
+            for (JsonNode m : get(metrics)) {
+                long sum = m.path("sum").asLong(-1);
+                switch (m.path("id").asText()) {
+                    case "capping.held" -> held = sum;
+                    case "capping.released" -> released = sum;
+                    case "capping.heldNow" -> waiting = sum;
+                    default -> {}
+                }
+            }
+            return new Counts(held, released, waiting);
+        } catch (Exception e) {
+            return Counts.UNKNOWN; // the job restarting, or its tasks not yet running
+        }
+    }
+
+    private JsonNode get(String url) throws Exception {
+        HttpResponse<String> r =
+                http.send(
+                        HttpRequest.newBuilder(URI.create(url))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+        return JSON.readTree(r.body());
+    }
+}
