@@ -201,8 +201,15 @@ class PrometheusMetricsITCase {
         counters.put("redisErrors", 0.0);
         counters.put("redisDropped", 0.0);
         counters.put("redisBacklog", 0.0);
+        counters.put("held", 0.0); // the config holds nothing
+        counters.put("released", 0.0);
+        counters.put("forgotten", 0.0);
         counters.forEach((metric, value) -> assertEquals(value, scrape.sum(OP + metric), metric));
         // gauges: each capping task holds the config and the segment
+        assertEquals(
+                java.util.Collections.nCopies(PARTITIONS, 0.0),
+                scrape.values(OP + "heldNow", l -> true),
+                "heldNow of each capping task");
         for (String gauge : List.of("configVersion", "segments")) {
             List<Double> values = scrape.values(OP + gauge, l -> true);
             assertEquals(PARTITIONS, values.size(), gauge + " of each capping task");

@@ -165,6 +165,10 @@ public final class Export {
             o.put("campaignId", m.get("campaignId").asText());
         }
         o.set("timestamp", m.get("timestamp"));
+        String sendAt = header(r, Delivery.HEADER_SEND_AT);
+        if (sendAt != null) {
+            o.put("sendAt", Long.valueOf(sendAt));
+        }
         return Json.MAPPER.writeValueAsString(o);
     }
 
