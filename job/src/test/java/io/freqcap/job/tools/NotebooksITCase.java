@@ -47,7 +47,9 @@ class NotebooksITCase {
                     + "{\"window\":\"7d\",\"max\":4}],"
                     + "\"channels\":{\"email\":[{\"window\":\"2d\",\"max\":1}]},"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":1}]},"
-                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}],"
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"1d\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
+                    + "\"channels\":[\"push\"]}}],"
                     + "\"exempt\":[\"transactional\"]}";
 
     static final Map<String, String> CANDIDATES =
@@ -209,7 +211,8 @@ class NotebooksITCase {
                 "capping-report-decisions.png",
                 "capping-report-rejection-rates.png",
                 "capping-report-per-user-day.png",
-                "capping-report-retry-after.png");
+                "capping-report-retry-after.png",
+                "capping-report-held.png");
         execute("limit-tuning");
         assertPlots("limit-tuning-frontier.png");
         JsonNode tuned = Json.MAPPER.readTree(OUT.resolve("limit-tuning.ipynb").toFile());
