@@ -51,6 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class JobSavepointCompatibilityITCase {
     static final String NAME = "upgrade";
+    static final String HELD = "upgrade-held";
     static final int USERS = 100;
     static final String CONFIG = KafkaPipelineSupport.config(1, 3, 10, 1);
     static final Path SAVEPOINTS = Path.of("src", "test", "resources", "savepoints");
@@ -95,24 +96,32 @@ class JobSavepointCompatibilityITCase {
     }
 
     StreamExecutionEnvironment env(EmbeddedRedis redis, String savepoint) throws Exception {
+        return env(redis, savepoint, CONFIG, NAME);
+    }
+
+    /**
+     * @param name the topics' and the consumer group's: one per test, the broker is shared
+     */
+    StreamExecutionEnvironment env(
+            EmbeddedRedis redis, String savepoint, String config, String name) throws Exception {
         Configuration options =
                 KafkaPipelineSupport.jobOptions(
                         kafka,
                         tmp,
-                        NAME,
-                        CONFIG,
+                        name,
+                        config,
                         4,
                         "--redis",
                         redis.uri(),
                         "--redis-key-prefix",
-                        NAME);
+                        name);
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
         if (savepoint != null) {
             Configuration restore = new Configuration();
             restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             env.configure(restore);
         }
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
         return env;
     }
 
@@ -215,15 +224,167 @@ class JobSavepointCompatibilityITCase {
         }
     }
 
+    /**
+     * The savepoint of release 0.3 holds messages waiting for their send time: 100 users' four
+     * messages sent inside quiet hours that ended a few minutes after the savepoint was taken, the
+     * first three held to that end, the fourth over a cap of three a day. {@code held.json} beside
+     * it says when the messages were stamped, when quiet hours ended and the config. Restored (long
+     * after that end), the held messages are delivered at once, each once, with their send time,
+     * and count: a fifth message that day is rejected, one the next day allowed.
+     */
+    @Test
+    @Timeout(240)
+    void theSavepointOfRelease03DeliversItsHeldMessagesOnce() throws Exception {
+        Path savepoint = SAVEPOINTS.resolve("freqcap-0.3-held").toAbsolutePath();
+        assertTrue(Files.exists(savepoint.resolve("_metadata")), "committed savepoint");
+        var held = Json.MAPPER.readTree(savepoint.resolve("held.json").toFile());
+        long t0 = held.get("t0").asLong();
+        long end = held.get("end").asLong();
+        String config = held.get("limits").asText();
+        List<Input> before = heldBefore(t0);
+        List<Input> after = new ArrayList<>();
+        for (int u = 0; u < USERS; u++) {
+            // After quiet hours, the same day: over the cap. When the window has passed the
+            // held three (their send time plus a day, never after --max-future): allowed.
+            long late = end + 3_600_000L;
+            after.add(KafkaPipelineSupport.pushMessage(10_000 + u, u, "m-" + u + "-late", late));
+            after.add(
+                    KafkaPipelineSupport.pushMessage(
+                            20_000 + u,
+                            u,
+                            "m-" + u + "-next",
+                            end + io.freqcap.schema.Instants.DAY));
+        }
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString(), config, HELD);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, after);
+            JobClient job = env.executeAsync("freqcap-upgrade-held-it");
+            try {
+                var out =
+                        KafkaPipelineSupport.readCommitted(
+                                kafka.bootstrapServers(),
+                                List.of(HELD + "-deliveries", HELD + "-audit"),
+                                after.size() + 3 * USERS,
+                                Duration.ofSeconds(120));
+                Map<Integer, String> decided = decisions(out, HELD);
+                assertEquals(after.size() + 3 * USERS, decided.size(), "held ones, then new ones");
+                List<Input> all = new ArrayList<>(before);
+                all.addAll(after);
+                Map<Integer, String> expected = decisionCore(all, config);
+                for (Input in : all) {
+                    if (decided.containsKey(in.seq)) {
+                        assertEquals(expected.get(in.seq), decided.get(in.seq), "input " + in.seq);
+                    }
+                }
+                for (ConsumerRecord<byte[], byte[]> r : out.get(HELD + "-deliveries")) {
+                    int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
+                    String sendAt = KafkaPipelineSupport.header(r, "freqcap-send-at");
+                    assertEquals(seq < 10_000 ? Long.toString(end) : null, sendAt, "input " + seq);
+                }
+                assertEquals(
+                        USERS,
+                        after.stream().filter(in -> decided.get(in.seq).equals("REJECTED")).count(),
+                        "the held messages count: that day's fifth is over the cap");
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+        }
+    }
+
+    /** Four messages a user a minute apart from {@code t0}, inside quiet hours. */
+    static List<Input> heldBefore(long t0) {
+        List<Input> out = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            for (int u = 0; u < USERS; u++) {
+                out.add(
+                        KafkaPipelineSupport.pushMessage(
+                                k * USERS + u, u, "m-" + u + "-" + k, t0 + k * 60_000L));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Writes the held-messages savepoint: {@code -Dfreqcap.writeHeldSavepoint=0.3}. Quiet hours
+     * (UTC) end at the first whole minute two and a half minutes away; the savepoint is taken
+     * before then.
+     */
+    @Test
+    @Timeout(240)
+    @EnabledIfSystemProperty(named = "freqcap.writeHeldSavepoint", matches = "\\d+\\.\\d+")
+    void writeTheHeldMessagesSavepoint() throws Exception {
+        Path target =
+                SAVEPOINTS.resolve(
+                        "freqcap-" + System.getProperty("freqcap.writeHeldSavepoint") + "-held");
+        long now = System.currentTimeMillis();
+        long end = (now + 150_000) / 60_000 * 60_000 + 60_000;
+        long t0 = now / 60_000 * 60_000 - 10 * 60_000L;
+        java.time.LocalTime to =
+                java.time.LocalTime.ofInstant(
+                        java.time.Instant.ofEpochMilli(end), java.time.ZoneOffset.UTC);
+        java.time.LocalTime from = to.minusHours(3);
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":3}],\"hold\":\"1h\","
+                        + "\"quietHours\":{\"from\":\""
+                        + String.format("%02d:%02d", from.getHour(), from.getMinute())
+                        + "\",\"to\":\""
+                        + String.format("%02d:%02d", to.getHour(), to.getMinute())
+                        + "\"}}]}";
+        List<Input> before = heldBefore(t0);
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
+            StreamExecutionEnvironment env = env(redis, null, config, HELD);
+            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
+            JobClient job = env.executeAsync("freqcap-upgrade-held-savepoint");
+            var out =
+                    KafkaPipelineSupport.readCommitted(
+                            kafka.bootstrapServers(),
+                            List.of(HELD + "-deliveries", HELD + "-audit"),
+                            USERS,
+                            Duration.ofSeconds(120));
+            assertEquals(USERS, decisions(out, HELD).size(), "the fourths rejected, the rest held");
+            Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
+            String path =
+                    job.stopWithSavepoint(
+                                    false,
+                                    tmp.resolve("savepoint").toUri().toString(),
+                                    SavepointFormatType.CANONICAL)
+                            .get();
+            assertTrue(System.currentTimeMillis() < end, "the savepoint came before the send time");
+            Path from0 = Path.of(java.net.URI.create(path));
+            Files.createDirectories(target);
+            try (Stream<Path> files = Files.list(from0)) {
+                for (Path f : files.toList()) {
+                    Files.copy(
+                            f,
+                            target.resolve(f.getFileName()),
+                            StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            var meta = Json.MAPPER.createObjectNode();
+            meta.put("t0", t0);
+            meta.put("end", end);
+            meta.put("limits", config);
+            Files.writeString(target.resolve("held.json"), meta.toPrettyString() + "\n");
+            System.out.println("savepoint written to " + target.toAbsolutePath());
+        }
+    }
+
     /** Decision by input seq, from both output topics. */
     static Map<Integer, String> decisions(Map<String, List<ConsumerRecord<byte[], byte[]>>> out)
             throws Exception {
+        return decisions(out, NAME);
+    }
+
+    static Map<Integer, String> decisions(
+            Map<String, List<ConsumerRecord<byte[], byte[]>>> out, String name) throws Exception {
         Map<Integer, String> bySeq = new HashMap<>();
-        for (ConsumerRecord<byte[], byte[]> r : out.get(NAME + "-deliveries")) {
+        for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
             int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
             assertTrue(bySeq.put(seq, "ALLOWED") == null, "two outputs for " + seq);
         }
-        for (ConsumerRecord<byte[], byte[]> r : out.get(NAME + "-audit")) {
+        for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-audit")) {
             var a = Json.MAPPER.readTree(r.value());
             int seq = a.get("message").get("seq").asInt();
             assertTrue(
@@ -234,7 +395,12 @@ class JobSavepointCompatibilityITCase {
 
     /** The decision core over every input, in partition order. */
     static Map<Integer, String> decisionCore(List<Input> inputs) throws Exception {
-        LimitConfig config = LimitConfig.parse(CONFIG);
+        return decisionCore(inputs, CONFIG);
+    }
+
+    /** The same under {@code json}, held messages counted at their send times. */
+    static Map<Integer, String> decisionCore(List<Input> inputs, String json) throws Exception {
+        LimitConfig config = LimitConfig.parse(json);
         Map<Long, CountedHistory> histories = new HashMap<>();
         Map<Integer, String> out = new HashMap<>();
         for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
@@ -242,7 +408,8 @@ class JobSavepointCompatibilityITCase {
             CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
             if (v.decision() == Decision.ALLOWED) {
-                histories.put(m.userId(), HistoryGrowth.grown(before, m, false, config));
+                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
             }
             out.put(in.seq, v.decision().name());
         }

@@ -5,6 +5,7 @@ import static io.freqcap.schema.Instants.DAY;
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
@@ -23,6 +24,8 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.event.WatermarkEvent;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend;
@@ -75,7 +78,29 @@ public final class CappingBenchmark {
                     + "\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
                     + "[{\"calendar\":\"day\",\"max\":1},{\"window\":\"7d\",\"max\":4}]}]}}";
 
+    /**
+     * Issue 32's config: the calendar config with a hold of a day and quiet hours for push in the
+     * users' zones ({@code -Dbench.config=hold}, with {@code -Dbench.baseConfig=calendar} for the
+     * same config without them).
+     */
+    static final String HOLD_CONFIG =
+            CALENDAR_CONFIG.replace(
+                    "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}]",
+                    "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"1d\","
+                            + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
+                            + "\"channels\":[\"push\"]}}]");
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
+
+    /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
+    static String named(String config) {
+        return switch (config) {
+            case "calendar" -> CALENDAR_CONFIG;
+            case "hold" -> HOLD_CONFIG;
+            case "rolling" -> CONFIG;
+            default -> config;
+        };
+    }
 
     static final long START = 1_763_769_600_000L;
     static final int MAX_PARALLELISM = 128;
@@ -89,7 +114,7 @@ public final class CappingBenchmark {
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 5_000_000;
         int days = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         int heavy = Integer.getInteger("bench.heavy", 0);
-        String given = System.getProperty("bench.config", "");
+        String given = named(System.getProperty("bench.config", ""));
         int pairs = Integer.getInteger("bench.pairs", 0);
         if (pairs > 0) {
             pairs(users, messages, days, pairs, given.isBlank() ? CALENDAR_CONFIG : given);
@@ -118,14 +143,18 @@ public final class CappingBenchmark {
         // run of each, not counted.
         System.out.println("warm-up (not counted):");
         boolean same = Boolean.getBoolean("bench.sameTraffic");
-        run(users, messages / 5, days, same, CONFIG);
+        String base = named(System.getProperty("bench.baseConfig", "rolling"));
+        if (base.isBlank()) {
+            base = CONFIG;
+        }
+        run(users, messages / 5, days, same, base);
         run(users, messages / 5, days, true, calendarConfig);
         double[] ratios = new double[pairs];
         double[] cpuRatios = new double[pairs];
         double[] rolling = new double[pairs];
         double[] calendar = new double[pairs];
         for (int p = 0; p < pairs; p++) {
-            Result r = run(users, messages, days, same, CONFIG);
+            Result r = run(users, messages, days, same, base);
             Result c = run(users, messages, days, true, calendarConfig);
             rolling[p] = r.decisionsPerSecond();
             calendar[p] = c.decisionsPerSecond();
@@ -275,6 +304,11 @@ public final class CappingBenchmark {
                                     var h = hs.get(part);
                                     for (int n = 0; n < count[part]; n++) {
                                         long ts = times[part][n];
+                                        if (n % 1000 == 0) {
+                                            // The wall clock follows message time, as for live
+                                            // traffic: held messages wait, then are released.
+                                            h.setProcessingTime(ts);
+                                        }
                                         h.processElement(
                                                 new InboundMessage(
                                                         userIds[part][n],
@@ -333,6 +367,31 @@ public final class CappingBenchmark {
                     .compactState(CappingFunction.HISTORY);
         }
         sst = sstBytes(dir);
+        long heldUsers = 0;
+        long heldWaiting = 0;
+        for (var h : hs) {
+            var backend = h.getOperator().getKeyedStateBackend();
+            List<Long> withHeld;
+            try (var keys = backend.getKeys(HeldMessages.STATE.getName(), VoidNamespace.INSTANCE)) {
+                withHeld = keys.map(k -> (Long) k).toList();
+            }
+            for (long u : withHeld) {
+                backend.setCurrentKey(u);
+                var state =
+                        backend.getPartitionedState(
+                                VoidNamespace.INSTANCE,
+                                VoidNamespaceSerializer.INSTANCE,
+                                HeldMessages.STATE);
+                for (var it = state.keys().iterator(); it.hasNext(); it.next()) {
+                    heldWaiting++;
+                }
+                heldUsers++;
+            }
+        }
+        if (heldWaiting > 0) {
+            System.out.printf(
+                    "held messages waiting at the end: %,d of %,d users%n", heldWaiting, heldUsers);
+        }
         System.out.printf(
                 "users=%d heavy=%d messages=%d days=%d parallelism=%d%n"
                         + "decided %d in %.2f s, with a checkpoint every %,d messages per"
