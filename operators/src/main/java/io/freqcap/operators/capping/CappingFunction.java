@@ -148,7 +148,7 @@ public class CappingFunction
                         settings.liveHistoryBytes());
         step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
-        held = new HeldMessages(getRuntimeContext().getMapState(HeldMessages.STATE));
+        held = new HeldMessages(getRuntimeContext().getListState(HeldMessages.STATE));
         metrics.watch(held);
     }
 

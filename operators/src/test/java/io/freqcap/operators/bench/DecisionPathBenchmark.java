@@ -77,7 +77,9 @@ public final class DecisionPathBenchmark {
                     LimitConfig.parse(
                             !calendar
                                     ? CappingBenchmark.CONFIG
-                                    : given.isBlank() ? CappingBenchmark.CALENDAR_CONFIG : given);
+                                    : given.isBlank()
+                                            ? CappingBenchmark.CALENDAR_CONFIG
+                                            : CappingBenchmark.named(given));
             Random rnd = new Random(42);
             double step = (double) days * io.freqcap.schema.Instants.DAY / count;
             messages = new OutboundMessage[count];

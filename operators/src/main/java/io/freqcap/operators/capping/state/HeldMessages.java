@@ -4,76 +4,88 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldDeliverySerializer;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
-import java.util.function.Predicate;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 
 /**
  * The messages of the current user held for a later send time (contract.md §5), in keyed state
- * (RocksDB in the job, never the heap): by messageId, which a user's counted messages never share.
- * Each waits for a processing-time timer at its send time; state and timers are checkpointed and
- * move with their key group, so a held message is delivered once across failures, restarts and
- * rescales.
+ * (RocksDB in the job, never the heap). Each waits for a processing-time timer at its send time;
+ * state and timers are checkpointed and move with their key group, so a held message is delivered
+ * once across failures, restarts and rescales.
+ *
+ * <p>List state: holding a message is one write that reads nothing (RocksDB merges it into the
+ * user's list), and a release reads the user's few held messages at once; a map of them cost a read
+ * per hold and an iterator per release (docs/benchmarks.md).
  */
 public final class HeldMessages {
-    public static final MapStateDescriptor<String, HeldDelivery> STATE =
-            new MapStateDescriptor<>(
-                    "held-v1", StringSerializer.INSTANCE, HeldDeliverySerializer.INSTANCE);
+    public static final ListStateDescriptor<HeldDelivery> STATE =
+            new ListStateDescriptor<>("held-v1", HeldDeliverySerializer.INSTANCE);
 
     private static final Comparator<HeldDelivery> BY_SEND_TIME =
             Comparator.comparingLong(HeldDelivery::sendAt).thenComparing(HeldDelivery::messageId);
 
-    private final MapState<String, HeldDelivery> state;
+    private final ListState<HeldDelivery> state;
     private long count;
 
-    public HeldMessages(MapState<String, HeldDelivery> state) {
+    public HeldMessages(ListState<HeldDelivery> state) {
         this.state = state;
     }
 
     /** Keeps a message of the current user until its send time. */
     public void hold(HeldDelivery h) throws Exception {
-        if (!state.contains(h.messageId())) {
-            count++;
-        }
-        state.put(h.messageId(), h);
+        state.add(h);
+        count++;
     }
 
     /**
-     * Takes out the current user's held messages due at {@code time}, in send-time order.
+     * Takes out the current user's held messages due at {@code time}, in send-time order; the
+     * others stay.
      *
      * @return how many were taken
      */
     public int releaseDue(long time, Consumer<HeldDelivery> release) throws Exception {
-        return take(h -> h.sendAt() <= time, release);
+        return take(time, release);
     }
 
     /** Takes out every held message of the current user, in send-time order. */
     public int releaseAll(Consumer<HeldDelivery> release) throws Exception {
-        return take(h -> true, release);
+        return take(Long.MAX_VALUE, release);
     }
 
-    private int take(Predicate<HeldDelivery> due, Consumer<HeldDelivery> out) throws Exception {
-        List<HeldDelivery> taken = new ArrayList<>(2);
-        Iterator<Map.Entry<String, HeldDelivery>> it = state.iterator();
-        while (it.hasNext()) {
-            HeldDelivery h = it.next().getValue();
-            if (due.test(h)) {
-                taken.add(h);
-                it.remove();
+    private int take(long time, Consumer<HeldDelivery> out) throws Exception {
+        Iterable<HeldDelivery> all = state.get();
+        if (all == null) {
+            return 0;
+        }
+        List<HeldDelivery> due = new ArrayList<>(2);
+        List<HeldDelivery> later = null;
+        for (HeldDelivery h : all) {
+            if (h.sendAt() <= time) {
+                due.add(h);
+            } else {
+                if (later == null) {
+                    later = new ArrayList<>(2);
+                }
+                later.add(h);
             }
         }
-        taken.sort(BY_SEND_TIME);
-        taken.forEach(out);
-        count -= taken.size();
-        return taken.size();
+        if (due.isEmpty()) {
+            return 0;
+        }
+        if (later == null) {
+            state.clear();
+        } else {
+            state.update(later);
+        }
+        due.sort(BY_SEND_TIME);
+        due.forEach(out);
+        count -= due.size();
+        return due.size();
     }
 
     /** Held messages of this task now (for the {@code heldNow} gauge). */
@@ -94,8 +106,11 @@ public final class HeldMessages {
         long n = 0;
         for (long user : users) {
             setKey.accept(user);
-            for (Iterator<String> it = state.keys().iterator(); it.hasNext(); it.next()) {
-                n++;
+            Iterable<HeldDelivery> held = state.get();
+            if (held != null) {
+                for (HeldDelivery h : held) {
+                    n++;
+                }
             }
         }
         count = n;
