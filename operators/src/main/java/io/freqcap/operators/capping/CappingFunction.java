@@ -59,9 +59,14 @@ import org.slf4j.LoggerFactory;
  * command can write every user's counted messages again (contract.md §7). Decisions never wait on
  * Redis.
  *
+ * <p><b>Held messages.</b> A message ALLOWED with a later send time (a rule's {@code hold}) waits
+ * in keyed state ({@link HeldMessages}) for a processing-time timer at that time, or goes out at
+ * once when the time has passed; {@code forget-user} turns it into a FORGOTTEN record.
+ *
  * <p>Why it is the longest operator class: it is the one place where keyed state meets Flink
- * (restore, snapshot, sweep, forget-user, the mirror's rebuild); each of those is a few lines
- * around a plain-Java call. The control side's operator state is {@link ControlInput}'s.
+ * (restore, snapshot, held messages and their timers, sweep, forget-user, the mirror's rebuild);
+ * each of those is a few lines around a plain-Java call. The control side's operator state is
+ * {@link ControlInput}'s.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
