@@ -6,9 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,13 +25,16 @@ import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -35,10 +45,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Held messages on a real broker, with a failure while they wait (contract.md §5): messages sent
- * now, inside quiet hours that end a minute from now, are held; the job fails and restarts from a
- * checkpoint before they are due; each is then delivered exactly once, with its send time, and not
- * before it.
+ * Held messages on a real broker, with a failure and a rescale while they wait (contract.md §5):
+ * messages sent now, inside quiet hours that end a minute or two from now, are held; the job fails
+ * and restarts from a checkpoint, then is stopped with a savepoint and resumed at parallelism 3,
+ * all before they are due; each is then delivered exactly once, with its send time, and not before
+ * it.
  */
 class HeldMessagesITCase {
     static final int PARTITIONS = 3;
@@ -62,13 +73,67 @@ class HeldMessagesITCase {
                 + "\"}}]}";
     }
 
+    /** Starts the job; {@code failAfter} records in, the first attempt fails once. */
+    JobClient start(Configuration options, String config, int failAfter, String savepoint)
+            throws Exception {
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        if (savepoint != null) {
+            Configuration restore = new Configuration();
+            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+            env.configure(restore);
+        }
+        DataStream<RawRecord> input =
+                env.fromSource(
+                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
+                                WatermarkStrategy.noWatermarks(),
+                                "in")
+                        .uid("in")
+                        .map(new FailOnce(failAfter))
+                        .uid("fail-once")
+                        .name("fail-once");
+        DataStream<ControlRecord> control =
+                env.fromSource(
+                                KafkaConnectors.controlSource(
+                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(),
+                                "config")
+                        .uid("config")
+                        .setParallelism(1);
+        FreqcapJob.build(
+                CappingSettings.of(config),
+                input,
+                control,
+                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
+                KafkaConnectors.auditSink(KafkaSettings.of(options)),
+                null);
+        return env.executeAsync("freqcap-held");
+    }
+
+    /** How many inputs get their output at once: the decision core's count of those not held. */
+    static int notHeld(List<Input> inputs, String json) throws Exception {
+        LimitConfig config = LimitConfig.parse(json);
+        Map<Long, CountedHistory> histories = new HashMap<>();
+        int n = 0;
+        for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
+            OutboundMessage m = OutboundMessage.parse(in.value);
+            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
+            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
+            if (v.decision() == Decision.ALLOWED) {
+                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
+            }
+            n += v.isHeld() ? 0 : 1;
+        }
+        return n;
+    }
+
     @Test
     @Timeout(300)
     void heldMessagesAreDeliveredOnceAtTheirSendTimeAcrossAFailure() throws Exception {
         String name = "held";
         Instant now = Instant.now();
-        // Quiet hours end at a whole minute at least 40 s away: time to fail and restart first.
-        Instant end = now.plusSeconds(100).truncatedTo(ChronoUnit.MINUTES);
+        // Quiet hours end at a whole minute at least 70 s away: time to fail, restart and rescale.
+        Instant end = now.plusSeconds(130).truncatedTo(ChronoUnit.MINUTES);
         String config = config(end);
         Configuration options =
                 KafkaPipelineSupport.jobOptions(kafka, tmp, name, config, PARTITIONS);
@@ -95,29 +160,7 @@ class HeldMessagesITCase {
         }
 
         FailOnce.reset();
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        DataStream<RawRecord> input =
-                env.fromSource(
-                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
-                                WatermarkStrategy.noWatermarks(),
-                                "in")
-                        .map(new FailOnce(inputs.size() / 2))
-                        .name("fail-once");
-        DataStream<ControlRecord> control =
-                env.fromSource(
-                                KafkaConnectors.controlSource(
-                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
-                                WatermarkStrategy.noWatermarks(),
-                                "config")
-                        .setParallelism(1);
-        FreqcapJob.build(
-                CappingSettings.of(config),
-                input,
-                control,
-                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
-                KafkaConnectors.auditSink(KafkaSettings.of(options)),
-                null);
-        JobClient job = env.executeAsync("freqcap-held");
+        JobClient job = start(options, config, inputs.size() / 2, null);
         try {
             KafkaPipelineSupport.produce(
                     kafka.bootstrapServers(),
@@ -133,16 +176,40 @@ class HeldMessagesITCase {
                     name + "-in",
                     PARTITIONS,
                     inputs.subList(inputs.size() / 2, inputs.size()));
+            // Every message not held is decided (the failure and its restart behind us): stop
+            // with a savepoint and resume at parallelism 3 while the held ones wait.
+            KafkaPipelineSupport.readCommitted(
+                    kafka.bootstrapServers(),
+                    List.of(name + "-deliveries", name + "-audit"),
+                    notHeld(inputs, config),
+                    Duration.ofSeconds(60));
+            assertTrue(FailOnce.FAILED.get(), "the failure was injected");
+            String savepoint =
+                    job.stopWithSavepoint(
+                                    false,
+                                    tmp.resolve("savepoints").toUri().toString(),
+                                    SavepointFormatType.CANONICAL)
+                            .get();
+            assertTrue(
+                    System.currentTimeMillis() < end.toEpochMilli(),
+                    "rescaled before the send time");
+            List<String> args =
+                    new ArrayList<>(
+                            KafkaPipelineSupport.args(
+                                    kafka, name, tmp.resolve(name + "-limits.json")));
+            args.set(args.indexOf("--parallelism") + 1, "3");
+            job =
+                    start(
+                            CommandLine.parse(args.toArray(new String[0]), List.of()),
+                            config,
+                            0,
+                            savepoint);
             var out =
                     KafkaPipelineSupport.readCommitted(
                             kafka.bootstrapServers(),
                             List.of(name + "-deliveries", name + "-audit"),
                             inputs.size(),
                             Duration.ofSeconds(200));
-            assertTrue(FailOnce.FAILED.get(), "the failure was injected");
-            assertTrue(
-                    System.currentTimeMillis() > end.toEpochMilli() - 1,
-                    "the failure came before the send time");
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             Map<Integer, Output> outputs =
                     KafkaPipelineSupport.checkOutputs(
