@@ -6,16 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.operators.capping.history.HistoryGrowth;
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
-import io.freqcap.schema.decision.Verdict;
-import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.UserHistory;
-import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -25,7 +18,6 @@ import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -110,21 +102,11 @@ class HeldMessagesITCase {
     }
 
     /** How many inputs get their output at once: the decision core's count of those not held. */
-    static int notHeld(List<Input> inputs, String json) throws Exception {
-        LimitConfig config = LimitConfig.parse(json);
-        Map<Long, CountedHistory> histories = new HashMap<>();
-        int n = 0;
-        for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
-            OutboundMessage m = OutboundMessage.parse(in.value);
-            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
-            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
-            if (v.decision() == Decision.ALLOWED) {
-                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
-            }
-            n += v.isHeld() ? 0 : 1;
-        }
-        return n;
+    static int notHeld(List<Input> inputs, String config) throws Exception {
+        return (int)
+                KafkaPipelineSupport.decisionCore(inputs, config).values().stream()
+                        .filter(v -> !v.isHeld())
+                        .count();
     }
 
     @Test

@@ -5,15 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.operators.capping.history.HistoryGrowth;
-import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.decision.Decision;
-import io.freqcap.schema.decision.Verdict;
-import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.UserHistory;
-import io.freqcap.schema.message.OutboundMessage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -393,26 +386,16 @@ class JobSavepointCompatibilityITCase {
         return bySeq;
     }
 
-    /** The decision core over every input, in partition order. */
+    /** The decision core's decision on every input, in partition order. */
     static Map<Integer, String> decisionCore(List<Input> inputs) throws Exception {
         return decisionCore(inputs, CONFIG);
     }
 
     /** The same under {@code json}, held messages counted at their send times. */
     static Map<Integer, String> decisionCore(List<Input> inputs, String json) throws Exception {
-        LimitConfig config = LimitConfig.parse(json);
-        Map<Long, CountedHistory> histories = new HashMap<>();
         Map<Integer, String> out = new HashMap<>();
-        for (Input in : KafkaPipelineSupport.inPartitionOrder(inputs)) {
-            OutboundMessage m = OutboundMessage.parse(in.value);
-            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
-            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
-            if (v.decision() == Decision.ALLOWED) {
-                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
-            }
-            out.put(in.seq, v.decision().name());
-        }
+        KafkaPipelineSupport.decisionCore(inputs, json)
+                .forEach((seq, v) -> out.put(seq, v.decision().name()));
         return out;
     }
 }

@@ -352,6 +352,27 @@ final class KafkaPipelineSupport {
                 key, partitions);
     }
 
+    /**
+     * The decision core's verdict on each input (by seq), every well-formed one decided in
+     * partition order under one config, held messages counted at their send times.
+     */
+    static Map<Integer, Verdict> decisionCore(List<Input> inputs, String json) throws Exception {
+        LimitConfig config = LimitConfig.parse(json);
+        Map<Long, CountedHistory> histories = new HashMap<>();
+        Map<Integer, Verdict> out = new HashMap<>();
+        for (Input in : inPartitionOrder(inputs)) {
+            OutboundMessage m = OutboundMessage.parse(in.value);
+            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
+            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
+            if (v.decision() == Decision.ALLOWED) {
+                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
+                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
+            }
+            out.put(in.seq, v);
+        }
+        return out;
+    }
+
     /** Inputs as the job reads them: by partition, then offset (per user: partition order). */
     static List<Input> inPartitionOrder(List<Input> inputs) {
         List<Input> ordered = new ArrayList<>(inputs);
