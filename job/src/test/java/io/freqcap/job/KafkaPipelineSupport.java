@@ -365,8 +365,8 @@ final class KafkaPipelineSupport {
             CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
             Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
             if (v.decision() == Decision.ALLOWED) {
-                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-                histories.put(m.userId(), HistoryGrowth.grown(before, counted, false, config));
+                long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+                histories.put(m.userId(), HistoryGrowth.grown(before, m, countedAt, false, config));
             }
             out.put(in.seq, v);
         }
@@ -578,8 +578,8 @@ final class KafkaPipelineSupport {
             Verdict v = CappingRule.judge(h, m, config, segment);
             if (v.decision() == Decision.ALLOWED) {
                 // A held message is counted at its send time.
-                OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-                histories.put(m.userId(), HistoryGrowth.grown(h, counted, false, config));
+                long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+                histories.put(m.userId(), HistoryGrowth.grown(h, m, countedAt, false, config));
             }
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();

@@ -91,9 +91,18 @@ public final class Backtest implements AutoCloseable {
                 long user,
                 CountedHistory before,
                 OutboundMessage m,
+                long countedAt,
                 boolean keepMessageId,
                 LimitConfig config) {
-            all.put(user, HistoryGrowth.grown(before, m, keepMessageId, config));
+            all.put(user, HistoryGrowth.grown(before, m, countedAt, keepMessageId, config));
+        }
+
+        @Override
+        public void uncount(long user, long countedAt, String messageId) {
+            CountedHistory h = all.get(user);
+            if (h != null) {
+                all.put(user, HistoryGrowth.shrunk(h, countedAt, messageId));
+            }
         }
     }
 }

@@ -98,6 +98,48 @@ class HeldMessagesTest {
         assertEquals(2, deliveries(restored).size());
     }
 
+    /**
+     * Contract v4 §6: STALE compares the timestamps messages were stamped with. A message held a
+     * week ahead under config v1 must not make the user's next message STALE after config v2
+     * shortens the windows (it did while STALE read send times).
+     */
+    @Test
+    void aMessageHeldAWeekAheadNeverMakesLaterMessagesStaleAfterTheWindowsShrink()
+            throws Exception {
+        long day = 86_400_000L;
+        var h =
+                harnesses.open(
+                        new CappingFunction(
+                                CappingSettings.of(
+                                        "{\"version\":1,\"rules\":[{\"segment\":\"*\","
+                                                + "\"limits\":[{\"window\":\"7d\",\"max\":1}],"
+                                                + "\"hold\":\"7d\"}]}")),
+                        null,
+                        1,
+                        0);
+        h.setProcessingTime(NIGHT);
+        send(h, 42, NIGHT);
+        send(h, 42, NIGHT + MINUTE);
+        assertEquals(1, deliveries(h).size(), "the first at once");
+        h.processBroadcastElement(
+                Records.config(
+                        "{\"version\":2,\"rules\":[{\"segment\":\"*\","
+                                + "\"limits\":[{\"window\":\"1d\",\"max\":5}]}]}"),
+                NIGHT);
+        for (int d = 1; d <= 3; d++) {
+            h.setProcessingTime(NIGHT + d * day);
+            send(h, 42, NIGHT + d * day);
+        }
+        assertEquals(List.of(), audits(h), "none STALE (nor anything else)");
+        assertEquals(1 + 3, deliveries(h).size());
+        // The held one goes out at its send time, a week after it was stamped.
+        h.setProcessingTime(NIGHT + 7 * day + MINUTE);
+        assertEquals(NIGHT + 7 * day, deliveries(h).get(4).sendAt());
+        // What is STALE still is: older than the latest stamped timestamp minus the longest window.
+        send(h, 42, NIGHT + 3 * day - day - 1);
+        assertEquals("STALE", audits(h).get(0).get("decision").asText());
+    }
+
     @Test
     void aReplayedMessageWhoseSendTimeHasPassedIsDeliveredAtOnceWithItsSendTime() throws Exception {
         var h = open(null, 1, 0, false);

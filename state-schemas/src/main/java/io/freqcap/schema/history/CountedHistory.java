@@ -15,6 +15,13 @@ public interface CountedHistory {
     /** The latest counted timestamp; only defined for a non-empty history. */
     long latest();
 
+    /**
+     * The latest timestamp a counted message was stamped with (contract.md §6: what STALE reads),
+     * which is earlier than {@link #latest} when the latest entries are held for a later send time;
+     * only defined for a non-empty history.
+     */
+    long latestStamped();
+
     /** Whether an entry has this 56-bit fingerprint ({@link UserHistory#fingerprint}). */
     boolean containsFingerprint(long fingerprint);
 

@@ -9,11 +9,11 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * The snapshot of a serializer that writes histories in {@link UserHistorySerializer}'s format
  * ({@link UserHistorySerializer} itself and {@link StoredHistorySerializer}): it names the newest
- * history format the serializer writes, 1 (the first format, with the messageId extension) or 2
- * (format version 2, packed or not). Both serializers read every format up to their own (histories
- * tell theirs apart by their header), so state of an older or equal format restores as is,
- * whichever of the two wrote it; a newer format (state of a later freqcap) is incompatible, and
- * Flink refuses the restore instead of a serializer misreading it.
+ * history format the serializer writes, 1 (the first format, with the messageId extension), 2
+ * (format version 2, packed or not) or 3 (held entries). Both serializers read every format up to
+ * their own (histories tell theirs apart by their header), so state of an older or equal format
+ * restores as is, whichever of the two wrote it; a newer format (state of a later freqcap) is
+ * incompatible, and Flink refuses the restore instead of a serializer misreading it.
  *
  * <p>Snapshot versions 2 and 3 are Flink's {@code SimpleTypeSerializerSnapshot}'s, which freqcap
  * used before its snapshots named a format: they restore as format 2, the newest freqcap had
@@ -21,7 +21,7 @@ import org.apache.flink.core.memory.DataOutputView;
  */
 public abstract class HistoryFormatSnapshot<T> implements TypeSerializerSnapshot<T> {
     /** The history format freqcap writes. */
-    public static final int FORMAT = 2;
+    public static final int FORMAT = 3;
 
     private static final int VERSION = 4;
     private static final int FORMAT_BEFORE_VERSION_4 = 2;

@@ -41,6 +41,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                     null,
                     null,
                     null,
+                    null,
                     null);
 
     private final long[] timestamps;
@@ -67,6 +68,13 @@ public final class UserHistory implements CountedHistory, StoredHistory {
     /** Per entry, seconds east of UTC; null when every entry's is 0. */
     private final int[] offsets;
 
+    /**
+     * Per entry, how long after the timestamp it was stamped with it is counted (its send time, a
+     * held message, contract.md §6, minus that timestamp); null when every entry's is 0. STALE and
+     * pruning read the stamped timestamps ({@link #latestStamped}), the limits the counted ones.
+     */
+    private final long[] heldFor;
+
     /** A history of per-entry values (categories: null for the default everywhere). */
     UserHistory(
             long[] timestamps,
@@ -76,7 +84,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] messageIds,
             String[] categories,
             String[] campaigns,
-            int[] offsets) {
+            int[] offsets,
+            long[] heldFor) {
         this(
                 timestamps,
                 fingerprints,
@@ -85,7 +94,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 messageIds,
                 Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
                 Tabled.of(campaigns, null),
-                offsets);
+                offsets,
+                heldFor);
     }
 
     private UserHistory(
@@ -96,7 +106,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] messageIds,
             Tabled categories,
             Tabled campaigns,
-            int[] offsets) {
+            int[] offsets,
+            long[] heldFor) {
         this(
                 timestamps,
                 fingerprints,
@@ -107,7 +118,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 categories.index(),
                 campaigns.table(),
                 campaigns.index(),
-                offsets);
+                offsets,
+                heldFor);
     }
 
     private UserHistory(
@@ -120,7 +132,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             int[] categoryIndex,
             String[] campaignTable,
             int[] campaignIndex,
-            int[] offsets) {
+            int[] offsets,
+            long[] heldFor) {
         this.timestamps = timestamps;
         this.fingerprints = fingerprints;
         this.channelIndex = channelIndex;
@@ -133,6 +146,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         this.campaignTable = noCampaign ? null : campaignTable;
         this.campaignIndex = noCampaign ? null : campaignIndex;
         this.offsets = allZero(offsets) ? null : offsets;
+        this.heldFor = allZero(heldFor) ? null : heldFor;
     }
 
     /**
@@ -149,7 +163,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             int[] categoryIndex,
             String[] campaignTable,
             int[] campaignIndex,
-            int[] offsets) {
+            int[] offsets,
+            long[] heldFor) {
         if (!Tabled.canonical(categoryTable, categoryIndex, OutboundMessage.DEFAULT_CATEGORY)
                 || !Tabled.canonical(campaignTable, campaignIndex, null)) {
             return new UserHistory(
@@ -162,7 +177,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                             Tabled.values(categoryTable, categoryIndex),
                             OutboundMessage.DEFAULT_CATEGORY),
                     Tabled.of(Tabled.values(campaignTable, campaignIndex), null),
-                    offsets);
+                    offsets,
+                    heldFor);
         }
         return new UserHistory(
                 timestamps,
@@ -174,12 +190,24 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 categoryIndex,
                 campaignTable,
                 campaignIndex,
-                offsets);
+                offsets,
+                heldFor);
     }
 
     private static boolean allZero(int[] a) {
         if (a != null) {
             for (int x : a) {
+                if (x != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static boolean allZero(long[] a) {
+        if (a != null) {
+            for (long x : a) {
                 if (x != 0) {
                     return false;
                 }
@@ -231,6 +259,11 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         return offsets == null ? 0 : offsets[i];
     }
 
+    /** How long after its stamped timestamp entry i is counted (0 unless it was held). */
+    public long heldFor(int i) {
+        return heldFor == null ? 0 : heldFor[i];
+    }
+
     @Override
     public String[] channels() {
         return channels.clone();
@@ -239,6 +272,18 @@ public final class UserHistory implements CountedHistory, StoredHistory {
     @Override
     public long latest() {
         return timestamps[timestamps.length - 1];
+    }
+
+    @Override
+    public long latestStamped() {
+        if (heldFor == null) {
+            return latest();
+        }
+        long latest = Long.MIN_VALUE;
+        for (int i = 0; i < timestamps.length; i++) {
+            latest = Math.max(latest, timestamps[i] - heldFor[i]);
+        }
+        return latest;
     }
 
     @Override
@@ -369,13 +414,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 0);
     }
 
-    /**
-     * This history with one more entry, inserted in timestamp order (after equal timestamps).
-     *
-     * @param messageId the id to keep with the entry, or {@code null} to keep none
-     * @param campaign the campaignId, or {@code null} for none
-     * @param offsetSeconds the entry's zone's offset from UTC at its timestamp
-     */
+    /** This history with one more entry, counted at the timestamp it was stamped with. */
     public UserHistory with(
             long timestamp,
             long fingerprint,
@@ -384,6 +423,28 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String category,
             String campaign,
             int offsetSeconds) {
+        return with(
+                timestamp, fingerprint, channel, messageId, category, campaign, offsetSeconds, 0);
+    }
+
+    /**
+     * This history with one more entry, inserted in timestamp order (after equal timestamps).
+     *
+     * @param timestamp when it counts: its send time
+     * @param messageId the id to keep with the entry, or {@code null} to keep none
+     * @param campaign the campaignId, or {@code null} for none
+     * @param offsetSeconds the entry's zone's offset from UTC at its timestamp
+     * @param heldFor its send time minus the timestamp it was stamped with (0: not held)
+     */
+    public UserHistory with(
+            long timestamp,
+            long fingerprint,
+            String channel,
+            String messageId,
+            String category,
+            String campaign,
+            int offsetSeconds,
+            long heldFor) {
         fingerprint &= FINGERPRINT_MASK;
         int n = timestamps.length;
         int pos = n;
@@ -413,7 +474,11 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 offsets == null && offsetSeconds == 0
                         ? null
                         : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
-        return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs);
+        long[] held =
+                this.heldFor == null && heldFor == 0
+                        ? null
+                        : insert(this.heldFor == null ? new long[n] : this.heldFor, pos, heldFor);
+        return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs, held);
     }
 
     private static long[] insert(long[] a, int pos, long v) {
@@ -453,6 +518,69 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         return slice(from, timestamps.length);
     }
 
+    /**
+     * This history without the entry counted at {@code timestamp} with this fingerprint (a held
+     * message that stops counting, contract.md §5); itself when it has no such entry.
+     */
+    public UserHistory without(long timestamp, long fingerprint) {
+        fingerprint &= FINGERPRINT_MASK;
+        int at = -1;
+        for (int i = timestamps.length - 1; i >= 0 && at < 0; i--) {
+            if (timestamps[i] == timestamp && fingerprints[i] == fingerprint) {
+                at = i;
+            }
+        }
+        if (at < 0) {
+            return this;
+        }
+        int n = timestamps.length - 1;
+        if (n == 0) {
+            return EMPTY;
+        }
+        long[] ts = new long[n];
+        long[] fps = new long[n];
+        int[] ci = new int[n];
+        String[] ids = messageIds == null ? null : new String[n];
+        String[] cats = categoryIndex == null ? null : new String[n];
+        String[] camps = campaignIndex == null ? null : new String[n];
+        int[] offs = offsets == null ? null : new int[n];
+        long[] held = heldFor == null ? null : new long[n];
+        for (int i = 0, j = 0; i <= n; i++) {
+            if (i == at) {
+                continue;
+            }
+            ts[j] = timestamps[i];
+            fps[j] = fingerprints[i];
+            ci[j] = channelIndex[i];
+            if (ids != null) {
+                ids[j] = messageIds[i];
+            }
+            if (cats != null) {
+                cats[j] = category(i);
+            }
+            if (camps != null) {
+                camps[j] = campaign(i);
+            }
+            if (offs != null) {
+                offs[j] = offsets[i];
+            }
+            if (held != null) {
+                held[j] = heldFor[i];
+            }
+            j++;
+        }
+        return compactChannels(
+                ts,
+                fps,
+                ci,
+                channels,
+                ids,
+                Tabled.of(cats, OutboundMessage.DEFAULT_CATEGORY),
+                Tabled.of(camps, null),
+                offs,
+                held);
+    }
+
     /** Entries [from, to) as a history of their own. */
     UserHistory slice(int from, int to) {
         return compactChannels(
@@ -463,7 +591,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 messageIds == null ? null : Arrays.copyOfRange(messageIds, from, to),
                 Tabled.slice(categoryTable, categoryIndex, from, to),
                 Tabled.slice(campaignTable, campaignIndex, from, to),
-                offsets == null ? null : Arrays.copyOfRange(offsets, from, to));
+                offsets == null ? null : Arrays.copyOfRange(offsets, from, to),
+                heldFor == null ? null : Arrays.copyOfRange(heldFor, from, to));
     }
 
     /**
@@ -485,13 +614,33 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] categories,
             String[] campaigns,
             int[] offsets) {
+        return of(ts, fps, channelIndex, channels, ids, categories, campaigns, offsets, null);
+    }
+
+    /**
+     * As {@link #of(long[], long[], int[], String[], String[], String[], String[], int[])}, with
+     * held entries.
+     *
+     * @param heldFor per entry, its send time minus its stamped timestamp; null for 0 everywhere
+     */
+    public static UserHistory of(
+            long[] ts,
+            long[] fps,
+            int[] channelIndex,
+            String[] channels,
+            String[] ids,
+            String[] categories,
+            String[] campaigns,
+            int[] offsets,
+            long[] heldFor) {
         int n = ts.length;
         if (fps.length != n
                 || channelIndex.length != n
                 || (ids != null && ids.length != n)
                 || (categories != null && categories.length != n)
                 || (campaigns != null && campaigns.length != n)
-                || (offsets != null && offsets.length != n)) {
+                || (offsets != null && offsets.length != n)
+                || (heldFor != null && heldFor.length != n)) {
             throw new IllegalArgumentException("entries of different lengths");
         }
         if (n == 0) {
@@ -505,7 +654,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 ids,
                 Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
                 Tabled.of(campaigns, null),
-                offsets);
+                offsets,
+                heldFor);
     }
 
     /**
@@ -519,7 +669,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] ids,
             Tabled categories,
             Tabled campaigns,
-            int[] offsets) {
+            int[] offsets,
+            long[] heldFor) {
         int[] remap = new int[channels.length];
         Arrays.fill(remap, -1);
         int used = 0;
@@ -533,7 +684,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             identity = remap[i] == i;
         }
         if (identity) {
-            return new UserHistory(ts, fps, index, channels, ids, categories, campaigns, offsets);
+            return new UserHistory(
+                    ts, fps, index, channels, ids, categories, campaigns, offsets, heldFor);
         }
         String[] chs = new String[used];
         for (int i = 0; i < channels.length; i++) {
@@ -545,7 +697,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         for (int i = 0; i < index.length; i++) {
             ci[i] = remap[index[i]];
         }
-        return new UserHistory(ts, fps, ci, chs, ids, categories, campaigns, offsets);
+        return new UserHistory(ts, fps, ci, chs, ids, categories, campaigns, offsets, heldFor);
     }
 
     int[] channelIndexArray() {
@@ -592,6 +744,10 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         return offsets;
     }
 
+    long[] heldForArray() {
+        return heldFor;
+    }
+
     /** Fingerprints keep 56 bits: seven bytes in state. */
     public static final long FINGERPRINT_MASK = (1L << 56) - 1;
 
@@ -622,7 +778,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         if (!Arrays.equals(timestamps, that.timestamps)
                 || !Arrays.equals(fingerprints, that.fingerprints)
                 || !Arrays.equals(messageIds, that.messageIds)
-                || !Arrays.equals(offsets, that.offsets)) {
+                || !Arrays.equals(offsets, that.offsets)
+                || !Arrays.equals(heldFor, that.heldFor)) {
             return false;
         }
         for (int i = 0; i < timestamps.length; i++) {
@@ -653,6 +810,9 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             }
             if (offsets != null) {
                 sb.append("/").append(offsets[i]).append('s');
+            }
+            if (heldFor != null && heldFor[i] != 0) {
+                sb.append("/held ").append(heldFor[i]).append("ms");
             }
         }
         return sb.append(']').toString();

@@ -49,6 +49,11 @@ import org.apache.flink.core.memory.DataOutputView;
  * instead of per entry. A user in one zone pays one byte per entry for channel, category and
  * campaign together, and one for the zone.
  *
+ * <p><b>Format version 3</b> adds flag 64 (<b>held</b>), for histories with an entry counted at a
+ * later send time than the timestamp it was stamped with: after everything above, per entry a
+ * varlong of that difference in milliseconds (0 for entries not held). Histories without held
+ * entries are written as before.
+ *
  * <p>Why one long class: one format in its layouts (version 1, version 2, packed), written and read
  * side by side so that they cannot drift apart.
  */
@@ -63,6 +68,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
     private static final int OFFSETS = 8;
     private static final int PACKED = 16;
     private static final int ONE_OFFSET = 32;
+    private static final int HELD = 64;
 
     private static final int QUARTER_HOUR = 900;
     private static final long MAX_RADIX = 1L << 40;
@@ -100,7 +106,12 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         int[] categoryIndex = n == 0 ? null : h.categoryIndexArray();
         int[] campaignIndex = n == 0 ? null : h.campaignIndexArray();
         int[] offsets = n == 0 ? null : h.offsetArray();
-        boolean v2 = categoryIndex != null || campaignIndex != null || offsets != null;
+        long[] heldFor = n == 0 ? null : h.heldForArray();
+        boolean v2 =
+                categoryIndex != null
+                        || campaignIndex != null
+                        || offsets != null
+                        || heldFor != null;
         // The history's own tables are the packed format's: no default category, first use first.
         String[] categoryTable = categoryIndex == null ? null : h.categoryTable();
         String[] campaignTable = campaignIndex == null ? null : h.campaignTable();
@@ -126,7 +137,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                             | (campaignIndex != null ? CAMPAIGNS : 0)
                             | (offsets != null ? OFFSETS : 0)
                             | (packed ? PACKED : 0)
-                            | (oneOffset ? ONE_OFFSET : 0));
+                            | (oneOffset ? ONE_OFFSET : 0)
+                            | (heldFor != null ? HELD : 0));
             writeVarLong(out, channels.length);
         } else if (ids != null) {
             writeVarLong(out, (long) n << 3);
@@ -197,6 +209,11 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     writeVarLong(out, b.length + 1L);
                     out.write(b);
                 }
+            }
+        }
+        if (heldFor != null) {
+            for (long d : heldFor) {
+                writeVarLong(out, d);
             }
         }
     }
@@ -360,7 +377,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             k = checkedInt(readVarLong(in), "channel count");
             if (k == 0) { // version 2
                 flags = checkedInt(readVarLong(in), "flags");
-                if (flags > 63 || ((flags & ONE_OFFSET) != 0 && (flags & PACKED) == 0)) {
+                if (flags > 127 || ((flags & ONE_OFFSET) != 0 && (flags & PACKED) == 0)) {
                     throw new IOException("corrupt history: flags " + flags);
                 }
                 k = checkedInt(readVarLong(in), "channel count");
@@ -415,7 +432,8 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     categoryIndex,
                     campaignTable,
                     campaignIndex,
-                    offsets);
+                    offsets,
+                    readHeld(in, flags, n));
         }
         String[] categories = categoryTable == null ? null : new String[n];
         String[] campaigns = campaignTable == null ? null : new String[n];
@@ -440,8 +458,23 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                 offsets[i] = (int) ((z >>> 1) ^ -(z & 1));
             }
         }
+        String[] ids = readIds(in, flags, n);
         return new UserHistory(
-                ts, fps, ci, channels, readIds(in, flags, n), categories, campaigns, offsets);
+                ts, fps, ci, channels, ids, categories, campaigns, offsets, readHeld(in, flags, n));
+    }
+
+    private static long[] readHeld(DataInputView in, int flags, int n) throws IOException {
+        if ((flags & HELD) == 0) {
+            return null;
+        }
+        long[] held = new long[n];
+        for (int i = 0; i < n; i++) {
+            held[i] = readVarLong(in);
+            if (held[i] < 0) {
+                throw new IOException("corrupt history: held for " + held[i] + " ms");
+            }
+        }
+        return held;
     }
 
     private static String[] readIds(DataInputView in, int flags, int n) throws IOException {

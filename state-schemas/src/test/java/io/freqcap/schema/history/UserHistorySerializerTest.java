@@ -217,12 +217,76 @@ class UserHistorySerializerTest {
                         new int[] {2, 1, 0},
                         new String[] {"c2", "c1", "unused"},
                         new int[] {2, 0, 1},
+                        null,
                         null);
         assertEquals(2, h.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
         assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable()));
         assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable()));
         assertEquals("c1", h.campaign(0));
         assertEquals("c2", h.campaign(2));
+    }
+
+    /**
+     * Held entries (format 3) keep how long after their stamped timestamp they count, packed or
+     * not, with or without the other extras; pruning and removal keep it with the right entries.
+     */
+    @Test
+    void heldEntriesRoundTripWithTheirStampedTimestamps() throws IOException {
+        Random rnd = new Random(23);
+        String[] zones = {"UTC", "Asia/Kathmandu", "Europe/Berlin"};
+        for (int run = 0; run < 1000; run++) {
+            UserHistory h = UserHistory.EMPTY;
+            long latestStamped = Long.MIN_VALUE;
+            int n = 1 + rnd.nextInt(12);
+            for (int i = 0; i < n; i++) {
+                long stamped = DAY_1_NOON + rnd.nextInt(1_000_000_000);
+                long held = rnd.nextBoolean() ? 0 : rnd.nextInt(700_000_000);
+                int offset = rnd.nextInt(3) == 0 ? 0 : (rnd.nextBoolean() ? 20_700 : 3_600);
+                h =
+                        h.with(
+                                stamped + held,
+                                rnd.nextLong(),
+                                rnd.nextBoolean() ? "push" : "sms",
+                                rnd.nextBoolean() ? "m-" + i : null,
+                                rnd.nextBoolean() ? "marketing" : "promo",
+                                rnd.nextBoolean() ? null : "c" + rnd.nextInt(3),
+                                offset,
+                                held);
+                latestStamped = Math.max(latestStamped, stamped);
+            }
+            assertEquals(latestStamped, h.latestStamped(), zones[run % 3]);
+            UserHistory back = read(write(h));
+            assertEquals(h, back);
+            assertEquals(latestStamped, back.latestStamped());
+            for (int i = 0; i < h.size(); i++) {
+                assertEquals(h.heldFor(i), back.heldFor(i));
+            }
+            int gone = rnd.nextInt(h.size());
+            UserHistory less = h.without(h.timestamp(gone), h.fingerprint(gone));
+            assertEquals(h.size() - 1, less.size());
+            assertEquals(less, read(write(less)));
+        }
+    }
+
+    @Test
+    void aMessageHeldAWeekDoesNotMoveTheLatestStampedTimestamp() {
+        long week = 7 * 86_400_000L;
+        UserHistory h =
+                UserHistory.EMPTY
+                        .with(DAY_1_NOON, 1, "push", null, "marketing", null, 0, 0)
+                        .with(
+                                DAY_1_NOON + 60_000 + week,
+                                2,
+                                "push",
+                                null,
+                                "marketing",
+                                null,
+                                0,
+                                week);
+        assertEquals(DAY_1_NOON + 60_000 + week, h.latest());
+        assertEquals(DAY_1_NOON + 60_000, h.latestStamped());
+        assertEquals(DAY_1_NOON, h.without(h.latest(), 2).latestStamped());
+        assertEquals(h, h.without(h.latest(), 3), "another fingerprint: nothing removed");
     }
 
     @Test

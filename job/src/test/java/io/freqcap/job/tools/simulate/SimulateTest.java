@@ -255,7 +255,9 @@ class SimulateTest {
         for (int i = 0; i < messages.size(); i++) {
             Verdict v = CappingRule.judge(h, messages.get(i), cfg, "*");
             if (v.decision() == Decision.ALLOWED) {
-                h = HistoryGrowth.grown(h, messages.get(i), false, cfg);
+                h =
+                        HistoryGrowth.grown(
+                                h, messages.get(i), messages.get(i).timestamp(), false, cfg);
             }
             assertEquals(v.decision().name(), lines.get(i).get("decision").asText(), "line " + i);
             seen[v.decision().ordinal()]++;

@@ -47,8 +47,8 @@ public final class DecisionStep {
             // Every channel the user may have in Redis: the mirror's write trims them all.
             channelsBefore = keepMessageIds ? before.channels() : null;
             // A held message is counted at its send time (contract.md §6).
-            OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-            histories.count(m.userId(), before, counted, keepMessageIds, config);
+            long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+            histories.count(m.userId(), before, m, countedAt, keepMessageIds, config);
         }
         return new Decided(m, config, v, channelsBefore);
     }

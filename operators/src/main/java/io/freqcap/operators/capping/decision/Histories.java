@@ -16,13 +16,21 @@ public interface Histories {
      * Counts an ALLOWED message in the history of {@code user}; {@code before} is what {@link #get}
      * gave (a long history is changed in place).
      *
+     * @param countedAt when it counts: its timestamp, or the send time it is held to
      * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
      */
     void count(
             long user,
             CountedHistory before,
             OutboundMessage m,
+            long countedAt,
             boolean keepMessageId,
             LimitConfig config)
             throws Exception;
+
+    /**
+     * Un-counts the entry of {@code user} counted at {@code countedAt} with this messageId's
+     * fingerprint (a held message that stops counting, contract.md §5); nothing if there is none.
+     */
+    void uncount(long user, long countedAt, String messageId) throws Exception;
 }

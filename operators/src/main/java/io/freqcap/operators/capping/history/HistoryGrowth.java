@@ -15,8 +15,8 @@ import io.freqcap.schema.message.OutboundMessage;
  * value); past that it becomes a {@link LongHistory} in buckets of {@link #BUCKET_MILLIS} (changed
  * in place), which turns short again once pruned down to {@link #SHORT_AT}. Entries at or before
  * {@link #pruneCutoff} are dropped as the history is written: no message that is not STALE can need
- * them (a message older than latest − W is STALE, W the longest window kept, so no interval that
- * matters starts before latest − 2W).
+ * them (a message older than latest − W is STALE, latest the latest stamped timestamp and W the
+ * longest window kept, so no interval that matters starts before latest − 2W).
  */
 public final class HistoryGrowth {
     /** A history longer than this is kept long, in buckets. */
@@ -35,17 +35,32 @@ public final class HistoryGrowth {
      * it) and what no message can need any more dropped; a {@link LongHistory} is changed in place
      * and returned, unless it turns short.
      *
+     * @param countedAt when it counts: its timestamp, or the send time it is held to (the entry
+     *     keeps how long after its timestamp that is, for {@link CountedHistory#latestStamped})
      * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
      */
     public static CountedHistory grown(
-            CountedHistory before, OutboundMessage m, boolean keepMessageId, LimitConfig config) {
-        long t = m.timestamp();
+            CountedHistory before,
+            OutboundMessage m,
+            long countedAt,
+            boolean keepMessageId,
+            LimitConfig config) {
+        long t = countedAt;
+        long heldFor = countedAt - m.timestamp();
         long fingerprint = UserHistory.fingerprint(m.messageId());
         String messageId = keepMessageId ? m.messageId() : null;
         int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), t);
         if (before instanceof LongHistory l) {
-            l.add(t, fingerprint, m.channel(), messageId, m.category(), m.campaignId(), offset);
-            l.pruneThrough(pruneCutoff(l.latest(), config));
+            l.add(
+                    t,
+                    fingerprint,
+                    m.channel(),
+                    messageId,
+                    m.category(),
+                    m.campaignId(),
+                    offset,
+                    heldFor);
+            l.pruneThrough(pruneCutoff(l.latestStamped(), config));
             return l.size() <= SHORT_AT ? l.toUserHistory() : l;
         }
         UserHistory next =
@@ -57,16 +72,30 @@ public final class HistoryGrowth {
                                 messageId,
                                 m.category(),
                                 m.campaignId(),
-                                offset);
-        next = next.prunedBefore(pruneCutoff(next.latest(), config));
+                                offset,
+                                heldFor);
+        next = next.prunedBefore(pruneCutoff(next.latestStamped(), config));
         return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
     }
 
     /**
-     * Entries at or before this can matter to no message that is not STALE once {@code latest} is
-     * counted.
+     * Entries at or before this can matter to no message that is not STALE once a message stamped
+     * {@code latestStamped} is counted.
      */
-    public static long pruneCutoff(long latest, LimitConfig config) {
-        return latest - 2 * config.keptWindowMillis();
+    public static long pruneCutoff(long latestStamped, LimitConfig config) {
+        return latestStamped - 2 * config.keptWindowMillis();
+    }
+
+    /**
+     * The history without the entry counted at {@code countedAt} with this messageId (a held
+     * message that stops counting); a {@link LongHistory} is changed in place and returned.
+     */
+    public static CountedHistory shrunk(CountedHistory before, long countedAt, String messageId) {
+        long fingerprint = UserHistory.fingerprint(messageId);
+        if (before instanceof LongHistory l) {
+            l.remove(countedAt, fingerprint);
+            return l;
+        }
+        return ((UserHistory) before).without(countedAt, fingerprint);
     }
 }

@@ -42,6 +42,12 @@ public final class LongHistory implements CountedHistory {
     private String[] campaigns;
     private int[] offsets;
 
+    /** Per entry, its send time minus its stamped timestamp; null until an entry was held. */
+    private long[] held;
+
+    /** The latest stamped timestamp ({@link #latestStamped}). */
+    private long stampedMax = Long.MIN_VALUE;
+
     private int start;
     private int end;
 
@@ -88,7 +94,8 @@ public final class LongHistory implements CountedHistory {
                     h.messageId(i),
                     h.category(i),
                     h.campaign(i),
-                    h.offsetSeconds(i));
+                    h.offsetSeconds(i),
+                    h.heldFor(i));
         }
     }
 
@@ -100,7 +107,12 @@ public final class LongHistory implements CountedHistory {
         return Math.floorDiv(t, bucketMillis);
     }
 
-    /** Counts one message (after entries of equal timestamp). */
+    /**
+     * Counts one message (after entries of equal timestamp).
+     *
+     * @param t when it counts: its send time
+     * @param heldFor its send time minus the timestamp it was stamped with (0: not held)
+     */
     public void add(
             long t,
             long fingerprint,
@@ -108,7 +120,8 @@ public final class LongHistory implements CountedHistory {
             String messageId,
             String category,
             String campaign,
-            int offsetSeconds) {
+            int offsetSeconds,
+            long heldFor) {
         insert(
                 t,
                 fingerprint & UserHistory.FINGERPRINT_MASK,
@@ -116,7 +129,8 @@ public final class LongHistory implements CountedHistory {
                 messageId,
                 category,
                 campaign,
-                offsetSeconds);
+                offsetSeconds,
+                heldFor);
         changed.add(bucket(t));
     }
 
@@ -127,7 +141,8 @@ public final class LongHistory implements CountedHistory {
             String messageId,
             String category,
             String campaign,
-            int offsetSeconds) {
+            int offsetSeconds,
+            long heldFor) {
         int c = channelNames.indexOf(channel);
         if (c < 0) {
             c = channelNames.size();
@@ -167,6 +182,14 @@ public final class LongHistory implements CountedHistory {
             System.arraycopy(offsets, pos, offsets, pos + 1, tail);
             offsets[pos] = offsetSeconds;
         }
+        if (held == null && heldFor != 0) {
+            held = new long[ts.length];
+        }
+        if (held != null) {
+            System.arraycopy(held, pos, held, pos + 1, tail);
+            held[pos] = heldFor;
+        }
+        stampedMax = Math.max(stampedMax, t - heldFor);
         end++;
         bytes += entryBytes(messageId, category, campaign);
         fingerprints.add(fingerprint);
@@ -231,6 +254,7 @@ public final class LongHistory implements CountedHistory {
         categories = moved(categories, capacity, n);
         campaigns = moved(campaigns, capacity, n);
         offsets = offsets == null ? null : moved(offsets, capacity, n);
+        held = held == null ? null : moved(held, capacity, n);
         start = 0;
         end = n;
     }
@@ -254,6 +278,62 @@ public final class LongHistory implements CountedHistory {
         String[] to = new String[capacity];
         System.arraycopy(from, start, to, 0, n);
         return to;
+    }
+
+    /**
+     * Removes the entry counted at {@code t} with this fingerprint (a held message that stops
+     * counting, contract.md §5); nothing when there is none.
+     *
+     * @return whether there was one
+     */
+    public boolean remove(long t, long fingerprint) {
+        fingerprint &= UserHistory.FINGERPRINT_MASK;
+        int i = TimestampColumn.firstAfter(ts, start, end, t - 1);
+        while (i < end && ts[i] == t && fps[i] != fingerprint) {
+            i++;
+        }
+        if (i == end || ts[i] != t) {
+            return false;
+        }
+        String category = categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i];
+        String campaign = campaigns == null ? null : campaigns[i];
+        bytes -= entryBytes(ids == null ? null : ids[i], category, campaign);
+        fingerprints.remove(fps[i]);
+        dropFromColumn(Scope.channel(channelNames.get(channelOf[i])), t);
+        dropFromColumn(Scope.category(category), t);
+        if (campaign != null) {
+            dropFromColumn(Scope.campaign(campaign), t);
+        }
+        int tail = end - i - 1;
+        System.arraycopy(ts, i + 1, ts, i, tail);
+        System.arraycopy(fps, i + 1, fps, i, tail);
+        System.arraycopy(channelOf, i + 1, channelOf, i, tail);
+        for (String[] a : new String[][] {ids, categories, campaigns}) {
+            if (a != null) {
+                System.arraycopy(a, i + 1, a, i, tail);
+                a[end - 1] = null;
+            }
+        }
+        if (offsets != null) {
+            System.arraycopy(offsets, i + 1, offsets, i, tail);
+        }
+        if (held != null) {
+            System.arraycopy(held, i + 1, held, i, tail);
+        }
+        end--;
+        changed.add(bucket(t));
+        stampedMax = Long.MIN_VALUE;
+        for (int j = start; j < end; j++) {
+            stampedMax = Math.max(stampedMax, ts[j] - (held == null ? 0 : held[j]));
+        }
+        return true;
+    }
+
+    private void dropFromColumn(Scope scope, long t) {
+        TimestampColumn c = columns.get(scope);
+        if (c != null && c.remove(t) == 0) {
+            columns.remove(scope);
+        }
     }
 
     /** Drops the entries at or before {@code cutoff}. */
@@ -336,7 +416,8 @@ public final class LongHistory implements CountedHistory {
                 ids == null ? null : Arrays.copyOfRange(ids, lo, hi),
                 categories == null ? null : Arrays.copyOfRange(categories, lo, hi),
                 campaigns == null ? null : Arrays.copyOfRange(campaigns, lo, hi),
-                offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi));
+                offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi),
+                held == null ? null : Arrays.copyOfRange(held, lo, hi));
     }
 
     @Override
@@ -352,6 +433,11 @@ public final class LongHistory implements CountedHistory {
     @Override
     public long latest() {
         return ts[end - 1];
+    }
+
+    @Override
+    public long latestStamped() {
+        return stampedMax;
     }
 
     @Override

@@ -29,6 +29,16 @@ public final class TimestampColumn {
         end++;
     }
 
+    /** Removes one occurrence of {@code t}; returns how many are left. */
+    int remove(long t) {
+        int pos = firstAfter(ts, start, end, t) - 1;
+        if (pos >= start && ts[pos] == t) {
+            System.arraycopy(ts, pos + 1, ts, pos, end - pos - 1);
+            end--;
+        }
+        return end - start;
+    }
+
     /** Drops the timestamps at or before {@code cutoff}; returns how many are left. */
     int dropThrough(long cutoff) {
         start = firstAfter(ts, start, end, cutoff);

@@ -88,14 +88,17 @@ public final class CappingRule {
         }
         long t = m.timestamp();
         long longest = config.longestWindowMillis();
-        if (!history.isEmpty() && t < history.latest() - longest) {
+        // The cheap test first: the latest stamped timestamp is at most the latest counted one.
+        if (!history.isEmpty()
+                && t < history.latest() - longest
+                && t < history.latestStamped() - longest) {
             return Verdict.explained(
                     Decision.STALE,
                     segment,
                     "timestamp "
                             + t
                             + " is older than the latest counted timestamp "
-                            + history.latest()
+                            + history.latestStamped()
                             + " minus the longest window ("
                             + longest
                             + " ms)");

@@ -149,13 +149,14 @@ public final class HistoryStore implements Histories {
             long user,
             CountedHistory before,
             OutboundMessage m,
+            long countedAt,
             boolean keepMessageId,
             LimitConfig config)
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = HistoryGrowth.grown(l, m, keepMessageId, config);
+            CountedHistory next = HistoryGrowth.grown(l, m, countedAt, keepMessageId, config);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -169,7 +170,7 @@ public final class HistoryStore implements Histories {
             evictOver(user);
             return;
         }
-        CountedHistory next = HistoryGrowth.grown(before, m, keepMessageId, config);
+        CountedHistory next = HistoryGrowth.grown(before, m, countedAt, keepMessageId, config);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;
@@ -179,6 +180,24 @@ public final class HistoryStore implements Histories {
         states.history().clear();
         states.longMark().update(HistoryGrowth.BUCKET_MILLIS);
         goLive(user, l);
+    }
+
+    /** Un-counts one entry of {@code user}, the current key (see {@link Histories#uncount}). */
+    @Override
+    public void uncount(long user, long countedAt, String messageId) throws Exception {
+        CountedHistory before = get(user);
+        if (before instanceof LongHistory l) {
+            liveEntries -= l.size();
+            liveBytes -= l.bytes();
+            HistoryGrowth.shrunk(l, countedAt, messageId);
+            liveEntries += l.size();
+            liveBytes += l.bytes();
+            return;
+        }
+        UserHistory after = (UserHistory) HistoryGrowth.shrunk(before, countedAt, messageId);
+        if (after != before) {
+            put(user, after);
+        }
     }
 
     private LongHistory goLive(long user, LongHistory l) throws Exception {

@@ -40,9 +40,20 @@ class LongHistoryTest {
                     String category = random.nextInt(3) == 0 ? "promo" : "marketing";
                     String campaign = random.nextInt(3) == 0 ? null : "c" + random.nextInt(3);
                     int offset = random.nextInt(4) == 0 ? 19_800 : 0;
-                    shortOne = shortOne.with(t, fp, channel, kept, category, campaign, offset);
-                    longOne.add(t, fp, channel, kept, category, campaign, offset);
+                    long held = random.nextInt(4) == 0 ? random.nextInt(20) : 0;
+                    shortOne =
+                            shortOne.with(t, fp, channel, kept, category, campaign, offset, held);
+                    longOne.add(t, fp, channel, kept, category, campaign, offset, held);
                     added.add(fp);
+                    if (random.nextInt(6) == 0) {
+                        // A held message that stops counting: any entry, removed from both.
+                        int i = random.nextInt(shortOne.size());
+                        long at = shortOne.timestamp(i);
+                        long gone = shortOne.fingerprint(i);
+                        shortOne = shortOne.without(at, gone);
+                        assertTrue(longOne.remove(at, gone));
+                        assertFalse(longOne.remove(at, UserHistory.fingerprint("never")));
+                    }
                 } else if (op < 8) {
                     long cutoff = clock - 30 - random.nextInt(30);
                     shortOne = shortOne.prunedBefore(cutoff);
@@ -80,6 +91,7 @@ class LongHistoryTest {
             return;
         }
         assertEquals(s.latest(), l.latest());
+        assertEquals(s.latestStamped(), l.latestStamped());
         for (int i = 0; i < s.size(); i++) {
             assertTrue(l.containsFingerprint(s.fingerprint(i)));
         }
@@ -138,8 +150,8 @@ class LongHistoryTest {
         LongHistory plain = new LongHistory(600_000);
         LongHistory campaigns = new LongHistory(600_000);
         for (int i = 0; i < 1000; i++) {
-            plain.add(i, i, "push", null, "marketing", null, 0);
-            campaigns.add(i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0);
+            plain.add(i, i, "push", null, "marketing", null, 0, 0);
+            campaigns.add(i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0, 0);
         }
         assertEquals(1000 * LongHistory.BYTES_PER_ENTRY, plain.bytes());
         assertTrue(

@@ -46,8 +46,9 @@ public final class RuleStep {
         Verdict v = CappingRule.judge(history, m, config, segment);
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
-            OutboundMessage counted = v.isHeld() ? m.at(v.sendAt()) : m;
-            CountedHistory grown = HistoryGrowth.grown(history, counted, keepMessageId, config);
+            long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+            CountedHistory grown =
+                    HistoryGrowth.grown(history, m, countedAt, keepMessageId, config);
             next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
         }
         return new Result(

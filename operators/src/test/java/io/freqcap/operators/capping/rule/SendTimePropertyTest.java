@@ -212,7 +212,7 @@ class SendTimePropertyTest {
     static final class Oracle {
         final LimitConfig config;
         final ZoneId zone;
-        final List<long[]> counted = new ArrayList<>(); // {send time, channel index}
+        final List<long[]> counted = new ArrayList<>(); // {send time, channel index, stamped}
         final List<String> ids = new ArrayList<>();
 
         Oracle(LimitConfig config, ZoneId zone) {
@@ -242,7 +242,8 @@ class SendTimePropertyTest {
         }
 
         Result decide(OutboundMessage m) {
-            long latest = counted.stream().mapToLong(e -> e[0]).max().orElse(Long.MIN_VALUE);
+            // STALE reads the timestamps messages were stamped with, never send times (§6).
+            long latest = counted.stream().mapToLong(e -> e[2]).max().orElse(Long.MIN_VALUE);
             if (ids.contains(m.messageId())) {
                 return new Result(Decision.DUPLICATE, null, List.of(), null, null, null, null);
             }
@@ -273,7 +274,7 @@ class SendTimePropertyTest {
                         shadowSendAt,
                         shadowViolations);
             }
-            counted.add(new long[] {r.sendAt(), channel(m.channel())});
+            counted.add(new long[] {r.sendAt(), channel(m.channel()), m.timestamp()});
             ids.add(m.messageId());
             return new Result(
                     Decision.ALLOWED,
