@@ -56,7 +56,8 @@ public record JobSettings(
                         false,
                         options.get(FreqcapOptions.HISTORY_CACHE),
                         bounds(options),
-                        CappingSettings.DEFAULT_LIVE_HISTORY_BYTES),
+                        CappingSettings.DEFAULT_LIVE_HISTORY_BYTES,
+                        java.util.Map.of()),
                 options.get(FreqcapOptions.CLEANUP_INTERVAL),
                 options.getOptional(FreqcapOptions.REDIS)
                         .map(

@@ -22,7 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The mirror's Lua script on a real redis-server: idempotent, order-free, trims, expires. */
+/**
+ * The mirror's Lua script on a real redis-server: idempotent, trims by stamped timestamps, keeps
+ * held messages until a window after their send time, removes what stops counting.
+ */
 @Timeout(60)
 class MirrorScriptITCase {
     static final long WEEK = 7 * DAY;
@@ -51,7 +54,7 @@ class MirrorScriptITCase {
                 MirrorScript.SHA1,
                 ScriptOutputType.INTEGER,
                 MirrorScript.keys(prefix, w),
-                MirrorScript.args(w));
+                MirrorScript.args(w, System.currentTimeMillis()));
     }
 
     static Map<String, Long> members(String key) {
@@ -73,8 +76,46 @@ class MirrorScriptITCase {
         }
     }
 
+    /**
+     * Contract v4 §7: a held message is scored at its send time, a week ahead; the keys are trimmed
+     * by the latest stamped timestamp (not the send time), and expire a window after their highest
+     * score, so a reader counting the last window sees every counted message at any moment.
+     */
     @Test
-    void replayedWritesInAnyOrderLeaveTheSameContent() {
+    void heldMessagesAheadNeitherTrimNorExpireWhatIsCounted() {
+        long now = System.currentTimeMillis();
+        // m-1 sent now; m-2 stamped a minute later, held a week (a 7d/1 rule with hold 7d).
+        run("h", MirrorWrite.counted(9, WEEK, now, "m-1", now, "push"));
+        run("h", MirrorWrite.counted(9, WEEK, now + 60_000, "m-2", now + WEEK, "push"));
+        // The config shrinks to 1d; a third message a day later: trims from its stamped time.
+        run("h", MirrorWrite.counted(9, DAY, now + DAY, "m-3", now + DAY, "push"));
+        assertEquals(
+                Map.of("m-1", now, "m-2", now + WEEK, "m-3", now + DAY),
+                members("h:{9}"),
+                "nothing counted within a day of the latest stamped timestamp is trimmed");
+        long ttl = sync.pttl("h:{9}:push");
+        assertTrue(ttl > WEEK + DAY - 60_000, "expires a window after the send time: " + ttl);
+        // Trimmed once a message stamped more than a window after them counts.
+        run("h", MirrorWrite.counted(9, DAY, now + 2 * DAY + 1, "m-4", now + 2 * DAY + 1, "push"));
+        assertEquals(Map.of("m-2", now + WEEK, "m-4", now + 2 * DAY + 1), members("h:{9}"));
+    }
+
+    @Test
+    void aMessageThatStopsCountingIsRemovedFromBothKeys() {
+        long now = System.currentTimeMillis();
+        run("r", MirrorWrite.counted(3, WEEK, now, "kept", now, "push"));
+        run("r", MirrorWrite.counted(3, WEEK, now, "held", now + HOUR, "sms", "push"));
+        MirrorWrite removal =
+                MirrorWrite.removal(3, WEEK, new String[] {"held"}, new String[] {"sms"});
+        run("r", removal);
+        run("r", removal);
+        assertEquals(Map.of("kept", now), members("r:{3}"));
+        assertEquals(0L, sync.exists("r:{3}:sms"));
+        assertEquals(Map.of("kept", now), members("r:{3}:push"));
+    }
+
+    @Test
+    void replayedWritesInOrderLeaveTheSameContent() {
         MirrorWrite first = MirrorWrite.of(7, WEEK, "m-1", DAY_1_NOON, "push");
         MirrorWrite late = MirrorWrite.of(7, WEEK, "m-2", DAY_1_NOON - 3 * HOUR, "push");
         MirrorWrite next = MirrorWrite.of(7, WEEK, "m-3", DAY_1_NOON + 8 * DAY, "email", "push");

@@ -35,6 +35,12 @@ public final class Backtest implements AutoCloseable {
     private final InMemory histories = new InMemory();
     private final DecisionStep step = new DecisionStep(histories, false);
 
+    /**
+     * The replay's wall clock: the latest timestamp decided, this message's included (contract.md
+     * §8), which tells which held messages are still waiting.
+     */
+    private long clock = Long.MIN_VALUE;
+
     private Backtest(ControlHandler control) {
         this.control = control;
     }
@@ -59,8 +65,9 @@ public final class Backtest implements AutoCloseable {
 
     /** Decides one well-formed message and counts it when ALLOWED. */
     public Decided decide(OutboundMessage m) {
+        clock = Math.max(clock, m.timestamp());
         try {
-            return step.decide(m, control.config(), control.segments(), Long.MIN_VALUE);
+            return step.decide(m, control.config(), control.segments(), Long.MIN_VALUE, clock);
         } catch (Exception e) {
             throw new IllegalStateException("in-memory histories cannot fail", e);
         }

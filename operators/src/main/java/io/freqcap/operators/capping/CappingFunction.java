@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.state.HeldCounts;
 import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
@@ -9,6 +10,7 @@ import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
@@ -19,6 +21,8 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -60,8 +64,10 @@ import org.slf4j.LoggerFactory;
  * Redis.
  *
  * <p><b>Held messages.</b> A message ALLOWED with a later send time (a rule's {@code hold}) waits
- * in keyed state ({@link HeldMessages}) for a processing-time timer at that time, or goes out at
- * once when the time has passed; {@code forget-user} turns it into a FORGOTTEN record.
+ * in keyed state ({@link HeldMessages}) for a processing-time timer of its own at that time (the
+ * operator's, {@link CappingOperator}), or goes out at once when the time has passed. {@code
+ * forget-user} turns it into a FORGOTTEN record, {@code cancel-held} into a CANCELLED one; either
+ * way it stops counting (history, Redis). A user may have {@code maxHeld} waiting.
  *
  * <p>Why it is the longest operator class: it is the one place where keyed state meets Flink
  * (restore, snapshot, held messages and their timers, sweep, forget-user, the mirror's rebuild);
@@ -89,6 +95,8 @@ public class CappingFunction
     private transient ControlInput control;
     private transient HistoryStore histories;
     private transient HeldMessages held;
+    private transient HeldCounts heldCounts;
+    private transient HeldMessages.Timers heldTimers;
     private transient DecisionStep step;
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
@@ -103,8 +111,9 @@ public class CappingFunction
 
     @Override
     public void initializeState(FunctionInitializationContext context) throws Exception {
-        control = new ControlInput(context.getOperatorStateStore(), settings);
+        control = new ControlInput(context.getOperatorStateStore(), settings, context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
+        heldCounts = new HeldCounts(context.getOperatorStateStore());
     }
 
     @Override
@@ -112,6 +121,7 @@ public class CappingFunction
         flush(); // before the keyed state backend takes its snapshot
         control.snapshot();
         mirrorDebt.snapshot();
+        heldCounts.snapshot();
     }
 
     @Override
@@ -122,7 +132,8 @@ public class CappingFunction
                     MirrorLink.acquire(
                             getRuntimeContext().getJobInfo().getJobId().toString(),
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                            getRuntimeContext().getTaskInfo().getAttemptNumber()));
+                            getRuntimeContext().getTaskInfo().getAttemptNumber()),
+                    this::owns);
         }
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());
         long maxHeap = Runtime.getRuntime().maxMemory();
@@ -153,7 +164,20 @@ public class CappingFunction
                         settings.liveHistoryBytes());
         step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
-        held = new HeldMessages(getRuntimeContext().getListState(HeldMessages.STATE));
+        if (heldTimers == null) {
+            throw new IllegalStateException(
+                    "CappingFunction runs in a CappingOperator, which keeps held messages' timers");
+        }
+        heldCounts.open(
+                getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
+                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+        held =
+                new HeldMessages(
+                        getRuntimeContext().getMapState(HeldMessages.STATE),
+                        getRuntimeContext().getListState(HeldMessages.LEGACY),
+                        heldCounts,
+                        heldTimers);
         metrics.watch(held);
     }
 
@@ -176,6 +200,21 @@ public class CappingFunction
         this.keySetter = setCurrentKey;
     }
 
+    /** Called by {@link CappingOperator} before {@link #open}: the held messages' timers. */
+    void useHeldTimers(HeldMessages.Timers timers) {
+        this.heldTimers = timers;
+    }
+
+    /** Whether {@code user}'s key group is this task's. */
+    private boolean owns(long user) {
+        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
+        int self = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        return KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                        user, maxParallelism, parallelism)
+                == self;
+    }
+
     @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
@@ -192,7 +231,8 @@ public class CappingFunction
                         in.message(),
                         control.config(),
                         control.handler().segments(),
-                        control.sweptHorizon());
+                        control.sweptHorizon(),
+                        ctx.timerService().currentProcessingTime());
         Verdict v = d.verdict();
         metrics.decided(v.decision(), v.segment(), in.message().timestamp());
         if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
@@ -227,25 +267,42 @@ public class CappingFunction
             out.collect(delivery);
             return;
         }
-        held.hold(HeldDelivery.of(in.message().messageId(), in.message().timestamp(), delivery));
-        ctx.timerService().registerProcessingTimeTimer(delivery.sendAt());
+        held.hold(
+                in.message().userId(),
+                HeldDelivery.of(in.message().messageId(), in.message().timestamp(), delivery));
     }
 
-    /** Delivers the current user's held messages whose send time the wall clock has reached. */
+    /**
+     * Called by {@link CappingOperator} when a held message's timer fires, its user the current
+     * key: delivers it, unless it was withdrawn meanwhile.
+     */
+    void releaseHeld(long user, long sendAt, long fingerprint, Consumer<Delivery> out)
+            throws Exception {
+        HeldDelivery h = held.release(user, sendAt, fingerprint);
+        if (h != null) {
+            metrics.released.inc();
+            out.accept(h.delivery());
+        }
+    }
+
+    /**
+     * A timer of freqcap 0.3 (no namespace): delivers the current user's messages held in its list
+     * whose send time the wall clock has reached.
+     */
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
             throws Exception {
         long now = Math.max(timestamp, ctx.timerService().currentProcessingTime());
-        int n = held.releaseDue(now, h -> out.collect(h.delivery()));
+        int n = held.releaseLegacyDue(now, h -> out.collect(h.delivery()));
         metrics.released.inc(n);
     }
 
     /**
-     * Called by {@link CappingOperator} once open, keyed state restored: counts the held messages
-     * of this task for the {@code heldNow} gauge.
+     * Called by {@link CappingOperator} once open, keyed state restored: counts the messages
+     * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge).
      */
     void countHeld(KeyedStateBackend<Long> backend) throws Exception {
-        held.countAll(backend, keySetter);
+        held.countLegacy(backend, keySetter);
     }
 
     @Override
@@ -266,6 +323,8 @@ public class CappingFunction
         for (ControlInput.Applied a : control.take(rec)) {
             if (a.outcome() instanceof Outcome.ForgetUser f) {
                 forgetUser(f.userId(), a.record(), ctx);
+            } else if (a.outcome() instanceof Outcome.CancelHeld c) {
+                cancelHeld(c, a.record(), ctx);
             } else if (a.outcome() instanceof Outcome.Command) {
                 if (settings.mirror()) {
                     rebuildMirror(ctx);
@@ -301,31 +360,19 @@ public class CappingFunction
     /**
      * Erases the user's history (short and long forms, cache, buckets) and, with the mirror on, its
      * Redis keys: done by the one instance whose key groups hold the user, which also audits a
-     * failure (INVALID_CONTROL), since only it knows of one.
+     * failure (INVALID_CONTROL), since only it knows of one. The erasure of the Redis keys is
+     * remembered until Redis confirms it ({@link MirrorDebt}).
      */
     private void forgetUser(long user, ControlRecord rec, Context ctx) {
-        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
-        int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
-        int self = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
-        if (KeyGroupRangeAssignment.assignKeyToParallelOperator(user, maxParallelism, parallelism)
-                != self) {
+        if (!owns(user)) {
             return;
         }
         try {
             String[] channels = eraseHistory(user);
             forgetHeld(user, ctx);
             if (settings.mirror()) {
-                // A replacing write of nothing: the user's keys and its channels' keys deleted.
-                ctx.output(
-                        MIRROR,
-                        new MirrorWrite(
-                                user,
-                                control.config().longestWindowMillis(),
-                                true,
-                                channels,
-                                new int[0],
-                                new long[0],
-                                new String[0]));
+                mirrorDebt.erasing(user, channels);
+                ctx.output(MIRROR, erasure(user, channels));
                 mirrorDebt.noteDrops();
             }
             LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
@@ -344,11 +391,95 @@ public class CappingFunction
      */
     private void forgetHeld(long user, Context ctx) throws Exception {
         keySetter.accept(user);
-        held.releaseAll(
-                h -> {
-                    metrics.count(Decision.FORGOTTEN);
-                    ctx.output(AUDIT, Decided.forgotten(h, settings.bounds().maxRecordBytes()));
-                });
+        for (HeldDelivery h : held.withdraw(user, h -> true)) {
+            metrics.count(Decision.FORGOTTEN);
+            ctx.output(AUDIT, Decided.forgotten(h, settings.bounds().maxRecordBytes()));
+        }
+    }
+
+    /** A replacing write of nothing: the user's keys and its channels' keys deleted. */
+    private MirrorWrite erasure(long user, String[] channels) {
+        return new MirrorWrite(
+                user,
+                control.config().longestWindowMillis(),
+                MirrorWrite.Kind.REPLACE,
+                MirrorWrite.NO_TRIM,
+                channels,
+                new int[0],
+                new long[0],
+                new String[0]);
+    }
+
+    /**
+     * Withdraws the held messages of a campaign (contract.md §7): of one user, by the instance that
+     * holds it, or of every user of every instance. Each gets a CANCELLED record instead of its
+     * delivery and stops counting (history, Redis). Applied twice, the second finds nothing.
+     */
+    private void cancelHeld(Outcome.CancelHeld c, ControlRecord rec, Context ctx) {
+        List<Long> users = new ArrayList<>();
+        try {
+            if (c.userId() != null) {
+                if (owns(c.userId())) {
+                    users.add(c.userId());
+                }
+            } else {
+                java.util.Set<Long> all = new java.util.LinkedHashSet<>();
+                ctx.applyToKeyedState(HeldMessages.STATE, (user, state) -> all.add(user));
+                ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> all.add(user));
+                users.addAll(all);
+            }
+            long n = 0;
+            for (long user : users) {
+                n += cancelHeld(user, c.campaignId(), ctx);
+            }
+            LOG.info(
+                    "cancel-held of campaign {}{}: {} held messages cancelled",
+                    c.campaignId(),
+                    c.userId() == null ? "" : " for user " + c.userId(),
+                    n);
+        } catch (Exception e) {
+            LOG.error("cancel-held of campaign {} failed", c.campaignId(), e);
+            if (c.userId() != null ? owns(c.userId()) : auditsControl) {
+                auditNotApplied(
+                        rec,
+                        "not applied: "
+                                + e.getClass().getSimpleName()
+                                + " while cancelling held messages",
+                        audit -> ctx.output(AUDIT, audit));
+            }
+        }
+    }
+
+    private int cancelHeld(long user, String campaignId, Context ctx) throws Exception {
+        keySetter.accept(user);
+        List<HeldDelivery> cancelled =
+                held.withdraw(user, h -> campaignId.equals(Decided.heldMessage(h).campaignId()));
+        if (cancelled.isEmpty()) {
+            return 0;
+        }
+        String[] ids = new String[cancelled.size()];
+        String[] channels = new String[cancelled.size()];
+        for (int i = 0; i < ids.length; i++) {
+            HeldDelivery h = cancelled.get(i);
+            histories.uncount(user, h.sendAt(), h.messageId());
+            metrics.count(Decision.CANCELLED);
+            ctx.output(
+                    AUDIT,
+                    Decided.cancelled(
+                            h,
+                            ConfigRecord.Command.CANCEL_HELD,
+                            settings.bounds().maxRecordBytes()));
+            ids[i] = h.messageId();
+            channels[i] = Decided.heldMessage(h).channel();
+        }
+        if (settings.mirror()) {
+            ctx.output(
+                    MIRROR,
+                    MirrorWrite.removal(
+                            user, control.config().longestWindowMillis(), ids, channels));
+            mirrorDebt.noteDrops();
+        }
+        return cancelled.size();
     }
 
     /** The user's history erased; the channels it held. Package-private: tests inject faults. */
@@ -396,6 +527,11 @@ public class CappingFunction
      * replaced at once, so Redis holds what this instance counted whatever it had lost.
      */
     private void rebuildMirror(Context ctx) throws Exception {
+        // Erasures Redis has not confirmed first: the backlog that held them may have been
+        // dropped, and the scan below writes only users still in state.
+        for (var e : mirrorDebt.erasures().entrySet()) {
+            ctx.output(MIRROR, erasure(e.getKey(), e.getValue()));
+        }
         flush(); // the scan reads keyed state
         HistoryScans.Rebuilt r =
                 HistoryScans.rebuild(

@@ -1,10 +1,16 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import java.util.List;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.streaming.api.operators.InternalTimer;
+import org.apache.flink.streaming.api.operators.InternalTimerService;
+import org.apache.flink.streaming.api.operators.Triggerable;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * Flink's keyed-broadcast operator around a {@link CappingFunction}, which may then keep new
@@ -18,6 +24,11 @@ import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
  * This is the one place freqcap builds on Flink internals; every operator test (CappingHarnesses),
  * the state compatibility tests and every job run through it, so a Flink upgrade that changes it
  * fails them, and the function refuses to open anywhere else.
+ *
+ * <p>It also keeps the held messages' timers ({@code held-timers}): one per held message, at its
+ * send time, its namespace the message's fingerprint, so that a release reads only the message due.
+ * Flink's public timer service has no namespaces. Timers of freqcap 0.3's held lists (in the
+ * function's own timer service) still fire there.
  */
 public class CappingOperator
         extends CoBroadcastWithKeyedOperator<Long, InboundMessage, ControlRecord, Delivery> {
@@ -33,7 +44,37 @@ public class CappingOperator
         // ready by then (initializeState runs first).
         CappingFunction function = (CappingFunction) userFunction;
         function.useKeySetter(user -> setCurrentKey(user));
+        InternalTimerService<Long> timers =
+                getInternalTimerService("held-timers", LongSerializer.INSTANCE, new Release());
+        function.useHeldTimers(
+                new HeldMessages.Timers() {
+                    @Override
+                    public void register(long sendAt, long fingerprint) {
+                        timers.registerProcessingTimeTimer(fingerprint, sendAt);
+                    }
+
+                    @Override
+                    public void delete(long sendAt, long fingerprint) {
+                        timers.deleteProcessingTimeTimer(fingerprint, sendAt);
+                    }
+                });
         super.open();
         function.countHeld(getKeyedStateBackend());
+    }
+
+    /** A held message's timer: the function delivers it (its user is the current key). */
+    private final class Release implements Triggerable<Long, Long> {
+        @Override
+        public void onEventTime(InternalTimer<Long, Long> timer) {}
+
+        @Override
+        public void onProcessingTime(InternalTimer<Long, Long> timer) throws Exception {
+            ((CappingFunction) userFunction)
+                    .releaseHeld(
+                            timer.getKey(),
+                            timer.getTimestamp(),
+                            timer.getNamespace(),
+                            d -> output.collect(new StreamRecord<>(d)));
+        }
     }
 }

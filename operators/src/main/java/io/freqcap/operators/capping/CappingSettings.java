@@ -5,6 +5,9 @@ import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.Serializable;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What a capping task is started with.
@@ -18,6 +21,10 @@ import java.io.Serializable;
  *     none
  * @param bounds the largest output record; where and how much segment files are read from
  * @param liveHistoryBytes heap (estimated bytes) the long histories of each task may take together
+ * @param commandsFrom for a start without state: per config-topic partition, the offset its
+ *     commands are applied from (the end of the topic when the job was started: commands already on
+ *     it are not applied, contract.md §7); empty to apply every command. A restored job keeps the
+ *     map of its first start, from its state.
  */
 public record CappingSettings(
         LimitConfig initialConfig,
@@ -25,7 +32,8 @@ public record CappingSettings(
         boolean mirror,
         int historyCacheSlots,
         Bounds bounds,
-        long liveHistoryBytes)
+        long liveHistoryBytes,
+        Map<Integer, Long> commandsFrom)
         implements Serializable {
 
     /** Slots of each task's {@link HistoryCache} unless told otherwise (about 136 MB full). */
@@ -37,6 +45,7 @@ public record CappingSettings(
     public static final long DEFAULT_LIVE_HISTORY_BYTES = HistoryStore.LIVE_BYTES;
 
     public CappingSettings {
+        commandsFrom = Collections.unmodifiableMap(new TreeMap<>(commandsFrom));
         if (liveHistoryBytes < 0) {
             throw new IllegalArgumentException("live history bytes must not be negative");
         }
@@ -57,7 +66,8 @@ public record CappingSettings(
                 false,
                 DEFAULT_HISTORY_CACHE_SLOTS,
                 Bounds.DEFAULTS,
-                HistoryStore.LIVE_BYTES);
+                HistoryStore.LIVE_BYTES,
+                Map.of());
     }
 
     /** The same, from the config's JSON, which must be valid. */
@@ -71,7 +81,13 @@ public record CappingSettings(
 
     public CappingSettings withSegments(String json) {
         return new CappingSettings(
-                initialConfig, json, mirror, historyCacheSlots, bounds, liveHistoryBytes);
+                initialConfig,
+                json,
+                mirror,
+                historyCacheSlots,
+                bounds,
+                liveHistoryBytes,
+                commandsFrom);
     }
 
     public CappingSettings withMirror(boolean on) {
@@ -81,22 +97,53 @@ public record CappingSettings(
                 on,
                 historyCacheSlots,
                 bounds,
-                liveHistoryBytes);
+                liveHistoryBytes,
+                commandsFrom);
     }
 
     public CappingSettings withHistoryCache(int slots) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, slots, bounds, liveHistoryBytes);
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                slots,
+                bounds,
+                liveHistoryBytes,
+                commandsFrom);
     }
 
     public CappingSettings withBounds(Bounds b) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, b, liveHistoryBytes);
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                historyCacheSlots,
+                b,
+                liveHistoryBytes,
+                commandsFrom);
     }
 
     /** Long histories kept in memory, in bytes per task; the least recently used go first. */
     public CappingSettings withLiveHistoryBytes(long bytes) {
         return new CappingSettings(
-                initialConfig, initialSegmentsJson, mirror, historyCacheSlots, bounds, bytes);
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                historyCacheSlots,
+                bounds,
+                bytes,
+                commandsFrom);
+    }
+
+    /** Commands at or after these config-topic offsets are applied (see {@code commandsFrom}). */
+    public CappingSettings withCommandsFrom(Map<Integer, Long> offsets) {
+        return new CappingSettings(
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                historyCacheSlots,
+                bounds,
+                liveHistoryBytes,
+                offsets);
     }
 }

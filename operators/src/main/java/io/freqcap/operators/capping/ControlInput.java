@@ -43,7 +43,20 @@ final class ControlInput implements AutoCloseable {
     static final ListStateDescriptor<Long> SWEPT_HORIZON =
             new ListStateDescriptor<>("swept-horizon-v1", Types.LONG);
 
+    /**
+     * Per config-topic partition, the offset commands are applied from ({@link
+     * CappingSettings#commandsFrom}): fixed at the job's first start, kept for good. Union list
+     * state of (partition, offset) pairs.
+     */
+    static final ListStateDescriptor<long[]> COMMANDS_FROM =
+            new ListStateDescriptor<>(
+                    "commands-from-v1",
+                    org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo
+                            .LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+
     private final ListState<String> configState;
+    private final ListState<long[]> commandsFromState;
+    private final Map<Integer, Long> commandsFrom = new TreeMap<>();
     private final ListState<Long> horizonState;
     private final BroadcastState<String, String> segmentsState;
     private final BroadcastState<Integer, String> waitingState;
@@ -51,8 +64,28 @@ final class ControlInput implements AutoCloseable {
     private final ControlHandler control;
     private long sweptHorizon = Long.MIN_VALUE;
 
-    ControlInput(OperatorStateStore store, CappingSettings settings) throws Exception {
+    /**
+     * @param restored whether the job started from a checkpoint or savepoint
+     */
+    ControlInput(OperatorStateStore store, CappingSettings settings, boolean restored)
+            throws Exception {
         configState = store.getUnionListState(CONFIG_IN_FORCE);
+        commandsFromState = store.getUnionListState(COMMANDS_FROM);
+        for (long[] pair : commandsFromState.get()) {
+            commandsFrom.merge((int) pair[0], pair[1], Math::max);
+        }
+        if (!restored) {
+            // A start without state: the commands already on the topic were for state this job
+            // does not have. A restored job keeps its first start's offsets (none for a job
+            // of a version before them: it applies every command it reads, as it did).
+            commandsFrom.putAll(settings.commandsFrom());
+            if (!commandsFrom.isEmpty()) {
+                LOG.info(
+                        "Started without state: commands on the config topic before offsets {}"
+                                + " (partition=offset) are not applied",
+                        commandsFrom);
+            }
+        }
         horizonState = store.getUnionListState(SWEPT_HORIZON);
         for (Long h : horizonState.get()) {
             sweptHorizon = Math.max(sweptHorizon, h);
@@ -105,6 +138,9 @@ final class ControlInput implements AutoCloseable {
 
     void snapshot() throws Exception {
         configState.update(List.of(control.config().json()));
+        List<long[]> pairs = new ArrayList<>();
+        commandsFrom.forEach((p, o) -> pairs.add(new long[] {p, o}));
+        commandsFromState.update(pairs);
         horizonState.update(List.of(sweptHorizon));
         waitingState.clear();
         List<String> pending = loads.pending();
@@ -150,6 +186,15 @@ final class ControlInput implements AutoCloseable {
 
     private Applied apply(ControlRecord rec) throws Exception {
         Outcome outcome = control.apply(rec);
+        if (isCommand(outcome) && rec.offset() < commandsFrom.getOrDefault(rec.partition(), 0L)) {
+            LOG.info(
+                    "Command at {}-{}@{} was on the topic before this job started without state:"
+                            + " not applied",
+                    rec.topic(),
+                    rec.partition(),
+                    rec.offset());
+            return new Applied(rec, new Outcome.Skipped("on the topic before a stateless start"));
+        }
         if (outcome instanceof Outcome.SegmentApplied s) {
             segmentsState.put(s.segmentId(), s.descriptor());
             LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
@@ -164,6 +209,12 @@ final class ControlInput implements AutoCloseable {
                     n.cause());
         }
         return new Applied(rec, outcome);
+    }
+
+    private static boolean isCommand(Outcome o) {
+        return o instanceof Outcome.ForgetUser
+                || o instanceof Outcome.CancelHeld
+                || o instanceof Outcome.Command;
     }
 
     @Override

@@ -42,6 +42,18 @@ public final class ControlHandler implements AutoCloseable {
         record ForgetUser(long userId) implements Outcome {}
 
         /**
+         * {@code cancel-held}, for the caller to carry out on held messages: of one user, or of
+         * every user when {@code userId} is null.
+         */
+        record CancelHeld(String campaignId, Long userId) implements Outcome {}
+
+        /**
+         * A command that was on the config topic before a job without state started: not applied
+         * (contract.md §7); {@code why} for the log.
+         */
+        record Skipped(String why) implements Outcome {}
+
+        /**
          * Nothing changed; {@code error} says why (the INVALID_CONTROL error). {@code cause} is the
          * unexpected exception behind it, if any (for the log).
          */
@@ -145,6 +157,9 @@ public final class ControlHandler implements AutoCloseable {
             ConfigRecord parsed = ConfigTopic.parse(rec.value());
             if (parsed instanceof ConfigRecord.ForgetUser f) {
                 return new Outcome.ForgetUser(f.userId());
+            }
+            if (parsed instanceof ConfigRecord.CancelHeld c) {
+                return new Outcome.CancelHeld(c.campaignId(), c.userId());
             }
             if (parsed instanceof ConfigRecord.Command c) {
                 return ConfigRecord.Command.REBUILD_MIRROR.equals(c.name())

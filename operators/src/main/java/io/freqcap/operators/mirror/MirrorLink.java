@@ -27,6 +27,7 @@ public final class MirrorLink {
     private volatile boolean dropped;
     private volatile boolean redisAnswers;
     private volatile boolean rebuilding;
+    private final java.util.List<Long> erasedUsers = new java.util.ArrayList<>();
     private final java.util.concurrent.atomic.AtomicLong rebuilds =
             new java.util.concurrent.atomic.AtomicLong();
 
@@ -82,7 +83,26 @@ public final class MirrorLink {
         return rebuilds.get();
     }
 
+    /** Redis acknowledged the erasure of these users' keys. */
+    void erased(java.util.List<Long> users) {
+        synchronized (erasedUsers) {
+            erasedUsers.addAll(users);
+        }
+    }
+
     // The capping task's side.
+
+    /** Users whose erasure Redis acknowledged since the last call. */
+    public java.util.List<Long> takeErased() {
+        synchronized (erasedUsers) {
+            if (erasedUsers.isEmpty()) {
+                return java.util.List.of();
+            }
+            java.util.List<Long> out = new java.util.ArrayList<>(erasedUsers);
+            erasedUsers.clear();
+            return out;
+        }
+    }
 
     /** Whether writes were dropped since the last call; clears the flag. */
     public boolean takeDropped() {

@@ -38,8 +38,16 @@ final class RedisChannel {
     private static final long MAX_BACKOFF_MILLIS = 2000;
 
     /** What came back from Redis since the last {@link #poll}. */
-    record Answers(long acked, List<MirrorWrite> failed, Throwable cause, boolean noScript) {
-        static final Answers NONE = new Answers(0, List.of(), null, false);
+    /**
+     * @param erased users whose erasure (a replacing write of nothing) Redis acknowledged
+     */
+    record Answers(
+            long acked,
+            List<MirrorWrite> failed,
+            Throwable cause,
+            boolean noScript,
+            List<Long> erased) {
+        static final Answers NONE = new Answers(0, List.of(), null, false, List.of());
     }
 
     /** Writes sent in one flush: one script call per group. */
@@ -149,7 +157,7 @@ final class RedisChannel {
                         MirrorScript.SHA1,
                         ScriptOutputType.INTEGER,
                         MirrorScript.keys(settings.keyPrefix(), call),
-                        MirrorScript.args(call));
+                        MirrorScript.args(call, System.currentTimeMillis()));
     }
 
     /** Takes the answers of finished batches, in the order they were sent. */
@@ -161,6 +169,7 @@ final class RedisChannel {
         Throwable cause = null;
         boolean noScript = false;
         long acked = 0;
+        List<Long> erased = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
             Batch b = inFlight.poll();
             writeMillis.update((System.nanoTime() - b.sentNanos()) / 1_000_000);
@@ -170,6 +179,10 @@ final class RedisChannel {
                 if (error == null) {
                     for (MirrorWrite w : call) {
                         acked += w.size();
+                        if (w.replace() && w.size() == 0) {
+                            erased = erased == null ? new ArrayList<>() : erased;
+                            erased.add(w.userId());
+                        }
                     }
                 } else {
                     failed.addAll(call);
@@ -183,7 +196,7 @@ final class RedisChannel {
             failuresInEpisode = 0;
             backoffMillis = 0;
         }
-        return new Answers(acked, failed, cause, noScript);
+        return new Answers(acked, failed, cause, noScript, erased == null ? List.of() : erased);
     }
 
     /**

@@ -237,6 +237,10 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         if (answers.acked() > 0) {
             link.redisAnswers();
         }
+        if (!answers.erased().isEmpty()) {
+            link.redisAnswers();
+            link.erased(answers.erased());
+        }
         List<MirrorWrite> failed = answers.failed();
         if (failed.isEmpty()) {
             return;

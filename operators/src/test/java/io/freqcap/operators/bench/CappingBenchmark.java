@@ -387,7 +387,7 @@ public final class CappingBenchmark {
                                 VoidNamespace.INSTANCE,
                                 VoidNamespaceSerializer.INSTANCE,
                                 HeldMessages.STATE);
-                for (var it = state.get().iterator(); it.hasNext(); it.next()) {
+                for (var it = state.iterator(); it.hasNext(); it.next()) {
                     heldWaiting++;
                 }
                 heldUsers++;

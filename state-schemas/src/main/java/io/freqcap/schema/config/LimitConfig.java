@@ -21,6 +21,7 @@ import java.util.Set;
  *
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
+ * @param maxHeld how many held messages one user may have waiting (contract.md §3)
  *     <p>Why one long class: the config's JSON, its validation and the lookups the rule makes,
  *     which contract.md §3 defines together.
  */
@@ -32,8 +33,14 @@ public record LimitConfig(
         String timezone,
         Map<String, Rule> shadow,
         long longestWindowMillis,
-        long keptWindowMillis)
+        long keptWindowMillis,
+        int maxHeld)
         implements ConfigRecord, java.io.Serializable {
+
+    /** {@code maxHeld} when a config gives none. */
+    public static final int DEFAULT_MAX_HELD = 100;
+
+    public static final int MAX_MAX_HELD = 10_000;
 
     /**
      * A config; its longest windows are worked out once here, not for every message.
@@ -47,6 +54,18 @@ public record LimitConfig(
             String json,
             String timezone,
             Map<String, Rule> shadow) {
+        this(version, rules, exempt, json, timezone, shadow, DEFAULT_MAX_HELD);
+    }
+
+    /** A config with its own {@code maxHeld}. */
+    public LimitConfig(
+            long version,
+            Map<String, Rule> rules,
+            Set<String> exempt,
+            String json,
+            String timezone,
+            Map<String, Rule> shadow,
+            int maxHeld) {
         this(
                 version,
                 rules,
@@ -55,7 +74,8 @@ public record LimitConfig(
                 timezone,
                 shadow,
                 longest(rules),
-                Math.max(longest(rules), longest(shadow)));
+                Math.max(longest(rules), longest(shadow)),
+                maxHeld);
     }
 
     /** A config in UTC without shadow rules. */
@@ -282,13 +302,26 @@ public record LimitConfig(
                 exempt.add(e.textValue());
             }
         }
+        JsonNode held = root.get("maxHeld");
+        int maxHeld = DEFAULT_MAX_HELD;
+        if (held != null && !held.isNull()) {
+            if (!held.isIntegralNumber()
+                    || !held.canConvertToInt()
+                    || held.intValue() < 1
+                    || held.intValue() > MAX_MAX_HELD) {
+                throw new MalformedRecordException(
+                        "maxHeld: expected an integer 1.." + MAX_MAX_HELD + ", got " + held);
+            }
+            maxHeld = held.intValue();
+        }
         return new LimitConfig(
                 v.longValue(),
                 Collections.unmodifiableMap(rules),
                 Collections.unmodifiableSet(exempt),
                 new String(raw, StandardCharsets.UTF_8),
                 zone == null || zone.isNull() ? "UTC" : zone.textValue(),
-                Collections.unmodifiableMap(shadowMap));
+                Collections.unmodifiableMap(shadowMap),
+                maxHeld);
     }
 
     /**

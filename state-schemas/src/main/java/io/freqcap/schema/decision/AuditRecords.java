@@ -265,7 +265,7 @@ public final class AuditRecords {
             }
             if (v.calendar() != null) {
                 g.writeStringField("calendar", v.calendar());
-            } else {
+            } else if (v.window() != null) {
                 g.writeStringField("window", v.window());
             }
             g.writeNumberField("max", v.max());

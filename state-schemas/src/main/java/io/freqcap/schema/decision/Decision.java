@@ -10,5 +10,10 @@ public enum Decision {
     MALFORMED,
     INVALID_CONTROL,
     /** A held message whose user was erased ({@code forget-user}) before its send time. */
-    FORGOTTEN
+    FORGOTTEN,
+    /**
+     * A held message withdrawn before its send time: by {@code cancel-held} (contract.md §7), or by
+     * its user's preferences.
+     */
+    CANCELLED
 }

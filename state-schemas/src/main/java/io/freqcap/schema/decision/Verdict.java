@@ -39,16 +39,19 @@ public record Verdict(
         return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null, sendAt);
     }
 
-    /** A held message whose user was erased before its send time. */
+    /** A held message whose user was erased before its send time ({@code reason} forget-user). */
     public static Verdict forgotten(String segment, long sendAt) {
         return new Verdict(
-                Decision.FORGOTTEN,
-                segment,
-                List.of(),
-                null,
-                "its user was erased by forget-user before its send time",
-                null,
-                sendAt);
+                Decision.FORGOTTEN, segment, List.of(), null, "forget-user", null, sendAt);
+    }
+
+    /**
+     * A held message withdrawn before its send time.
+     *
+     * @param reason {@code cancel-held}, or the preference that withdrew it
+     */
+    public static Verdict cancelled(String segment, long sendAt, String reason) {
+        return new Verdict(Decision.CANCELLED, segment, List.of(), null, reason, null, sendAt);
     }
 
     /** Whether the message waits for a later send time. */

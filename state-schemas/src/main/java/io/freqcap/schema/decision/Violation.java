@@ -18,6 +18,9 @@ public record Violation(
 
     public static final String QUIET_HOURS = "quiet-hours";
 
+    /** The scope of {@code maxHeld} (contract.md §3). */
+    public static final String HOLD = "hold";
+
     /** A limit's violation: a rolling one (window) or a calendar one (calendar). */
     public Violation(String scope, String window, String calendar, int max, int count) {
         this(scope, window, calendar, max, count, null, null);
@@ -31,6 +34,11 @@ public record Violation(
     /** Quiet hours from {@code from} to {@code to} ({@code HH:MM}, local times). */
     public static Violation quietHours(String from, String to) {
         return new Violation(QUIET_HOURS, null, null, 0, 0, from, to);
+    }
+
+    /** A user's held messages at {@code maxHeld}: no more may wait. */
+    public static Violation hold(int maxHeld, int waiting) {
+        return new Violation(HOLD, null, null, maxHeld, waiting);
     }
 
     public boolean isQuietHours() {

@@ -22,6 +22,15 @@ public interface CountedHistory {
      */
     long latestStamped();
 
+    /**
+     * Held entries (counted later than they were stamped) still waiting at {@code now}: counted
+     * after it. Counts at most {@code atMost}.
+     */
+    int heldWaiting(long now, int atMost);
+
+    /** The earliest send time of a held entry waiting at {@code now}; null when none is. */
+    Long firstHeldWaiting(long now);
+
     /** Whether an entry has this 56-bit fingerprint ({@link UserHistory#fingerprint}). */
     boolean containsFingerprint(long fingerprint);
 

@@ -287,6 +287,28 @@ public final class UserHistory implements CountedHistory, StoredHistory {
     }
 
     @Override
+    public int heldWaiting(long now, int atMost) {
+        int n = 0;
+        for (int i = timestamps.length - 1; heldFor != null && i >= 0 && timestamps[i] > now; i--) {
+            if (heldFor[i] > 0 && ++n >= atMost) {
+                break;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public Long firstHeldWaiting(long now) {
+        Long first = null;
+        for (int i = timestamps.length - 1; heldFor != null && i >= 0 && timestamps[i] > now; i--) {
+            if (heldFor[i] > 0) {
+                first = timestamps[i];
+            }
+        }
+        return first;
+    }
+
+    @Override
     public boolean containsFingerprint(long fingerprint) {
         fingerprint &= FINGERPRINT_MASK;
         for (long f : fingerprints) {

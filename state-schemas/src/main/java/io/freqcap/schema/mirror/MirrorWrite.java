@@ -4,24 +4,74 @@ import java.util.Arrays;
 
 /**
  * One write to the Redis mirror (contract.md §7) for one user: counted messages to add to the
- * user's sorted sets, the channels whose keys the write trims, and the longest window in force.
+ * user's sorted sets (or to remove from them), the channels whose keys the write trims, the longest
+ * window in force and the user's latest stamped timestamp, which the trim reads.
  *
- * <p>An ALLOWED message gives a write of one entry, whose {@code channels} are every channel the
- * user may have in Redis (so each channel key is trimmed when the user's latest timestamp moves). A
- * {@code rebuild-mirror} gives one write per user with {@code replace} set: the user's keys are
- * replaced by the entries, atomically.
+ * <p>An ALLOWED message gives a write of one entry (scored at its send time), whose {@code
+ * channels} are every channel the user may have in Redis (so each channel key is trimmed when the
+ * user's latest stamped timestamp moves). A {@code rebuild-mirror} gives one write per user of
+ * {@link Kind#REPLACE}: the user's keys are replaced by the entries, atomically. A held message
+ * that stops counting gives a {@link Kind#REMOVE} of its member.
  *
+ * @param latestStamped the user's latest stamped timestamp (contract.md §6) once this write's
+ *     messages are counted: members scored before it minus the window are trimmed; {@link #NO_TRIM}
+ *     for a write that trims nothing
  * @param channels the channels of the keys this write touches; entries point into it
  * @param channelOf for each entry, its channel's index in {@code channels}
  */
 public record MirrorWrite(
         long userId,
         long windowMillis,
-        boolean replace,
+        Kind kind,
+        long latestStamped,
         String[] channels,
         int[] channelOf,
         long[] timestamps,
         String[] messageIds) {
+
+    /** What a write does with its entries. */
+    public enum Kind {
+        /** Adds them. */
+        ADD,
+        /** Replaces the user's keys by them (nothing: deletes the keys). */
+        REPLACE,
+        /** Removes them (messages that stopped counting). */
+        REMOVE
+    }
+
+    /** {@code latestStamped} of a write that trims nothing. */
+    public static final long NO_TRIM = Long.MIN_VALUE;
+
+    /**
+     * A write as freqcap 0.3 made them, which trimmed by the latest score: adds (or replaces by)
+     * the entries, trimming from the latest of them.
+     */
+    public MirrorWrite(
+            long userId,
+            long windowMillis,
+            boolean replace,
+            String[] channels,
+            int[] channelOf,
+            long[] timestamps,
+            String[] messageIds) {
+        this(
+                userId,
+                windowMillis,
+                replace ? Kind.REPLACE : Kind.ADD,
+                max(timestamps),
+                channels,
+                channelOf,
+                timestamps,
+                messageIds);
+    }
+
+    private static long max(long[] a) {
+        long m = NO_TRIM;
+        for (long x : a) {
+            m = Math.max(m, x);
+        }
+        return m;
+    }
 
     public MirrorWrite {
         if (channelOf.length != timestamps.length || messageIds.length != timestamps.length) {
@@ -34,12 +84,63 @@ public record MirrorWrite(
         }
     }
 
-    /** A write of one counted message. */
+    /** Whether the user's keys are replaced by this write's entries. */
+    public boolean replace() {
+        return kind == Kind.REPLACE;
+    }
+
+    /** A write of one counted message, not held: stamped and scored at its timestamp. */
     public static MirrorWrite of(
             long userId,
             long windowMillis,
             String messageId,
             long timestamp,
+            String channel,
+            String... otherChannels) {
+        return counted(
+                userId, windowMillis, timestamp, messageId, timestamp, channel, otherChannels);
+    }
+
+    /**
+     * Messages that stopped counting (a held message withdrawn): removed from the user's key and
+     * their channels' keys.
+     */
+    public static MirrorWrite removal(
+            long userId, long windowMillis, String[] messageIds, String[] channelOfEach) {
+        java.util.List<String> channels = new java.util.ArrayList<>();
+        int[] channelOf = new int[messageIds.length];
+        for (int i = 0; i < messageIds.length; i++) {
+            int c = channels.indexOf(channelOfEach[i]);
+            if (c < 0) {
+                c = channels.size();
+                channels.add(channelOfEach[i]);
+            }
+            channelOf[i] = c;
+        }
+        return new MirrorWrite(
+                userId,
+                windowMillis,
+                Kind.REMOVE,
+                NO_TRIM,
+                channels.toArray(new String[0]),
+                channelOf,
+                new long[messageIds.length],
+                messageIds.clone());
+    }
+
+    /**
+     * A write of one counted message.
+     *
+     * @param latestStamped the user's latest stamped timestamp with it counted
+     * @param score when it counts: its timestamp, or a held message's send time
+     * @param otherChannels the user's other channels, whose keys the write trims
+     */
+    public static MirrorWrite counted(
+            long userId,
+            long windowMillis,
+            long latestStamped,
+            String messageId,
+            long score,
             String channel,
             String... otherChannels) {
         String[] channels = new String[otherChannels.length + 1];
@@ -53,10 +154,11 @@ public record MirrorWrite(
         return new MirrorWrite(
                 userId,
                 windowMillis,
-                false,
+                Kind.ADD,
+                latestStamped,
                 Arrays.copyOf(channels, n),
                 new int[1],
-                new long[] {timestamp},
+                new long[] {score},
                 new String[] {messageId});
     }
 
@@ -80,7 +182,8 @@ public record MirrorWrite(
         return o instanceof MirrorWrite w
                 && userId == w.userId
                 && windowMillis == w.windowMillis
-                && replace == w.replace
+                && kind == w.kind
+                && latestStamped == w.latestStamped
                 && Arrays.equals(channels, w.channels)
                 && Arrays.equals(channelOf, w.channelOf)
                 && Arrays.equals(timestamps, w.timestamps)
@@ -98,7 +201,7 @@ public record MirrorWrite(
                 + userId
                 + ", window="
                 + windowMillis
-                + (replace ? ", replace" : "")
+                + (kind == Kind.ADD ? "" : ", " + kind.name().toLowerCase())
                 + ", channels="
                 + Arrays.toString(channels)
                 + ", ids="

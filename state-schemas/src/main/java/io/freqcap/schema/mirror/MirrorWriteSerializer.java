@@ -6,19 +6,22 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
- * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 1:
+ * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 2:
  *
  * <pre>
- * long userId, long windowMillis, boolean replace,
+ * long userId, long windowMillis, byte kind (0 add, 1 replace, 2 remove), long latestStamped,
  * int k, k x UTF channel, int n, n x (int channel index, long timestamp, UTF messageId)
  * </pre>
+ *
+ * Version 1 (freqcap 0.3) had a boolean replace where the kind is and no latestStamped: such a
+ * write trims from its latest entry, as it did then.
  */
 public final class MirrorWriteSerializer implements SimpleVersionedSerializer<MirrorWrite> {
     public static final MirrorWriteSerializer INSTANCE = new MirrorWriteSerializer();
 
     @Override
     public int getVersion() {
-        return 1;
+        return 2;
     }
 
     @Override
@@ -26,7 +29,8 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
         DataOutputSerializer out = new DataOutputSerializer(64);
         out.writeLong(w.userId());
         out.writeLong(w.windowMillis());
-        out.writeBoolean(w.replace());
+        out.writeByte(w.kind().ordinal());
+        out.writeLong(w.latestStamped());
         out.writeInt(w.channels().length);
         for (String c : w.channels()) {
             out.writeUTF(c);
@@ -42,20 +46,31 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
 
     @Override
     public MirrorWrite deserialize(int version, byte[] bytes) throws IOException {
-        if (version != 1) {
+        if (version != 1 && version != 2) {
             throw new IOException("unknown mirror backlog format version " + version);
         }
         try {
-            return read(new DataInputDeserializer(bytes));
+            return read(new DataInputDeserializer(bytes), version);
         } catch (java.io.EOFException e) {
             throw new IOException("corrupt mirror backlog entry: truncated", e);
         }
     }
 
-    private static MirrorWrite read(DataInputDeserializer in) throws IOException {
+    private static MirrorWrite read(DataInputDeserializer in, int version) throws IOException {
         long user = in.readLong();
         long window = in.readLong();
-        boolean replace = in.readBoolean();
+        MirrorWrite.Kind kind;
+        long latestStamped = MirrorWrite.NO_TRIM;
+        if (version == 1) {
+            kind = in.readBoolean() ? MirrorWrite.Kind.REPLACE : MirrorWrite.Kind.ADD;
+        } else {
+            int k = in.readByte();
+            if (k < 0 || k >= MirrorWrite.Kind.values().length) {
+                throw new IOException("corrupt mirror backlog entry: kind " + k);
+            }
+            kind = MirrorWrite.Kind.values()[k];
+            latestStamped = in.readLong();
+        }
         String[] channels = new String[count(in.readInt())];
         for (int i = 0; i < channels.length; i++) {
             channels[i] = in.readUTF();
@@ -70,7 +85,17 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
             ids[i] = in.readUTF();
         }
         try {
-            return new MirrorWrite(user, window, replace, channels, channelOf, ts, ids);
+            if (version == 1) {
+                return new MirrorWrite(
+                        user,
+                        window,
+                        kind == MirrorWrite.Kind.REPLACE,
+                        channels,
+                        channelOf,
+                        ts,
+                        ids);
+            }
+            return new MirrorWrite(user, window, kind, latestStamped, channels, channelOf, ts, ids);
         } catch (IllegalArgumentException e) {
             throw new IOException("corrupt mirror backlog entry: " + e.getMessage(), e);
         }

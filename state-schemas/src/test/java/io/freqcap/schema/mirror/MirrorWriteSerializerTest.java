@@ -24,14 +24,18 @@ class MirrorWriteSerializerTest {
                         new int[] {1, 0, 1},
                         new long[] {1, 2, 3},
                         new String[] {"a", "b", "c"});
-        for (MirrorWrite w : new MirrorWrite[] {one, rebuild}) {
-            assertEquals(w, SERIALIZER.deserialize(1, SERIALIZER.serialize(w)));
+        MirrorWrite held = MirrorWrite.counted(42, 86_400_000L, 1_000, "h-1", 5_000, "sms", "push");
+        MirrorWrite removal =
+                MirrorWrite.removal(42, 10, new String[] {"a", "b"}, new String[] {"sms", "push"});
+        for (MirrorWrite w : new MirrorWrite[] {one, rebuild, held, removal}) {
+            assertEquals(w, SERIALIZER.deserialize(2, SERIALIZER.serialize(w)));
         }
     }
 
     /**
-     * Writer state of format v1, as checkpoints and savepoints hold it: these bytes must keep
-     * reading back (and v1 must keep writing them) for as long as v1 is restorable.
+     * Writer state of format v1, as checkpoints and savepoints of freqcap 0.3 hold it: these bytes
+     * must keep reading back for as long as v1 is restorable (as a write that trims from its latest
+     * entry, as v1's script did).
      */
     static final String V1_REBUILD_WRITE =
             "00000000000000070000000005265c0001000000020004707573680005656d61696c0000000300000001"
@@ -49,9 +53,11 @@ class MirrorWriteSerializerTest {
                         new int[] {1, 0, 1},
                         new long[] {1_763_812_800_000L, 1_763_812_800_001L, 1_763_899_200_000L},
                         new String[] {"m-1", "m-\u00e9", "m-3"});
-        assertEquals(1, SERIALIZER.getVersion());
-        assertEquals(rebuild, SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE)));
-        assertEquals(V1_REBUILD_WRITE, HexFormat.of().formatHex(SERIALIZER.serialize(rebuild)));
+        assertEquals(2, SERIALIZER.getVersion());
+        MirrorWrite read = SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE));
+        assertEquals(rebuild, read);
+        assertEquals(MirrorWrite.Kind.REPLACE, read.kind());
+        assertEquals(1_763_899_200_000L, read.latestStamped());
     }
 
     @Test
@@ -65,14 +71,17 @@ class MirrorWriteSerializerTest {
     @Test
     void corruptOrUnknownBacklogFailsClearly() throws IOException {
         byte[] bytes = SERIALIZER.serialize(MirrorWrite.of(1, 10, "m", 5, "push"));
-        // user, window, replace, 1 channel ("push"), 1 entry, then its channel index (an int)
-        int channelIndex = 8 + 8 + 1 + 4 + (2 + 4) + 4;
+        // user, window, kind, latestStamped, 1 channel ("push"), 1 entry, then its channel index
+        int channelIndex = 8 + 8 + 1 + 8 + 4 + (2 + 4) + 4;
         bytes[channelIndex + 3] = 9;
-        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(1, bytes));
+        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
         assertTrue(e.getMessage().contains("channel index 9"), e.getMessage());
         byte[] truncated = Arrays.copyOf(bytes, 20);
-        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(1, truncated));
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, truncated));
         assertTrue(e.getMessage().contains("truncated"), e.getMessage());
-        assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
+        bytes[16] = 7;
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
+        assertTrue(e.getMessage().contains("kind 7"), e.getMessage());
+        assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
     }
 }

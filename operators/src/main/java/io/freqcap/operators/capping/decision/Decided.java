@@ -18,9 +18,14 @@ import java.nio.charset.StandardCharsets;
  *
  * @param channelsBefore the user's channels before an ALLOWED message was counted, when the mirror
  *     is on; else null
+ * @param latestStamped the user's latest stamped timestamp once an ALLOWED message is counted
  */
 public record Decided(
-        OutboundMessage message, LimitConfig config, Verdict verdict, String[] channelsBefore) {
+        OutboundMessage message,
+        LimitConfig config,
+        Verdict verdict,
+        String[] channelsBefore,
+        long latestStamped) {
 
     public Decision decision() {
         return verdict.decision();
@@ -64,19 +69,30 @@ public record Decided(
      * (contract.md §5, §7): as a decision's record, with the send time it had.
      */
     public static AuditEvent forgotten(HeldDelivery h, int maxRecordBytes) {
-        OutboundMessage m;
+        return withdrawn(h, Verdict.forgotten(h.segment(), h.sendAt()), maxRecordBytes);
+    }
+
+    /**
+     * The CANCELLED audit record of a held message withdrawn before its send time (contract.md §5,
+     * §7): as a decision's record, with the send time it had and why.
+     */
+    public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
+        return withdrawn(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
+    }
+
+    private static AuditEvent withdrawn(HeldDelivery h, Verdict v, int maxRecordBytes) {
+        return AuditRecords.decision(
+                v, heldMessage(h), h.configVersion(), h.value(), maxRecordBytes);
+    }
+
+    /** The message a held delivery carries. */
+    public static OutboundMessage heldMessage(HeldDelivery h) {
         try {
-            m = OutboundMessage.parse(h.value());
+            return OutboundMessage.parse(h.value());
         } catch (MalformedRecordException e) {
             // It was read when it was decided: only a changed reader could refuse it now.
             throw new IllegalStateException("held message " + h.messageId() + " unreadable", e);
         }
-        return AuditRecords.decision(
-                Verdict.forgotten(h.segment(), h.sendAt()),
-                m,
-                h.configVersion(),
-                h.value(),
-                maxRecordBytes);
     }
 
     /** Whether the message waits for a later send time (contract.md §5). */
@@ -86,9 +102,10 @@ public record Decided(
 
     /** The Redis mirror's write for an ALLOWED message (the mirror on), scored at its send time. */
     public MirrorWrite mirrorWrite() {
-        return MirrorWrite.of(
+        return MirrorWrite.counted(
                 message.userId(),
                 config.longestWindowMillis(),
+                latestStamped,
                 message.messageId(),
                 verdict.isHeld() ? verdict.sendAt() : message.timestamp(),
                 message.channel(),

@@ -32,24 +32,36 @@ public final class DecisionStep {
      * Decides a well-formed message and counts it when ALLOWED.
      *
      * @param sweptHorizon see {@link CappingRule#judge(CountedHistory, OutboundMessage,
-     *     LimitConfig, String, String, long)}; {@link Long#MIN_VALUE} where nothing was swept
+     *     LimitConfig, String, String, long, long)}; {@link Long#MIN_VALUE} where nothing was swept
+     * @param now the job's wall clock, or a backtest's (the latest timestamp decided): which held
+     *     messages are still waiting
      */
     public Decided decide(
-            OutboundMessage m, LimitConfig config, SegmentTable segments, long sweptHorizon)
+            OutboundMessage m,
+            LimitConfig config,
+            SegmentTable segments,
+            long sweptHorizon,
+            long now)
             throws Exception {
         CountedHistory before = histories.get(m.userId());
         String segment = segments.resolve(m.userId(), config);
         String shadowSegment =
                 config.hasShadow() ? segments.resolveShadow(m.userId(), config) : segment;
-        Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon);
+        Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
         String[] channelsBefore = null;
+        long latestStamped = Long.MIN_VALUE;
         if (v.decision() == Decision.ALLOWED) {
+            // Counting never prunes the entry stamped latest: this is the history's after it.
+            latestStamped =
+                    before.isEmpty()
+                            ? m.timestamp()
+                            : Math.max(before.latestStamped(), m.timestamp());
             // Every channel the user may have in Redis: the mirror's write trims them all.
             channelsBefore = keepMessageIds ? before.channels() : null;
             // A held message is counted at its send time (contract.md §6).
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
             histories.count(m.userId(), before, m, countedAt, keepMessageIds, config);
         }
-        return new Decided(m, config, v, channelsBefore);
+        return new Decided(m, config, v, channelsBefore, latestStamped);
     }
 }

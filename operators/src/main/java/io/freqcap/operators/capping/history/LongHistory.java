@@ -441,6 +441,31 @@ public final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public int heldWaiting(long now, int atMost) {
+        int n = 0;
+        if (held != null) {
+            for (int i = TimestampColumn.firstAfter(ts, start, end, now); i < end; i++) {
+                if (held[i] > 0 && ++n >= atMost) {
+                    break;
+                }
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public Long firstHeldWaiting(long now) {
+        if (held != null) {
+            for (int i = TimestampColumn.firstAfter(ts, start, end, now); i < end; i++) {
+                if (held[i] > 0) {
+                    return ts[i];
+                }
+            }
+        }
+        return null;
+    }
+
+    @Override
     public boolean containsFingerprint(long fingerprint) {
         return fingerprints.contains(fingerprint & UserHistory.FINGERPRINT_MASK);
     }

@@ -62,9 +62,22 @@ public final class CappingRule {
         return judge(history, m, config, segment, shadowSegment, Long.MIN_VALUE);
     }
 
+    /** Decides one message without counting it, where histories may have been cleared. */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon) {
+        return judge(history, m, config, segment, shadowSegment, sweptHorizon, Long.MIN_VALUE);
+    }
+
     /**
      * Decides one message without counting it, where histories may have been cleared.
      *
+     * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages
+     *     with a later send time are waiting, and count towards {@code maxHeld}
      * @param sweptHorizon the job cleared histories whose counted messages could still share a
      *     window with a message older than this; such a message is STALE, whatever the user's
      *     history says, since the history the job holds may be missing what it needs ({@link
@@ -76,7 +89,8 @@ public final class CappingRule {
             LimitConfig config,
             String segment,
             String shadowSegment,
-            long sweptHorizon) {
+            long sweptHorizon,
+            long now) {
         if (config.isExempt(m.category())) {
             return Verdict.passed(Decision.EXEMPT, segment);
         }
@@ -118,12 +132,23 @@ public final class CappingRule {
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         CalendarLimits calendar = new CalendarLimits(history, clock);
         LimitConfig.Rule rule = config.ruleFor(segment);
-        Verdict v = decide(history, m, segment, rule, calendar, true);
+        Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld());
         if (!config.hasShadow()) {
             return v;
         }
         LimitConfig.Rule shadowRule = config.shadowRuleFor(shadowSegment);
-        Verdict s = decide(history, m, shadowSegment, shadowRule, calendar, false);
+        // Shadow rules hold without a bound: maxHeld protects the job's state, which they never
+        // fill.
+        Verdict s =
+                decide(
+                        history,
+                        m,
+                        shadowSegment,
+                        shadowRule,
+                        calendar,
+                        false,
+                        now,
+                        Integer.MAX_VALUE);
         return v.withShadow(
                 new ShadowDecision(s.decision(), shadowSegment, s.violations(), s.sendAt()));
     }
@@ -134,6 +159,7 @@ public final class CappingRule {
      *
      * @param findRetry whether to work out {@code retryAfter} where nothing reads it but a hold
      *     (not for shadow rules)
+     * @param maxHeld how many held messages may wait at {@code now}; one more is REJECTED
      */
     private static Verdict decide(
             CountedHistory history,
@@ -141,7 +167,9 @@ public final class CappingRule {
             String segment,
             LimitConfig.Rule rule,
             CalendarLimits calendar,
-            boolean findRetry) {
+            boolean findRetry,
+            long now,
+            int maxHeld) {
         List<ScopeLimits> scopes = scopes(rule, m);
         if (!rule.defers()) {
             return limits(history, m.timestamp(), segment, scopes, calendar, findRetry, null);
@@ -161,6 +189,14 @@ public final class CappingRule {
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null
                 && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
+            int waiting = history.heldWaiting(now, maxHeld);
+            if (waiting >= maxHeld) {
+                // Held messages are bounded (contract.md §3, §6): what it breaks at its
+                // timestamp, then the bound; it may retry once the first waiting one is sent.
+                List<Violation> violations = new ArrayList<>(v.violations());
+                violations.add(Violation.hold(maxHeld, waiting));
+                return Verdict.rejected(segment, violations, history.firstHeldWaiting(now));
+            }
             return Verdict.held(segment, v.retryAfter());
         }
         return v;

@@ -2,117 +2,199 @@ package io.freqcap.operators.capping.state;
 
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldDeliverySerializer;
+import io.freqcap.schema.held.HeldKey;
+import io.freqcap.schema.held.HeldKeySerializer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 
 /**
  * The messages of the current user held for a later send time (contract.md §5), in keyed state
- * (RocksDB in the job, never the heap). Each waits for a processing-time timer at its send time;
- * state and timers are checkpointed and move with their key group, so a held message is delivered
- * once across failures, restarts and rescales.
+ * (RocksDB in the job, never the heap). State and timers are checkpointed and move with their key
+ * group, so a held message is delivered once across failures, restarts and rescales.
  *
- * <p>List state: holding a message is one write that reads nothing (RocksDB merges it into the
- * user's list), and a release reads the user's few held messages at once; a map of them cost a read
- * per hold and an iterator per release (docs/benchmarks.md).
+ * <p>Each held message is one entry of a map ({@link #STATE}) under its {@link HeldKey} (send time,
+ * messageId fingerprint), with a timer of its own at its send time whose namespace is that
+ * fingerprint ({@link Timers}). Holding is one blind write; a release is one point read and one
+ * delete of the entry its timer names. So a user with 10,000 held messages releases each in
+ * constant work, and no state value is larger than one message (a list of them per user could
+ * outgrow what RocksDB reads back, 2 GB).
+ *
+ * <p>Held messages written by freqcap 0.3 (a list per user, {@link #LEGACY}, with timers without a
+ * namespace) are still read and released: {@link #releaseLegacyDue}.
+ *
+ * <p>The {@code heldNow} gauge is kept per key group ({@link HeldCounts}), so a restore or rescale
+ * knows it without reading a held message.
  */
 public final class HeldMessages {
-    public static final ListStateDescriptor<HeldDelivery> STATE =
+    /** Held messages: (send time, fingerprint) to the delivery. */
+    public static final MapStateDescriptor<HeldKey, HeldDelivery> STATE =
+            new MapStateDescriptor<>(
+                    "held-v2", HeldKeySerializer.INSTANCE, HeldDeliverySerializer.INSTANCE);
+
+    /** freqcap 0.3's held messages: a list per user. Read, released, never written. */
+    public static final ListStateDescriptor<HeldDelivery> LEGACY =
             new ListStateDescriptor<>("held-v1", HeldDeliverySerializer.INSTANCE);
 
     private static final Comparator<HeldDelivery> BY_SEND_TIME =
             Comparator.comparingLong(HeldDelivery::sendAt).thenComparing(HeldDelivery::messageId);
 
-    private final ListState<HeldDelivery> state;
-    private long count;
+    /** The timers of held messages: one per message, at its send time, named by fingerprint. */
+    public interface Timers {
+        void register(long sendAt, long fingerprint) throws Exception;
 
-    public HeldMessages(ListState<HeldDelivery> state) {
-        this.state = state;
+        void delete(long sendAt, long fingerprint) throws Exception;
     }
 
-    /** Keeps a message of the current user until its send time. */
-    public void hold(HeldDelivery h) throws Exception {
-        state.add(h);
-        count++;
+    private final MapState<HeldKey, HeldDelivery> state;
+    private final ListState<HeldDelivery> legacy;
+    private final HeldCounts counts;
+    private final Timers timers;
+    private long legacyCount;
+
+    public HeldMessages(
+            MapState<HeldKey, HeldDelivery> state,
+            ListState<HeldDelivery> legacy,
+            HeldCounts counts,
+            Timers timers) {
+        this.state = state;
+        this.legacy = legacy;
+        this.counts = counts;
+        this.timers = timers;
+    }
+
+    /** Keeps a message of {@code user}, the current key, until its send time. */
+    public void hold(long user, HeldDelivery h) throws Exception {
+        HeldKey k = HeldKey.of(h);
+        state.put(k, h);
+        timers.register(k.sendAt(), k.fingerprint());
+        counts.add(user, 1);
     }
 
     /**
-     * Takes out the current user's held messages due at {@code time}, in send-time order; the
-     * others stay.
+     * Takes out the held message a timer names; null when it is gone already (withdrawn, or a timer
+     * of freqcap 0.3's list).
+     */
+    public HeldDelivery release(long user, long sendAt, long fingerprint) throws Exception {
+        HeldKey k = new HeldKey(sendAt, fingerprint);
+        HeldDelivery h = state.get(k);
+        if (h == null) {
+            return null;
+        }
+        state.remove(k);
+        counts.add(user, -1);
+        return h;
+    }
+
+    /**
+     * Takes out the current user's messages held in freqcap 0.3's list that are due at {@code
+     * time}, in send-time order; the others stay.
      *
      * @return how many were taken
      */
-    public int releaseDue(long time, Consumer<HeldDelivery> release) throws Exception {
-        return take(time, release);
-    }
-
-    /** Takes out every held message of the current user, in send-time order. */
-    public int releaseAll(Consumer<HeldDelivery> release) throws Exception {
-        return take(Long.MAX_VALUE, release);
-    }
-
-    private int take(long time, Consumer<HeldDelivery> out) throws Exception {
-        Iterable<HeldDelivery> all = state.get();
-        if (all == null) {
+    public int releaseLegacyDue(long time, Consumer<HeldDelivery> release) throws Exception {
+        if (legacyCount == 0) {
             return 0;
         }
-        List<HeldDelivery> due = new ArrayList<>(2);
-        List<HeldDelivery> later = null;
-        for (HeldDelivery h : all) {
-            if (h.sendAt() <= time) {
-                due.add(h);
-            } else {
-                if (later == null) {
-                    later = new ArrayList<>(2);
-                }
-                later.add(h);
+        List<HeldDelivery> due = takeLegacy(h -> h.sendAt() <= time);
+        due.forEach(release);
+        return due.size();
+    }
+
+    /**
+     * Takes out every held message of {@code user}, the current key, that {@code which} picks, in
+     * send-time order, their timers deleted (a withdrawal: forget-user, cancel-held).
+     */
+    public List<HeldDelivery> withdraw(long user, Predicate<HeldDelivery> which) throws Exception {
+        List<HeldDelivery> out = new ArrayList<>();
+        List<HeldKey> keys = new ArrayList<>();
+        for (Map.Entry<HeldKey, HeldDelivery> e : state.entries()) {
+            if (which.test(e.getValue())) {
+                keys.add(e.getKey());
+                out.add(e.getValue());
             }
         }
-        if (due.isEmpty()) {
-            return 0;
+        for (HeldKey k : keys) {
+            state.remove(k);
+            timers.delete(k.sendAt(), k.fingerprint());
         }
-        if (later == null) {
-            state.clear();
+        counts.add(user, -keys.size());
+        out.addAll(takeLegacy(which));
+        out.sort(BY_SEND_TIME);
+        return out;
+    }
+
+    private List<HeldDelivery> takeLegacy(Predicate<HeldDelivery> which) throws Exception {
+        Iterable<HeldDelivery> all = legacyCount == 0 ? null : legacy.get();
+        List<HeldDelivery> taken = new ArrayList<>(2);
+        if (all == null) {
+            return taken;
+        }
+        List<HeldDelivery> kept = new ArrayList<>(2);
+        for (HeldDelivery h : all) {
+            (which.test(h) ? taken : kept).add(h);
+        }
+        if (taken.isEmpty()) {
+            return taken;
+        }
+        if (kept.isEmpty()) {
+            legacy.clear();
         } else {
-            state.update(later);
+            legacy.update(kept);
         }
-        due.sort(BY_SEND_TIME);
-        due.forEach(out);
-        count -= due.size();
-        return due.size();
+        taken.sort(BY_SEND_TIME);
+        legacyCount -= taken.size();
+        return taken;
     }
 
     /** Held messages of this task now (for the {@code heldNow} gauge). */
     public long heldNow() {
-        return count;
+        return counts.total() + legacyCount;
     }
 
     /**
-     * Counts the held messages of every user of this task, as a restore left them.
+     * After a restore: counts the messages of freqcap 0.3's lists, if the restored state has any (a
+     * job's own state has none, and this reads nothing then).
      *
      * @param setKey switches the backend's current key, so that the state reads that user's
      */
-    public void countAll(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
+    public void countLegacy(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
         List<Long> users;
-        try (var keys = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
+        try (var keys = backend.getKeys(LEGACY.getName(), VoidNamespace.INSTANCE)) {
             users = keys.toList();
         }
         long n = 0;
         for (long user : users) {
             setKey.accept(user);
-            Iterable<HeldDelivery> held = state.get();
+            Iterable<HeldDelivery> held = legacy.get();
             if (held != null) {
                 for (HeldDelivery h : held) {
                     n++;
                 }
             }
         }
-        count = n;
+        legacyCount = n;
+    }
+
+    /** Users of this task with held messages in either form (for a command over all of them). */
+    public static List<Long> usersWithHeld(KeyedStateBackend<Long> backend) throws Exception {
+        List<Long> users = new ArrayList<>();
+        try (var keys = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
+            keys.forEach(users::add);
+        }
+        try (var keys = backend.getKeys(LEGACY.getName(), VoidNamespace.INSTANCE)) {
+            keys.forEach(users::add);
+        }
+        return users;
     }
 }

@@ -142,13 +142,13 @@ public final class HistoryScans {
                     for (long k : keys) {
                         UserHistory h = buckets.get(k);
                         channels.addAll(Arrays.asList(h.channels()));
-                        latest = Math.max(latest, h.latest());
+                        latest = Math.max(latest, h.latestStamped());
                     }
                     String[] all = channels.toArray(new String[0]);
                     long written = 0;
                     for (long k : keys) {
                         UserHistory h = buckets.get(k);
-                        MirrorWrite w = write(user, h, latest - window, window, all, written == 0);
+                        MirrorWrite w = write(user, h, latest, window, all, written == 0);
                         if (w != null) {
                             out.accept(w);
                             written += w.size();
@@ -164,19 +164,29 @@ public final class HistoryScans {
         return new Rebuilt(n[0], n[1], n[2]);
     }
 
-    /** The replacing write of one user's counted messages within the window, or null if none. */
+    /**
+     * The replacing write of one user's counted messages scored at or after its latest stamped
+     * timestamp minus the window (what Redis keeps, contract.md §7), or null if none.
+     */
     static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
-        return write(user, h, h.latest() - window, window, h.channels(), true);
+        return write(user, h, h.latestStamped(), window, h.channels(), true);
     }
 
     /**
-     * A write of the entries of {@code h} at or after {@code from} that have a messageId, or null
-     * if none.
+     * A write of the entries of {@code h} that have a messageId and that Redis keeps: scored at or
+     * after {@code latestStamped} minus the window; or null if none.
      *
+     * @param latestStamped the user's latest stamped timestamp
      * @param channels every channel of the entries (and, replacing, of the user)
      */
     private static MirrorWrite write(
-            long user, UserHistory h, long from, long window, String[] channels, boolean replace) {
+            long user,
+            UserHistory h,
+            long latestStamped,
+            long window,
+            String[] channels,
+            boolean replace) {
+        long from = latestStamped - window;
         List<String> channelList = Arrays.asList(channels);
         int n = 0;
         for (int i = 0; i < h.size(); i++) {
@@ -198,6 +208,14 @@ public final class HistoryScans {
                 ids[k++] = h.messageId(i);
             }
         }
-        return new MirrorWrite(user, window, replace, channels, channelOf, ts, ids);
+        return new MirrorWrite(
+                user,
+                window,
+                replace ? MirrorWrite.Kind.REPLACE : MirrorWrite.Kind.ADD,
+                latestStamped,
+                channels,
+                channelOf,
+                ts,
+                ids);
     }
 }
