@@ -205,6 +205,11 @@ public class CappingFunction
         this.heldTimers = timers;
     }
 
+    /** Held messages of this task now (the {@code heldNow} gauge; for tests). */
+    long heldNow() {
+        return held.heldNow();
+    }
+
     /** Whether {@code user}'s key group is this task's. */
     private boolean owns(long user) {
         int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();

@@ -14,8 +14,8 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
  * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; held
- * messages ({@code held}, {@code released}, {@code forgotten}, {@code heldNow}); how far behind
- * decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
+ * messages ({@code held}, {@code released}, {@code forgotten}, {@code cancelled}, {@code heldNow});
+ * how far behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
  */
 public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
@@ -37,6 +37,7 @@ public final class CappingMetrics {
     final Counter held;
     final Counter released;
     private final Counter forgotten;
+    private final Counter cancelled;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -67,6 +68,7 @@ public final class CappingMetrics {
         held = metrics.counter("held");
         released = metrics.counter("released");
         forgotten = metrics.counter("forgotten");
+        cancelled = metrics.counter("cancelled");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
@@ -129,6 +131,7 @@ public final class CappingMetrics {
             case MALFORMED -> malformed.inc();
             case INVALID_CONTROL -> invalidControl.inc();
             case FORGOTTEN -> forgotten.inc();
+            case CANCELLED -> cancelled.inc();
         }
     }
 }

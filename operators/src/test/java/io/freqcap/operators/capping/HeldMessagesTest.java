@@ -191,6 +191,7 @@ class HeldMessagesTest {
                 AbstractStreamOperatorTestHarness.repackageState(
                         snapshots.toArray(new OperatorSubtaskState[0]));
         List<Long> delivered = new ArrayList<>();
+        long heldAfterRescale = 0;
         for (int subtask = 0; subtask < 3; subtask++) {
             var h =
                     open(
@@ -199,6 +200,7 @@ class HeldMessagesTest {
                             3,
                             subtask,
                             false);
+            heldAfterRescale += HeldBoundsTest.heldNow(h);
             h.setProcessingTime(MORNING);
             for (Delivery d : deliveries(h)) {
                 long user =
@@ -210,6 +212,7 @@ class HeldMessagesTest {
         }
         delivered.sort(null);
         assertEquals(java.util.stream.LongStream.range(0, users).boxed().toList(), delivered);
+        assertEquals(users, heldAfterRescale, "heldNow of the three tasks, from the counts");
     }
 
     static int subtaskOf(long user, int parallelism) {

@@ -1,0 +1,277 @@
+package io.freqcap.operators.capping;
+
+import static io.freqcap.operators.capping.HeldMessagesTest.MINUTE;
+import static io.freqcap.operators.capping.HeldMessagesTest.MORNING;
+import static io.freqcap.operators.capping.HeldMessagesTest.NIGHT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Held messages bounded and recallable (contract.md §3 {@code maxHeld}, §5 CANCELLED, §7 {@code
+ * cancel-held}, commands on a fresh start): in the capping operator, on RocksDB.
+ */
+class HeldBoundsTest {
+    /** Berlin, quiet 21:00-08:00, hold 12h, one a day: a second night message cannot be held. */
+    static final String ONE_A_DAY_HELD =
+            "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
+                    + "\"limits\":[{\"window\":\"1d\",\"max\":1}],\"hold\":\"12h\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private long offset;
+
+    @AfterEach
+    void close() throws Exception {
+        harnesses.close();
+    }
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            CappingSettings settings, OperatorSubtaskState restore) throws Exception {
+        return harnesses.open(new CappingFunction(settings), restore, 1, 0);
+    }
+
+    InboundMessage message(long user, long t, String campaign) {
+        return message("m" + offset, user, t, campaign);
+    }
+
+    InboundMessage message(String id, long user, long t, String campaign) {
+        Records.Message m = Records.message(id, user, t);
+        return (campaign == null ? m : m.campaign(campaign)).inbound(offset++);
+    }
+
+    static long heldNow(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction()).heldNow();
+    }
+
+    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
+        return CappingFunctionTest.audits(h);
+    }
+
+    static List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+        return h.extractOutputValues();
+    }
+
+    static String keyOf(Delivery d) {
+        return new String(d.key(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aMessageHeldBeyondMaxHeldIsRejectedWithTheHoldViolation() throws Exception {
+        var h =
+                open(
+                        CappingSettings.of(
+                                HeldMessagesTest.HOLD_TILL_MORNING.replace(
+                                        "{\"version\":1,", "{\"version\":1,\"maxHeld\":3,")),
+                        null);
+        h.setProcessingTime(NIGHT);
+        for (int i = 0; i < 4; i++) {
+            h.processElement(message(42, NIGHT + i * MINUTE, null), NIGHT);
+        }
+        h.processElement(message(43, NIGHT, null), NIGHT);
+        assertEquals(4, heldNow(h), "three of 42, one of 43");
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size());
+        JsonNode a = audits.get(0);
+        assertEquals("REJECTED", a.get("decision").asText());
+        assertEquals("m3", a.get("messageId").asText());
+        assertEquals(2, a.get("violations").size(), a.toString());
+        assertEquals("quiet-hours", a.get("violations").get(0).get("scope").asText());
+        JsonNode hold = a.get("violations").get(1);
+        assertEquals("hold", hold.get("scope").asText());
+        assertEquals(3, hold.get("max").asInt());
+        assertEquals(3, hold.get("count").asInt());
+        assertNull(hold.get("window"));
+        assertEquals(MORNING, a.get("retryAfter").asLong(), "the first waiting send time");
+        // Once they are sent, the user may have three waiting again.
+        h.setProcessingTime(MORNING);
+        assertEquals(4, deliveries(h).size());
+        assertEquals(0, heldNow(h));
+        long nextNight = NIGHT + 86_400_000L;
+        h.setProcessingTime(nextNight);
+        h.processElement(message(42, nextNight, null), nextNight);
+        assertEquals(1, heldNow(h));
+        assertEquals(1, audits(h).size(), "held, not rejected");
+    }
+
+    /**
+     * One user's 10,000 messages, each held to its own second: each is released by its own timer
+     * (in order, once), also after a restore, and {@code heldNow} is right at once after the
+     * restore, from the checkpointed counts.
+     */
+    @Test
+    void tenThousandHeldMessagesOfOneUserAreReleasedOneByOneAcrossARestore() throws Exception {
+        String config =
+                "{\"version\":1,\"maxHeld\":10000,\"rules\":[{\"segment\":\"*\","
+                        + "\"limits\":[{\"window\":\"1s\",\"max\":1},"
+                        + "{\"window\":\"1d\",\"max\":100000}],\"hold\":\"1d\"}]}";
+        long t0 = NIGHT;
+        int n = 10_000;
+        var h = open(CappingSettings.of(config), null);
+        h.setProcessingTime(t0);
+        for (int i = 0; i < n; i++) {
+            h.processElement(message(42, t0, null), t0);
+        }
+        assertEquals(1, deliveries(h).size(), "the first at once");
+        assertEquals(n - 1, heldNow(h));
+        h.setProcessingTime(t0 + 4_999_000L);
+        assertEquals(5_000, deliveries(h).size());
+        assertEquals(n - 5_000, heldNow(h));
+        OperatorSubtaskState snapshot = h.snapshot(1, t0);
+        harnesses.close(h);
+
+        var restored = open(CappingSettings.of(config), snapshot);
+        assertEquals(n - 5_000, heldNow(restored), "counted without reading a held message");
+        restored.setProcessingTime(t0 + 86_400_000L);
+        List<Delivery> rest = deliveries(restored);
+        assertEquals(n - 5_000, rest.size());
+        for (int i = 0; i < rest.size(); i++) {
+            assertEquals(t0 + (5_000 + i) * 1000L, rest.get(i).sendAt(), "in send-time order");
+        }
+        assertEquals(0, heldNow(restored));
+    }
+
+    @Test
+    void cancelHeldWithdrawsACampaignsHeldMessagesOnceAndFreesTheirPlaces() throws Exception {
+        var h = open(CappingSettings.of(ONE_A_DAY_HELD).withMirror(true), null);
+        h.setProcessingTime(NIGHT);
+        h.processElement(message("a-1", 42, NIGHT, "spring-sale"), NIGHT);
+        h.processElement(message("b-1", 43, NIGHT, "spring-sale"), NIGHT);
+        h.processElement(message("c-1", 44, NIGHT, "other"), NIGHT);
+        // 42's place until the next morning is taken: a second message is rejected.
+        h.processElement(message("a-2", 42, NIGHT + MINUTE, "other"), NIGHT);
+        assertEquals("REJECTED", audits(h).get(0).get("decision").asText());
+        OperatorSubtaskState beforeCancel = h.snapshot(1, NIGHT);
+
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"spring-sale\"}"),
+                NIGHT);
+        List<JsonNode> cancelled = audits(h).subList(1, audits(h).size());
+        assertEquals(2, cancelled.size());
+        for (JsonNode c : cancelled) {
+            assertEquals("CANCELLED", c.get("decision").asText());
+            assertEquals("cancel-held", c.get("reason").asText());
+            assertEquals(MORNING, c.get("sendAt").asLong());
+            assertEquals("*", c.get("segment").asText());
+            assertEquals(1, c.get("configVersion").asLong());
+            assertEquals("spring-sale", c.get("message").get("campaignId").asText());
+            assertNull(c.get("violations"));
+        }
+        assertEquals(1, heldNow(h));
+        List<MirrorWrite> writes = HeldMessagesTest.mirror(h);
+        MirrorWrite removal = writes.get(writes.size() - 1);
+        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
+        assertEquals("b-1", removal.messageIds()[0]);
+
+        // Applied twice: nothing more.
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"spring-sale\"}"),
+                NIGHT);
+        assertEquals(3, audits(h).size());
+        // The place is free again, and the messageId too: sent again, it is decided anew.
+        h.processElement(message("a-1", 42, NIGHT + 2 * MINUTE, "spring-sale"), NIGHT);
+        assertEquals(3, audits(h).size(), "held again, not DUPLICATE or REJECTED");
+        OperatorSubtaskState afterCancel = h.snapshot(2, NIGHT);
+        h.setProcessingTime(MORNING);
+        assertEquals(
+                List.of("42", "44"), deliveries(h).stream().map(d -> keyOf(d)).sorted().toList());
+        harnesses.close(h);
+
+        // Restored after the cancel: the cancelled messages never go out.
+        var after = open(CappingSettings.of(ONE_A_DAY_HELD), afterCancel);
+        assertEquals(2, heldNow(after));
+        after.setProcessingTime(MORNING);
+        assertEquals(
+                List.of("42", "44"),
+                deliveries(after).stream().map(d -> keyOf(d)).sorted().toList());
+        harnesses.close(after);
+
+        // Restored before it (the attempt that cancelled failed): the command, read again,
+        // cancels them again, and only 44's goes out.
+        var before = open(CappingSettings.of(ONE_A_DAY_HELD), beforeCancel);
+        before.processBroadcastElement(
+                Records.config(
+                        "{\"command\":\"cancel-held\",\"campaignId\":\"spring-sale\","
+                                + "\"userId\":43}"),
+                NIGHT);
+        assertEquals(1, audits(before).size(), "only user 43's");
+        assertEquals("b-1", audits(before).get(0).get("messageId").asText());
+        before.setProcessingTime(MORNING);
+        assertEquals(
+                List.of("42", "44"),
+                deliveries(before).stream().map(d -> keyOf(d)).sorted().toList());
+    }
+
+    @Test
+    void aBadCancelHeldIsInvalidControl() throws Exception {
+        var h = open(CappingSettings.of(ONE_A_DAY_HELD), null);
+        h.processBroadcastElement(Records.config("{\"command\":\"cancel-held\"}"), NIGHT);
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"x\",\"userId\":-1}"),
+                NIGHT);
+        List<JsonNode> audits = audits(h);
+        assertEquals(2, audits.size());
+        assertEquals("INVALID_CONTROL", audits.get(0).get("decision").asText());
+        assertTrue(audits.get(0).get("error").asText().startsWith("campaignId:"));
+        assertTrue(audits.get(1).get("error").asText().startsWith("userId:"));
+    }
+
+    static ControlRecord atOffset(String json, long offset) {
+        return new ControlRecord(
+                ControlRecord.Kind.CONFIG,
+                json.getBytes(StandardCharsets.UTF_8),
+                "limit-config",
+                0,
+                offset);
+    }
+
+    /**
+     * Contract v4 §7: a job that starts without state does not apply the commands already on the
+     * config topic (configs still count); a restored job keeps the offsets of its first start.
+     */
+    @Test
+    void commandsOnTheTopicBeforeAStatelessStartAreNotApplied() throws Exception {
+        CappingSettings settings =
+                CappingSettings.of(CappingFunctionTest.config(1, 1))
+                        .withCommandsFrom(Map.of(0, 10L));
+        var h = open(settings, null);
+        long day = 86_400_000L;
+        h.processElement(message(42, NIGHT, null), NIGHT);
+        h.processBroadcastElement(
+                atOffset("{\"command\":\"forget-user\",\"userId\":42}", 4), NIGHT);
+        h.processBroadcastElement(atOffset(CappingFunctionTest.config(2, 1), 5), NIGHT);
+        h.processElement(message(42, NIGHT + MINUTE, null), NIGHT);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), "no INVALID_CONTROL for the skipped command");
+        assertEquals("REJECTED", audits.get(0).get("decision").asText(), "42 not forgotten");
+        assertEquals(2, audits.get(0).get("configVersion").asLong(), "the old config applies");
+
+        h.processBroadcastElement(
+                atOffset("{\"command\":\"forget-user\",\"userId\":42}", 10), NIGHT);
+        h.processElement(message(42, NIGHT + 2 * MINUTE, null), NIGHT);
+        assertEquals(2, deliveries(h).size(), "forgotten: decided as a new user");
+        OperatorSubtaskState snapshot = h.snapshot(1, NIGHT);
+        harnesses.close(h);
+
+        // Restored, with the offsets a new submission would have computed: its own stay.
+        var restored = open(settings.withCommandsFrom(Map.of(0, 100L)), snapshot);
+        restored.processBroadcastElement(
+                atOffset("{\"command\":\"forget-user\",\"userId\":42}", 20), NIGHT);
+        restored.processElement(message(42, NIGHT + day - MINUTE, null), NIGHT);
+        assertEquals(1, deliveries(restored).size(), "offset 20 applied: forgotten again");
+    }
+}
