@@ -38,7 +38,9 @@ public final class FreqcapMain {
         try {
             options = CommandLine.parse(args, List.of());
             settings = JobSettings.parse(options, true);
-            KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT);
+            settings =
+                    settings.withCommandsFrom(
+                            KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT));
         } catch (InvalidOptionException e) {
             throw fail(e);
         }

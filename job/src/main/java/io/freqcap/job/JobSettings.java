@@ -34,6 +34,14 @@ public record JobSettings(
         Duration cleanupInterval,
         MirrorSettings mirror) {
 
+    /**
+     * The same, where a start without state does not apply the commands before these config-topic
+     * offsets ({@link CappingSettings#commandsFrom}).
+     */
+    public JobSettings withCommandsFrom(java.util.Map<Integer, Long> offsets) {
+        return new JobSettings(kafka, capping.withCommandsFrom(offsets), cleanupInterval, mirror);
+    }
+
     /** Checks the options, reads {@code --limits} and {@code --segments}. */
     public static JobSettings parse(Configuration options, boolean needKafka)
             throws InvalidOptionException {

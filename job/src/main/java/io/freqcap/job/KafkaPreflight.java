@@ -2,12 +2,18 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
@@ -32,9 +38,13 @@ public final class KafkaPreflight {
     public static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     /**
+     * @return per partition of the config topic, its end offset now: the commands before it were
+     *     there before this job started, and a job that starts without state does not apply them
+     *     (contract.md §7; {@code CappingSettings#commandsFrom})
      * @throws InvalidOptionException with the one line to show
      */
-    public static void check(KafkaSettings k, Duration timeout) throws InvalidOptionException {
+    public static Map<Integer, Long> check(KafkaSettings k, Duration timeout)
+            throws InvalidOptionException {
         Properties p = KafkaClientConfig.properties(k.clientProperties());
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers());
         int ms = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
@@ -66,7 +76,9 @@ public final class KafkaPreflight {
                     }
                 }
             }
+            Map<Integer, Long> ends = endOffsets(admin, k.configTopic(), ms);
             if (k.exactlyOnce()) {
+                checkTransactionTimeout(admin, k, where, ms);
                 for (String sink : List.of("deliveries", "audit")) {
                     String id = KafkaConnectors.transactionalIdPrefix(k, sink) + "-0-1";
                     try {
@@ -80,6 +92,7 @@ public final class KafkaPreflight {
                     }
                 }
             }
+            return ends;
         } catch (ExecutionException e) {
             throw new InvalidOptionException(reason(where, e.getCause(), timeout));
         } catch (java.util.concurrent.TimeoutException e) {
@@ -94,6 +107,76 @@ public final class KafkaPreflight {
                             + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()));
         }
     }
+
+    /** The end offset of each partition of {@code topic}. */
+    private static Map<Integer, Long> endOffsets(Admin admin, String topic, int ms)
+            throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
+        var description =
+                admin.describeTopics(List.of(topic))
+                        .allTopicNames()
+                        .get(ms, TimeUnit.MILLISECONDS)
+                        .get(topic);
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (var p : description.partitions()) {
+            latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest());
+        }
+        Map<Integer, Long> ends = new TreeMap<>();
+        admin.listOffsets(latest)
+                .all()
+                .get(ms, TimeUnit.MILLISECONDS)
+                .forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+        return ends;
+    }
+
+    /**
+     * A transaction timeout above the broker's {@code transaction.max.timeout.ms} fails every
+     * sink's InitProducerId, and the job would restart for ever deciding nothing. Brokers that do
+     * not let the job read their config (an ACL) are not checked.
+     */
+    private static void checkTransactionTimeout(Admin admin, KafkaSettings k, String where, int ms)
+            throws InvalidOptionException, InterruptedException {
+        String max;
+        try {
+            var node = admin.describeCluster().nodes().get(ms, TimeUnit.MILLISECONDS).iterator();
+            if (!node.hasNext()) {
+                return;
+            }
+            ConfigResource broker =
+                    new ConfigResource(
+                            ConfigResource.Type.BROKER, Integer.toString(node.next().id()));
+            var entry =
+                    admin.describeConfigs(List.of(broker))
+                            .all()
+                            .get(ms, TimeUnit.MILLISECONDS)
+                            .get(broker)
+                            .get(MAX_TRANSACTION_TIMEOUT);
+            max = entry == null ? null : entry.value();
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            return; // not allowed to read it (or slow): the sinks say so if it is too low
+        }
+        if (max == null) {
+            return;
+        }
+        long maxMillis = Long.parseLong(max);
+        if (k.transactionTimeout().toMillis() > maxMillis) {
+            throw new InvalidOptionException(
+                    "--transaction-timeout "
+                            + org.apache.flink.util.TimeUtils.formatWithHighestUnit(
+                                    k.transactionTimeout())
+                            + " is above "
+                            + MAX_TRANSACTION_TIMEOUT
+                            + " of "
+                            + where
+                            + " ("
+                            + maxMillis
+                            + " ms): its transactions would be refused; give at most "
+                            + org.apache.flink.util.TimeUtils.formatWithHighestUnit(
+                                    Duration.ofMillis(maxMillis))
+                            + ", or raise the broker's limit");
+        }
+    }
+
+    static final String MAX_TRANSACTION_TIMEOUT = "transaction.max.timeout.ms";
 
     static String reason(String where, Throwable cause, Duration timeout) {
         if (cause instanceof SslAuthenticationException) {

@@ -36,7 +36,9 @@ public final class JobSubmission {
             throws Exception {
         Configuration options = CommandLine.parse(jobArgs.toArray(new String[0]), List.of());
         JobSettings settings = JobSettings.parse(options, true);
-        KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT);
+        settings =
+                settings.withCommandsFrom(
+                        KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT));
 
         Configuration flink = FreqcapMain.flinkConfig(options);
         URI uri = URI.create(rest);

@@ -100,24 +100,55 @@ public final class LocalRunner {
     static final List<ConfigOption<?>> RUNNER_OPTIONS =
             List.of(DURATION, USERS, RATE, GENERATE, WEB_PORT, PROMETHEUS_PORT, STATE_DIR, NO_JOB);
 
-    /** What a run did, for its closing summary. */
+    /**
+     * What a run did, for its closing summary.
+     *
+     * @param finalStatus the job's, or null when the run had none ({@code --no-job})
+     */
     public record Summary(
             long sent,
             Map<String, Long> decisions,
             Map<String, Long> segments,
             long redisKeys,
-            JobStatus finalStatus) {}
+            JobStatus finalStatus) {
+
+        /**
+         * Why the run did not do its job, or null when it did: its job failed, or never decided
+         * anything (a job restarting for ever, say), which must not end with exit code 0.
+         */
+        public String failure() {
+            if (finalStatus == null) {
+                return null;
+            }
+            if (finalStatus == JobStatus.FAILED) {
+                return "the job failed (its log above says why)";
+            }
+            long decided = decisions.values().stream().mapToLong(Long::longValue).sum();
+            if (decided == 0) {
+                return "the job decided nothing: no record reached the delivery or audit topic"
+                        + (sent > 0 ? " of the " + sent + " messages sent" : "")
+                        + " (its log above says why)";
+            }
+            return null;
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         if (Arrays.asList(args).contains("--help")) {
             System.out.println(CommandLine.usage("bin/freqcap-local", RUNNER_OPTIONS));
             return;
         }
+        Summary summary;
         try {
-            run(args, System.out, null);
+            summary = run(args, System.out, null);
         } catch (InvalidOptionException e) {
             System.err.println("freqcap: " + e.getMessage());
             System.exit(2);
+            return;
+        }
+        if (summary.failure() != null) {
+            System.err.println("freqcap: " + summary.failure());
+            System.exit(1);
         }
         System.exit(0);
     }
@@ -235,12 +266,16 @@ public final class LocalRunner {
             resources.add(0, mirror);
         }
 
-        if (!embedded && !options.get(NO_JOB)) {
-            // A Kafka the job cannot use stops the start with one line, never a silent job.
-            KafkaPreflight.check(KafkaSettings.of(options), KafkaPreflight.TIMEOUT);
+        Map<Integer, Long> commandsFrom = Map.of();
+        if (!options.get(NO_JOB)) {
+            // A Kafka the job cannot use (or a --transaction-timeout it refuses) stops the start
+            // with one line, never a silent job; the embedded broker is checked too.
+            commandsFrom = KafkaPreflight.check(KafkaSettings.of(options), KafkaPreflight.TIMEOUT);
         }
         JobClient job =
-                options.get(NO_JOB) ? null : startJob(options, limits, segmentsJson, state, out);
+                options.get(NO_JOB)
+                        ? null
+                        : startJob(options, limits, segmentsJson, commandsFrom, state, out);
 
         TrafficGenerator generator = null;
         if (embedded || options.get(GENERATE)) {
@@ -350,7 +385,7 @@ public final class LocalRunner {
                             counter.snapshot(),
                             counter.segments(),
                             redisKeys,
-                            status);
+                            job == null ? null : status);
             out.printf(
                     "Summary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
                     summary.sent(),
@@ -402,6 +437,7 @@ public final class LocalRunner {
             Configuration options,
             LimitConfig limits,
             String segmentsJson,
+            Map<Integer, Long> commandsFrom,
             StateDir state,
             PrintStream out)
             throws Exception {
@@ -422,7 +458,9 @@ public final class LocalRunner {
         }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(flink);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, limits, segmentsJson));
+        FreqcapMain.wireKafka(
+                env,
+                JobSettings.from(options, limits, segmentsJson).withCommandsFrom(commandsFrom));
         JobClient job = resumption.submit(env, "freqcap (local)");
         return job;
     }
