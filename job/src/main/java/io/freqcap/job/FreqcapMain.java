@@ -41,6 +41,7 @@ public final class FreqcapMain {
             settings =
                     settings.withCommandsFrom(
                             KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT));
+            RedisPreflight.check(settings.mirror(), RedisPreflight.TIMEOUT);
         } catch (InvalidOptionException e) {
             throw fail(e);
         }

@@ -47,7 +47,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SecretsITCase {
     static final String KAFKA_PASSWORD = "kafka-secret-" + UUID.randomUUID();
-    static final String REDIS_PASSWORD = "redis-secret-" + UUID.randomUUID();
+
+    /** With each character a uri treats specially (contract.md §8), percent-encoded in the uri. */
+    static final String REDIS_PASSWORD = "redis-secret/" + UUID.randomUUID() + "@x+y%z:";
+
     static final String GROUP = "secure";
     static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
     static final int REST_PORT = freePort();
@@ -125,7 +128,12 @@ class SecretsITCase {
                                     "ssl.truststore.location=" + kafka.truststore(),
                                     "ssl.truststore.password=" + kafka.truststorePassword(),
                                     ""));
-            String redisUri = "redis://freqcap:" + REDIS_PASSWORD + "@127.0.0.1:" + redis.port();
+            String redisUri =
+                    "redis://freqcap:"
+                            + java.net.URLEncoder.encode(
+                                    REDIS_PASSWORD, java.nio.charset.StandardCharsets.UTF_8)
+                            + "@127.0.0.1:"
+                            + redis.port();
             Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
             List<String> args =
                     new ArrayList<>(
@@ -214,6 +222,9 @@ class SecretsITCase {
                 assertFalse(
                         text.contains(REDIS_PASSWORD),
                         "Redis password in " + excerpt(text, REDIS_PASSWORD));
+                // Its secret middle, however it is written (raw, encoded, cut at a '/').
+                String uuid = REDIS_PASSWORD.substring(13, 49);
+                assertFalse(text.contains(uuid), "Redis password in " + excerpt(text, uuid));
             }
         } finally {
             ctx.getRootLogger().removeAppender(appender);

@@ -39,6 +39,8 @@ public final class JobSubmission {
         settings =
                 settings.withCommandsFrom(
                         KafkaPreflight.check(settings.kafka(), KafkaPreflight.TIMEOUT));
+        io.freqcap.job.RedisPreflight.check(
+                settings.mirror(), io.freqcap.job.RedisPreflight.TIMEOUT);
 
         Configuration flink = FreqcapMain.flinkConfig(options);
         URI uri = URI.create(rest);

@@ -7,6 +7,7 @@ import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
 import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
+import io.freqcap.job.RedisPreflight;
 import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.IOException;
@@ -271,6 +272,11 @@ public final class LocalRunner {
             // A Kafka the job cannot use (or a --transaction-timeout it refuses) stops the start
             // with one line, never a silent job; the embedded broker is checked too.
             commandsFrom = KafkaPreflight.check(KafkaSettings.of(options), KafkaPreflight.TIMEOUT);
+            // Likewise a Redis that refuses the credentials; one merely away only delays the
+            // mirror.
+            RedisPreflight.check(
+                    JobSettings.from(options, limits, segmentsJson).mirror(),
+                    RedisPreflight.TIMEOUT);
         }
         JobClient job =
                 options.get(NO_JOB)

@@ -106,8 +106,9 @@ public final class RedisConnection implements AutoCloseable {
             try {
                 String scheme = uri.substring(0, uri.indexOf("://") + 3);
                 String rest = uri.substring(scheme.length());
-                int slash = rest.indexOf('/');
-                int at = rest.lastIndexOf('@', slash < 0 ? rest.length() : slash);
+                // The user info ends at the last '@': a host never has one, and a password may
+                // (or a '/', which RFC 3986 asks to percent-encode, but people do not).
+                int at = rest.lastIndexOf('@');
                 String userInfo = at < 0 ? null : rest.substring(0, at);
                 out.add(withUser(RedisURI.create(scheme + rest.substring(at + 1)), userInfo));
             } catch (RuntimeException e) {
@@ -134,38 +135,59 @@ public final class RedisConnection implements AutoCloseable {
         int colon = userInfo.indexOf(':');
         String user = colon < 0 ? userInfo : userInfo.substring(0, colon);
         if (!user.isEmpty()) {
-            u.setUsername(
-                    java.net.URLDecoder.decode(user, java.nio.charset.StandardCharsets.UTF_8));
+            u.setUsername(percentDecoded(user));
         }
         if (colon >= 0) {
-            u.setPassword(
-                    java.net.URLDecoder.decode(
-                            userInfo.substring(colon + 1),
-                            java.nio.charset.StandardCharsets.UTF_8));
+            u.setPassword(percentDecoded(userInfo.substring(colon + 1)).toCharArray());
         }
         return u;
+    }
+
+    /**
+     * RFC 3986 percent-decoding, as a uri's user info asks: {@code %XX} is the byte XX (UTF-8
+     * together), everything else is itself, a {@code +} included (form encoding's space for a
+     * {@code +} made every password with one fail), and a {@code %} not followed by two hex digits
+     * is a plain {@code %}.
+     */
+    static String percentDecoded(String s) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(s.length());
+        byte[] utf8 = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        for (int i = 0; i < utf8.length; i++) {
+            int hi = i + 2 < utf8.length ? Character.digit(utf8[i + 1], 16) : -1;
+            int lo = i + 2 < utf8.length ? Character.digit(utf8[i + 2], 16) : -1;
+            if (utf8[i] == '%' && hi >= 0 && lo >= 0) {
+                out.write(hi << 4 | lo);
+                i += 2;
+            } else {
+                out.write(utf8[i]);
+            }
+        }
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     public static boolean isCluster(String uri) {
         return uri.startsWith("redis-cluster://") || uri.startsWith("rediss-cluster://");
     }
 
-    private static final java.util.regex.Pattern USER_INFO =
-            java.util.regex.Pattern.compile("^([a-z-]+://)([^@/]*?)(?::[^@/]*)?@");
-
     /**
-     * The uri as it may be shown (logs, errors, the local runner): a password in it is {@code ***},
-     * a user name kept.
+     * The uri as it may be shown (logs, errors, the local runner): everything between the scheme
+     * and the last {@code @} but the user name is {@code ***}, whatever characters a password holds
+     * ({@code /}, {@code @}, {@code :}, {@code +}, {@code %}, raw or percent-encoded).
      */
     public static String redact(String uri) {
         if (uri == null) {
             return null;
         }
-        java.util.regex.Matcher m = USER_INFO.matcher(uri);
-        if (!m.find()) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
             return uri;
         }
-        return m.group(1) + m.group(2) + ":***@" + uri.substring(m.end());
+        int start = scheme < 0 || scheme > at ? 0 : scheme + 3;
+        String userInfo = uri.substring(start, at);
+        int colon = userInfo.indexOf(':');
+        String user = colon < 0 ? userInfo : userInfo.substring(0, colon);
+        return uri.substring(0, start) + user + ":***@" + uri.substring(at + 1);
     }
 
     /**

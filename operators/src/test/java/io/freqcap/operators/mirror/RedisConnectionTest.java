@@ -61,6 +61,59 @@ class RedisConnectionTest {
                 () -> RedisConnection.readPassword(tmp.resolve("missing").toString()));
     }
 
+    /**
+     * Contract v4 §8: a password with {@code /}, {@code @}, {@code +}, {@code %} or {@code :},
+     * percent-encoded as RFC 3986 asks or (for all but {@code %XX} look-alikes) raw, reaches Redis
+     * as it is and is never shown. Before: a {@code /} cut the address where the password was, and
+     * the error quoted it; a percent-encoded {@code +} was read as a space.
+     */
+    @Test
+    void passwordsWithAnyCharacterAuthenticateAndAreNeverShown() {
+        String[][] cases = {
+            // password, as written in the uri
+            {"a/b", "a%2Fb"},
+            {"a/b", "a/b"},
+            {"a@b", "a%40b"},
+            {"a@b", "a@b"},
+            {"a+b", "a%2Bb"},
+            {"a+b", "a+b"},
+            {"a%b", "a%25b"},
+            {"a%b", "a%b"},
+            {"a:b", "a%3Ab"},
+            {"a:b", "a:b"},
+            {"p/w@x+y%z:ä", "p%2Fw%40x%2By%25z%3A%C3%A4"},
+        };
+        for (String[] c : cases) {
+            for (String uri :
+                    List.of(
+                            "redis://app:" + c[1] + "@h:6379",
+                            "rediss://app:" + c[1] + "@h:6379/0",
+                            "redis-cluster://app:" + c[1] + "@a:7000,b:7001")) {
+                for (RedisURI u : RedisConnection.parse(uri)) {
+                    assertEquals("app", u.getUsername(), uri);
+                    assertArrayEquals(c[0].toCharArray(), u.getPassword(), uri);
+                    assertTrue(u.getHost().equals("h") || u.getHost().length() == 1, uri);
+                }
+                String shown = RedisConnection.redact(uri);
+                assertTrue(shown.contains("app:***@"), shown);
+                assertFalse(shown.contains(c[1]) || shown.contains(c[0]), shown);
+            }
+            for (String bad :
+                    List.of(
+                            "http://app:" + c[1] + "@h:1",
+                            "redis-cluster://app:" + c[1] + "@a",
+                            "redis://app:" + c[1] + "@")) {
+                String error =
+                        assertThrows(
+                                        IllegalArgumentException.class,
+                                        () -> RedisConnection.parse(bad),
+                                        bad)
+                                .getMessage();
+                assertFalse(error.contains(c[1]) || error.contains(c[0]), error);
+            }
+        }
+    }
+
     @Test
     void clustersTakeCredentialsAndTls() {
         List<RedisURI> nodes = RedisConnection.parse("rediss-cluster://app:s3cr3t@a:7000,b:7001");
