@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 import java.util.function.LongPredicate;
 import org.apache.flink.api.common.JobID;
@@ -40,6 +41,10 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -466,6 +471,12 @@ class RedisMirrorITCase {
         }
     }
 
+    /**
+     * A stalled Redis: deliveries never wait, the mirror drops its backlog and rebuilds every
+     * user's keys once Redis answers. A {@code forget-user} applied while the mirror is dropping
+     * still deletes the user's keys (contract v4 §7: the erasure is remembered until Redis confirms
+     * it; the rebuild alone writes only users still in state, and left them).
+     */
     @Test
     @Timeout(300)
     void aStalledRedisStopsNoDeliveryAndIsRebuiltWhenItAnswersAgain() throws Exception {
@@ -485,32 +496,88 @@ class RedisMirrorITCase {
                             "--redis-max-backlog",
                             "2000");
             List<Input> inputs = KafkaPipelineSupport.traffic(17, 20_000, 1_000, 12);
+            List<Input> first = inputs.subList(0, 10_000);
             JobClient job = startJob(options);
             JobID id = job.getJobID();
             try {
-                produce(name, inputs.subList(0, 10_000));
-                decided(name, inputs.subList(0, 10_000));
+                produce(name, first);
+                Map<Integer, Output> firstOutputs = decided(name, first);
                 awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the stall");
+                // A user with keys in Redis now, who sends nothing more: it is forgotten below.
+                Map<String, Map<String, Long>> before = expectedMirror(first, firstOutputs, name);
+                long forgotten = userOfKey(before.keySet().iterator().next());
+                List<Input> all = new ArrayList<>(first);
+                for (Input in : inputs.subList(10_000, inputs.size())) {
+                    Long u = KafkaPipelineSupport.userOf(in);
+                    if (u == null || u != forgotten) {
+                        all.add(in);
+                    }
+                }
 
                 redis.pause(); // SIGSTOP: connections open, no answers
                 try {
-                    produce(name, inputs.subList(10_000, inputs.size()));
+                    produce(name, all.subList(10_000, all.size()));
                     // Every input decided and committed (so checkpoints complete) during the
                     // stall, although the mirror's backlog bound is far below what was counted.
-                    decided(name, inputs);
+                    decided(name, all);
                     assertTrue(metric(id, "redisDropped") > 0, "the backlog was dropped");
                     assertEquals(1, metric(id, "redisDropping") > 0 ? 1 : 0, "and says so");
+                    KafkaPipelineSupport.send(
+                            kafka.bootstrapServers(),
+                            name + "-config",
+                            "{\"command\": \"forget-user\", \"userId\": " + forgotten + "}");
+                    awaitConfigRead(name);
                 } finally {
                     redis.resume();
                 }
-                // No command: the capping tasks rebuild every user's keys once Redis answers.
-                Map<Integer, Output> outputs = decided(name, inputs);
-                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                // No command: the capping tasks rebuild every user's keys once Redis answers,
+                // and delete the forgotten user's first.
+                Map<Integer, Output> outputs = decided(name, all);
+                Map<String, Map<String, Long>> expected = expectedMirror(all, outputs, name);
+                assertTrue(
+                        expected.keySet().removeIf(k -> userOfKey(k) == forgotten),
+                        "the forgotten user had keys");
+                awaitMirror(redis.uri(), name, expected);
                 awaitMetric(id, "redisDropping", d -> d == 0, "writing again");
                 assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             } finally {
                 KafkaPipelineSupport.cancel(job);
             }
+        }
+    }
+
+    /** The userId of a mirror key ({@code <prefix>:{<userId>}...}). */
+    static long userOfKey(String key) {
+        return Long.parseLong(key.substring(key.indexOf('{') + 1, key.indexOf('}')));
+    }
+
+    /**
+     * Waits until the job's config source committed the end of the config topic: a checkpoint
+     * completed after the capping tasks took every config record.
+     */
+    void awaitConfigRead(String name) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (Admin admin = Admin.create(p)) {
+            TopicPartition tp = new TopicPartition(name + "-config", 0);
+            long end =
+                    admin.listOffsets(Map.of(tp, OffsetSpec.latest()))
+                            .partitionResult(tp)
+                            .get()
+                            .offset();
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (System.nanoTime() < deadline) {
+                var committed =
+                        admin.listConsumerGroupOffsets(name + "-config")
+                                .partitionsToOffsetAndMetadata()
+                                .get()
+                                .get(tp);
+                if (committed != null && committed.offset() >= end) {
+                    return;
+                }
+                Thread.sleep(200);
+            }
+            throw new AssertionError("the config topic was not read to its end " + end);
         }
     }
 
