@@ -90,6 +90,17 @@ public final class CappingBenchmark {
                             + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
                             + "\"channels\":[\"push\"]}}]");
 
+    /**
+     * About a tenth of messages held: push in quiet hours 23:00-01:30 held until 01:30 (a {@code
+     * 3h} hold reaches no later period, so what the limits cap is REJECTED as without it).
+     */
+    static final String HOLD_TENTH_CONFIG =
+            CALENDAR_CONFIG.replace(
+                    "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}]",
+                    "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"3h\","
+                            + "\"quietHours\":{\"from\":\"23:00\",\"to\":\"01:30\","
+                            + "\"channels\":[\"push\"]}}]");
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
@@ -97,6 +108,7 @@ public final class CappingBenchmark {
         return switch (config) {
             case "calendar" -> CALENDAR_CONFIG;
             case "hold" -> HOLD_CONFIG;
+            case "hold-tenth" -> HOLD_TENTH_CONFIG;
             case "rolling" -> CONFIG;
             default -> config;
         };
