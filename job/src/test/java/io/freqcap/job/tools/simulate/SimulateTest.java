@@ -467,4 +467,52 @@ class SimulateTest {
         assertEquals(1, summary.get("limits").get("held").asInt());
         assertEquals(10 * HOUR, summary.get("limits").get("heldDelayMillis").get("max").asLong());
     }
+
+    /**
+     * Contract v4 §3, §6, §8 in simulate: {@code maxHeld} against the replay's clock (the latest
+     * timestamp decided), and STALE from stamped timestamps, never a send time ahead.
+     */
+    @Test
+    void maxHeldAndStaleReadTheReplaysClockAndStampedTimestamps() throws Exception {
+        String config =
+                "{\"version\":1,\"maxHeld\":2,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1h\",\"max\":1},{\"window\":\"1d\",\"max\":100}],"
+                        + "\"hold\":\"1d\"}]}";
+        StringBuilder in = new StringBuilder();
+        // One an hour: 00:00 at once, 00:01 held to 01:00, 00:02 to 02:00, 00:03 beyond maxHeld.
+        for (int i = 0; i < 4; i++) {
+            in.append(message("a" + i, 1, DAY_0 + i * 60_000L, "")).append('\n');
+        }
+        // 01:30: the one held to 01:00 was sent by then (the replay's clock): one waits.
+        in.append(message("b", 1, DAY_0 + 90 * 60_000L, "")).append('\n');
+        // Stamped before the latest stamped (01:30) minus a day: STALE; stamped after it, not,
+        // though before the latest send time (03:00) minus a day.
+        in.append(message("late", 1, DAY_0 + 90 * 60_000L - DAY - 1, "")).append('\n');
+        in.append(message("recent", 1, DAY_0 + 3 * HOUR - DAY - 60_000L, "")).append('\n');
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input",
+                        file("in.jsonl", in.toString()).toString(),
+                        "--limits",
+                        file("limits.json", config).toString(),
+                        "--output",
+                        output.toString(),
+                        "--max-future",
+                        "off");
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertFalse(lines.get(0).has("sendAt"));
+        assertEquals(DAY_0 + HOUR, lines.get(1).get("sendAt").asLong());
+        assertEquals(DAY_0 + 2 * HOUR, lines.get(2).get("sendAt").asLong());
+        JsonNode rejected = lines.get(3);
+        assertEquals("REJECTED", rejected.get("decision").asText());
+        JsonNode hold = rejected.get("violations").get(rejected.get("violations").size() - 1);
+        assertEquals("hold", hold.get("scope").asText());
+        assertEquals(2, hold.get("count").asInt());
+        assertEquals(DAY_0 + HOUR, rejected.get("retryAfter").asLong());
+        assertEquals(DAY_0 + 3 * HOUR, lines.get(4).get("sendAt").asLong(), "held: one waits");
+        assertEquals("STALE", lines.get(5).get("decision").asText());
+        assertEquals("ALLOWED", lines.get(6).get("decision").asText(), lines.get(6).toString());
+    }
 }
