@@ -204,6 +204,7 @@ class PrometheusMetricsITCase {
         counters.put("held", 0.0); // the config holds nothing
         counters.put("released", 0.0);
         counters.put("forgotten", 0.0);
+        counters.put("cancelled", 0.0);
         counters.forEach((metric, value) -> assertEquals(value, scrape.sum(OP + metric), metric));
         // gauges: each capping task holds the config and the segment
         assertEquals(
