@@ -101,6 +101,17 @@ public final class CappingBenchmark {
                             + "\"quietHours\":{\"from\":\"23:00\",\"to\":\"01:30\","
                             + "\"channels\":[\"push\"]}}]");
 
+    /**
+     * For the heavy holder ({@code -Dbench.heavy=1 -Dbench.heavyShare=0.002}: one user's 10,000
+     * messages a second apart): one message per 10 s, held up to a day, 10,000 may wait; the heavy
+     * user's messages pile up held, everyone else's pass at once. Run it with and without the heavy
+     * user: the others' decisions and releases must keep their rate.
+     */
+    static final String HEAVY_HOLD_CONFIG =
+            "{\"version\":1,\"maxHeld\":10000,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"10s\",\"max\":1},{\"window\":\"1d\",\"max\":100000}],"
+                    + "\"hold\":\"1d\"}]}";
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
@@ -109,6 +120,7 @@ public final class CappingBenchmark {
             case "calendar" -> CALENDAR_CONFIG;
             case "hold" -> HOLD_CONFIG;
             case "hold-tenth" -> HOLD_TENTH_CONFIG;
+            case "heavy-hold" -> HEAVY_HOLD_CONFIG;
             case "rolling" -> CONFIG;
             default -> config;
         };

@@ -87,6 +87,43 @@ class ForgetUserTest {
         assertEquals(1, CappingFunctionTest.history(h, 42).size());
     }
 
+    /**
+     * Contract v4 §7: the erasure of a user's Redis keys is remembered in checkpoints until Redis
+     * confirms it; a rebuild after a restore (the mirror dropped its backlog, say) deletes the
+     * user's keys first, its channels' too, then writes the users still in state.
+     */
+    @Test
+    void anUnconfirmedErasureIsKeptAcrossARestoreAndARebuildDeletesTheKeysFirst() throws Exception {
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
+                        null,
+                        1,
+                        0);
+        send(h, message(42, "push", DAY_1_NOON));
+        send(h, message(42, "email", DAY_1_NOON + HOUR));
+        send(h, message(43, "push", DAY_1_NOON));
+        h.processBroadcastElement(forget("42"), 0);
+        var snapshot = h.snapshot(1, 1);
+        harnesses.close(h);
+
+        var restored =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
+                        snapshot,
+                        1,
+                        0);
+        restored.processBroadcastElement(Records.config("{\"command\": \"rebuild-mirror\"}"), 0);
+        List<MirrorWrite> writes = mirror(restored);
+        assertEquals(2, writes.size(), writes.toString());
+        MirrorWrite erase = writes.get(0);
+        assertEquals(42, erase.userId());
+        assertTrue(erase.replace());
+        assertEquals(0, erase.size());
+        assertArrayEquals(new String[] {"push", "email"}, erase.channels());
+        assertEquals(43, writes.get(1).userId(), "then the users in state");
+    }
+
     @Test
     void aLongHistoryIsErasedWhole() throws Exception {
         String many =

@@ -185,16 +185,4 @@ public final class HeldMessages {
         }
         legacyCount = n;
     }
-
-    /** Users of this task with held messages in either form (for a command over all of them). */
-    public static List<Long> usersWithHeld(KeyedStateBackend<Long> backend) throws Exception {
-        List<Long> users = new ArrayList<>();
-        try (var keys = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
-            keys.forEach(users::add);
-        }
-        try (var keys = backend.getKeys(LEGACY.getName(), VoidNamespace.INSTANCE)) {
-            keys.forEach(users::add);
-        }
-        return users;
-    }
 }
