@@ -81,14 +81,60 @@ public final class IntervalScan {
                 }
             }
         }
-        for (long at : candidates(t, scopes)) {
-            if (passes(at, scopes)) {
+        long[] cand = candidates(t, scopes);
+        for (int c = 0; c < cand.length; ) {
+            long at = cand[c];
+            long notBefore = notBefore(at, scopes);
+            if (notBefore == at) {
                 return at;
             }
+            // Every time before notBefore fails a limit: skip the candidates there (a user with
+            // thousands of held messages ahead would otherwise try each of them).
+            c = Math.max(c + 1, lowerBound(cand, cand.length, notBefore));
         }
         // Unreachable while every max >= 1: past the last entry plus the longest window,
         // every interval holds only the message itself.
         return null;
+    }
+
+    /**
+     * {@code at} if a message then passes every limit; else a time after it before which none does
+     * (each limit failing at {@code at} gives one, the latest is taken).
+     */
+    private static long notBefore(long at, List<Scoped> scopes) {
+        long bound = at;
+        for (Scoped s : scopes) {
+            for (Limit l : s.limits()) {
+                long w = l.windowMillis();
+                if (fullestInterval(s.ts(), s.ts().length, at, w) >= l.max()) {
+                    bound = Math.max(bound, firstFree(s.ts(), at, w, l.max()));
+                }
+            }
+        }
+        return bound;
+    }
+
+    /**
+     * The earliest time at or after {@code from} at which one limit (window w, max L) passes, for
+     * timestamps {@code ts} (ascending). L entries e_j..e_j+L-1 spanning less than w fill every
+     * interval that holds them, so they block exactly the times in (e_j+L-1 − w, e_j + w); those
+     * ranges start and end in order of j, so one sweep finds the first time none blocks.
+     */
+    static long firstFree(long[] ts, long from, long w, int max) {
+        long cur = from;
+        int n = ts.length;
+        // Groups whose range ends after cur: e_j + w > cur.
+        for (int j = lowerBound(ts, n, cur - w + 1); j + max - 1 < n; j++) {
+            long last = ts[j + max - 1];
+            if (last - ts[j] >= w) {
+                continue; // these L span a whole window: no interval holds them all
+            }
+            if (last - w >= cur) {
+                break; // this range, and every later one, starts after cur
+            }
+            cur = Math.max(cur, ts[j] + w);
+        }
+        return cur;
     }
 
     /** Whether a limit of 0 blocks every time. */
@@ -103,20 +149,35 @@ public final class IntervalScan {
         return false;
     }
 
-    /** The times b + w after t (entries b, windows w), ascending, each once. */
+    /**
+     * The times b + w after t (entries b, windows w), ascending, each once. Each limit's are in
+     * order already (its scope's entries are): merged, not sorted.
+     */
     static long[] candidates(long t, List<Scoped> scopes) {
-        int size = 0;
-        for (Scoped s : scopes) {
-            size += s.ts().length * s.limits().size();
-        }
-        long[] cand = new long[size];
-        int n = 0;
+        long[] merged = new long[0];
         for (Scoped s : scopes) {
             for (Limit l : s.limits()) {
-                n = addCandidates(cand, n, s.ts(), s.ts().length, t, l.windowMillis());
+                long[] one = new long[s.ts().length];
+                int n = addCandidates(one, 0, s.ts(), s.ts().length, t, l.windowMillis());
+                merged = mergeDistinct(merged, one, n);
             }
         }
-        return Arrays.stream(cand, 0, n).sorted().distinct().toArray();
+        return merged;
+    }
+
+    /** The ascending, distinct union of {@code a} and {@code b[0..nb)} (both ascending). */
+    private static long[] mergeDistinct(long[] a, long[] b, int nb) {
+        long[] out = new long[a.length + nb];
+        int i = 0;
+        int j = 0;
+        int n = 0;
+        while (i < a.length || j < nb) {
+            long next = j == nb || (i < a.length && a[i] <= b[j]) ? a[i++] : b[j++];
+            if (n == 0 || out[n - 1] != next) {
+                out[n++] = next;
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
     /** Whether a message at {@code at} passes every limit of {@code scopes}. */
