@@ -155,27 +155,26 @@ class RedisMirrorITCase {
                                     .mapToLong(e -> e.getKey().timestamp())
                                     .max()
                                     .getAsLong();
+                    Map<String, Map<String, Long>> keys = new HashMap<>();
                     for (Map.Entry<OutboundMessage, Long> e : messages) {
                         OutboundMessage m = e.getKey();
-                        long score = e.getValue();
-                        String userKey = MirrorWrite.userKey(prefix, user);
-                        String channelKey = MirrorWrite.channelKey(prefix, user, m.channel());
                         // A messageId counted again (after its first was pruned) moves in the
                         // user key, and is in each channel key it was counted on.
-                        for (String key : List.of(userKey, channelKey)) {
-                            expected.computeIfAbsent(key, k -> new TreeMap<>())
-                                    .put(m.messageId(), score);
+                        for (String key :
+                                List.of(
+                                        MirrorWrite.userKey(prefix, user),
+                                        MirrorWrite.channelKey(prefix, user, m.channel()))) {
+                            keys.computeIfAbsent(key, k -> new TreeMap<>())
+                                    .put(m.messageId(), e.getValue());
                         }
                     }
-                    for (String key : new ArrayList<>(expected.keySet())) {
-                        if (key.startsWith(MirrorWrite.userKey(prefix, user))) {
-                            Map<String, Long> members = expected.get(key);
-                            members.values().removeIf(score -> score < latestStamped - window);
-                            if (members.isEmpty()) {
-                                expected.remove(key);
-                            }
-                        }
-                    }
+                    keys.forEach(
+                            (key, members) -> {
+                                members.values().removeIf(score -> score < latestStamped - window);
+                                if (!members.isEmpty()) {
+                                    expected.put(key, members);
+                                }
+                            });
                 });
         return expected;
     }
