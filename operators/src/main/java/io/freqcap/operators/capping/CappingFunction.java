@@ -189,6 +189,9 @@ public class CappingFunction
         if (mirrorDebt != null) {
             mirrorDebt.release();
         }
+        if (histories != null) {
+            histories.close();
+        }
         super.close();
     }
 

@@ -308,6 +308,14 @@ public final class HistoryStore implements Histories {
         return channels;
     }
 
+    /** The task closed: the cache and the live long histories give back their memory. */
+    public void close() {
+        cache.release();
+        live.clear();
+        liveEntries = 0;
+        liveBytes = 0;
+    }
+
     /** Forgets what memory holds (after keyed state was changed behind it); flush first. */
     public void clearCache() {
         cache.clear();
