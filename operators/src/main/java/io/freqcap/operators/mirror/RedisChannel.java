@@ -39,6 +39,10 @@ final class RedisChannel {
 
     /** What came back from Redis since the last {@link #poll}. */
     /**
+     * @param failed writes to send again, in order: those Redis did not acknowledge, and every one
+     *     sent after the first of them (acknowledged or not), so that a user's writes are applied
+     *     again in the order they were made
+     * @param failures calls that failed (the {@code redisErrors} counter)
      * @param erased users whose erasure (a replacing write of nothing) Redis acknowledged
      */
     record Answers(
@@ -46,8 +50,9 @@ final class RedisChannel {
             List<MirrorWrite> failed,
             Throwable cause,
             boolean noScript,
-            List<Long> erased) {
-        static final Answers NONE = new Answers(0, List.of(), null, false, List.of());
+            List<Long> erased,
+            int failures) {
+        static final Answers NONE = new Answers(0, List.of(), null, false, List.of(), 0);
     }
 
     /** Writes sent in one flush: one script call per group. */
@@ -70,6 +75,13 @@ final class RedisChannel {
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
     private boolean scriptLoaded;
+
+    /**
+     * A call failed: until every batch in flight has come back (each to be sent again after it),
+     * nothing new is sent.
+     */
+    private boolean resending;
+
     private CompletableFuture<String> scriptLoading;
     private CompletableFuture<?> probe;
     private long backoffMillis;
@@ -102,6 +114,9 @@ final class RedisChannel {
     boolean ready() {
         if (inFlight.size() >= MAX_BATCHES_IN_FLIGHT || System.nanoTime() < retryAtNanos) {
             return false;
+        }
+        if (resending && !inFlight.isEmpty()) {
+            return false; // what is in flight comes back to be sent again first
         }
         RedisConnection c = connection();
         if (c == null) {
@@ -169,6 +184,7 @@ final class RedisChannel {
         Throwable cause = null;
         boolean noScript = false;
         long acked = 0;
+        int failures = 0;
         List<Long> erased = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
             Batch b = inFlight.poll();
@@ -176,7 +192,7 @@ final class RedisChannel {
             for (int i = 0; i < b.acks().size(); i++) {
                 Throwable error = errorOf(b.acks().get(i));
                 List<MirrorWrite> call = b.calls().get(i);
-                if (error == null) {
+                if (error == null && !resending) {
                     for (MirrorWrite w : call) {
                         acked += w.size();
                         if (w.replace() && w.size() == 0) {
@@ -185,18 +201,29 @@ final class RedisChannel {
                         }
                     }
                 } else {
+                    // Each write trims by the stamped timestamp it carries: a write sent again
+                    // after a later one of its user could bring back what that one trimmed.
+                    // So everything sent after a failure is sent again too, after it.
                     failed.addAll(call);
-                    noScript |= error instanceof RedisNoScriptException;
-                    cause = error;
+                    if (error != null) {
+                        resending = true;
+                        failures++;
+                        noScript |= error instanceof RedisNoScriptException;
+                        cause = error;
+                    }
                 }
             }
+        }
+        if (inFlight.isEmpty()) {
+            resending = false;
         }
         if (failed.isEmpty() && acked > 0 && failuresInEpisode > 0) {
             LOG.info("Redis mirror writes succeed again after {} failed writes", failuresInEpisode);
             failuresInEpisode = 0;
             backoffMillis = 0;
         }
-        return new Answers(acked, failed, cause, noScript, erased == null ? List.of() : erased);
+        return new Answers(
+                acked, failed, cause, noScript, erased == null ? List.of() : erased, failures);
     }
 
     /**
@@ -205,18 +232,21 @@ final class RedisChannel {
      * backoff.
      */
     void retryLater(Answers answers) {
+        if (answers.failures() == 0) {
+            return; // only writes sent again after an earlier failure, to keep their order
+        }
         if (answers.noScript()) {
             LOG.info("Redis answered NOSCRIPT (restarted or failed over?): loading the script");
             scriptLoaded = false;
-            errors.inc(answers.failed().size());
+            errors.inc(answers.failures());
         } else {
-            failed(answers.failed().size(), answers.cause());
+            failed(answers.failures(), answers.cause());
         }
     }
 
     /** The failed writes of {@code answers} are given up (the writer is dropping). */
     void giveUp(Answers answers) {
-        errors.inc(answers.failed().size());
+        errors.inc(answers.failures());
     }
 
     /**
