@@ -77,11 +77,15 @@ class RedisMirrorITCase {
     @TempDir Path tmp;
 
     Configuration options(String name, String redisUri) throws Exception {
+        return options(name, redisUri, CONFIG);
+    }
+
+    Configuration options(String name, String redisUri, String config) throws Exception {
         return KafkaPipelineSupport.jobOptions(
                 kafka,
                 tmp,
                 name,
-                CONFIG,
+                config,
                 PARTITIONS,
                 "--redis",
                 redisUri,
@@ -332,17 +336,7 @@ class RedisMirrorITCase {
     void heldMessagesAreMirroredAtTheirSendTimesAndNothingCountedIsTrimmed() throws Exception {
         String name = "held";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options =
-                    KafkaPipelineSupport.jobOptions(
-                            kafka,
-                            tmp,
-                            name,
-                            HOLD_CONFIG,
-                            PARTITIONS,
-                            "--redis",
-                            redis.uri(),
-                            "--redis-key-prefix",
-                            name);
+            Configuration options = options(name, redis.uri(), HOLD_CONFIG);
             List<Input> inputs = KafkaPipelineSupport.traffic(23, 20_000, 1_000, 12);
             JobClient job = startJob(options, HOLD_CONFIG);
             try {
