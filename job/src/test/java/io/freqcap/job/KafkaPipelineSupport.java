@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.local.LocalKafka;
-import io.freqcap.operators.capping.history.HistoryGrowth;
-import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.backtest.MemoryHistories;
+import io.freqcap.operators.capping.Bounds;
+import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
@@ -15,8 +17,9 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -353,22 +356,21 @@ final class KafkaPipelineSupport {
     }
 
     /**
-     * The decision core's verdict on each input (by seq), every well-formed one decided in
-     * partition order under one config, held messages counted at their send times.
+     * The decision core's verdict on each input (by seq), every input decided in partition order
+     * under one config by the job's own backtest.
      */
     static Map<Integer, Verdict> decisionCore(List<Input> inputs, String json) throws Exception {
-        LimitConfig config = LimitConfig.parse(json);
-        Map<Long, CountedHistory> histories = new HashMap<>();
         Map<Integer, Verdict> out = new HashMap<>();
-        for (Input in : inPartitionOrder(inputs)) {
-            OutboundMessage m = OutboundMessage.parse(in.value);
-            CountedHistory before = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
-            Verdict v = CappingRule.judge(before, m, config, LimitConfig.DEFAULT_SEGMENT);
-            if (v.decision() == Decision.ALLOWED) {
-                long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-                histories.put(m.userId(), HistoryGrowth.grown(before, m, countedAt, false, config));
+        try (Backtest backtest =
+                Backtest.start(
+                        LimitConfig.parse(json),
+                        List.of(),
+                        Bounds.DEFAULTS.segmentLoader(),
+                        s -> {})) {
+            for (Input in : inPartitionOrder(inputs)) {
+                RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
+                out.put(in.seq, backtest.decide(InboundMessage.of(raw)).verdict());
             }
-            out.put(in.seq, v);
         }
         return out;
     }
@@ -554,8 +556,9 @@ final class KafkaPipelineSupport {
         }
         assertEquals(inputs.size(), bySeq.size(), "one output per input");
 
-        // Replay each user's messages in partition order through the decision core.
-        Map<Long, CountedHistory> histories = new HashMap<>();
+        // Replay each user's messages in partition order through the job's decision step.
+        MemoryHistories histories = new MemoryHistories();
+        DecisionStep step = new DecisionStep(histories, false);
         List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);
@@ -573,14 +576,18 @@ final class KafkaPipelineSupport {
             assertTrue(
                     config != null,
                     "unknown config version " + o.configVersion() + " for " + in.seq);
-            CountedHistory h = histories.getOrDefault(m.userId(), UserHistory.EMPTY);
+            CountedHistory h = histories.get(m.userId());
             String segment = segmentOf.apply(m.userId(), o.configVersion());
-            Verdict v = CappingRule.judge(h, m, config, segment);
-            if (v.decision() == Decision.ALLOWED) {
-                // A held message is counted at its send time.
-                long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-                histories.put(m.userId(), HistoryGrowth.grown(h, m, countedAt, false, config));
-            }
+            RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
+            Verdict v =
+                    step.decide(
+                                    InboundMessage.of(raw),
+                                    config,
+                                    segment,
+                                    segment,
+                                    Long.MIN_VALUE,
+                                    Long.MIN_VALUE)
+                            .verdict();
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();
                 for (Input x : ordered) {

@@ -89,6 +89,11 @@ public final class Records {
         }
     }
 
+    /** A message's bytes as read from partition 0 of topic {@code in}, with no key. */
+    public static InboundMessage inbound(byte[] value) {
+        return InboundMessage.of(new RawRecord(null, value, "in", 0, 0));
+    }
+
     /** A record of the config topic (a LimitConfig or a command). */
     public static ControlRecord config(String json) {
         return control(ControlRecord.Kind.CONFIG, "limit-config", json);

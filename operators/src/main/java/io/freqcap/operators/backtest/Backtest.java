@@ -2,15 +2,11 @@ package io.freqcap.operators.backtest;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
-import io.freqcap.operators.capping.decision.Histories;
-import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.UserHistory;
-import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
 import java.util.List;
@@ -32,7 +28,7 @@ import java.util.function.Consumer;
  */
 public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
-    private final InMemory histories = new InMemory();
+    private final MemoryHistories histories = new MemoryHistories();
     private final DecisionStep step = new DecisionStep(histories, false);
 
     /**
@@ -63,11 +59,13 @@ public final class Backtest implements AutoCloseable {
         return control.config();
     }
 
-    /** Decides one well-formed message and counts it when ALLOWED. */
-    public Decided decide(OutboundMessage m) {
-        clock = Math.max(clock, m.timestamp());
+    /** Decides one input record, counting it when ALLOWED. */
+    public Decided decide(InboundMessage in) {
+        if (!in.isMalformed()) {
+            clock = Math.max(clock, in.timestamp());
+        }
         try {
-            return step.decide(m, control.config(), control.segments(), Long.MIN_VALUE, clock);
+            return step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
         } catch (Exception e) {
             throw new IllegalStateException("in-memory histories cannot fail", e);
         }
@@ -75,41 +73,11 @@ public final class Backtest implements AutoCloseable {
 
     /** Users with a counted message. */
     public int users() {
-        return histories.all.size();
+        return histories.users();
     }
 
     @Override
     public void close() {
         control.close();
-    }
-
-    /** Every user's history in memory. */
-    private static final class InMemory implements Histories {
-        final LongMap<CountedHistory> all = new LongMap<>(1 << 16);
-
-        @Override
-        public CountedHistory get(long user) {
-            CountedHistory h = all.get(user);
-            return h == null ? UserHistory.EMPTY : h;
-        }
-
-        @Override
-        public void count(
-                long user,
-                CountedHistory before,
-                OutboundMessage m,
-                long countedAt,
-                boolean keepMessageId,
-                LimitConfig config) {
-            all.put(user, HistoryGrowth.grown(before, m, countedAt, keepMessageId, config));
-        }
-
-        @Override
-        public void uncount(long user, long countedAt, String messageId) {
-            CountedHistory h = all.get(user);
-            if (h != null) {
-                all.put(user, HistoryGrowth.shrunk(h, countedAt, messageId));
-            }
-        }
     }
 }

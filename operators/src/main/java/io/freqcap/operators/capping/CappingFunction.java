@@ -10,23 +10,17 @@ import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
-import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
-import io.freqcap.schema.decision.AuditRecords;
-import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
-import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -39,9 +33,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides every input record exactly once (contract.md §5): ALLOWED and EXEMPT go to the main
- * output, everything else to {@link #AUDIT}. Keyed by userId; malformed records arrive under
- * negative keys and touch no state.
+ * Decides every input record exactly once (contract.md §5): each record's one outcome ({@link
+ * Decided}, from the shared {@link DecisionStep}) goes to the main output now, into held state, or
+ * to {@link #AUDIT}. Keyed by userId; malformed records arrive under negative keys and touch no
+ * state. It only moves state in and out: the decision is {@link DecisionStep}'s, the commands that
+ * take messages back are {@link Withdrawals}', the sweep and the mirror's rebuild {@link Upkeep}'s.
+ * It runs in a {@link CappingOperator}, which lets it switch keys and keeps held messages' timers.
  *
  * <p>Control records (the broadcast input) are parsed by every parallel instance and applied by
  * version (a config replaces the one in force only if its version is higher), so instances agree
@@ -52,11 +49,9 @@ import org.slf4j.LoggerFactory;
  * instance) clears the histories nothing can need any more: see {@link HistoryScans}.
  *
  * <p><b>History cache.</b> A {@link HistoryCache} of each instance holds the serialized histories
- * of recently seen users: a hit saves the RocksDB read (see docs/design.md). Run by a {@link
- * CappingOperator} (as the job does), new histories stay in the cache and reach keyed state in
- * {@link #snapshotState}, which Flink calls before the keyed state backend's snapshot, and before a
- * sweep or a rebuild scans keyed state; run by Flink's plain keyed-broadcast operator, the cache is
- * written through.
+ * of recently seen users: a hit saves the RocksDB read (see docs/design.md). New histories stay in
+ * the cache and reach keyed state in {@link #snapshotState}, which Flink calls before the keyed
+ * state backend's snapshot, and before a sweep or a rebuild scans keyed state.
  *
  * <p><b>Redis mirror.</b> With the mirror on, every ALLOWED message also goes to {@link #MIRROR}
  * (for {@link RedisMirrorSink}), and histories keep messageIds, so that a {@code rebuild-mirror}
@@ -64,15 +59,10 @@ import org.slf4j.LoggerFactory;
  * Redis.
  *
  * <p><b>Held messages.</b> A message ALLOWED with a later send time (a rule's {@code hold}) waits
- * in keyed state ({@link HeldMessages}) for a processing-time timer of its own at that time (the
- * operator's, {@link CappingOperator}), or goes out at once when the time has passed. {@code
- * forget-user} turns it into a FORGOTTEN record, {@code cancel-held} into a CANCELLED one; either
- * way it stops counting (history, Redis). A user may have {@code maxHeld} waiting.
- *
- * <p>Why it is the longest operator class: it is the one place where keyed state meets Flink
- * (restore, snapshot, held messages and their timers, sweep, forget-user, the mirror's rebuild);
- * each of those is a few lines around a plain-Java call. The control side's operator state is
- * {@link ControlInput}'s.
+ * in keyed state ({@link HeldMessages}) for a processing-time timer of its own at that time, or
+ * goes out at once when the time has passed. {@code forget-user} turns it into a FORGOTTEN record,
+ * {@code cancel-held} into a CANCELLED one; either way it stops counting (history, Redis). A user
+ * may have {@code maxHeld} waiting. The control side's operator state is {@link ControlInput}'s.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -80,12 +70,10 @@ public class CappingFunction
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(CappingFunction.class);
 
-    public static final OutputTag<AuditEvent> AUDIT =
-            new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
+    public static final OutputTag<AuditEvent> AUDIT = CappingOutputs.AUDIT;
 
     /** Counted messages for the Redis mirror (only when the mirror is on). */
-    public static final OutputTag<MirrorWrite> MIRROR =
-            new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
+    public static final OutputTag<MirrorWrite> MIRROR = CappingOutputs.MIRROR;
 
     /** Each user's history (keyed state, RocksDB): see {@link HistoryStore}. */
     public static final ValueStateDescriptor<StoredHistory> HISTORY = HistoryStore.STATE;
@@ -101,9 +89,12 @@ public class CappingFunction
     private transient MirrorDebt mirrorDebt;
     private transient boolean auditsControl;
     private transient CappingMetrics metrics;
+    private transient CappingOutputs outputs;
+    private transient Withdrawals withdrawals;
+    private transient Upkeep upkeep;
 
     /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
-    private transient java.util.function.LongConsumer keySetter;
+    private transient LongConsumer keySetter;
 
     public CappingFunction(CappingSettings settings) {
         this.settings = settings;
@@ -118,7 +109,7 @@ public class CappingFunction
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
-        flush(); // before the keyed state backend takes its snapshot
+        upkeep.flush(); // before the keyed state backend takes its snapshot
         control.snapshot();
         mirrorDebt.snapshot();
         heldCounts.snapshot();
@@ -179,6 +170,22 @@ public class CappingFunction
                         heldCounts,
                         heldTimers);
         metrics.watch(held);
+        outputs =
+                new CappingOutputs(
+                        metrics,
+                        mirrorDebt,
+                        settings.mirror(),
+                        settings.bounds().maxRecordBytes(),
+                        () -> control.config().longestWindowMillis());
+        withdrawals =
+                new Withdrawals(
+                        histories, held, keySetter, this::owns, this::eraseHistory, outputs);
+        upkeep =
+                new Upkeep(
+                        histories,
+                        control,
+                        metrics,
+                        () -> getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
     }
 
     @Override
@@ -199,7 +206,7 @@ public class CappingFunction
      * Called by {@link CappingOperator} before {@link #open}: how to switch the current key, which
      * the store needs to write histories it keeps in memory (at checkpoints, scans, evictions).
      */
-    void useKeySetter(java.util.function.LongConsumer setCurrentKey) {
+    void useKeySetter(LongConsumer setCurrentKey) {
         this.keySetter = setCurrentKey;
     }
 
@@ -227,57 +234,32 @@ public class CappingFunction
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
         for (ControlInput.Applied a : control.applyLoaded()) {
-            auditIfNotApplied(a, audit -> ctx.output(AUDIT, audit));
+            auditIfNotApplied(a, outputs.to(ctx));
         }
-        if (in.isMalformed()) {
-            metrics.count(Decision.MALFORMED);
-            ctx.output(AUDIT, AuditRecords.malformed(in, settings.bounds().maxRecordBytes()));
-            return;
-        }
+        long now = ctx.timerService().currentProcessingTime();
         Decided d =
                 step.decide(
-                        in.message(),
+                        in,
                         control.config(),
                         control.handler().segments(),
                         control.sweptHorizon(),
-                        ctx.timerService().currentProcessingTime());
-        Verdict v = d.verdict();
-        metrics.decided(v.decision(), v.segment(), in.message().timestamp());
-        if (v.shadow() != null && v.shadow().decision() == Decision.REJECTED) {
-            metrics.shadowRejected.inc();
+                        now);
+        metrics.decided(d);
+        switch (d.route()) {
+            case AUDIT -> ctx.output(AUDIT, d.audit(settings.bounds().maxRecordBytes()));
+            case NOW -> out.collect(d.delivery());
+            case LATER ->
+                    held.hold(
+                            d.message().userId(),
+                            HeldDelivery.of(
+                                    d.message().messageId(),
+                                    d.message().timestamp(),
+                                    d.delivery()));
         }
-        if (!d.delivered()) {
-            ctx.output(AUDIT, d.audit(in.value(), settings.bounds().maxRecordBytes()));
-            return;
+        MirrorWrite w = d.mirrorWrite();
+        if (w != null) {
+            outputs.to(ctx).mirror(w);
         }
-        Delivery delivery = d.delivery(in.key(), in.value());
-        if (d.held()) {
-            hold(delivery, in, ctx, out);
-        } else {
-            out.collect(delivery);
-        }
-        if (settings.mirror() && d.decision() == Decision.ALLOWED) {
-            ctx.output(MIRROR, d.mirrorWrite());
-            mirrorDebt.noteDrops(); // the chained writer drops within output()
-        }
-    }
-
-    /**
-     * A held message waits in keyed state for a timer at its send time; one whose send time has
-     * passed already (a replay of old traffic) is delivered at once.
-     */
-    private void hold(
-            Delivery delivery, InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
-            throws Exception {
-        metrics.held.inc();
-        if (delivery.sendAt() <= ctx.timerService().currentProcessingTime()) {
-            metrics.released.inc();
-            out.collect(delivery);
-            return;
-        }
-        held.hold(
-                in.message().userId(),
-                HeldDelivery.of(in.message().messageId(), in.message().timestamp(), delivery));
     }
 
     /**
@@ -316,12 +298,13 @@ public class CappingFunction
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
+        CappingOutputs.Sink sink = outputs.to(ctx);
         if (settings.mirror()) {
-            mirrorDebt.payIfDue(() -> rebuildMirror(ctx));
+            mirrorDebt.payIfDue(() -> upkeep.rebuildMirror(ctx, sink));
         }
         switch (rec.kind()) {
             case SWEEP:
-                sweep(ctx);
+                upkeep.sweep(ctx);
                 return;
             case MIRROR_TICK:
                 return;
@@ -330,228 +313,37 @@ public class CappingFunction
         }
         for (ControlInput.Applied a : control.take(rec)) {
             if (a.outcome() instanceof Outcome.ForgetUser f) {
-                forgetUser(f.userId(), a.record(), ctx);
+                withdrawals.forgetUser(f.userId(), a.record(), sink);
             } else if (a.outcome() instanceof Outcome.CancelHeld c) {
-                cancelHeld(c, a.record(), ctx);
+                withdrawals.cancelHeld(
+                        c, a.record(), users -> heldUsers(ctx, users), auditsControl, sink);
             } else if (a.outcome() instanceof Outcome.Command) {
                 if (settings.mirror()) {
-                    rebuildMirror(ctx);
+                    upkeep.rebuildMirror(ctx, sink);
                 } else {
                     LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
                 }
             } else {
-                auditIfNotApplied(a, audit -> ctx.output(AUDIT, audit));
+                auditIfNotApplied(a, sink);
             }
         }
     }
 
     /** Audits a control record not applied: only instance 0 does, so each is audited once. */
-    private void auditIfNotApplied(ControlInput.Applied a, Consumer<AuditEvent> audits) {
+    private void auditIfNotApplied(ControlInput.Applied a, CappingOutputs.Sink sink) {
         if (a.outcome() instanceof Outcome.NotApplied n && auditsControl) {
-            auditNotApplied(a.record(), n.error(), audits);
+            sink.notApplied(a.record(), n.error());
         }
     }
 
-    private void auditNotApplied(ControlRecord rec, String error, Consumer<AuditEvent> audits) {
-        metrics.count(Decision.INVALID_CONTROL);
-        audits.accept(
-                AuditRecords.unreadable(
-                        Decision.INVALID_CONTROL,
-                        error,
-                        rec.value(),
-                        rec.topic(),
-                        rec.partition(),
-                        rec.offset(),
-                        settings.bounds().maxRecordBytes()));
-    }
-
-    /**
-     * Erases the user's history (short and long forms, cache, buckets) and, with the mirror on, its
-     * Redis keys: done by the one instance whose key groups hold the user, which also audits a
-     * failure (INVALID_CONTROL), since only it knows of one. The erasure of the Redis keys is
-     * remembered until Redis confirms it ({@link MirrorDebt}).
-     */
-    private void forgetUser(long user, ControlRecord rec, Context ctx) {
-        if (!owns(user)) {
-            return;
-        }
-        try {
-            String[] channels = eraseHistory(user);
-            forgetHeld(user, ctx);
-            if (settings.mirror()) {
-                mirrorDebt.erasing(user, channels);
-                ctx.output(MIRROR, erasure(user, channels));
-                mirrorDebt.noteDrops();
-            }
-            LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
-        } catch (Exception e) {
-            LOG.error("forget-user of user {} failed", user, e);
-            auditNotApplied(
-                    rec,
-                    "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user,
-                    audit -> ctx.output(AUDIT, audit));
-        }
-    }
-
-    /**
-     * Each held message of the user becomes a FORGOTTEN audit record instead of its delivery
-     * (contract.md §7).
-     */
-    private void forgetHeld(long user, Context ctx) throws Exception {
-        keySetter.accept(user);
-        for (HeldDelivery h : held.withdraw(user, h -> true)) {
-            metrics.count(Decision.FORGOTTEN);
-            ctx.output(AUDIT, Decided.forgotten(h, settings.bounds().maxRecordBytes()));
-        }
-    }
-
-    /** A replacing write of nothing: the user's keys and its channels' keys deleted. */
-    private MirrorWrite erasure(long user, String[] channels) {
-        return new MirrorWrite(
-                user,
-                control.config().longestWindowMillis(),
-                MirrorWrite.Kind.REPLACE,
-                MirrorWrite.NO_TRIM,
-                channels,
-                new int[0],
-                new long[0],
-                new String[0]);
-    }
-
-    /**
-     * Withdraws the held messages of a campaign (contract.md §7): of one user, by the instance that
-     * holds it, or of every user of every instance. Each gets a CANCELLED record instead of its
-     * delivery and stops counting (history, Redis). Applied twice, the second finds nothing.
-     */
-    private void cancelHeld(Outcome.CancelHeld c, ControlRecord rec, Context ctx) {
-        List<Long> users = new ArrayList<>();
-        try {
-            if (c.userId() != null) {
-                if (owns(c.userId())) {
-                    users.add(c.userId());
-                }
-            } else {
-                java.util.Set<Long> all = new java.util.LinkedHashSet<>();
-                ctx.applyToKeyedState(HeldMessages.STATE, (user, state) -> all.add(user));
-                ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> all.add(user));
-                users.addAll(all);
-            }
-            long n = 0;
-            for (long user : users) {
-                n += cancelHeld(user, c.campaignId(), ctx);
-            }
-            LOG.info(
-                    "cancel-held of campaign {}{}: {} held messages cancelled",
-                    c.campaignId(),
-                    c.userId() == null ? "" : " for user " + c.userId(),
-                    n);
-        } catch (Exception e) {
-            LOG.error("cancel-held of campaign {} failed", c.campaignId(), e);
-            if (c.userId() != null ? owns(c.userId()) : auditsControl) {
-                auditNotApplied(
-                        rec,
-                        "not applied: "
-                                + e.getClass().getSimpleName()
-                                + " while cancelling held messages",
-                        audit -> ctx.output(AUDIT, audit));
-            }
-        }
-    }
-
-    private int cancelHeld(long user, String campaignId, Context ctx) throws Exception {
-        keySetter.accept(user);
-        List<HeldDelivery> cancelled =
-                held.withdraw(user, h -> campaignId.equals(Decided.heldMessage(h).campaignId()));
-        if (cancelled.isEmpty()) {
-            return 0;
-        }
-        String[] ids = new String[cancelled.size()];
-        String[] channels = new String[cancelled.size()];
-        for (int i = 0; i < ids.length; i++) {
-            HeldDelivery h = cancelled.get(i);
-            histories.uncount(user, h.sendAt(), h.messageId());
-            metrics.count(Decision.CANCELLED);
-            ctx.output(
-                    AUDIT,
-                    Decided.cancelled(
-                            h,
-                            ConfigRecord.Command.CANCEL_HELD,
-                            settings.bounds().maxRecordBytes()));
-            ids[i] = h.messageId();
-            channels[i] = Decided.heldMessage(h).channel();
-        }
-        if (settings.mirror()) {
-            ctx.output(
-                    MIRROR,
-                    MirrorWrite.removal(
-                            user, control.config().longestWindowMillis(), ids, channels));
-            mirrorDebt.noteDrops();
-        }
-        return cancelled.size();
+    /** Every user of this instance with held messages (0.3's lists included). */
+    private static void heldUsers(Context ctx, LongConsumer users) throws Exception {
+        ctx.applyToKeyedState(HeldMessages.STATE, (user, state) -> users.accept(user));
+        ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> users.accept(user));
     }
 
     /** The user's history erased; the channels it held. Package-private: tests inject faults. */
     String[] eraseHistory(long user) throws Exception {
-        keySetter.accept(user);
         return histories.forget(user);
-    }
-
-    /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
-    private void flush() throws Exception {
-        int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
-        int n = histories.flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, maxParallelism));
-        LOG.debug("Wrote {} cached histories to keyed state", n);
-    }
-
-    /**
-     * Clears every history of this instance whose latest counted message is at least twice the
-     * longest window kept behind the watermark, and moves the swept horizon past what it cleared: a
-     * later message that could share a window with a cleared entry is STALE, never decided on a
-     * history that lacks it (docs/design.md, "State cleanup").
-     */
-    private void sweep(Context ctx) throws Exception {
-        flush(); // the scan reads keyed state
-        long watermark = ctx.currentWatermark();
-        long kept = control.config().keptWindowMillis();
-        if (watermark < Long.MIN_VALUE + 2 * kept) {
-            return; // no event time yet
-        }
-        HistoryScans.Swept swept =
-                HistoryScans.sweep(ctx, histories.states(), watermark - 2 * kept);
-        histories.clearCache(); // it may hold what was just cleared
-        if (swept.newestCleared() != Long.MIN_VALUE) {
-            control.sweptTo(swept.newestCleared() + control.config().longestWindowMillis());
-        }
-        metrics.cleared.inc(swept.histories());
-        LOG.debug(
-                "Sweep at watermark {} cleared {} histories; messages before {} are STALE",
-                watermark,
-                swept.histories(),
-                control.sweptHorizon());
-    }
-
-    /**
-     * Writes every user's counted messages of the last longest window again, each user's keys
-     * replaced at once, so Redis holds what this instance counted whatever it had lost.
-     */
-    private void rebuildMirror(Context ctx) throws Exception {
-        // Erasures Redis has not confirmed first: the backlog that held them may have been
-        // dropped, and the scan below writes only users still in state.
-        for (var e : mirrorDebt.erasures().entrySet()) {
-            ctx.output(MIRROR, erasure(e.getKey(), e.getValue()));
-        }
-        flush(); // the scan reads keyed state
-        HistoryScans.Rebuilt r =
-                HistoryScans.rebuild(
-                        ctx,
-                        histories.states(),
-                        control.config().longestWindowMillis(),
-                        w -> ctx.output(MIRROR, w));
-        LOG.info(
-                "rebuild-mirror: {} users, {} counted messages written again ({} users counted"
-                        + " while the mirror was off, without messageIds, left as they are)",
-                r.users(),
-                r.messages(),
-                r.usersWithoutIds());
     }
 }

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler;
@@ -87,21 +88,35 @@ public final class CappingMetrics {
     }
 
     /**
-     * Counts a decided message: its decision, its segment's counter (ALLOWED and REJECTED), and the
-     * lag from its timestamp to now when it is stamped near now.
+     * Counts a decided record: its decision, whether the shadow rules would have rejected it,
+     * whether it was held (and released at once, its send time passed), its segment's counter
+     * (ALLOWED and REJECTED), and the lag from its timestamp to now when it is stamped near now.
      */
-    void decided(Decision d, String segment, long timestamp) {
+    void decided(Decided decided) {
+        Decision d = decided.decision();
         count(d);
+        if (d == Decision.MALFORMED) {
+            return;
+        }
+        if (decided.shadowRejects()) {
+            shadowRejected.inc();
+        }
+        if (decided.held()) {
+            held.inc();
+            if (decided.route() == Decided.Route.NOW) {
+                released.inc();
+            }
+        }
         if (d == Decision.ALLOWED || d == Decision.REJECTED) {
-            Counter[] counters = bySegment.get(segment);
+            Counter[] counters = bySegment.get(decided.segment());
             if (counters == null) {
-                counters = segmentCounters(segment);
+                counters = segmentCounters(decided.segment());
             }
             if (counters != null) {
                 counters[d == Decision.ALLOWED ? 0 : 1].inc();
             }
         }
-        long lag = clock.getAsLong() - timestamp;
+        long lag = clock.getAsLong() - decided.message().timestamp();
         if (lag <= LAG_HORIZON_MILLIS && lag >= -LAG_SKEW_MILLIS) {
             decisionLag.update(Math.max(0, lag));
         }

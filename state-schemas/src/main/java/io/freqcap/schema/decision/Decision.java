@@ -15,5 +15,10 @@ public enum Decision {
      * A held message withdrawn before its send time: by {@code cancel-held} (contract.md §7), or by
      * its user's preferences.
      */
-    CANCELLED
+    CANCELLED;
+
+    /** Whether a record so decided goes to the delivery topic rather than the audit topic. */
+    public boolean delivered() {
+        return this == ALLOWED || this == EXEMPT;
+    }
 }

@@ -1,12 +1,12 @@
 package io.freqcap.schema.held;
 
-import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.history.Fingerprints;
 
 /**
  * Where a held message waits in its user's map of held messages: its send time, then the
- * fingerprint of its messageId ({@link UserHistory#fingerprint}), unique among a user's counted
- * messages. Written as two big-endian longs ({@link HeldKeySerializer}), so that RocksDB keeps a
- * user's held messages in send-time order.
+ * fingerprint of its messageId ({@link Fingerprints#of}), unique among a user's counted messages.
+ * Written as two big-endian longs ({@link HeldKeySerializer}), so that RocksDB keeps a user's held
+ * messages in send-time order.
  */
 public record HeldKey(long sendAt, long fingerprint) {
     public HeldKey {
@@ -17,6 +17,6 @@ public record HeldKey(long sendAt, long fingerprint) {
 
     /** The key a held delivery waits under. */
     public static HeldKey of(HeldDelivery h) {
-        return new HeldKey(h.sendAt(), UserHistory.fingerprint(h.messageId()));
+        return new HeldKey(h.sendAt(), Fingerprints.of(h.messageId()));
     }
 }

@@ -31,7 +31,7 @@ public interface CountedHistory {
     /** The earliest send time of a held entry waiting at {@code now}; null when none is. */
     Long firstHeldWaiting(long now);
 
-    /** Whether an entry has this 56-bit fingerprint ({@link UserHistory#fingerprint}). */
+    /** Whether an entry has this 56-bit fingerprint ({@link Fingerprints#of}). */
     boolean containsFingerprint(long fingerprint);
 
     /** The channels entries of this history use. */

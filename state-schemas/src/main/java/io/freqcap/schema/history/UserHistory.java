@@ -6,10 +6,10 @@ import java.util.Arrays;
 
 /**
  * The counted messages of one user that can still matter (contract.md §6): for each, its timestamp,
- * its channel, a 64-bit fingerprint of its messageId, and what scoped and calendar limits read: its
- * category, its campaign and its zone's UTC offset at its timestamp. Entries are kept sorted by
- * timestamp; the decision order is not needed by the rule, only the latest timestamp, which sorting
- * gives.
+ * its channel, a 56-bit fingerprint of its messageId ({@link Fingerprints}), and what scoped and
+ * calendar limits read: its category, its campaign and its zone's UTC offset at its timestamp.
+ * Entries are kept sorted by timestamp; the decision order is not needed by the rule, only the
+ * latest timestamp, which sorting gives.
  *
  * <p>Immutable: {@link #with} and {@link #prunedBefore} return new instances, so a history read
  * from state can be shared and a serializer never sees it change.
@@ -26,8 +26,8 @@ import java.util.Arrays;
  * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
  * that is null otherwise.
  *
- * <p>Why one long class: the compact columns and every query the rule makes of them share one
- * representation; split, each half would expose the arrays.
+ * <p>This class holds the columns; {@link HistoryQueries} reads them for the rule, {@link
+ * HistoryEdits} makes new histories from them, and {@link UserHistorySerializer} writes them.
  */
 public final class UserHistory implements CountedHistory, StoredHistory {
     public static final UserHistory EMPTY =
@@ -44,61 +44,37 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                     null,
                     null);
 
-    private final long[] timestamps;
-    private final long[] fingerprints;
-    private final int[] channelIndex;
-    private final String[] channels;
+    final long[] timestamps;
+    final long[] fingerprints;
+    final int[] channelIndex;
+    final String[] channels;
 
     /** Null when no entry has an id. */
-    private final String[] messageIds;
+    final String[] messageIds;
 
     /**
      * Categories but {@link OutboundMessage#DEFAULT_CATEGORY} and campaigns, each as a table of the
      * distinct values entries use (in order of first use, as the packed format writes them) and per
      * entry an index: 0 for the default category or no campaign, t + 1 for table[t]. Both null when
-     * every entry's is 0. Indexes, not a string per entry: a history is read, extended and written
-     * for every message, and its scope checks then compare ints.
+     * every entry's is 0. Indexes, so that scope checks compare ints.
      */
-    private final String[] categoryTable;
+    final String[] categoryTable;
 
-    private final int[] categoryIndex;
-    private final String[] campaignTable;
-    private final int[] campaignIndex;
+    final int[] categoryIndex;
+    final String[] campaignTable;
+    final int[] campaignIndex;
 
     /** Per entry, seconds east of UTC; null when every entry's is 0. */
-    private final int[] offsets;
+    final int[] offsets;
 
     /**
      * Per entry, how long after the timestamp it was stamped with it is counted (its send time, a
      * held message, contract.md §6, minus that timestamp); null when every entry's is 0. STALE and
      * pruning read the stamped timestamps ({@link #latestStamped}), the limits the counted ones.
      */
-    private final long[] heldFor;
+    final long[] heldFor;
 
-    /** A history of per-entry values (categories: null for the default everywhere). */
     UserHistory(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
-            String[] categories,
-            String[] campaigns,
-            int[] offsets,
-            long[] heldFor) {
-        this(
-                timestamps,
-                fingerprints,
-                channelIndex,
-                channels,
-                messageIds,
-                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
-                Tabled.of(campaigns, null),
-                offsets,
-                heldFor);
-    }
-
-    private UserHistory(
             long[] timestamps,
             long[] fingerprints,
             int[] channelIndex,
@@ -122,7 +98,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 heldFor);
     }
 
-    private UserHistory(
+    UserHistory(
             long[] timestamps,
             long[] fingerprints,
             int[] channelIndex,
@@ -147,51 +123,6 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         this.campaignIndex = noCampaign ? null : campaignIndex;
         this.offsets = allZero(offsets) ? null : offsets;
         this.heldFor = allZero(heldFor) ? null : heldFor;
-    }
-
-    /**
-     * A history as the serializer read it: tables of distinct values (no default category), in
-     * order of first use, and indexes within them. Tables that break that are rebuilt.
-     */
-    static UserHistory decoded(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
-            String[] categoryTable,
-            int[] categoryIndex,
-            String[] campaignTable,
-            int[] campaignIndex,
-            int[] offsets,
-            long[] heldFor) {
-        if (!Tabled.canonical(categoryTable, categoryIndex, OutboundMessage.DEFAULT_CATEGORY)
-                || !Tabled.canonical(campaignTable, campaignIndex, null)) {
-            return new UserHistory(
-                    timestamps,
-                    fingerprints,
-                    channelIndex,
-                    channels,
-                    messageIds,
-                    Tabled.of(
-                            Tabled.values(categoryTable, categoryIndex),
-                            OutboundMessage.DEFAULT_CATEGORY),
-                    Tabled.of(Tabled.values(campaignTable, campaignIndex), null),
-                    offsets,
-                    heldFor);
-        }
-        return new UserHistory(
-                timestamps,
-                fingerprints,
-                channelIndex,
-                channels,
-                messageIds,
-                categoryTable,
-                categoryIndex,
-                campaignTable,
-                campaignIndex,
-                offsets,
-                heldFor);
     }
 
     private static boolean allZero(int[] a) {
@@ -276,41 +207,22 @@ public final class UserHistory implements CountedHistory, StoredHistory {
 
     @Override
     public long latestStamped() {
-        if (heldFor == null) {
-            return latest();
-        }
-        long latest = Long.MIN_VALUE;
-        for (int i = 0; i < timestamps.length; i++) {
-            latest = Math.max(latest, timestamps[i] - heldFor[i]);
-        }
-        return latest;
+        return heldFor == null ? latest() : HistoryQueries.latestStamped(this);
     }
 
     @Override
     public int heldWaiting(long now, int atMost) {
-        int n = 0;
-        for (int i = timestamps.length - 1; heldFor != null && i >= 0 && timestamps[i] > now; i--) {
-            if (heldFor[i] > 0 && ++n >= atMost) {
-                break;
-            }
-        }
-        return n;
+        return HistoryQueries.heldWaiting(this, now, atMost);
     }
 
     @Override
     public Long firstHeldWaiting(long now) {
-        Long first = null;
-        for (int i = timestamps.length - 1; heldFor != null && i >= 0 && timestamps[i] > now; i--) {
-            if (heldFor[i] > 0) {
-                first = timestamps[i];
-            }
-        }
-        return first;
+        return HistoryQueries.firstHeldWaiting(this, now);
     }
 
     @Override
     public boolean containsFingerprint(long fingerprint) {
-        fingerprint &= FINGERPRINT_MASK;
+        fingerprint &= Fingerprints.MASK;
         for (long f : fingerprints) {
             if (f == fingerprint) {
                 return true;
@@ -329,90 +241,24 @@ public final class UserHistory implements CountedHistory, StoredHistory {
         };
     }
 
-    /** The per-entry indexes {@code scope} reads (null: 0 for every entry). */
-    private int[] column(Scope scope) {
-        return switch (scope.kind()) {
-            case ALL -> null;
-            case CHANNEL -> channelIndex;
-            case CATEGORY -> categoryIndex;
-            case CAMPAIGN -> campaignIndex;
-        };
-    }
-
-    /** The index the entries of {@code scope} have in its {@link #column}; -1 when none can. */
-    private int wanted(Scope scope) {
-        return switch (scope.kind()) {
-            case ALL -> 0;
-            case CHANNEL -> Tabled.indexOf(channels, scope.name());
-            case CATEGORY ->
-                    OutboundMessage.DEFAULT_CATEGORY.equals(scope.name())
-                            ? 0
-                            : oneBased(Tabled.indexOf(categoryTable, scope.name()));
-            case CAMPAIGN -> oneBased(Tabled.indexOf(campaignTable, scope.name()));
-        };
-    }
-
-    private static int oneBased(int position) {
-        return position < 0 ? -1 : position + 1;
-    }
-
-    private static boolean hit(int[] column, int wanted, int i) {
-        return column == null ? wanted == 0 : column[i] == wanted;
-    }
-
     @Override
     public int count(Scope scope, long after, long upTo) {
-        int[] column = column(scope);
-        int wanted = wanted(scope);
-        if (wanted < 0 || (column == null && wanted != 0)) {
-            return 0;
-        }
-        int n = 0;
-        for (int i = 0; i < timestamps.length; i++) {
-            long t = timestamps[i];
-            if (t > after && t <= upTo && hit(column, wanted, i)) {
-                n++;
-            }
-        }
-        return n;
+        return HistoryQueries.count(this, scope, after, upTo);
     }
 
     @Override
     public long kthLatest(Scope scope, int k) {
-        int[] column = column(scope);
-        int wanted = wanted(scope);
-        for (int i = timestamps.length - 1; i >= 0 && wanted >= 0; i--) {
-            if (hit(column, wanted, i) && --k == 0) {
-                return timestamps[i];
-            }
-        }
-        throw new IllegalArgumentException("fewer entries in scope than k");
+        return HistoryQueries.kthLatest(this, scope, k);
     }
 
     @Override
     public long[] timestampsAfter(Scope scope, long after) {
-        int[] column = column(scope);
-        int wanted = wanted(scope);
-        long[] out = new long[timestamps.length];
-        int n = 0;
-        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
-            if (timestamps[i] > after && hit(column, wanted, i)) {
-                out[n++] = timestamps[i];
-            }
-        }
-        return n == out.length ? out : Arrays.copyOf(out, n);
+        return HistoryQueries.timestampsAfter(this, scope, after);
     }
 
     @Override
     public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
-        int[] column = column(scope);
-        int wanted = wanted(scope);
-        for (int i = 0; i < timestamps.length && wanted >= 0; i++) {
-            long t = timestamps[i];
-            if (t > after && t <= upTo && hit(column, wanted, i)) {
-                v.visit(t, offsetSeconds(i));
-            }
-        }
+        HistoryQueries.forEachIn(this, scope, after, upTo, v);
     }
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
@@ -467,77 +313,21 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String campaign,
             int offsetSeconds,
             long heldFor) {
-        fingerprint &= FINGERPRINT_MASK;
-        int n = timestamps.length;
-        int pos = n;
-        while (pos > 0 && timestamps[pos - 1] > timestamp) {
-            pos--;
-        }
-        int c = Tabled.indexOf(channels, channel);
-        String[] chs = channels;
-        if (c < 0) {
-            chs = Arrays.copyOf(channels, channels.length + 1);
-            c = channels.length;
-            chs[c] = channel;
-        }
-        long[] ts = insert(timestamps, pos, timestamp);
-        long[] fps = insert(fingerprints, pos, fingerprint);
-        int[] ci = Tabled.insert(channelIndex, pos, c);
-        String[] ids = insert(messageIds, n, pos, messageId);
-        Tabled cats =
-                Tabled.with(
-                        categoryTable,
-                        categoryIndex,
-                        n,
-                        pos,
-                        OutboundMessage.DEFAULT_CATEGORY.equals(category) ? null : category);
-        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, campaign);
-        int[] offs =
-                offsets == null && offsetSeconds == 0
-                        ? null
-                        : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
-        long[] held =
-                this.heldFor == null && heldFor == 0
-                        ? null
-                        : insert(this.heldFor == null ? new long[n] : this.heldFor, pos, heldFor);
-        return new UserHistory(ts, fps, ci, chs, ids, cats, camps, offs, held);
-    }
-
-    private static long[] insert(long[] a, int pos, long v) {
-        long[] out = new long[a.length + 1];
-        System.arraycopy(a, 0, out, 0, pos);
-        out[pos] = v;
-        System.arraycopy(a, pos, out, pos + 1, a.length - pos);
-        return out;
-    }
-
-    /** A per-entry array with {@code v} inserted; null while every entry is null. */
-    private static String[] insert(String[] a, int n, int pos, String v) {
-        if (a == null && v == null) {
-            return null;
-        }
-        String[] out = new String[n + 1];
-        if (a != null) {
-            System.arraycopy(a, 0, out, 0, pos);
-            System.arraycopy(a, pos, out, pos + 1, n - pos);
-        }
-        out[pos] = v;
-        return out;
+        return HistoryEdits.with(
+                this,
+                timestamp,
+                fingerprint,
+                channel,
+                messageId,
+                category,
+                campaign,
+                offsetSeconds,
+                heldFor);
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
     public UserHistory prunedBefore(long cutoff) {
-        int from = 0;
-        while (from < timestamps.length && timestamps[from] <= cutoff) {
-            from++;
-        }
-        if (from == 0) {
-            return this;
-        }
-        if (from == timestamps.length) {
-            return EMPTY;
-        }
-        return slice(from, timestamps.length);
+        return HistoryEdits.prunedBefore(this, cutoff);
     }
 
     /**
@@ -545,76 +335,7 @@ public final class UserHistory implements CountedHistory, StoredHistory {
      * message that stops counting, contract.md §5); itself when it has no such entry.
      */
     public UserHistory without(long timestamp, long fingerprint) {
-        fingerprint &= FINGERPRINT_MASK;
-        int at = -1;
-        for (int i = timestamps.length - 1; i >= 0 && at < 0; i--) {
-            if (timestamps[i] == timestamp && fingerprints[i] == fingerprint) {
-                at = i;
-            }
-        }
-        if (at < 0) {
-            return this;
-        }
-        int n = timestamps.length - 1;
-        if (n == 0) {
-            return EMPTY;
-        }
-        long[] ts = new long[n];
-        long[] fps = new long[n];
-        int[] ci = new int[n];
-        String[] ids = messageIds == null ? null : new String[n];
-        String[] cats = categoryIndex == null ? null : new String[n];
-        String[] camps = campaignIndex == null ? null : new String[n];
-        int[] offs = offsets == null ? null : new int[n];
-        long[] held = heldFor == null ? null : new long[n];
-        for (int i = 0, j = 0; i <= n; i++) {
-            if (i == at) {
-                continue;
-            }
-            ts[j] = timestamps[i];
-            fps[j] = fingerprints[i];
-            ci[j] = channelIndex[i];
-            if (ids != null) {
-                ids[j] = messageIds[i];
-            }
-            if (cats != null) {
-                cats[j] = category(i);
-            }
-            if (camps != null) {
-                camps[j] = campaign(i);
-            }
-            if (offs != null) {
-                offs[j] = offsets[i];
-            }
-            if (held != null) {
-                held[j] = heldFor[i];
-            }
-            j++;
-        }
-        return compactChannels(
-                ts,
-                fps,
-                ci,
-                channels,
-                ids,
-                Tabled.of(cats, OutboundMessage.DEFAULT_CATEGORY),
-                Tabled.of(camps, null),
-                offs,
-                held);
-    }
-
-    /** Entries [from, to) as a history of their own. */
-    UserHistory slice(int from, int to) {
-        return compactChannels(
-                Arrays.copyOfRange(timestamps, from, to),
-                Arrays.copyOfRange(fingerprints, from, to),
-                Arrays.copyOfRange(channelIndex, from, to),
-                channels,
-                messageIds == null ? null : Arrays.copyOfRange(messageIds, from, to),
-                Tabled.slice(categoryTable, categoryIndex, from, to),
-                Tabled.slice(campaignTable, campaignIndex, from, to),
-                offsets == null ? null : Arrays.copyOfRange(offsets, from, to),
-                heldFor == null ? null : Arrays.copyOfRange(heldFor, from, to));
+        return HistoryEdits.without(this, timestamp, fingerprint);
     }
 
     /**
@@ -626,23 +347,6 @@ public final class UserHistory implements CountedHistory, StoredHistory {
      * @param categories per entry; null for the default category everywhere
      * @param campaigns per entry its campaignId or null; null for none at all
      * @param offsets per entry, seconds east of UTC; null for 0 everywhere
-     */
-    public static UserHistory of(
-            long[] ts,
-            long[] fps,
-            int[] channelIndex,
-            String[] channels,
-            String[] ids,
-            String[] categories,
-            String[] campaigns,
-            int[] offsets) {
-        return of(ts, fps, channelIndex, channels, ids, categories, campaigns, offsets, null);
-    }
-
-    /**
-     * As {@link #of(long[], long[], int[], String[], String[], String[], String[], int[])}, with
-     * held entries.
-     *
      * @param heldFor per entry, its send time minus its stamped timestamp; null for 0 everywhere
      */
     public static UserHistory of(
@@ -655,138 +359,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] campaigns,
             int[] offsets,
             long[] heldFor) {
-        int n = ts.length;
-        if (fps.length != n
-                || channelIndex.length != n
-                || (ids != null && ids.length != n)
-                || (categories != null && categories.length != n)
-                || (campaigns != null && campaigns.length != n)
-                || (offsets != null && offsets.length != n)
-                || (heldFor != null && heldFor.length != n)) {
-            throw new IllegalArgumentException("entries of different lengths");
-        }
-        if (n == 0) {
-            return EMPTY;
-        }
-        return compactChannels(
-                ts,
-                fps,
-                channelIndex,
-                channels,
-                ids,
-                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
-                Tabled.of(campaigns, null),
-                offsets,
-                heldFor);
-    }
-
-    /**
-     * Builds a history, dropping channels no entry uses so the table never outgrows the entries.
-     */
-    private static UserHistory compactChannels(
-            long[] ts,
-            long[] fps,
-            int[] index,
-            String[] channels,
-            String[] ids,
-            Tabled categories,
-            Tabled campaigns,
-            int[] offsets,
-            long[] heldFor) {
-        int[] remap = new int[channels.length];
-        Arrays.fill(remap, -1);
-        int used = 0;
-        for (int c : index) {
-            if (remap[c] < 0) {
-                remap[c] = used++;
-            }
-        }
-        boolean identity = used == channels.length;
-        for (int i = 0; i < remap.length && identity; i++) {
-            identity = remap[i] == i;
-        }
-        if (identity) {
-            return new UserHistory(
-                    ts, fps, index, channels, ids, categories, campaigns, offsets, heldFor);
-        }
-        String[] chs = new String[used];
-        for (int i = 0; i < channels.length; i++) {
-            if (remap[i] >= 0) {
-                chs[remap[i]] = channels[i];
-            }
-        }
-        int[] ci = new int[index.length];
-        for (int i = 0; i < index.length; i++) {
-            ci[i] = remap[index[i]];
-        }
-        return new UserHistory(ts, fps, ci, chs, ids, categories, campaigns, offsets, heldFor);
-    }
-
-    int[] channelIndexArray() {
-        return channelIndex;
-    }
-
-    String[] channelArray() {
-        return channels;
-    }
-
-    long[] timestampArray() {
-        return timestamps;
-    }
-
-    long[] fingerprintArray() {
-        return fingerprints;
-    }
-
-    String[] messageIdArray() {
-        return messageIds;
-    }
-
-    /** Categories other than the default, in order of first use; null when there are none. */
-    String[] categoryTable() {
-        return categoryTable;
-    }
-
-    /** Per entry 0 (the default category) or t + 1 for {@link #categoryTable}[t]; or null. */
-    int[] categoryIndexArray() {
-        return categoryIndex;
-    }
-
-    /** Campaigns, in order of first use; null when no entry has one. */
-    String[] campaignTable() {
-        return campaignTable;
-    }
-
-    /** Per entry 0 (no campaign) or t + 1 for {@link #campaignTable}[t]; or null. */
-    int[] campaignIndexArray() {
-        return campaignIndex;
-    }
-
-    int[] offsetArray() {
-        return offsets;
-    }
-
-    long[] heldForArray() {
-        return heldFor;
-    }
-
-    /** Fingerprints keep 56 bits: seven bytes in state. */
-    public static final long FINGERPRINT_MASK = (1L << 56) - 1;
-
-    /** A 56-bit fingerprint of a messageId: FNV-1a over its chars, a full avalanche, 56 bits. */
-    public static long fingerprint(String messageId) {
-        long h = 0xcbf29ce484222325L;
-        for (int i = 0; i < messageId.length(); i++) {
-            h ^= messageId.charAt(i);
-            h *= 0x100000001b3L;
-        }
-        h ^= messageId.length();
-        h ^= h >>> 33;
-        h *= 0xff51afd7ed558ccdL;
-        h ^= h >>> 33;
-        h *= 0xc4ceb9fe1a85ec53L;
-        h ^= h >>> 33;
-        return h & FINGERPRINT_MASK;
+        return HistoryEdits.of(
+                ts, fps, channelIndex, channels, ids, categories, campaigns, offsets, heldFor);
     }
 
     @Override
@@ -821,22 +395,6 @@ public final class UserHistory implements CountedHistory, StoredHistory {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("UserHistory[");
-        for (int i = 0; i < timestamps.length; i++) {
-            sb.append(i == 0 ? "" : ", ").append(timestamps[i]).append('/').append(channel(i));
-            if (categoryIndex != null) {
-                sb.append('/').append(category(i));
-            }
-            if (campaign(i) != null) {
-                sb.append("/c:").append(campaign(i));
-            }
-            if (offsets != null) {
-                sb.append("/").append(offsets[i]).append('s');
-            }
-            if (heldFor != null && heldFor[i] != 0) {
-                sb.append("/held ").append(heldFor[i]).append("ms");
-            }
-        }
-        return sb.append(']').toString();
+        return HistoryQueries.describe(this);
     }
 }

@@ -101,20 +101,20 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
     @Override
     public void serialize(UserHistory h, DataOutputView out) throws IOException {
         int n = h.size();
-        String[] channels = h.channelArray();
-        String[] ids = n == 0 ? null : h.messageIdArray();
-        int[] categoryIndex = n == 0 ? null : h.categoryIndexArray();
-        int[] campaignIndex = n == 0 ? null : h.campaignIndexArray();
-        int[] offsets = n == 0 ? null : h.offsetArray();
-        long[] heldFor = n == 0 ? null : h.heldForArray();
+        String[] channels = h.channels;
+        String[] ids = n == 0 ? null : h.messageIds;
+        int[] categoryIndex = n == 0 ? null : h.categoryIndex;
+        int[] campaignIndex = n == 0 ? null : h.campaignIndex;
+        int[] offsets = n == 0 ? null : h.offsets;
+        long[] heldFor = n == 0 ? null : h.heldFor;
         boolean v2 =
                 categoryIndex != null
                         || campaignIndex != null
                         || offsets != null
                         || heldFor != null;
         // The history's own tables are the packed format's: no default category, first use first.
-        String[] categoryTable = categoryIndex == null ? null : h.categoryTable();
-        String[] campaignTable = campaignIndex == null ? null : h.campaignTable();
+        String[] categoryTable = categoryIndex == null ? null : h.categoryTable;
+        String[] campaignTable = campaignIndex == null ? null : h.campaignTable;
         boolean packed = v2 && packable(channels, categoryTable, campaignTable, offsets);
         String[] categories = null;
         String[] campaigns = null;
@@ -165,9 +165,9 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
         if (oneOffset) {
             writeZigzag(out, offsets[0] / QUARTER_HOUR);
         }
-        long[] ts = h.timestampArray();
-        long[] fps = h.fingerprintArray();
-        int[] ci = h.channelIndexArray();
+        long[] ts = h.timestamps;
+        long[] fps = h.fingerprints;
+        int[] ci = h.channelIndex;
         if (packed) {
             writePackedEntries(
                     out,
@@ -422,7 +422,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
                     campaignIndex,
                     campaignTable,
                     (flags & ONE_OFFSET) != 0 ? null : offsets);
-            return UserHistory.decoded(
+            return HistoryEdits.decoded(
                     ts,
                     fps,
                     ci,
@@ -459,7 +459,7 @@ public final class UserHistorySerializer extends TypeSerializerSingleton<UserHis
             }
         }
         String[] ids = readIds(in, flags, n);
-        return new UserHistory(
+        return HistoryEdits.fromValues(
                 ts, fps, ci, channels, ids, categories, campaigns, offsets, readHeld(in, flags, n));
     }
 

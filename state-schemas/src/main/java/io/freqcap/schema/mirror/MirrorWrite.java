@@ -102,6 +102,21 @@ public record MirrorWrite(
     }
 
     /**
+     * A replacing write of nothing: the user's keys and its channels' keys deleted (forget-user).
+     */
+    public static MirrorWrite erasure(long userId, long windowMillis, String[] channels) {
+        return new MirrorWrite(
+                userId,
+                windowMillis,
+                Kind.REPLACE,
+                NO_TRIM,
+                channels,
+                new int[0],
+                new long[0],
+                new String[0]);
+    }
+
+    /**
      * Messages that stopped counting (a held message withdrawn): removed from the user's key and
      * their channels' keys.
      */

@@ -133,7 +133,7 @@ class UserHistorySerializerTest {
                 assertEquals(h.offsetSeconds(i), back.offsetSeconds(i));
                 assertEquals(h.messageId(i), back.messageId(i));
             }
-            withExtras += h.categoryIndexArray() != null || h.campaignIndexArray() != null ? 1 : 0;
+            withExtras += h.categoryIndex != null || h.campaignIndex != null ? 1 : 0;
             // Pruning keeps each entry's extras with it.
             if (h.size() > 2) {
                 UserHistory pruned = h.prunedBefore(h.timestamp(1));
@@ -173,14 +173,12 @@ class UserHistorySerializerTest {
                         .with(t0 + 30, 4, "push", null, "promo", "c2", 3600)
                         .with(t0 + 20, 3, "email", null, "news", "c1", 3600);
         assertEquals(
-                java.util.List.of("news", "promo"),
-                java.util.List.of(twoOutOfOrder.categoryTable()));
-        assertEquals(
-                java.util.List.of("c1", "c2"), java.util.List.of(twoOutOfOrder.campaignTable()));
+                java.util.List.of("news", "promo"), java.util.List.of(twoOutOfOrder.categoryTable));
+        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(twoOutOfOrder.campaignTable));
         assertEquals(twoOutOfOrder, read(write(twoOutOfOrder)));
         assertEquals(
-                java.util.List.of("promo", "news"), java.util.List.of(outOfOrder.categoryTable()));
-        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(outOfOrder.campaignTable()));
+                java.util.List.of("promo", "news"), java.util.List.of(outOfOrder.categoryTable));
+        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(outOfOrder.campaignTable));
         assertEquals(
                 HexFormat.of().formatHex(write(inOrder)),
                 HexFormat.of().formatHex(write(outOfOrder)));
@@ -193,12 +191,12 @@ class UserHistorySerializerTest {
 
         // Pruning the first entry leaves c1 first used after c2, and promo after news.
         UserHistory pruned = outOfOrder.prunedBefore(t0);
-        assertEquals(java.util.List.of("c2", "c1"), java.util.List.of(pruned.campaignTable()));
-        assertEquals(java.util.List.of("news", "promo"), java.util.List.of(pruned.categoryTable()));
+        assertEquals(java.util.List.of("c2", "c1"), java.util.List.of(pruned.campaignTable));
+        assertEquals(java.util.List.of("news", "promo"), java.util.List.of(pruned.categoryTable));
         assertEquals(pruned, read(write(pruned)));
         assertEquals(1, pruned.count(Scope.campaign("c1"), Long.MIN_VALUE, Long.MAX_VALUE));
         UserHistory noCampaign = pruned.prunedBefore(t0 + 20);
-        assertEquals(null, noCampaign.campaignIndexArray());
+        assertEquals(null, noCampaign.campaignIndex);
         assertEquals("promo", noCampaign.category(0));
     }
 
@@ -207,7 +205,7 @@ class UserHistorySerializerTest {
     void packedTablesOutOfOrderOrRepeatedAreReadAsTheirEntriesSay() {
         long t0 = 1_763_769_600_000L;
         UserHistory h =
-                UserHistory.decoded(
+                HistoryEdits.decoded(
                         new long[] {t0, t0 + 1, t0 + 2},
                         new long[] {1, 2, 3},
                         new int[] {0, 0, 0},
@@ -220,8 +218,8 @@ class UserHistorySerializerTest {
                         null,
                         null);
         assertEquals(2, h.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
-        assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable()));
-        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable()));
+        assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable));
+        assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable));
         assertEquals("c1", h.campaign(0));
         assertEquals("c2", h.campaign(2));
     }
@@ -337,7 +335,7 @@ class UserHistorySerializerTest {
     void aTypicalUserFitsInAFewBytesPerMessage() throws IOException {
         UserHistory h = UserHistory.EMPTY;
         for (int i = 0; i < 5; i++) {
-            h = h.with(DAY_1_NOON + i * 150_000_000L, UserHistory.fingerprint("m-" + i), "push");
+            h = h.with(DAY_1_NOON + i * 150_000_000L, Fingerprints.of("m-" + i), "push");
         }
         // header, "push", first timestamp, four deltas, five fingerprints
         assertEquals(1 + 5 + 6 + 4 * 4 + 5 * 7, write(h).length);
@@ -349,7 +347,7 @@ class UserHistorySerializerTest {
         UserHistory scoped = UserHistory.EMPTY;
         for (int i = 0; i < 5; i++) {
             long t = DAY_1_NOON + i * 150_000_000L;
-            long fp = UserHistory.fingerprint("m-" + i);
+            long fp = Fingerprints.of("m-" + i);
             plain = plain.with(t, fp, "push");
             scoped =
                     scoped.with(

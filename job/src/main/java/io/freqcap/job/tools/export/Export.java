@@ -1,12 +1,12 @@
 package io.freqcap.job.tools.export;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.tools.ToolOptions;
-import io.freqcap.schema.common.Json;
+import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.DeliveryLine;
+import io.freqcap.schema.message.OutboundMessage;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -138,38 +138,27 @@ public final class Export {
         return 0;
     }
 
-    private static String delivery(ConsumerRecord<byte[], byte[]> r) throws IOException {
-        JsonNode m;
+    /** A delivery's line: its headers and its message's fields; null for a value not a message. */
+    private static String delivery(ConsumerRecord<byte[], byte[]> r) {
+        OutboundMessage m;
         try {
-            m = Json.MAPPER.readTree(r.value());
-        } catch (IOException e) {
+            m = OutboundMessage.parse(r.value());
+        } catch (MalformedRecordException e) {
             return null;
         }
-        if (m == null || !m.isObject()) {
-            return null;
-        }
-        ObjectNode o = Json.MAPPER.createObjectNode();
-        o.put("decision", header(r, Delivery.HEADER_DECISION));
-        o.set("messageId", m.get("messageId"));
-        o.set("userId", m.get("userId"));
-        o.put("segment", header(r, Delivery.HEADER_SEGMENT));
         String version = header(r, Delivery.HEADER_CONFIG_VERSION);
-        o.put("configVersion", version == null ? null : Long.valueOf(version));
-        String shadow = header(r, Delivery.HEADER_SHADOW);
-        if (shadow != null) {
-            o.put("shadow", shadow);
-        }
-        o.set("channel", m.get("channel"));
-        o.put("category", m.path("category").asText("marketing"));
-        if (m.hasNonNull("campaignId")) {
-            o.put("campaignId", m.get("campaignId").asText());
-        }
-        o.set("timestamp", m.get("timestamp"));
         String sendAt = header(r, Delivery.HEADER_SEND_AT);
-        if (sendAt != null) {
-            o.put("sendAt", Long.valueOf(sendAt));
-        }
-        return Json.MAPPER.writeValueAsString(o);
+        DeliveryLine line =
+                new DeliveryLine(
+                        header(r, Delivery.HEADER_DECISION),
+                        m.messageId(),
+                        m.userId(),
+                        header(r, Delivery.HEADER_SEGMENT),
+                        version == null ? null : Long.valueOf(version),
+                        header(r, Delivery.HEADER_SHADOW),
+                        sendAt == null ? null : Long.valueOf(sendAt),
+                        m);
+        return new String(line.json(), StandardCharsets.UTF_8);
     }
 
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {

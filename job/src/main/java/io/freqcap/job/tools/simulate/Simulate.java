@@ -1,6 +1,5 @@
 package io.freqcap.job.tools.simulate;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.FreqcapOptions;
@@ -8,33 +7,24 @@ import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.tools.ToolOptions;
-import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.decision.AuditRecords;
-import io.freqcap.schema.decision.Decision;
-import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.segment.SegmentUpdate;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import org.apache.flink.configuration.Configuration;
 
 /**
@@ -42,10 +32,8 @@ import org.apache.flink.configuration.Configuration;
  * job's own decision code ({@link Backtest}) with a given config and segments, offline and without
  * Flink, and writes one decision line per input record, in input order. With {@code --compare} a
  * second config decides the same input independently (its own histories) and what changes between
- * the two is printed.
- *
- * <p>Why one long class: the tool's command line, its two inputs and its two outputs, each short;
- * the decisions themselves are the job's ({@code Backtest}).
+ * the two is printed. The decisions and their lines are {@link Replay}'s, the comparison {@link
+ * Changes}'.
  */
 public final class Simulate {
     private Simulate() {}
@@ -189,20 +177,9 @@ public final class Simulate {
                                         bounds.maxRecordBytes(),
                                         bounds.maxFuture(),
                                         System.currentTimeMillis());
-                if (in.isMalformed()) {
-                    byte[] audit =
-                            AuditRecords.malformed(in, length, bounds.maxRecordBytes()).json();
-                    a.malformed(audit);
-                    if (b != null) {
-                        b.malformed(audit);
-                        changes.add(Decision.MALFORMED, Decision.MALFORMED, null);
-                    }
-                    continue;
-                }
-                OutboundMessage m = in.message();
-                Decision da = a.decide(in, m, bounds.maxRecordBytes());
+                Decided da = a.decide(in, length);
                 if (b != null) {
-                    changes.add(da, b.decide(in, m, bounds.maxRecordBytes()), a.lastSegment);
+                    changes.add(da, b.decide(in, length));
                 }
             }
             double seconds = (System.nanoTime() - started) / 1e9;
@@ -267,190 +244,6 @@ public final class Simulate {
                             + option
                             + ": expected epoch milliseconds or an ISO-8601 instant, got "
                             + v);
-        }
-    }
-
-    /** One config's backtest, its decision lines and its summary. */
-    private static final class Replay implements AutoCloseable {
-        private static final byte[] DECISION = ascii("{\"decision\":\"");
-        private static final byte[] MESSAGE_ID = ascii("\",\"messageId\":\"");
-        private static final byte[] USER_ID = ascii("\",\"userId\":");
-        private static final byte[] SEGMENT = ascii(",\"segment\":\"");
-        private static final byte[] VERSION = ascii("\",\"configVersion\":");
-        private static final byte[] SHADOW = ascii(",\"shadow\":\"");
-        private static final byte[] SEND_AT = ascii(",\"sendAt\":");
-
-        final Backtest backtest;
-        final SimulationSummary summary;
-        private final OutputStream out;
-        private final JsonStringEncoder encoder = JsonStringEncoder.getInstance();
-        private final byte[] version;
-        String lastSegment;
-
-        private Replay(Backtest backtest, OutputStream out) {
-            this.backtest = backtest;
-            this.summary = new SimulationSummary(backtest.config().version());
-            this.out = out;
-            this.version = ascii(Long.toString(backtest.config().version()));
-        }
-
-        static Replay start(
-                LimitConfig config, List<SegmentUpdate> segments, Bounds bounds, String output)
-                throws IOException, MalformedRecordException {
-            OutputStream out =
-                    output == null
-                            ? null
-                            : new BufferedOutputStream(
-                                    Files.newOutputStream(Path.of(output)), 1 << 20);
-            return new Replay(
-                    Backtest.start(config, segments, bounds.segmentLoader(), s -> {}), out);
-        }
-
-        void malformed(byte[] audit) throws IOException {
-            summary.malformed();
-            line(audit);
-        }
-
-        Decision decide(InboundMessage in, OutboundMessage m, int maxRecordBytes)
-                throws IOException {
-            Decided decided = backtest.decide(m);
-            Verdict v = decided.verdict();
-            Decision d = v.decision();
-            lastSegment = v.segment();
-            boolean shadowRejects =
-                    v.shadow() != null && v.shadow().decision() == Decision.REJECTED;
-            summary.add(m, d, v.segment(), shadowRejects, v.sendAt());
-            if (out == null) {
-                return d;
-            }
-            if (d == Decision.ALLOWED || d == Decision.EXEMPT) {
-                // What the delivery's headers say (contract.md §5), as one line.
-                out.write(DECISION);
-                out.write(ascii(d.name()));
-                out.write(MESSAGE_ID);
-                out.write(encoder.quoteAsUTF8(m.messageId()));
-                out.write(USER_ID);
-                out.write(ascii(Long.toString(m.userId())));
-                out.write(SEGMENT);
-                out.write(encoder.quoteAsUTF8(v.segment()));
-                out.write(VERSION);
-                out.write(version);
-                if (v.shadow() != null) {
-                    out.write(SHADOW);
-                    out.write(ascii(v.shadow().label()));
-                    out.write('"');
-                }
-                if (v.sendAt() != null) {
-                    out.write(SEND_AT);
-                    out.write(ascii(Long.toString(v.sendAt())));
-                }
-                out.write('}');
-                out.write('\n');
-            } else {
-                line(decided.audit(in.value(), maxRecordBytes).json());
-            }
-            return d;
-        }
-
-        private void line(byte[] json) throws IOException {
-            if (out != null) {
-                out.write(json);
-                out.write('\n');
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            backtest.close();
-            if (out != null) {
-                out.close();
-            }
-        }
-    }
-
-    private static byte[] ascii(String s) {
-        return s.getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** What changes from the {@code --limits} config to the {@code --compare} one. */
-    private static final class Changes {
-        private final long[][] moves = new long[Decision.values().length][Decision.values().length];
-        private final Map<String, long[]> deliveredBySegment = new TreeMap<>();
-
-        void add(Decision a, Decision b, String segment) {
-            moves[a.ordinal()][b.ordinal()]++;
-            if (segment != null) {
-                long[] row = deliveredBySegment.computeIfAbsent(segment, s -> new long[2]);
-                row[0] += delivered(a) ? 1 : 0;
-                row[1] += delivered(b) ? 1 : 0;
-            }
-        }
-
-        private static boolean delivered(Decision d) {
-            return d == Decision.ALLOWED || d == Decision.EXEMPT;
-        }
-
-        long changed() {
-            long n = 0;
-            for (int i = 0; i < moves.length; i++) {
-                for (int j = 0; j < moves.length; j++) {
-                    n += i == j ? 0 : moves[i][j];
-                }
-            }
-            return n;
-        }
-
-        void print(PrintStream out, SimulationSummary a, SimulationSummary b) {
-            out.printf(
-                    "changes from limits version %d to compare version %d:%n",
-                    a.configVersion, b.configVersion);
-            long da = a.delivered();
-            long db = b.delivered();
-            out.printf(
-                    "  delivered: %,d -> %,d (%+,d, %s)%n",
-                    da, db, db - da, signedPercent(db - da, da));
-            long[] newly = new long[1];
-            long[] noLonger = new long[1];
-            b.forEachCapped(u -> newly[0] += a.isCapped(u) ? 0 : 1);
-            a.forEachCapped(u -> noLonger[0] += b.isCapped(u) ? 0 : 1);
-            out.printf(
-                    "  users capped: %,d -> %,d (newly capped %,d, no longer capped %,d)%n",
-                    a.capped(), b.capped(), newly[0], noLonger[0]);
-            out.printf("  records decided differently: %,d of %,d%n", changed(), a.records());
-            for (Decision x : Decision.values()) {
-                for (Decision y : Decision.values()) {
-                    if (x != y && moves[x.ordinal()][y.ordinal()] > 0) {
-                        out.printf("    %-9s -> %-9s %,d%n", x, y, moves[x.ordinal()][y.ordinal()]);
-                    }
-                }
-            }
-            out.println("  delivered by segment (segment under the limits config):");
-            deliveredBySegment.forEach(
-                    (s, r) ->
-                            out.printf(
-                                    "    %-20s %,12d -> %,12d (%+,d)%n",
-                                    s, r[0], r[1], r[1] - r[0]));
-        }
-
-        private static String signedPercent(long delta, long whole) {
-            return whole == 0 ? "n/a" : String.format("%+.1f%%", 100.0 * delta / whole);
-        }
-
-        ObjectNode toJson() {
-            ObjectNode o = JsonNodeFactory.instance.objectNode();
-            o.put("changed", changed());
-            ObjectNode m = o.putObject("moves");
-            for (Decision x : Decision.values()) {
-                for (Decision y : Decision.values()) {
-                    if (x != y && moves[x.ordinal()][y.ordinal()] > 0) {
-                        m.put(x + "->" + y, moves[x.ordinal()][y.ordinal()]);
-                    }
-                }
-            }
-            ObjectNode s = o.putObject("deliveredBySegment");
-            deliveredBySegment.forEach(
-                    (k, r) -> s.putObject(k).put("limits", r[0]).put("compare", r[1]));
-            return o;
         }
     }
 }

@@ -3,6 +3,7 @@ package io.freqcap.job.tools.simulate;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.operators.backtest.LongMap;
+import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.message.OutboundMessage;
 import java.io.PrintStream;
@@ -48,15 +49,17 @@ final class SimulationSummary {
         this.configVersion = configVersion;
     }
 
-    void malformed() {
-        total[Decision.MALFORMED.ordinal()]++;
-    }
-
-    /**
-     * @param sendAt a held message's send time, else null
-     */
-    void add(OutboundMessage m, Decision d, String segment, boolean shadowRejects, Long sendAt) {
+    /** Counts one record's outcome. */
+    void add(Decided decided) {
+        Decision d = decided.decision();
         int k = d.ordinal();
+        if (d == Decision.MALFORMED) {
+            total[k]++;
+            return;
+        }
+        OutboundMessage m = decided.message();
+        String segment = decided.segment();
+        Long sendAt = decided.verdict().sendAt();
         total[k]++;
         row(bySegment, segment)[k]++;
         row(byChannel, m.channel())[k]++;
@@ -69,10 +72,10 @@ final class SimulationSummary {
             users.put(m.userId(), d == Decision.REJECTED);
             capped += d == Decision.REJECTED ? 1 : 0;
         }
-        if (shadowRejects) {
+        if (decided.shadowRejects()) {
             shadowRejected++;
         }
-        if (d == Decision.ALLOWED || d == Decision.EXEMPT) {
+        if (d.delivered()) {
             if (deliveries == userDays.length) {
                 userDays = Arrays.copyOf(userDays, deliveries * 2);
             }

@@ -1,39 +1,87 @@
 package io.freqcap.operators.capping.decision;
 
-import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.decision.DeliveryLine;
 import io.freqcap.schema.decision.Verdict;
-import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A decided message and what it makes (contract.md §5): a delivery for ALLOWED and EXEMPT, an audit
- * record for the rest, a mirror write for ALLOWED when the mirror is on.
+ * The one outcome of an input record (contract.md §5), malformed ones included, as the job, {@code
+ * freqcap-simulate}, the metrics and simulate's summary all take it: delivered now ({@link
+ * Route#NOW}), held until its send time ({@link Route#LATER}), or audited ({@link Route#AUDIT});
+ * and, for an ALLOWED message with the mirror on, its Redis write.
  *
+ * @param message the parsed message; null for a malformed record
+ * @param config the config in force
+ * @param verdict the rule's verdict; null for a malformed record
  * @param channelsBefore the user's channels before an ALLOWED message was counted, when the mirror
  *     is on; else null
  * @param latestStamped the user's latest stamped timestamp once an ALLOWED message is counted
+ * @param now the clock it was decided at: a held message whose send time it has reached goes out at
+ *     once
  */
 public record Decided(
+        InboundMessage in,
         OutboundMessage message,
         LimitConfig config,
         Verdict verdict,
         String[] channelsBefore,
-        long latestStamped) {
+        long latestStamped,
+        long now) {
 
-    public Decision decision() {
-        return verdict.decision();
+    /** Where a decided record goes. */
+    public enum Route {
+        /** To the delivery topic now. */
+        NOW,
+        /** Into held state until its send time. */
+        LATER,
+        /** To the audit topic. */
+        AUDIT
     }
 
-    /** Whether it goes to the delivery topic (ALLOWED, EXEMPT) rather than the audit topic. */
+    /** The outcome of a record that could not be read: MALFORMED, no state touched. */
+    public static Decided malformed(InboundMessage in, LimitConfig config) {
+        return new Decided(in, null, config, null, null, Long.MIN_VALUE, Long.MIN_VALUE);
+    }
+
+    public Decision decision() {
+        return verdict == null ? Decision.MALFORMED : verdict.decision();
+    }
+
+    /** Whether it goes to the delivery topic (ALLOWED, EXEMPT), now or later. */
     public boolean delivered() {
-        return decision() == Decision.ALLOWED || decision() == Decision.EXEMPT;
+        return decision().delivered();
+    }
+
+    /** Whether it was given a later send time (contract.md §5), whether or not that has passed. */
+    public boolean held() {
+        return verdict != null && verdict.isHeld();
+    }
+
+    public Route route() {
+        if (!delivered()) {
+            return Route.AUDIT;
+        }
+        return held() && verdict.sendAt() > now ? Route.LATER : Route.NOW;
+    }
+
+    /** The segment whose rule applied; null for a malformed record. */
+    public String segment() {
+        return verdict == null ? null : verdict.segment();
+    }
+
+    /** Whether the shadow rules would have rejected it (contract.md §3). */
+    public boolean shadowRejects() {
+        return verdict != null
+                && verdict.shadow() != null
+                && verdict.shadow().decision() == Decision.REJECTED;
     }
 
     /**
@@ -41,15 +89,15 @@ public record Decided(
      * headers. An ALLOWED delivery says what the shadow rules would have decided; EXEMPT ones do
      * not reach them.
      */
-    public Delivery delivery(byte[] key, byte[] value) {
+    public Delivery delivery() {
         byte[] k =
-                key != null
-                        ? key
+                in.key() != null
+                        ? in.key()
                         : Long.toString(message.userId()).getBytes(StandardCharsets.UTF_8);
         String shadow = verdict.shadow() == null ? null : verdict.shadow().label();
         return new Delivery(
                 k,
-                value,
+                in.value(),
                 decision().name(),
                 verdict.segment(),
                 config.version(),
@@ -57,51 +105,47 @@ public record Decided(
                 verdict.sendAt());
     }
 
-    /**
-     * The audit record of a message not delivered, its input kept within {@code maxRecordBytes}.
-     */
-    public AuditEvent audit(byte[] value, int maxRecordBytes) {
-        return AuditRecords.decision(verdict, message, config.version(), value, maxRecordBytes);
+    /** A delivery as one line of {@code freqcap-simulate}'s output (contract.md §8). */
+    public DeliveryLine deliveryLine() {
+        String shadow = verdict.shadow() == null ? null : verdict.shadow().label();
+        return new DeliveryLine(
+                decision().name(),
+                message.messageId(),
+                message.userId(),
+                verdict.segment(),
+                config.version(),
+                shadow,
+                verdict.sendAt(),
+                null);
     }
 
     /**
-     * The FORGOTTEN audit record of a held message whose user was erased before its send time
-     * (contract.md §5, §7): as a decision's record, with the send time it had.
+     * The audit record of a record not delivered, its input kept within {@code maxRecordBytes}.
+     *
+     * @param inputLength the input's full length (more than its bytes when only the first were
+     *     read)
      */
-    public static AuditEvent forgotten(HeldDelivery h, int maxRecordBytes) {
-        return withdrawn(h, Verdict.forgotten(h.segment(), h.sendAt()), maxRecordBytes);
-    }
-
-    /**
-     * The CANCELLED audit record of a held message withdrawn before its send time (contract.md §5,
-     * §7): as a decision's record, with the send time it had and why.
-     */
-    public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
-        return withdrawn(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
-    }
-
-    private static AuditEvent withdrawn(HeldDelivery h, Verdict v, int maxRecordBytes) {
-        return AuditRecords.decision(
-                v, heldMessage(h), h.configVersion(), h.value(), maxRecordBytes);
-    }
-
-    /** The message a held delivery carries. */
-    public static OutboundMessage heldMessage(HeldDelivery h) {
-        try {
-            return OutboundMessage.parse(h.value());
-        } catch (MalformedRecordException e) {
-            // It was read when it was decided: only a changed reader could refuse it now.
-            throw new IllegalStateException("held message " + h.messageId() + " unreadable", e);
+    public AuditEvent audit(long inputLength, int maxRecordBytes) {
+        if (verdict == null) {
+            return AuditRecords.malformed(in, inputLength, maxRecordBytes);
         }
+        return AuditRecords.decision(
+                verdict, message, config.version(), in.value(), maxRecordBytes);
     }
 
-    /** Whether the message waits for a later send time (contract.md §5). */
-    public boolean held() {
-        return verdict.isHeld();
+    /** The audit record of a record not delivered, its input kept within {@code maxRecordBytes}. */
+    public AuditEvent audit(int maxRecordBytes) {
+        return audit(in.value() == null ? 0 : in.value().length, maxRecordBytes);
     }
 
-    /** The Redis mirror's write for an ALLOWED message (the mirror on), scored at its send time. */
+    /**
+     * The Redis mirror's write for an ALLOWED message, scored at its send time; null for any other
+     * outcome or with the mirror off.
+     */
     public MirrorWrite mirrorWrite() {
+        if (channelsBefore == null || decision() != Decision.ALLOWED) {
+            return null;
+        }
         return MirrorWrite.counted(
                 message.userId(),
                 config.longestWindowMillis(),

@@ -6,6 +6,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 
 /**
@@ -29,7 +30,7 @@ public final class DecisionStep {
     }
 
     /**
-     * Decides a well-formed message and counts it when ALLOWED.
+     * Decides one input record, counting it when ALLOWED; a malformed one touches no state.
      *
      * @param sweptHorizon see {@link CappingRule#judge(CountedHistory, OutboundMessage,
      *     LimitConfig, String, String, long, long)}; {@link Long#MIN_VALUE} where nothing was swept
@@ -37,16 +38,40 @@ public final class DecisionStep {
      *     messages are still waiting
      */
     public Decided decide(
-            OutboundMessage m,
+            InboundMessage in,
             LimitConfig config,
             SegmentTable segments,
             long sweptHorizon,
             long now)
             throws Exception {
+        if (in.isMalformed()) {
+            return Decided.malformed(in, config);
+        }
+        long user = in.routingKey();
+        String segment = segments.resolve(user, config);
+        String shadowSegment = config.hasShadow() ? segments.resolveShadow(user, config) : segment;
+        return decide(in, config, segment, shadowSegment, sweptHorizon, now);
+    }
+
+    /**
+     * Decides one input record under segments already resolved (a test's oracle, which knows them),
+     * counting it when ALLOWED.
+     *
+     * @param shadowSegment the segment whose shadow rule applies
+     */
+    public Decided decide(
+            InboundMessage in,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon,
+            long now)
+            throws Exception {
+        if (in.isMalformed()) {
+            return Decided.malformed(in, config);
+        }
+        OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
-        String segment = segments.resolve(m.userId(), config);
-        String shadowSegment =
-                config.hasShadow() ? segments.resolveShadow(m.userId(), config) : segment;
         Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
         String[] channelsBefore = null;
         long latestStamped = Long.MIN_VALUE;
@@ -62,6 +87,6 @@ public final class DecisionStep {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
             histories.count(m.userId(), before, m, countedAt, keepMessageIds, config);
         }
-        return new Decided(m, config, v, channelsBefore, latestStamped);
+        return new Decided(in, m, config, v, channelsBefore, latestStamped, now);
     }
 }

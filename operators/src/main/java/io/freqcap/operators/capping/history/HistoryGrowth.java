@@ -3,6 +3,7 @@ package io.freqcap.operators.capping.history;
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 
@@ -47,7 +48,7 @@ public final class HistoryGrowth {
             LimitConfig config) {
         long t = countedAt;
         long heldFor = countedAt - m.timestamp();
-        long fingerprint = UserHistory.fingerprint(m.messageId());
+        long fingerprint = Fingerprints.of(m.messageId());
         String messageId = keepMessageId ? m.messageId() : null;
         int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), t);
         if (before instanceof LongHistory l) {
@@ -91,7 +92,7 @@ public final class HistoryGrowth {
      * message that stops counting); a {@link LongHistory} is changed in place and returned.
      */
     public static CountedHistory shrunk(CountedHistory before, long countedAt, String messageId) {
-        long fingerprint = UserHistory.fingerprint(messageId);
+        long fingerprint = Fingerprints.of(messageId);
         if (before instanceof LongHistory l) {
             l.remove(countedAt, fingerprint);
             return l;

@@ -2,6 +2,7 @@ package io.freqcap.operators.capping.history;
 
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
@@ -124,7 +125,7 @@ public final class LongHistory implements CountedHistory {
             long heldFor) {
         insert(
                 t,
-                fingerprint & UserHistory.FINGERPRINT_MASK,
+                fingerprint & Fingerprints.MASK,
                 channel,
                 messageId,
                 category,
@@ -287,7 +288,7 @@ public final class LongHistory implements CountedHistory {
      * @return whether there was one
      */
     public boolean remove(long t, long fingerprint) {
-        fingerprint &= UserHistory.FINGERPRINT_MASK;
+        fingerprint &= Fingerprints.MASK;
         int i = TimestampColumn.firstAfter(ts, start, end, t - 1);
         while (i < end && ts[i] == t && fps[i] != fingerprint) {
             i++;
@@ -467,7 +468,7 @@ public final class LongHistory implements CountedHistory {
 
     @Override
     public boolean containsFingerprint(long fingerprint) {
-        return fingerprints.contains(fingerprint & UserHistory.FINGERPRINT_MASK);
+        return fingerprints.contains(fingerprint & Fingerprints.MASK);
     }
 
     @Override

@@ -10,7 +10,7 @@ import io.freqcap.schema.decision.ShadowDecision;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.List;
@@ -94,7 +94,7 @@ public final class CappingRule {
         if (config.isExempt(m.category())) {
             return Verdict.passed(Decision.EXEMPT, segment);
         }
-        if (history.containsFingerprint(UserHistory.fingerprint(m.messageId()))) {
+        if (history.containsFingerprint(Fingerprints.of(m.messageId()))) {
             return Verdict.explained(
                     Decision.DUPLICATE,
                     segment,

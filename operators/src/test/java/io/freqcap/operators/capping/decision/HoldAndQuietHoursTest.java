@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
@@ -13,7 +14,6 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Violation;
-import io.freqcap.schema.message.OutboundMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -56,28 +56,28 @@ class HoldAndQuietHoursTest {
     void withoutHoldAQuietHoursMessageIsRejectedAsTheContractsExampleSays() throws Exception {
         byte[] value = message("m-000311", BERLIN_22H);
         try (Backtest b = start(config(null))) {
-            Decided d = b.decide(OutboundMessage.parse(value));
+            Decided d = b.decide(Records.inbound(value));
             assertEquals(Decision.REJECTED, d.decision());
             assertEquals(
                     Json.MAPPER.readTree(
                             SharedFiles.read("contract/examples/audit-rejected-quiet-hours.json")),
-                    Json.MAPPER.readTree(d.audit(value, AuditRecords.DEFAULT_MAX_BYTES).json()));
+                    Json.MAPPER.readTree(d.audit(AuditRecords.DEFAULT_MAX_BYTES).json()));
         }
     }
 
     @Test
     void withHoldItIsHeldUntilMorningAndCountedThen() throws Exception {
         try (Backtest b = start(config("12h"))) {
-            Decided first = b.decide(OutboundMessage.parse(message("m-1", BERLIN_22H)));
+            Decided first = b.decide(Records.inbound(message("m-1", BERLIN_22H)));
             assertEquals(Decision.ALLOWED, first.decision());
             assertEquals(BERLIN_NEXT_8H, first.verdict().sendAt());
-            Delivery delivery = first.delivery(null, message("m-1", BERLIN_22H));
+            Delivery delivery = first.delivery();
             assertEquals(BERLIN_NEXT_8H, delivery.sendAt());
             assertArrayEquals("42".getBytes(StandardCharsets.UTF_8), delivery.key());
 
             // The next one, also at night: 23 November already holds the first (counted at its
             // send time), so the day limit lets it out only on the 24th, past the 12 h hold.
-            Decided second = b.decide(OutboundMessage.parse(message("m-2", BERLIN_22H + 60_000)));
+            Decided second = b.decide(Records.inbound(message("m-2", BERLIN_22H + 60_000)));
             assertEquals(Decision.REJECTED, second.decision());
             assertEquals(
                     List.of(Violation.quietHours("21:00", "08:00")),
@@ -86,7 +86,7 @@ class HoldAndQuietHoursTest {
             assertEquals(BERLIN_NEXT_8H + 86_400_000L, second.verdict().retryAfter());
 
             // In the morning, a message is not held: it fails the day limit at once.
-            Decided morning = b.decide(OutboundMessage.parse(message("m-3", BERLIN_NEXT_8H + 1)));
+            Decided morning = b.decide(Records.inbound(message("m-3", BERLIN_NEXT_8H + 1)));
             assertEquals(Decision.REJECTED, morning.decision());
             assertEquals("all", morning.verdict().violations().get(0).scope());
         }
@@ -96,10 +96,10 @@ class HoldAndQuietHoursTest {
     void aMessageOutsideQuietHoursThatPassesIsNotHeld() throws Exception {
         try (Backtest b = start(config("12h"))) {
             long noon = BERLIN_NEXT_8H + 4 * 3_600_000L;
-            Decided d = b.decide(OutboundMessage.parse(message("m-1", noon)));
+            Decided d = b.decide(Records.inbound(message("m-1", noon)));
             assertEquals(Decision.ALLOWED, d.decision());
             assertNull(d.verdict().sendAt());
-            assertNull(d.delivery(null, message("m-1", noon)).sendAt(), "no send-at header");
+            assertNull(d.delivery().sendAt(), "no send-at header");
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.UserHistory;
 import java.util.HashMap;
 import java.util.Map;
@@ -34,7 +35,7 @@ class LongHistoryTest {
                     long t = op < 5 ? (clock += random.nextInt(4)) : clock - random.nextInt(40);
                     t = Math.max(0, t);
                     String id = "m" + round + "-" + step;
-                    long fp = UserHistory.fingerprint(id);
+                    long fp = Fingerprints.of(id);
                     String channel = CHANNELS[random.nextInt(CHANNELS.length)];
                     String kept = random.nextInt(3) == 0 ? null : id;
                     String category = random.nextInt(3) == 0 ? "promo" : "marketing";
@@ -52,7 +53,7 @@ class LongHistoryTest {
                         long gone = shortOne.fingerprint(i);
                         shortOne = shortOne.without(at, gone);
                         assertTrue(longOne.remove(at, gone));
-                        assertFalse(longOne.remove(at, UserHistory.fingerprint("never")));
+                        assertFalse(longOne.remove(at, Fingerprints.of("never")));
                     }
                 } else if (op < 8) {
                     long cutoff = clock - 30 - random.nextInt(30);
@@ -95,7 +96,7 @@ class LongHistoryTest {
         for (int i = 0; i < s.size(); i++) {
             assertTrue(l.containsFingerprint(s.fingerprint(i)));
         }
-        assertFalse(l.containsFingerprint(UserHistory.fingerprint("never-" + random.nextLong())));
+        assertFalse(l.containsFingerprint(Fingerprints.of("never-" + random.nextLong())));
         for (Scope channel :
                 new Scope[] {
                     Scope.ALL,

@@ -1,0 +1,43 @@
+package io.freqcap.operators.backtest;
+
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
+
+/** Every user's history in memory: a backtest's, or a test oracle's. */
+public final class MemoryHistories implements Histories {
+    private final LongMap<CountedHistory> all = new LongMap<>(1 << 16);
+
+    @Override
+    public CountedHistory get(long user) {
+        CountedHistory h = all.get(user);
+        return h == null ? UserHistory.EMPTY : h;
+    }
+
+    @Override
+    public void count(
+            long user,
+            CountedHistory before,
+            OutboundMessage m,
+            long countedAt,
+            boolean keepMessageId,
+            LimitConfig config) {
+        all.put(user, HistoryGrowth.grown(before, m, countedAt, keepMessageId, config));
+    }
+
+    @Override
+    public void uncount(long user, long countedAt, String messageId) {
+        CountedHistory h = all.get(user);
+        if (h != null) {
+            all.put(user, HistoryGrowth.shrunk(h, countedAt, messageId));
+        }
+    }
+
+    /** Users with a counted message. */
+    public int users() {
+        return all.size();
+    }
+}

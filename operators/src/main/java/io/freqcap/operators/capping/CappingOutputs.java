@@ -1,0 +1,126 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.mirror.MirrorWrite;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The capping function's side outputs (the audit topic, the Redis mirror) and what goes with each
+ * record sent there: its metric, and the mirror's bookkeeping ({@link MirrorDebt}).
+ */
+final class CappingOutputs {
+    static final OutputTag<AuditEvent> AUDIT =
+            new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
+
+    static final OutputTag<MirrorWrite> MIRROR =
+            new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
+
+    private final CappingMetrics metrics;
+    private final MirrorDebt mirrorDebt;
+    private final boolean mirror;
+    private final int maxRecordBytes;
+    private final LongSupplier windowMillis;
+
+    /**
+     * @param mirror whether the mirror is on (writes are dropped otherwise)
+     * @param windowMillis the longest window of the config in force
+     */
+    CappingOutputs(
+            CappingMetrics metrics,
+            MirrorDebt mirrorDebt,
+            boolean mirror,
+            int maxRecordBytes,
+            LongSupplier windowMillis) {
+        this.metrics = metrics;
+        this.mirrorDebt = mirrorDebt;
+        this.mirror = mirror;
+        this.maxRecordBytes = maxRecordBytes;
+        this.windowMillis = windowMillis;
+    }
+
+    int maxRecordBytes() {
+        return maxRecordBytes;
+    }
+
+    long windowMillis() {
+        return windowMillis.getAsLong();
+    }
+
+    /** The outputs of one call of the function (for a keyed element). */
+    Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.ReadOnlyContext ctx) {
+        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
+    }
+
+    /** The outputs of one call of the function (for a broadcast element). */
+    Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) {
+        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
+    }
+
+    final class Sink {
+        private final Consumer<AuditEvent> audits;
+        private final Consumer<MirrorWrite> writes;
+
+        private Sink(Consumer<AuditEvent> audits, Consumer<MirrorWrite> writes) {
+            this.audits = audits;
+            this.writes = writes;
+        }
+
+        /** An audit record of a held message's outcome or a control record's, counted. */
+        void audit(Decision d, AuditEvent record) {
+            metrics.count(d);
+            audits.accept(record);
+        }
+
+        /** The INVALID_CONTROL record of a control record not applied. */
+        void notApplied(ControlRecord rec, String error) {
+            audit(
+                    Decision.INVALID_CONTROL,
+                    AuditRecords.unreadable(
+                            Decision.INVALID_CONTROL,
+                            error,
+                            rec.value(),
+                            rec.topic(),
+                            rec.partition(),
+                            rec.offset(),
+                            maxRecordBytes));
+        }
+
+        /** A write to the Redis mirror, when it is on. */
+        void mirror(MirrorWrite w) {
+            if (mirror && w != null) {
+                writes.accept(w);
+                mirrorDebt.noteDrops(); // the chained writer drops within output()
+            }
+        }
+
+        /** A user's keys erased in Redis, remembered until Redis confirms it. */
+        void erase(long user, String[] channels) {
+            if (mirror) {
+                mirrorDebt.erasing(user, channels);
+                mirror(MirrorWrite.erasure(user, windowMillis(), channels));
+            }
+        }
+
+        /**
+         * A rebuild's write: the debt it pays is settled by the rebuild itself, so drops are not
+         * noted here.
+         */
+        void rebuild(MirrorWrite w) {
+            writes.accept(w);
+        }
+
+        /** The erasures Redis has not confirmed, sent again (a rebuild). */
+        void eraseAgain() {
+            for (var e : mirrorDebt.erasures().entrySet()) {
+                rebuild(MirrorWrite.erasure(e.getKey(), windowMillis(), e.getValue()));
+            }
+        }
+    }
+}

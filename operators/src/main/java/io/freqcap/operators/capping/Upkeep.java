@@ -1,0 +1,92 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.capping.state.HistoryScans;
+import io.freqcap.operators.capping.state.HistoryStore;
+import java.util.function.IntSupplier;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What {@link CappingFunction} does to all of its users' state at once: writing the histories only
+ * the cache holds to keyed state, the periodic sweep, and the Redis mirror's rebuild.
+ */
+final class Upkeep {
+    private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
+
+    private final HistoryStore histories;
+    private final ControlInput control;
+    private final CappingMetrics metrics;
+    private final IntSupplier maxParallelism;
+
+    Upkeep(
+            HistoryStore histories,
+            ControlInput control,
+            CappingMetrics metrics,
+            IntSupplier maxParallelism) {
+        this.histories = histories;
+        this.control = control;
+        this.metrics = metrics;
+        this.maxParallelism = maxParallelism;
+    }
+
+    /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
+    void flush() throws Exception {
+        int max = maxParallelism.getAsInt();
+        int n = histories.flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, max));
+        LOG.debug("Wrote {} cached histories to keyed state", n);
+    }
+
+    /**
+     * Clears every history of this instance whose latest counted message is at least twice the
+     * longest window kept behind the watermark, and moves the swept horizon past what it cleared: a
+     * later message that could share a window with a cleared entry is STALE, never decided on a
+     * history that lacks it (docs/design.md, "State cleanup").
+     */
+    void sweep(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) throws Exception {
+        flush(); // the scan reads keyed state
+        long watermark = ctx.currentWatermark();
+        long kept = control.config().keptWindowMillis();
+        if (watermark < Long.MIN_VALUE + 2 * kept) {
+            return; // no event time yet
+        }
+        HistoryScans.Swept swept =
+                HistoryScans.sweep(ctx, histories.states(), watermark - 2 * kept);
+        histories.clearCache(); // it may hold what was just cleared
+        if (swept.newestCleared() != Long.MIN_VALUE) {
+            control.sweptTo(swept.newestCleared() + control.config().longestWindowMillis());
+        }
+        metrics.cleared.inc(swept.histories());
+        LOG.debug(
+                "Sweep at watermark {} cleared {} histories; messages before {} are STALE",
+                watermark,
+                swept.histories(),
+                control.sweptHorizon());
+    }
+
+    /**
+     * Writes every user's counted messages of the last longest window again, each user's keys
+     * replaced at once, so Redis holds what this instance counted whatever it had lost.
+     */
+    void rebuildMirror(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx, CappingOutputs.Sink sink)
+            throws Exception {
+        // Erasures Redis has not confirmed first: the backlog that held them may have been
+        // dropped, and the scan below writes only users still in state.
+        sink.eraseAgain();
+        flush(); // the scan reads keyed state
+        HistoryScans.Rebuilt r =
+                HistoryScans.rebuild(
+                        ctx,
+                        histories.states(),
+                        control.config().longestWindowMillis(),
+                        sink::rebuild);
+        LOG.info(
+                "rebuild-mirror: {} users, {} counted messages written again ({} users counted"
+                        + " while the mirror was off, without messageIds, left as they are)",
+                r.users(),
+                r.messages(),
+                r.usersWithoutIds());
+    }
+}

@@ -1,0 +1,155 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.capping.decision.Withdrawn;
+import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlHandler.Outcome;
+import io.freqcap.schema.config.ConfigRecord;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.mirror.MirrorWrite;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongConsumer;
+import java.util.function.LongPredicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The two commands that take counted messages back (contract.md §7), for {@link CappingFunction}:
+ * {@code forget-user} erases a user (history, held messages as FORGOTTEN records, Redis keys) and
+ * {@code cancel-held} withdraws a campaign's held messages (CANCELLED records, un-counted in the
+ * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it.
+ */
+final class Withdrawals {
+    private static final Logger LOG = LoggerFactory.getLogger(Withdrawals.class);
+
+    /** Erases one user's history, returning the channels it had (tests inject a failure). */
+    interface Eraser {
+        String[] erase(long user) throws Exception;
+    }
+
+    private final HistoryStore histories;
+    private final HeldMessages held;
+    private final LongConsumer keySetter;
+    private final LongPredicate owns;
+    private final Eraser eraser;
+    private final CappingOutputs out;
+
+    Withdrawals(
+            HistoryStore histories,
+            HeldMessages held,
+            LongConsumer keySetter,
+            LongPredicate owns,
+            Eraser eraser,
+            CappingOutputs out) {
+        this.histories = histories;
+        this.held = held;
+        this.keySetter = keySetter;
+        this.owns = owns;
+        this.eraser = eraser;
+        this.out = out;
+    }
+
+    /**
+     * Erases the user's history (short and long forms, cache, buckets) and, with the mirror on, its
+     * Redis keys: done by the one instance whose key groups hold the user, which also audits a
+     * failure, since only it knows of one. The erasure of the Redis keys is remembered until Redis
+     * confirms it ({@link MirrorDebt}).
+     */
+    void forgetUser(long user, ControlRecord rec, CappingOutputs.Sink sink) {
+        if (!owns.test(user)) {
+            return;
+        }
+        try {
+            keySetter.accept(user);
+            String[] channels = eraser.erase(user);
+            for (HeldDelivery h : held.withdraw(user, h -> true)) {
+                sink.audit(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()));
+            }
+            sink.erase(user, channels);
+            LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
+        } catch (Exception e) {
+            LOG.error("forget-user of user {} failed", user, e);
+            sink.notApplied(
+                    rec,
+                    "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user);
+        }
+    }
+
+    /**
+     * Withdraws the held messages of a campaign: of one user, by the instance that holds it, or of
+     * every user of every instance. Applied twice, the second finds nothing.
+     *
+     * @param heldUsers every user of this instance with held messages
+     * @param auditsControl whether this instance audits a failure of a command for every user
+     */
+    void cancelHeld(
+            Outcome.CancelHeld c,
+            ControlRecord rec,
+            HeldUsers heldUsers,
+            boolean auditsControl,
+            CappingOutputs.Sink sink) {
+        List<Long> users = new ArrayList<>();
+        try {
+            if (c.userId() != null) {
+                if (owns.test(c.userId())) {
+                    users.add(c.userId());
+                }
+            } else {
+                Set<Long> all = new LinkedHashSet<>();
+                heldUsers.forEach(all::add);
+                users.addAll(all);
+            }
+            long n = 0;
+            for (long user : users) {
+                n += cancelHeld(user, c.campaignId(), sink);
+            }
+            LOG.info(
+                    "cancel-held of campaign {}{}: {} held messages cancelled",
+                    c.campaignId(),
+                    c.userId() == null ? "" : " for user " + c.userId(),
+                    n);
+        } catch (Exception e) {
+            LOG.error("cancel-held of campaign {} failed", c.campaignId(), e);
+            if (c.userId() != null ? owns.test(c.userId()) : auditsControl) {
+                sink.notApplied(
+                        rec,
+                        "not applied: "
+                                + e.getClass().getSimpleName()
+                                + " while cancelling held messages");
+            }
+        }
+    }
+
+    /** Every user of this instance with held messages, each at least once. */
+    interface HeldUsers {
+        void forEach(LongConsumer user) throws Exception;
+    }
+
+    private int cancelHeld(long user, String campaignId, CappingOutputs.Sink sink)
+            throws Exception {
+        keySetter.accept(user);
+        List<HeldDelivery> cancelled =
+                held.withdraw(user, h -> campaignId.equals(Withdrawn.message(h).campaignId()));
+        if (cancelled.isEmpty()) {
+            return 0;
+        }
+        String[] ids = new String[cancelled.size()];
+        String[] channels = new String[cancelled.size()];
+        for (int i = 0; i < ids.length; i++) {
+            HeldDelivery h = cancelled.get(i);
+            histories.uncount(user, h.sendAt(), h.messageId());
+            sink.audit(
+                    Decision.CANCELLED,
+                    Withdrawn.cancelled(h, ConfigRecord.Command.CANCEL_HELD, out.maxRecordBytes()));
+            ids[i] = h.messageId();
+            channels[i] = Withdrawn.message(h).channel();
+        }
+        sink.mirror(MirrorWrite.removal(user, out.windowMillis(), ids, channels));
+        return cancelled.size();
+    }
+}

@@ -1,0 +1,40 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.message.OutboundMessage;
+
+/**
+ * The outcome of a held message withdrawn before its send time (contract.md §5, §7): its audit
+ * record replaces its delivery, written as a decision's record with the send time it had.
+ */
+public final class Withdrawn {
+    private Withdrawn() {}
+
+    /** The FORGOTTEN record of a held message whose user was erased. */
+    public static AuditEvent forgotten(HeldDelivery h, int maxRecordBytes) {
+        return record(h, Verdict.forgotten(h.segment(), h.sendAt()), maxRecordBytes);
+    }
+
+    /** The CANCELLED record of a held message, and why. */
+    public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
+        return record(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
+    }
+
+    private static AuditEvent record(HeldDelivery h, Verdict v, int maxRecordBytes) {
+        return AuditRecords.decision(v, message(h), h.configVersion(), h.value(), maxRecordBytes);
+    }
+
+    /** The message a held delivery carries. */
+    public static OutboundMessage message(HeldDelivery h) {
+        try {
+            return OutboundMessage.parse(h.value());
+        } catch (MalformedRecordException e) {
+            // It was read when it was decided: only a changed reader could refuse it now.
+            throw new IllegalStateException("held message " + h.messageId() + " unreadable", e);
+        }
+    }
+}
