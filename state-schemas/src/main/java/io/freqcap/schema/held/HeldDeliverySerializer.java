@@ -1,10 +1,11 @@
 package io.freqcap.schema.held;
 
 import io.freqcap.schema.common.ByteArrays;
+import io.freqcap.schema.common.FormatByte;
+import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -14,16 +15,11 @@ import org.apache.flink.types.StringValue;
  * format byte lets a later version read what this one wrote; an unknown one is refused, never
  * misread.
  */
-public final class HeldDeliverySerializer extends TypeSerializerSingleton<HeldDelivery> {
+public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelivery> {
     private static final long serialVersionUID = 1L;
     public static final HeldDeliverySerializer INSTANCE = new HeldDeliverySerializer();
 
     static final byte FORMAT = 1;
-
-    @Override
-    public boolean isImmutableType() {
-        return true;
-    }
 
     @Override
     public HeldDelivery createInstance() {
@@ -31,23 +27,8 @@ public final class HeldDeliverySerializer extends TypeSerializerSingleton<HeldDe
     }
 
     @Override
-    public HeldDelivery copy(HeldDelivery from) {
-        return from;
-    }
-
-    @Override
-    public HeldDelivery copy(HeldDelivery from, HeldDelivery reuse) {
-        return from;
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
-    }
-
-    @Override
     public void serialize(HeldDelivery h, DataOutputView out) throws IOException {
-        out.writeByte(FORMAT);
+        FormatByte.write(out, FORMAT);
         StringValue.writeString(h.messageId(), out);
         out.writeLong(h.timestamp());
         out.writeLong(h.sendAt());
@@ -60,15 +41,7 @@ public final class HeldDeliverySerializer extends TypeSerializerSingleton<HeldDe
 
     @Override
     public HeldDelivery deserialize(DataInputView in) throws IOException {
-        byte format = in.readByte();
-        if (format != FORMAT) {
-            throw new IOException(
-                    "held message in format "
-                            + format
-                            + ", which this version of freqcap does not know (it writes "
-                            + FORMAT
-                            + ")");
-        }
+        FormatByte.read(in, "held message", FORMAT);
         return new HeldDelivery(
                 StringValue.readString(in),
                 in.readLong(),
@@ -78,16 +51,6 @@ public final class HeldDeliverySerializer extends TypeSerializerSingleton<HeldDe
                 StringValue.readString(in),
                 in.readLong(),
                 StringValue.readString(in));
-    }
-
-    @Override
-    public HeldDelivery deserialize(HeldDelivery reuse, DataInputView in) throws IOException {
-        return deserialize(in);
-    }
-
-    @Override
-    public void copy(DataInputView source, DataOutputView target) throws IOException {
-        serialize(deserialize(source), target);
     }
 
     @Override

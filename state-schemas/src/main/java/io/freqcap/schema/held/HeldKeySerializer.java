@@ -1,9 +1,9 @@
 package io.freqcap.schema.held;
 
+import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -12,28 +12,13 @@ import org.apache.flink.core.memory.DataOutputView;
  * negative, so RocksDB's byte order is send-time order. Fixed-length: a later format would need a
  * new state name, which is how a map key's layout changes in Flink anyway.
  */
-public final class HeldKeySerializer extends TypeSerializerSingleton<HeldKey> {
+public final class HeldKeySerializer extends ImmutableSerializer<HeldKey> {
     private static final long serialVersionUID = 1L;
     public static final HeldKeySerializer INSTANCE = new HeldKeySerializer();
 
     @Override
-    public boolean isImmutableType() {
-        return true;
-    }
-
-    @Override
     public HeldKey createInstance() {
         return new HeldKey(0, 0);
-    }
-
-    @Override
-    public HeldKey copy(HeldKey from) {
-        return from;
-    }
-
-    @Override
-    public HeldKey copy(HeldKey from, HeldKey reuse) {
-        return from;
     }
 
     @Override
@@ -55,11 +40,6 @@ public final class HeldKeySerializer extends TypeSerializerSingleton<HeldKey> {
             throw new IOException("corrupt held-message key: send time " + sendAt);
         }
         return new HeldKey(sendAt, fingerprint);
-    }
-
-    @Override
-    public HeldKey deserialize(HeldKey reuse, DataInputView in) throws IOException {
-        return deserialize(in);
     }
 
     @Override

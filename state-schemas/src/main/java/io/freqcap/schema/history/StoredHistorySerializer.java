@@ -1,9 +1,9 @@
 package io.freqcap.schema.history;
 
+import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -13,7 +13,7 @@ import org.apache.flink.core.memory.DataOutputView;
  * UserHistorySerializer} before this serializer existed restores as it is, and the other way round.
  * Reads always decode.
  */
-public final class StoredHistorySerializer extends TypeSerializerSingleton<StoredHistory> {
+public final class StoredHistorySerializer extends ImmutableSerializer<StoredHistory> {
     private static final long serialVersionUID = 1L;
     public static final StoredHistorySerializer INSTANCE = new StoredHistorySerializer();
 
@@ -26,28 +26,8 @@ public final class StoredHistorySerializer extends TypeSerializerSingleton<Store
     }
 
     @Override
-    public boolean isImmutableType() {
-        return true;
-    }
-
-    @Override
     public StoredHistory createInstance() {
         return UserHistory.EMPTY;
-    }
-
-    @Override
-    public StoredHistory copy(StoredHistory from) {
-        return from;
-    }
-
-    @Override
-    public StoredHistory copy(StoredHistory from, StoredHistory reuse) {
-        return from;
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -62,11 +42,6 @@ public final class StoredHistorySerializer extends TypeSerializerSingleton<Store
     @Override
     public StoredHistory deserialize(DataInputView in) throws IOException {
         return UserHistorySerializer.INSTANCE.deserialize(in);
-    }
-
-    @Override
-    public StoredHistory deserialize(StoredHistory reuse, DataInputView in) throws IOException {
-        return deserialize(in);
     }
 
     @Override
