@@ -13,6 +13,7 @@ import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
@@ -651,7 +652,7 @@ final class KafkaPipelineSupport {
             OutboundMessage m = OutboundMessage.parse(in.value);
             List<long[]> mine = counted.computeIfAbsent(m.userId(), u -> new ArrayList<>());
             mine.add(new long[] {m.timestamp(), m.channel().equals("email") ? 1 : 0});
-            LimitConfig.Rule rule = configs.get(o.configVersion()).ruleFor("*");
+            Rule rule = configs.get(o.configVersion()).ruleFor("*");
             for (Limit l : rule.limits()) {
                 assertTrue(
                         most(mine, m.timestamp(), l.windowMillis(), false) <= l.max(),

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.job.local.LocalRunner;
+import io.freqcap.job.local.LocalJob;
 import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
@@ -114,7 +114,7 @@ class PrometheusMetricsITCase {
         flink.set(
                 CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                 tmp.resolve("checkpoints").toUri().toString());
-        LocalRunner.prometheus(flink, Integer.toString(PORT));
+        LocalJob.prometheus(flink, Integer.toString(PORT));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(flink);
         FreqcapMain.wireKafka(
                 env,

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.local.EmbeddedRedis;
-import io.freqcap.job.local.LocalRunner;
+import io.freqcap.job.local.LocalJob;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.StringWriter;
 import java.net.URI;
@@ -67,7 +67,7 @@ class SecretsITCase {
     static Configuration cluster() {
         Configuration c = new Configuration();
         c.set(RestOptions.PORT, REST_PORT);
-        LocalRunner.prometheus(c, Integer.toString(PROMETHEUS_PORT));
+        LocalJob.prometheus(c, Integer.toString(PROMETHEUS_PORT));
         return c;
     }
 

@@ -8,6 +8,7 @@ import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.browser.HeadlessChromium;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
+import io.freqcap.job.local.RunSummary;
 import io.freqcap.schema.common.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -67,7 +68,7 @@ class WebUiITCase {
         CountDownLatch stop = new CountDownLatch(1);
         PrintStream quiet =
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-        CompletableFuture<LocalRunner.Summary> runner =
+        CompletableFuture<RunSummary> runner =
                 CompletableFuture.supplyAsync(
                         () -> {
                             try {

@@ -32,9 +32,6 @@ import org.apache.flink.configuration.GlobalConfiguration;
  * <p>The cluster's class path is Flink's runtime without the job's own libraries (the Kafka
  * connector, lettuce, RoaringBitmap, freqcap's modules): a job runs from the shaded jar it was
  * submitted with, as on any real cluster.
- *
- * <p>Why one long class: the configuration, class path and process handling of one cluster
- * directory.
  */
 public final class StandaloneCluster {
     static final String JOB_MANAGER =

@@ -23,9 +23,6 @@ import java.util.Locale;
  * <p>{@link #kill()} and {@link #start()} stop it hard and start it again on the same port and
  * directory: with {@code persistent} it keeps its data (AOF, fsync on every write, so whatever it
  * acknowledged survives), without it comes back empty.
- *
- * <p>Why one long class: one redis-server process (binary, configuration, ACL user, TLS, start and
- * stop).
  */
 public final class EmbeddedRedis implements AutoCloseable {
     private final Path dir;
@@ -341,5 +338,26 @@ public final class EmbeddedRedis implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", e);
         }
+    }
+
+    /** The embedded Redis' password file: made once per state dir, readable by its owner only. */
+    static Path passwordFile(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Path file = dir.resolve("password");
+        if (!Files.exists(file)) {
+            byte[] random = new byte[24];
+            new java.security.SecureRandom().nextBytes(random);
+            Files.writeString(
+                    file,
+                    java.util.HexFormat.of().formatHex(random) + "\n",
+                    java.nio.file.StandardOpenOption.CREATE_NEW);
+            try {
+                Files.setPosixFilePermissions(
+                        file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException notPosix) {
+                // a file system without POSIX permissions: the state dir's own protection
+            }
+        }
+        return file;
     }
 }

@@ -26,8 +26,6 @@ import org.apache.kafka.common.Uuid;
  * log goes to {@code broker.log} in its directory; a broker that does not come up within a minute
  * stops the start with the end of that log. {@link #close()} stops it (SIGTERM, then SIGKILL after
  * 15 s); a shutdown hook does the same if this JVM ends first.
- *
- * <p>Why one long class: one broker JVM (configuration, storage, start, kill, restart, pause).
  */
 public final class KafkaBrokerProcess implements LocalKafka {
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(1);

@@ -41,7 +41,7 @@ public class LocalRunnerITCase {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
         CountDownLatch neverStop = new CountDownLatch(1);
-        CompletableFuture<LocalRunner.Summary> run =
+        CompletableFuture<RunSummary> run =
                 CompletableFuture.supplyAsync(
                         () -> {
                             try {
@@ -126,7 +126,7 @@ public class LocalRunnerITCase {
                     "the metrics port seen: " + listening);
         }
 
-        LocalRunner.Summary summary = run.get();
+        RunSummary summary = run.get();
         String text = printed.toString(StandardCharsets.UTF_8);
         assertEquals(JobStatus.CANCELED, summary.finalStatus(), text);
         assertTrue(summary.sent() > 5_000, text);
@@ -206,7 +206,7 @@ public class LocalRunnerITCase {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
         int port = freePort();
-        LocalRunner.Summary summary =
+        RunSummary summary =
                 LocalRunner.run(
                         new String[] {
                             "--no-job",

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
  * ever on a Kafka that refuses its transactions, say), must not end with exit code 0.
  */
 class RunnerSummaryTest {
-    static LocalRunner.Summary summary(long sent, Map<String, Long> decisions, JobStatus status) {
-        return new LocalRunner.Summary(sent, decisions, Map.of(), -1, status);
+    static RunSummary summary(long sent, Map<String, Long> decisions, JobStatus status) {
+        return new RunSummary(sent, decisions, Map.of(), -1, status);
     }
 
     @Test

@@ -14,43 +14,25 @@ import org.apache.flink.util.OutputTag;
 /**
  * The capping function's side outputs (the audit topic, the Redis mirror) and what goes with each
  * record sent there: its metric, and the mirror's bookkeeping ({@link MirrorDebt}).
+ *
+ * @param mirror whether the mirror is on (writes are dropped otherwise)
+ * @param window the longest window of the config in force, as it changes
  */
-final class CappingOutputs {
+record CappingOutputs(
+        CappingMetrics metrics,
+        MirrorDebt mirrorDebt,
+        boolean mirror,
+        int maxRecordBytes,
+        LongSupplier window) {
     static final OutputTag<AuditEvent> AUDIT =
             new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
 
     static final OutputTag<MirrorWrite> MIRROR =
             new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
 
-    private final CappingMetrics metrics;
-    private final MirrorDebt mirrorDebt;
-    private final boolean mirror;
-    private final int maxRecordBytes;
-    private final LongSupplier windowMillis;
-
-    /**
-     * @param mirror whether the mirror is on (writes are dropped otherwise)
-     * @param windowMillis the longest window of the config in force
-     */
-    CappingOutputs(
-            CappingMetrics metrics,
-            MirrorDebt mirrorDebt,
-            boolean mirror,
-            int maxRecordBytes,
-            LongSupplier windowMillis) {
-        this.metrics = metrics;
-        this.mirrorDebt = mirrorDebt;
-        this.mirror = mirror;
-        this.maxRecordBytes = maxRecordBytes;
-        this.windowMillis = windowMillis;
-    }
-
-    int maxRecordBytes() {
-        return maxRecordBytes;
-    }
-
+    /** The longest window of the config in force. */
     long windowMillis() {
-        return windowMillis.getAsLong();
+        return window.getAsLong();
     }
 
     /** The outputs of one call of the function (for a keyed element). */

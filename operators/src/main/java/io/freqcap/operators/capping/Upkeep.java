@@ -12,24 +12,12 @@ import org.slf4j.LoggerFactory;
  * What {@link CappingFunction} does to all of its users' state at once: writing the histories only
  * the cache holds to keyed state, the periodic sweep, and the Redis mirror's rebuild.
  */
-final class Upkeep {
+record Upkeep(
+        HistoryStore histories,
+        ControlInput control,
+        CappingMetrics metrics,
+        IntSupplier maxParallelism) {
     private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
-
-    private final HistoryStore histories;
-    private final ControlInput control;
-    private final CappingMetrics metrics;
-    private final IntSupplier maxParallelism;
-
-    Upkeep(
-            HistoryStore histories,
-            ControlInput control,
-            CappingMetrics metrics,
-            IntSupplier maxParallelism) {
-        this.histories = histories;
-        this.control = control;
-        this.metrics = metrics;
-        this.maxParallelism = maxParallelism;
-    }
 
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
     void flush() throws Exception {

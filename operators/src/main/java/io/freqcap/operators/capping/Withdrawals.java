@@ -24,34 +24,18 @@ import org.slf4j.LoggerFactory;
  * {@code cancel-held} withdraws a campaign's held messages (CANCELLED records, un-counted in the
  * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it.
  */
-final class Withdrawals {
+record Withdrawals(
+        HistoryStore histories,
+        HeldMessages held,
+        LongConsumer keySetter,
+        LongPredicate owns,
+        Withdrawals.Eraser eraser,
+        CappingOutputs out) {
     private static final Logger LOG = LoggerFactory.getLogger(Withdrawals.class);
 
     /** Erases one user's history, returning the channels it had (tests inject a failure). */
     interface Eraser {
         String[] erase(long user) throws Exception;
-    }
-
-    private final HistoryStore histories;
-    private final HeldMessages held;
-    private final LongConsumer keySetter;
-    private final LongPredicate owns;
-    private final Eraser eraser;
-    private final CappingOutputs out;
-
-    Withdrawals(
-            HistoryStore histories,
-            HeldMessages held,
-            LongConsumer keySetter,
-            LongPredicate owns,
-            Eraser eraser,
-            CappingOutputs out) {
-        this.histories = histories;
-        this.held = held;
-        this.keySetter = keySetter;
-        this.owns = owns;
-        this.eraser = eraser;
-        this.out = out;
     }
 
     /**

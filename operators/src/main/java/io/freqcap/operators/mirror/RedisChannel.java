@@ -26,9 +26,6 @@ import org.slf4j.LoggerFactory;
  * backs off (100 ms to 2 s) after a failure. What to do with writes that failed is the writer's.
  *
  * <p>Runs on the task's thread only; lettuce's threads complete futures, which {@link #poll} reads.
- *
- * <p>Why one long class: one connection to Redis, single node or cluster, with its batching and the
- * script.
  */
 final class RedisChannel {
     private static final Logger LOG = LoggerFactory.getLogger(RedisChannel.class);

@@ -34,7 +34,7 @@ public final class SegmentCheck {
             if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
                 throw (VirtualMachineError) e;
             }
-            return rec.checked(null, SegmentTable.unreadable(u.uri(), e));
+            return rec.checked(null, CheckedLoad.unreadable(u.uri(), e));
         }
     }
 }

@@ -16,11 +16,11 @@ import java.util.concurrent.Executors;
 /**
  * Segment files loaded off the task thread. A checked uri load whose bitmap this TaskManager does
  * not hold yet waits here while a loader thread reads it into the shared copy (retried; see {@link
- * SegmentTable#acquireChecked}); the task decides on the segments it holds meanwhile, and segment
- * records after it wait behind it, so that updates still apply in the order they arrived. The
- * capping function applies what is ready before each record it processes. What waits is part of
- * every snapshot ({@link #pending()}), so a checkpoint taken mid-load loses no update. A load that
- * fails past its retries fails the task when it is next asked for ({@link #ready}). Plain Java.
+ * CheckedLoad#acquire}); the task decides on the segments it holds meanwhile, and segment records
+ * after it wait behind it, so that updates still apply in the order they arrived. The capping
+ * function applies what is ready before each record it processes. What waits is part of every
+ * snapshot ({@link #pending()}), so a checkpoint taken mid-load loses no update. A load that fails
+ * past its retries fails the task when it is next asked for ({@link #ready}). Plain Java.
  */
 public final class SegmentLoads {
     private static final ExecutorService LOADERS =
@@ -32,12 +32,12 @@ public final class SegmentLoads {
                     });
 
     private final SegmentLoader loader;
-    private final SegmentTable.Sleeper sleeper;
+    private final CheckedLoad.Sleeper sleeper;
     private final Deque<ControlRecord> waiting = new ArrayDeque<>();
     private CompletableFuture<SegmentCache.Key> loading;
     private boolean closed;
 
-    public SegmentLoads(SegmentLoader loader, SegmentTable.Sleeper sleeper) {
+    public SegmentLoads(SegmentLoader loader, CheckedLoad.Sleeper sleeper) {
         this.loader = loader;
         this.sleeper = sleeper;
     }
@@ -106,7 +106,7 @@ public final class SegmentLoads {
         loading =
                 CompletableFuture.supplyAsync(
                         () -> {
-                            SegmentTable.acquireChecked(key, loader, crc, sleeper);
+                            CheckedLoad.acquire(key, loader, crc, sleeper);
                             return key;
                         },
                         LOADERS);

@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32;
 import org.roaringbitmap.longlong.Roaring64NavigableMap;
 
 /**
@@ -28,8 +27,8 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  * stay as tombstones with their version, so a delayed older load cannot bring them back. Updates
  * apply by version, never by arrival order.
  *
- * <p>Why one long class: the segments in force and the one lookup that touches them all at once
- * share their index.
+ * <p>A load checked upstream goes through {@link CheckedLoad}; which segments a config has rules
+ * for is kept by {@link RuledSegments}.
  */
 public final class SegmentTable {
 
@@ -41,6 +40,11 @@ public final class SegmentTable {
 
     private HeldSegment[] byPriority = new HeldSegment[0];
 
+    /** The segments with a rule, and with a shadow rule, under the config last asked about. */
+    private final RuledSegments ruled = new RuledSegments(LimitConfig::hasRule);
+
+    private final RuledSegments shadowRuled = new RuledSegments(LimitConfig::hasShadowRule);
+
     /**
      * Applies one update.
      *
@@ -51,27 +55,16 @@ public final class SegmentTable {
         return apply(u, loader, null, null);
     }
 
-    /** How long to wait before each retry of a load checked good upstream. */
-    static final long[] RETRY_DELAYS_MILLIS = {250, 1_000, 4_000};
+    private CheckedLoad.Sleeper sleeper = Thread::sleep;
 
-    /** Waits between retries (tests pass one that does not). */
-    public interface Sleeper {
-        void sleep(long millis) throws InterruptedException;
-    }
-
-    private Sleeper sleeper = Thread::sleep;
-
-    void sleeper(Sleeper s) {
+    void sleeper(CheckedLoad.Sleeper s) {
         this.sleeper = s;
     }
 
     /**
      * Applies one update whose segment file was checked before it was broadcast ({@link
      * SegmentCheck}): a file found bad is refused with the check's reason, unread; a file found
-     * good is loaded (through the TaskManager's shared copy), retried after {@link
-     * #RETRY_DELAYS_MILLIS} if it cannot be read or its CRC-32 differs, and past that fails the
-     * task ({@link SegmentUnavailableException}) rather than leave this task on other segments than
-     * the rest.
+     * good is loaded as {@link CheckedLoad} does, which fails the task when it cannot.
      *
      * @param checkedCrc32 the CRC-32 of the file found good, or null when not checked
      * @param checkError why the file was found bad, or null
@@ -100,7 +93,8 @@ public final class SegmentTable {
                 try {
                     if (u.uri() != null && checkedCrc32 != null) {
                         key = new SegmentCache.Key(u.segmentId(), u.version(), u.uri(), u.format());
-                        SegmentCache.Loaded loaded = loadChecked(key, loader, checkedCrc32);
+                        SegmentCache.Loaded loaded =
+                                CheckedLoad.acquire(key, loader, checkedCrc32, sleeper);
                         base = loaded.bitmap();
                         crc = loaded.crc32();
                     } else if (u.uri() != null) {
@@ -110,12 +104,12 @@ public final class SegmentTable {
                         crc = loaded.crc32();
                     } else {
                         base = SegmentBitmap.read(u.bitmap(), u.format());
-                        crc = crc32(u.bitmap());
+                        crc = CheckedLoad.crc32(u.bitmap());
                     }
                 } catch (SegmentUnavailableException e) {
                     throw e;
                 } catch (IOException | RuntimeException e) {
-                    return unreadable(u.uri(), e);
+                    return CheckedLoad.unreadable(u.uri(), e);
                 } catch (MalformedRecordException e) {
                     return "segment \"" + u.segmentId() + "\": " + e.getMessage();
                 }
@@ -161,63 +155,6 @@ public final class SegmentTable {
         }
     }
 
-    /** The INVALID_CONTROL reason of a file that cannot be read. */
-    static String unreadable(String uri, Throwable e) {
-        String why = e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
-        return "uri " + uri + " is unreadable: " + why;
-    }
-
-    /** A load checked good upstream: retried, then fails the task (see {@link #apply}). */
-    private SegmentCache.Loaded loadChecked(
-            SegmentCache.Key key, SegmentLoader loader, long crc32) {
-        return acquireChecked(key, loader, crc32, sleeper);
-    }
-
-    /**
-     * Acquires a checked segment file's shared copy (the caller releases it), retried after {@link
-     * #RETRY_DELAYS_MILLIS}; thread-safe, so a task can load the copy off its own thread.
-     *
-     * @throws SegmentUnavailableException past the retries
-     */
-    public static SegmentCache.Loaded acquireChecked(
-            SegmentCache.Key key, SegmentLoader loader, long crc32, Sleeper sleeper) {
-        Throwable last = null;
-        for (int attempt = 0; attempt <= RETRY_DELAYS_MILLIS.length; attempt++) {
-            if (attempt > 0) {
-                try {
-                    sleeper.sleep(RETRY_DELAYS_MILLIS[attempt - 1]);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new SegmentUnavailableException("interrupted loading " + key.uri(), e);
-                }
-            }
-            try {
-                SegmentCache.Loaded loaded = SegmentCache.acquire(key, loader);
-                if (loaded.crc32() == crc32) {
-                    return loaded;
-                }
-                SegmentCache.release(key);
-                last =
-                        new java.io.IOException(
-                                "CRC-32 " + loaded.crc32() + ", checked as " + crc32);
-            } catch (IOException | MalformedRecordException | RuntimeException e) {
-                last = e;
-            }
-        }
-        throw new SegmentUnavailableException(
-                "segment \""
-                        + key.segmentId()
-                        + "\" version "
-                        + key.version()
-                        + ": "
-                        + key.uri()
-                        + " was checked good but this task cannot load it after "
-                        + (RETRY_DELAYS_MILLIS.length + 1)
-                        + " attempts: "
-                        + last.getMessage(),
-                last);
-    }
-
     private static void releaseCopy(HeldSegment s) {
         if (s != null && s.cacheKey != null) {
             SegmentCache.release(s.cacheKey);
@@ -231,8 +168,8 @@ public final class SegmentTable {
         }
         segments.clear();
         byPriority = new HeldSegment[0];
-        ruledUnder = null;
-        shadowRuledUnder = null;
+        ruled.clear();
+        shadowRuled.clear();
     }
 
     private void put(HeldSegment s) {
@@ -245,46 +182,8 @@ public final class SegmentTable {
         }
         live.sort(Comparator.<HeldSegment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
         byPriority = live.toArray(new HeldSegment[0]);
-        ruledUnder = null;
-        shadowRuledUnder = null;
-    }
-
-    /** The segments with a rule under {@link #ruledUnder}, by priority; recomputed on change. */
-    private HeldSegment[] ruled = new HeldSegment[0];
-
-    private LimitConfig ruledUnder;
-
-    /** The same for the shadow rules of {@link #shadowRuledUnder}. */
-    private HeldSegment[] shadowRuled = new HeldSegment[0];
-
-    private LimitConfig shadowRuledUnder;
-
-    private HeldSegment[] ruled(LimitConfig config) {
-        if (config != ruledUnder) {
-            List<HeldSegment> r = new ArrayList<>();
-            for (HeldSegment s : byPriority) {
-                if (config.hasRule(s.id)) {
-                    r.add(s);
-                }
-            }
-            ruled = r.toArray(new HeldSegment[0]);
-            ruledUnder = config;
-        }
-        return ruled;
-    }
-
-    private HeldSegment[] shadowRuled(LimitConfig config) {
-        if (config != shadowRuledUnder) {
-            List<HeldSegment> r = new ArrayList<>();
-            for (HeldSegment s : byPriority) {
-                if (config.hasShadowRule(s.id)) {
-                    r.add(s);
-                }
-            }
-            shadowRuled = r.toArray(new HeldSegment[0]);
-            shadowRuledUnder = config;
-        }
-        return shadowRuled;
+        ruled.clear();
+        shadowRuled.clear();
     }
 
     /**
@@ -292,12 +191,12 @@ public final class SegmentTable {
      */
     public String resolve(long userId, LimitConfig config) {
         // Segments without a rule are passed over once per config, not once per message.
-        return resolve(userId, ruled(config));
+        return resolve(userId, ruled.under(config, byPriority));
     }
 
     /** The same over the segments of the config's shadow rules (contract.md §4, §6). */
     public String resolveShadow(long userId, LimitConfig config) {
-        return resolve(userId, shadowRuled(config));
+        return resolve(userId, shadowRuled.under(config, byPriority));
     }
 
     private String resolve(long userId, HeldSegment[] candidates) {
@@ -389,7 +288,7 @@ public final class SegmentTable {
                     }
                     crc = loaded.crc32();
                 } else {
-                    crc = crc32(d.inline());
+                    crc = CheckedLoad.crc32(d.inline());
                     base = SegmentBitmap.read(d.inline(), d.format());
                 }
             } catch (IOException | MalformedRecordException | RuntimeException ex) {
@@ -418,11 +317,5 @@ public final class SegmentTable {
                             .holding(key));
         }
         return t;
-    }
-
-    static long crc32(byte[] bytes) {
-        CRC32 c = new CRC32();
-        c.update(bytes);
-        return c.getValue();
     }
 }

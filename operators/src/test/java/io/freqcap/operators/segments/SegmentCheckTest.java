@@ -80,7 +80,7 @@ class SegmentCheckTest {
         Path file = vipFile();
         ControlRecord rec = segmentRecord(uriLoad(file.toUri().toString(), 1));
         ControlRecord checked = SegmentCheck.check(rec, FlinkFileLoader.INSTANCE);
-        assertEquals(SegmentTable.crc32(Files.readAllBytes(file)), checked.checkedCrc32());
+        assertEquals(CheckedLoad.crc32(Files.readAllBytes(file)), checked.checkedCrc32());
         assertNull(checked.checkError());
         ControlRecord config =
                 new ControlRecord(ControlRecord.Kind.CONFIG, "{}".getBytes(), "limit-config", 0, 1);
@@ -127,7 +127,7 @@ class SegmentCheckTest {
         AtomicInteger opens = new AtomicInteger();
         table.sleeper(slept::add);
         SegmentUpdate u = SegmentUpdate.parse(uriLoad("s3://segments/vip-1", 1).getBytes());
-        assertNull(table.apply(u, flaky(bytes, 2, opens), SegmentTable.crc32(bytes), null));
+        assertNull(table.apply(u, flaky(bytes, 2, opens), CheckedLoad.crc32(bytes), null));
         assertEquals(3, opens.get());
         assertEquals(List.of(250L, 1_000L), slept, "backed off before each retry");
         assertEquals("vip", table.resolve(VIP, SegmentTableTest.config(1, "vip")));
@@ -146,7 +146,7 @@ class SegmentCheckTest {
                                 table.apply(
                                         u,
                                         flaky(bytes, 100, opens),
-                                        SegmentTable.crc32(bytes),
+                                        CheckedLoad.crc32(bytes),
                                         null));
         assertEquals(4, opens.get());
         assertTrue(
@@ -159,7 +159,7 @@ class SegmentCheckTest {
                                 table.apply(
                                         u,
                                         flaky(bytes, 0, new AtomicInteger()),
-                                        SegmentTable.crc32(bytes) + 1,
+                                        CheckedLoad.crc32(bytes) + 1,
                                         null));
         assertTrue(changed.getMessage().contains("CRC-32"), changed.getMessage());
         assertEquals(0, table.size());

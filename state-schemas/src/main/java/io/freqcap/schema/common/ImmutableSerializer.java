@@ -1,6 +1,7 @@
 package io.freqcap.schema.common;
 
 import java.io.IOException;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -12,6 +13,25 @@ import org.apache.flink.core.memory.DataOutputView;
  */
 public abstract class ImmutableSerializer<T> extends TypeSerializerSingleton<T> {
     private static final long serialVersionUID = 1L;
+
+    private final Class<? extends TypeSerializerSnapshot<T>> snapshot;
+
+    /**
+     * @param snapshot the serializer's snapshot class (public, with a public no-argument
+     *     constructor, as Flink restores it by name)
+     */
+    protected ImmutableSerializer(Class<? extends TypeSerializerSnapshot<T>> snapshot) {
+        this.snapshot = snapshot;
+    }
+
+    @Override
+    public final TypeSerializerSnapshot<T> snapshotConfiguration() {
+        try {
+            return snapshot.getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot make a " + snapshot.getName(), e);
+        }
+    }
 
     @Override
     public final boolean isImmutableType() {

@@ -1,8 +1,7 @@
 package io.freqcap.schema.config;
 
+import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.Bytes;
-import java.util.Arrays;
-import java.util.Objects;
 
 /**
  * A record from a control topic, as read: a config or command ({@link Kind#CONFIG}) or a segment
@@ -42,37 +41,17 @@ public record ControlRecord(
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ControlRecord c
-                && kind == c.kind
-                && Arrays.equals(value, c.value)
-                && Objects.equals(topic, c.topic)
-                && partition == c.partition
-                && offset == c.offset
-                && Objects.equals(checkedCrc32, c.checkedCrc32)
-                && Objects.equals(checkError, c.checkError);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(
-                kind, Arrays.hashCode(value), topic, partition, offset, checkedCrc32, checkError);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
-        return "ControlRecord["
-                + kind
-                + " "
-                + topic
-                + "-"
-                + partition
-                + "@"
-                + offset
-                + ", "
-                + Bytes.describe(value)
-                + (checkedCrc32 != null ? ", checked crc32 " + checkedCrc32 : "")
-                + (checkError != null ? ", check failed: " + checkError : "")
-                + "]";
+        String checked =
+                (checkedCrc32 != null ? ", checked crc32 " + checkedCrc32 : "")
+                        + (checkError != null ? ", check failed: " + checkError : "");
+        return String.format(
+                "ControlRecord[%s %s-%d@%d, %s%s]",
+                kind, topic, partition, offset, Bytes.describe(value), checked);
     }
 
     public static ControlRecord mirrorTick(long sequence) {
@@ -81,5 +60,10 @@ public record ControlRecord(
 
     public static ControlRecord sweep(long sequence) {
         return new ControlRecord(Kind.SWEEP, null, "cleanup-tick", 0, sequence);
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

@@ -43,6 +43,16 @@ public record Scope(Kind kind, String name) {
         return 31 * kind.hashCode() + (name == null ? 0 : name.hashCode());
     }
 
+    /** Whether a message of this channel, category and campaign (or none) counts here. */
+    public boolean matches(String channel, String category, String campaign) {
+        return switch (kind) {
+            case ALL -> true;
+            case CHANNEL -> name.equals(channel);
+            case CATEGORY -> name.equals(category);
+            case CAMPAIGN -> name.equals(campaign);
+        };
+    }
+
     /** As a violation names it: {@code all}, {@code channel:<name>}, ... */
     public String label() {
         return switch (kind) {

@@ -1,7 +1,7 @@
 package io.freqcap.schema.decision;
 
+import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.Bytes;
-import java.util.Arrays;
 
 /**
  * One record for the audit topic: its Kafka key (the userId as text, or {@code null} when the user
@@ -10,18 +10,16 @@ import java.util.Arrays;
 public record AuditEvent(byte[] key, byte[] json) {
     @Override
     public boolean equals(Object o) {
-        return o instanceof AuditEvent a
-                && Arrays.equals(key, a.key)
-                && Arrays.equals(json, a.json);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * Arrays.hashCode(key) + Arrays.hashCode(json);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
         return "AuditEvent[" + Bytes.describe(json) + "]";
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

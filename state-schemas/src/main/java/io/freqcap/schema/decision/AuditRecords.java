@@ -16,9 +16,6 @@ import java.util.List;
  * ({@code --max-record-bytes}): where the input's bytes ({@code raw}, or {@code message}) would
  * make a record too large, it carries their first bytes only, with {@code rawBytes} (the full
  * length) and {@code rawTruncated: true}, and no {@code message}.
- *
- * <p>Why one long class: every audit record's JSON (contract.md §5) and the last guard on its size,
- * written in one place.
  */
 public final class AuditRecords {
     private AuditRecords() {}

@@ -1,8 +1,7 @@
 package io.freqcap.schema.decision;
 
+import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.Bytes;
-import java.util.Arrays;
-import java.util.Objects;
 
 /**
  * A message allowed through (ALLOWED or EXEMPT): the input key and value byte for byte, and the
@@ -48,33 +47,19 @@ public record Delivery(
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Delivery d
-                && Arrays.equals(key, d.key)
-                && Arrays.equals(value, d.value)
-                && Objects.equals(decision, d.decision)
-                && Objects.equals(segment, d.segment)
-                && configVersion == d.configVersion
-                && Objects.equals(shadow, d.shadow)
-                && Objects.equals(sendAt, d.sendAt);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(
-                Arrays.hashCode(key), Arrays.hashCode(value), decision, segment, configVersion);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
-        return "Delivery["
-                + decision
-                + ", segment "
-                + segment
-                + ", v"
-                + configVersion
-                + (sendAt == null ? "" : ", send at " + sendAt)
-                + ", "
-                + Bytes.describe(value)
-                + "]";
+        String held = sendAt == null ? "" : ", send at " + sendAt;
+        return String.format(
+                "Delivery[%s, segment %s, v%d%s, %s]",
+                decision, segment, configVersion, held, Bytes.describe(value));
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

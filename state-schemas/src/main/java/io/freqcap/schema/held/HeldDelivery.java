@@ -1,10 +1,9 @@
 package io.freqcap.schema.held;
 
+import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.Bytes;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
-import java.util.Arrays;
-import java.util.Objects;
 
 /**
  * A message ALLOWED with a later send time, waiting in keyed state for it (contract.md §5): what
@@ -46,24 +45,16 @@ public record HeldDelivery(
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof HeldDelivery h
-                && messageId.equals(h.messageId)
-                && timestamp == h.timestamp
-                && sendAt == h.sendAt
-                && Arrays.equals(key, h.key)
-                && Arrays.equals(value, h.value)
-                && segment.equals(h.segment)
-                && configVersion == h.configVersion
-                && Objects.equals(shadow, h.shadow);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(messageId, sendAt);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
         return "HeldDelivery[" + messageId + " at " + sendAt + ", " + Bytes.describe(value) + "]";
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

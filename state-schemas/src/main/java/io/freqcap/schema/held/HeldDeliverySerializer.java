@@ -5,7 +5,6 @@ import io.freqcap.schema.common.FormatByte;
 import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -18,6 +17,10 @@ import org.apache.flink.types.StringValue;
 public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelivery> {
     private static final long serialVersionUID = 1L;
     public static final HeldDeliverySerializer INSTANCE = new HeldDeliverySerializer();
+
+    private HeldDeliverySerializer() {
+        super(Snapshot.class);
+    }
 
     static final byte FORMAT = 1;
 
@@ -51,11 +54,6 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                 StringValue.readString(in),
                 in.readLong(),
                 StringValue.readString(in));
-    }
-
-    @Override
-    public TypeSerializerSnapshot<HeldDelivery> snapshotConfiguration() {
-        return new Snapshot();
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<HeldDelivery> {

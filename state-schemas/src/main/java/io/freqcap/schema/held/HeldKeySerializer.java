@@ -3,7 +3,6 @@ package io.freqcap.schema.held;
 import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -15,6 +14,10 @@ import org.apache.flink.core.memory.DataOutputView;
 public final class HeldKeySerializer extends ImmutableSerializer<HeldKey> {
     private static final long serialVersionUID = 1L;
     public static final HeldKeySerializer INSTANCE = new HeldKeySerializer();
+
+    private HeldKeySerializer() {
+        super(Snapshot.class);
+    }
 
     @Override
     public HeldKey createInstance() {
@@ -45,11 +48,6 @@ public final class HeldKeySerializer extends ImmutableSerializer<HeldKey> {
     @Override
     public void copy(DataInputView source, DataOutputView target) throws IOException {
         target.write(source, 16);
-    }
-
-    @Override
-    public TypeSerializerSnapshot<HeldKey> snapshotConfiguration() {
-        return new Snapshot();
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<HeldKey> {

@@ -86,18 +86,20 @@ final class HistoryReader {
                     campaignIndex,
                     campaignTable,
                     (flags & ONE_OFFSET) != 0 ? null : offsets);
-            return HistoryEdits.decoded(
-                    ts,
-                    fps,
-                    ci,
-                    channels,
-                    readIds(in, flags, n),
-                    categoryTable,
-                    categoryIndex,
-                    campaignTable,
-                    campaignIndex,
-                    offsets,
-                    readHeld(in, flags, n));
+            return new UserHistory(
+                    ColumnEdits.canonical(
+                            new HistoryColumns(
+                                    ts,
+                                    fps,
+                                    ci,
+                                    channels,
+                                    readIds(in, flags, n),
+                                    categoryTable,
+                                    categoryIndex,
+                                    campaignTable,
+                                    campaignIndex,
+                                    offsets,
+                                    readHeld(in, flags, n))));
         }
         String[] categories = categoryTable == null ? null : new String[n];
         String[] campaigns = campaignTable == null ? null : new String[n];
@@ -123,7 +125,7 @@ final class HistoryReader {
             }
         }
         String[] ids = readIds(in, flags, n);
-        return HistoryEdits.fromValues(
+        return UserHistory.of(
                 ts, fps, ci, channels, ids, categories, campaigns, offsets, readHeld(in, flags, n));
     }
 

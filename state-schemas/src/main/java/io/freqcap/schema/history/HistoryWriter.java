@@ -21,7 +21,8 @@ import org.apache.flink.core.memory.DataOutputView;
 final class HistoryWriter {
     private HistoryWriter() {}
 
-    static void write(UserHistory h, DataOutputView out) throws IOException {
+    static void write(UserHistory history, DataOutputView out) throws IOException {
+        HistoryColumns h = history;
         int n = h.size();
         String[] channels = h.channels;
         String[] ids = n == 0 ? null : h.messageIds;
@@ -44,7 +45,7 @@ final class HistoryWriter {
         if (v2 && !packed) {
             // Unpacked (offsets that are not quarter hours): per-entry strings, the category table
             // with the default in it.
-            categories = categoryIndex == null ? null : categoriesOf(h);
+            categories = categoryIndex == null ? null : categoriesOf(history);
             campaigns = Tabled.values(campaignTable, campaignIndex);
             categoryTable = categories == null ? null : table(categories, null);
             campaignTable = campaigns == null ? null : table(campaigns, null);

@@ -3,7 +3,6 @@ package io.freqcap.schema.history;
 import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -16,6 +15,10 @@ import org.apache.flink.core.memory.DataOutputView;
 public final class StoredHistorySerializer extends ImmutableSerializer<StoredHistory> {
     private static final long serialVersionUID = 1L;
     public static final StoredHistorySerializer INSTANCE = new StoredHistorySerializer();
+
+    private StoredHistorySerializer() {
+        super(Snapshot.class);
+    }
 
     /** The history {@code stored} holds, decoded; null for null. */
     public static UserHistory decoded(StoredHistory stored) {
@@ -49,17 +52,12 @@ public final class StoredHistorySerializer extends ImmutableSerializer<StoredHis
         UserHistorySerializer.INSTANCE.copy(source, target);
     }
 
-    @Override
-    public TypeSerializerSnapshot<StoredHistory> snapshotConfiguration() {
-        return new Snapshot();
-    }
-
     /**
      * {@link HistoryFormatSnapshot}: the history format, for {@code StoredHistory} state. Also
      * restores state {@link UserHistorySerializer} wrote (freqcap 0.1 and 0.2 named it for {@code
      * history-v1}): the same bytes.
      */
-    public static final class Snapshot extends HistoryFormatSnapshot<StoredHistory> {
+    public static class Snapshot extends HistoryFormatSnapshot<StoredHistory> {
         @Override
         public TypeSerializer<StoredHistory> restoreSerializer() {
             return INSTANCE;

@@ -26,173 +26,19 @@ import java.util.Arrays;
  * entry has one other than the default ({@code marketing}, none, UTC): each is a per-entry array
  * that is null otherwise.
  *
- * <p>This class holds the columns; {@link HistoryQueries} reads them for the rule, {@link
- * HistoryEdits} makes new histories from them, and {@link UserHistorySerializer} writes them.
+ * <p>The entries are {@link HistoryColumns}; {@link ColumnQueries} reads them for the rule, {@link
+ * ColumnEdits} makes new ones, and {@link UserHistorySerializer} writes them.
  */
-public final class UserHistory implements CountedHistory, StoredHistory {
-    public static final UserHistory EMPTY =
-            new UserHistory(
-                    new long[0],
-                    new long[0],
-                    new int[0],
-                    new String[0],
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null);
+public final class UserHistory extends HistoryColumns implements CountedHistory, StoredHistory {
+    public static final UserHistory EMPTY = new UserHistory(HistoryColumns.EMPTY);
 
-    final long[] timestamps;
-    final long[] fingerprints;
-    final int[] channelIndex;
-    final String[] channels;
-
-    /** Null when no entry has an id. */
-    final String[] messageIds;
-
-    /**
-     * Categories but {@link OutboundMessage#DEFAULT_CATEGORY} and campaigns, each as a table of the
-     * distinct values entries use (in order of first use, as the packed format writes them) and per
-     * entry an index: 0 for the default category or no campaign, t + 1 for table[t]. Both null when
-     * every entry's is 0. Indexes, so that scope checks compare ints.
-     */
-    final String[] categoryTable;
-
-    final int[] categoryIndex;
-    final String[] campaignTable;
-    final int[] campaignIndex;
-
-    /** Per entry, seconds east of UTC; null when every entry's is 0. */
-    final int[] offsets;
-
-    /**
-     * Per entry, how long after the timestamp it was stamped with it is counted (its send time, a
-     * held message, contract.md §6, minus that timestamp); null when every entry's is 0. STALE and
-     * pruning read the stamped timestamps ({@link #latestStamped}), the limits the counted ones.
-     */
-    final long[] heldFor;
-
-    UserHistory(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
-            Tabled categories,
-            Tabled campaigns,
-            int[] offsets,
-            long[] heldFor) {
-        this(
-                timestamps,
-                fingerprints,
-                channelIndex,
-                channels,
-                messageIds,
-                categories.table(),
-                categories.index(),
-                campaigns.table(),
-                campaigns.index(),
-                offsets,
-                heldFor);
-    }
-
-    UserHistory(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
-            String[] categoryTable,
-            int[] categoryIndex,
-            String[] campaignTable,
-            int[] campaignIndex,
-            int[] offsets,
-            long[] heldFor) {
-        this.timestamps = timestamps;
-        this.fingerprints = fingerprints;
-        this.channelIndex = channelIndex;
-        this.channels = channels;
-        this.messageIds = messageIds;
-        boolean noCategory = allZero(categoryIndex);
-        this.categoryTable = noCategory ? null : categoryTable;
-        this.categoryIndex = noCategory ? null : categoryIndex;
-        boolean noCampaign = allZero(campaignIndex);
-        this.campaignTable = noCampaign ? null : campaignTable;
-        this.campaignIndex = noCampaign ? null : campaignIndex;
-        this.offsets = allZero(offsets) ? null : offsets;
-        this.heldFor = allZero(heldFor) ? null : heldFor;
-    }
-
-    private static boolean allZero(int[] a) {
-        if (a != null) {
-            for (int x : a) {
-                if (x != 0) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    private static boolean allZero(long[] a) {
-        if (a != null) {
-            for (long x : a) {
-                if (x != 0) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    @Override
-    public int size() {
-        return timestamps.length;
+    UserHistory(HistoryColumns c) {
+        super(c);
     }
 
     @Override
     public boolean isEmpty() {
         return timestamps.length == 0;
-    }
-
-    public long timestamp(int i) {
-        return timestamps[i];
-    }
-
-    public long fingerprint(int i) {
-        return fingerprints[i];
-    }
-
-    public String channel(int i) {
-        return channels[channelIndex[i]];
-    }
-
-    /** The messageId of entry i, or {@code null} when it was counted without keeping ids. */
-    public String messageId(int i) {
-        return messageIds == null ? null : messageIds[i];
-    }
-
-    public String category(int i) {
-        int c = categoryIndex == null ? 0 : categoryIndex[i];
-        return c == 0 ? OutboundMessage.DEFAULT_CATEGORY : categoryTable[c - 1];
-    }
-
-    /** The campaignId of entry i, or {@code null} for none. */
-    public String campaign(int i) {
-        int c = campaignIndex == null ? 0 : campaignIndex[i];
-        return c == 0 ? null : campaignTable[c - 1];
-    }
-
-    /** Seconds east of UTC of entry i's zone at its timestamp. */
-    public int offsetSeconds(int i) {
-        return offsets == null ? 0 : offsets[i];
-    }
-
-    /** How long after its stamped timestamp entry i is counted (0 unless it was held). */
-    public long heldFor(int i) {
-        return heldFor == null ? 0 : heldFor[i];
     }
 
     @Override
@@ -207,17 +53,17 @@ public final class UserHistory implements CountedHistory, StoredHistory {
 
     @Override
     public long latestStamped() {
-        return heldFor == null ? latest() : HistoryQueries.latestStamped(this);
+        return heldFor == null ? latest() : ColumnQueries.latestStamped(this);
     }
 
     @Override
     public int heldWaiting(long now, int atMost) {
-        return HistoryQueries.heldWaiting(this, now, atMost);
+        return ColumnQueries.heldWaiting(this, now, atMost);
     }
 
     @Override
     public Long firstHeldWaiting(long now) {
-        return HistoryQueries.firstHeldWaiting(this, now);
+        return ColumnQueries.firstHeldWaiting(this, now);
     }
 
     @Override
@@ -233,32 +79,27 @@ public final class UserHistory implements CountedHistory, StoredHistory {
 
     /** Whether entry i counts for {@code scope}. */
     public boolean inScope(int i, Scope scope) {
-        return switch (scope.kind()) {
-            case ALL -> true;
-            case CHANNEL -> channel(i).equals(scope.name());
-            case CATEGORY -> category(i).equals(scope.name());
-            case CAMPAIGN -> scope.name().equals(campaign(i));
-        };
+        return scope.matches(channel(i), category(i), campaign(i));
     }
 
     @Override
     public int count(Scope scope, long after, long upTo) {
-        return HistoryQueries.count(this, scope, after, upTo);
+        return ColumnQueries.count(this, scope, after, upTo);
     }
 
     @Override
     public long kthLatest(Scope scope, int k) {
-        return HistoryQueries.kthLatest(this, scope, k);
+        return ColumnQueries.kthLatest(this, scope, k);
     }
 
     @Override
     public long[] timestampsAfter(Scope scope, long after) {
-        return HistoryQueries.timestampsAfter(this, scope, after);
+        return ColumnQueries.timestampsAfter(this, scope, after);
     }
 
     @Override
     public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
-        HistoryQueries.forEachIn(this, scope, after, upTo, v);
+        ColumnQueries.forEachIn(this, scope, after, upTo, v);
     }
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
@@ -279,20 +120,8 @@ public final class UserHistory implements CountedHistory, StoredHistory {
                 messageId,
                 OutboundMessage.DEFAULT_CATEGORY,
                 null,
+                0,
                 0);
-    }
-
-    /** This history with one more entry, counted at the timestamp it was stamped with. */
-    public UserHistory with(
-            long timestamp,
-            long fingerprint,
-            String channel,
-            String messageId,
-            String category,
-            String campaign,
-            int offsetSeconds) {
-        return with(
-                timestamp, fingerprint, channel, messageId, category, campaign, offsetSeconds, 0);
     }
 
     /**
@@ -313,21 +142,46 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String campaign,
             int offsetSeconds,
             long heldFor) {
-        return HistoryEdits.with(
-                this,
-                timestamp,
-                fingerprint,
-                channel,
-                messageId,
-                category,
-                campaign,
-                offsetSeconds,
-                heldFor);
+        fingerprint &= Fingerprints.MASK;
+        int n = timestamps.length;
+        int pos = n;
+        while (pos > 0 && timestamps[pos - 1] > timestamp) {
+            pos--;
+        }
+        int c = Tabled.indexOf(channels, channel);
+        String[] chs = channels;
+        if (c < 0) {
+            chs = Arrays.copyOf(channels, channels.length + 1);
+            c = channels.length;
+            chs[c] = channel;
+        }
+        long[] ts = ColumnEdits.insert(timestamps, pos, timestamp);
+        long[] fps = ColumnEdits.insert(fingerprints, pos, fingerprint);
+        int[] ci = Tabled.insert(channelIndex, pos, c);
+        String[] ids = ColumnEdits.insert(messageIds, n, pos, messageId);
+        Tabled cats =
+                Tabled.with(
+                        categoryTable,
+                        categoryIndex,
+                        n,
+                        pos,
+                        OutboundMessage.DEFAULT_CATEGORY.equals(category) ? null : category);
+        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, campaign);
+        int[] offs =
+                offsets == null && offsetSeconds == 0
+                        ? null
+                        : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
+        long[] held =
+                this.heldFor == null && heldFor == 0
+                        ? null
+                        : ColumnEdits.insert(
+                                this.heldFor == null ? new long[n] : this.heldFor, pos, heldFor);
+        return new UserHistory(new HistoryColumns(ts, fps, ci, chs, ids, cats, camps, offs, held));
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
     public UserHistory prunedBefore(long cutoff) {
-        return HistoryEdits.prunedBefore(this, cutoff);
+        return of(ColumnEdits.prunedBefore(this, cutoff));
     }
 
     /**
@@ -335,7 +189,15 @@ public final class UserHistory implements CountedHistory, StoredHistory {
      * message that stops counting, contract.md §5); itself when it has no such entry.
      */
     public UserHistory without(long timestamp, long fingerprint) {
-        return HistoryEdits.without(this, timestamp, fingerprint);
+        return of(ColumnEdits.without(this, timestamp, fingerprint));
+    }
+
+    /** The history of these columns: this one when they are its own, {@link #EMPTY} for none. */
+    private UserHistory of(HistoryColumns columns) {
+        if (columns == this) {
+            return this;
+        }
+        return columns.size() == 0 ? EMPTY : new UserHistory(columns);
     }
 
     /**
@@ -359,42 +221,46 @@ public final class UserHistory implements CountedHistory, StoredHistory {
             String[] campaigns,
             int[] offsets,
             long[] heldFor) {
-        return HistoryEdits.of(
-                ts, fps, channelIndex, channels, ids, categories, campaigns, offsets, heldFor);
+        int n = ts.length;
+        if (fps.length != n
+                || channelIndex.length != n
+                || (ids != null && ids.length != n)
+                || (categories != null && categories.length != n)
+                || (campaigns != null && campaigns.length != n)
+                || (offsets != null && offsets.length != n)
+                || (heldFor != null && heldFor.length != n)) {
+            throw new IllegalArgumentException("entries of different lengths");
+        }
+        if (n == 0) {
+            return UserHistory.EMPTY;
+        }
+        return new UserHistory(
+                ColumnEdits.compacted(
+                        new HistoryColumns(
+                                ts,
+                                fps,
+                                channelIndex,
+                                channels,
+                                ids,
+                                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
+                                Tabled.of(campaigns, null),
+                                offsets,
+                                heldFor)));
     }
 
     @Override
     public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof UserHistory that)) {
-            return false;
-        }
-        if (!Arrays.equals(timestamps, that.timestamps)
-                || !Arrays.equals(fingerprints, that.fingerprints)
-                || !Arrays.equals(messageIds, that.messageIds)
-                || !Arrays.equals(offsets, that.offsets)
-                || !Arrays.equals(heldFor, that.heldFor)) {
-            return false;
-        }
-        for (int i = 0; i < timestamps.length; i++) {
-            if (!channel(i).equals(that.channel(i))
-                    || !category(i).equals(that.category(i))
-                    || !java.util.Objects.equals(campaign(i), that.campaign(i))) {
-                return false;
-            }
-        }
-        return true;
+        return this == o
+                || (o instanceof UserHistory that && ColumnQueries.sameEntries(this, that));
     }
 
     @Override
     public int hashCode() {
-        return 31 * Arrays.hashCode(timestamps) + Arrays.hashCode(fingerprints);
+        return 31 * java.util.Arrays.hashCode(timestamps) + java.util.Arrays.hashCode(fingerprints);
     }
 
     @Override
     public String toString() {
-        return HistoryQueries.describe(this);
+        return ColumnQueries.describe(this);
     }
 }

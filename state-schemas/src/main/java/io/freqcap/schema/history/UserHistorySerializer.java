@@ -3,7 +3,6 @@ package io.freqcap.schema.history;
 import io.freqcap.schema.common.ImmutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -15,6 +14,10 @@ import org.apache.flink.core.memory.DataOutputView;
 public final class UserHistorySerializer extends ImmutableSerializer<UserHistory> {
     private static final long serialVersionUID = 1L;
     public static final UserHistorySerializer INSTANCE = new UserHistorySerializer();
+
+    private UserHistorySerializer() {
+        super(Snapshot.class);
+    }
 
     @Override
     public UserHistory createInstance() {
@@ -31,13 +34,8 @@ public final class UserHistorySerializer extends ImmutableSerializer<UserHistory
         return HistoryReader.read(in);
     }
 
-    @Override
-    public TypeSerializerSnapshot<UserHistory> snapshotConfiguration() {
-        return new Snapshot();
-    }
-
     /** {@link HistoryFormatSnapshot}: the history format, for {@code UserHistory} state. */
-    public static final class Snapshot extends HistoryFormatSnapshot<UserHistory> {
+    public static class Snapshot extends HistoryFormatSnapshot<UserHistory> {
         @Override
         public TypeSerializer<UserHistory> restoreSerializer() {
             return INSTANCE;

@@ -1,8 +1,7 @@
 package io.freqcap.schema.message;
 
+import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.MalformedRecordException;
-import java.util.Arrays;
-import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
@@ -29,38 +28,13 @@ public record InboundMessage(
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof InboundMessage m
-                && routingKey == m.routingKey
-                && Objects.equals(messageId, m.messageId)
-                && Objects.equals(channel, m.channel)
-                && Objects.equals(category, m.category)
-                && timestamp == m.timestamp
-                && Objects.equals(timezone, m.timezone)
-                && Objects.equals(campaignId, m.campaignId)
-                && Objects.equals(error, m.error)
-                && Arrays.equals(key, m.key)
-                && Arrays.equals(value, m.value)
-                && Objects.equals(topic, m.topic)
-                && partition == m.partition
-                && offset == m.offset;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(routingKey, messageId, timestamp, Arrays.hashCode(value), offset);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
-        return "InboundMessage["
-                + (error != null ? "malformed: " + error : messageId + " of user " + routingKey)
-                + ", "
-                + topic
-                + "-"
-                + partition
-                + "@"
-                + offset
-                + "]";
+        String what = error != null ? "malformed: " + error : messageId + " of user " + routingKey;
+        return String.format("InboundMessage[%s, %s-%d@%d]", what, topic, partition, offset);
     }
 
     public boolean isMalformed() {
@@ -147,5 +121,10 @@ public record InboundMessage(
                 raw.topic(),
                 raw.partition(),
                 raw.offset());
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

@@ -10,7 +10,6 @@ import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -24,6 +23,10 @@ import org.apache.flink.types.StringValue;
 public final class InboundMessageSerializer extends ImmutableSerializer<InboundMessage> {
     private static final long serialVersionUID = 1L;
     public static final InboundMessageSerializer INSTANCE = new InboundMessageSerializer();
+
+    private InboundMessageSerializer() {
+        super(Snapshot.class);
+    }
 
     private static final InboundMessage EMPTY =
             new InboundMessage(
@@ -67,11 +70,6 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
                 StringValue.readString(in),
                 in.readInt(),
                 in.readLong());
-    }
-
-    @Override
-    public TypeSerializerSnapshot<InboundMessage> snapshotConfiguration() {
-        return new Snapshot();
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<InboundMessage> {

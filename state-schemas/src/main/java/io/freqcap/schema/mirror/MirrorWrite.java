@@ -1,5 +1,6 @@
 package io.freqcap.schema.mirror;
 
+import io.freqcap.schema.common.ArrayRecords;
 import java.util.Arrays;
 
 /**
@@ -194,33 +195,23 @@ public record MirrorWrite(
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof MirrorWrite w
-                && userId == w.userId
-                && windowMillis == w.windowMillis
-                && kind == w.kind
-                && latestStamped == w.latestStamped
-                && Arrays.equals(channels, w.channels)
-                && Arrays.equals(channelOf, w.channelOf)
-                && Arrays.equals(timestamps, w.timestamps)
-                && Arrays.equals(messageIds, w.messageIds);
-    }
-
-    @Override
-    public int hashCode() {
-        return Long.hashCode(userId) * 31 + Arrays.hashCode(messageIds);
+        return ArrayRecords.equal(this, o);
     }
 
     @Override
     public String toString() {
-        return "MirrorWrite[user="
-                + userId
-                + ", window="
-                + windowMillis
-                + (kind == Kind.ADD ? "" : ", " + kind.name().toLowerCase())
-                + ", channels="
-                + Arrays.toString(channels)
-                + ", ids="
-                + Arrays.toString(messageIds)
-                + "]";
+        String removes = kind == Kind.ADD ? "" : ", " + kind.name().toLowerCase();
+        return String.format(
+                "MirrorWrite[user=%d, window=%d%s, channels=%s, ids=%s]",
+                userId,
+                windowMillis,
+                removes,
+                Arrays.toString(channels),
+                Arrays.toString(messageIds));
+    }
+
+    @Override
+    public int hashCode() {
+        return ArrayRecords.hash(this);
     }
 }

@@ -28,9 +28,6 @@ import org.roaringbitmap.RoaringBitmap;
  *
  * Bitmaps from outside are untrusted: every container is validated after reading, bucket keys must
  * increase, and trailing or missing bytes are errors. Immutable once read.
- *
- * <p>Why one long class: a segment's bitmap, its validation after reading and its lookups share the
- * containers.
  */
 public final class SegmentBitmap {
     public enum Format {

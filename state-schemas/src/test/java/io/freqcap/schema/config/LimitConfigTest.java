@@ -266,7 +266,7 @@ class LimitConfigTest {
                                 + "[{\"window\":\"1d\",\"max\":3}],"
                                 + "\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]},"
                                 + "\"campaign\":[{\"window\":\"30d\",\"max\":1}]}]}");
-        LimitConfig.Rule r = c.ruleFor("*");
+        Rule r = c.ruleFor("*");
         assertEquals(2, r.categoryLimits("promo").get(0).max());
         assertEquals(List.of(), r.categoryLimits("news"));
         assertEquals(1, r.campaign().get(0).max());
@@ -310,14 +310,14 @@ class LimitConfigTest {
     void readsTheHoldExample() throws Exception {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-hold.json"));
-        LimitConfig.Rule vip = c.ruleFor("vip");
+        Rule vip = c.ruleFor("vip");
         assertEquals("12h", vip.hold());
         assertEquals(12 * 3_600_000L, vip.holdMillis());
         assertEquals("22:00", vip.quietHours().from());
         assertEquals(7 * 60 + 30, vip.quietHours().toMinute());
         assertTrue(vip.quietHoursFor("push") != null);
         assertEquals(null, vip.quietHoursFor("email"), "email is not in vip's quiet channels");
-        LimitConfig.Rule star = c.ruleFor("*");
+        Rule star = c.ruleFor("*");
         assertEquals(86_400_000L, star.holdMillis());
         assertTrue(star.quietHoursFor("email") != null, "no channels: every channel");
     }
@@ -341,7 +341,7 @@ class LimitConfigTest {
         return "{\"version\":2,\"rules\":[{\"segment\":\"*\"," + fields + "}]" + more + "}";
     }
 
-    static LimitConfig.Rule hours(String from, String to) throws Exception {
+    static Rule hours(String from, String to) throws Exception {
         return LimitConfig.parse(
                         starRule(
                                 "\"limits\":[{\"window\":\"1d\",\"max\":1}],\"quietHours\":{\"from\":\""

@@ -36,7 +36,7 @@ class UserHistorySerializerTest {
     /** Two channels, a promotion, two campaigns, offsets of Singapore and of Kathmandu (+5:45). */
     static UserHistory scopedHistory() {
         return UserHistory.EMPTY
-                .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", "c-1", 28_800)
+                .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", "c-1", 28_800, 0)
                 .with(
                         DAY_1_NOON + 42_000_000L,
                         0x17213fd3b7ed5f6eL,
@@ -44,8 +44,17 @@ class UserHistorySerializerTest {
                         null,
                         "promo",
                         null,
-                        20_700)
-                .with(DAY_1_NOON + 42_000_001L, 0x3dd25bb62cde30L, "push", "m-3", "promo", "7", 0);
+                        20_700,
+                        0)
+                .with(
+                        DAY_1_NOON + 42_000_001L,
+                        0x3dd25bb62cde30L,
+                        "push",
+                        "m-3",
+                        "promo",
+                        "7",
+                        0,
+                        0);
     }
 
     /** Liberia's offset until 1972, −0:44:30: not a whole number of quarter hours. */
@@ -117,7 +126,8 @@ class UserHistorySerializerTest {
                                 campaigns[rnd.nextInt(run % 3 == 0 ? 1 : 3)],
                                 run % 7 == 0 && i == 0
                                         ? MONROVIA_1971 // not in quarter hours: unpacked
-                                        : offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)]);
+                                        : offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)],
+                                0);
             }
             byte[] bytes = write(h);
             if (bytes.length > 2 && bytes[1] == 0) {
@@ -157,21 +167,21 @@ class UserHistorySerializerTest {
         long t0 = 1_763_769_600_000L;
         UserHistory inOrder =
                 UserHistory.EMPTY
-                        .with(t0, 1, "push", null, "promo", "c1", 3600)
-                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600)
-                        .with(t0 + 30, 4, "push", null, "promo", null, 3600);
+                        .with(t0, 1, "push", null, "promo", "c1", 3600, 0)
+                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0)
+                        .with(t0 + 30, 4, "push", null, "promo", null, 3600, 0);
         UserHistory outOfOrder =
                 UserHistory.EMPTY
-                        .with(t0 + 30, 4, "push", null, "promo", null, 3600)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600)
-                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600)
-                        .with(t0, 1, "push", null, "promo", "c1", 3600);
+                        .with(t0 + 30, 4, "push", null, "promo", null, 3600, 0)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0)
+                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0)
+                        .with(t0, 1, "push", null, "promo", "c1", 3600, 0);
         assertEquals(inOrder, outOfOrder);
         UserHistory twoOutOfOrder =
                 UserHistory.EMPTY
-                        .with(t0 + 30, 4, "push", null, "promo", "c2", 3600)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600);
+                        .with(t0 + 30, 4, "push", null, "promo", "c2", 3600, 0)
+                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0);
         assertEquals(
                 java.util.List.of("news", "promo"), java.util.List.of(twoOutOfOrder.categoryTable));
         assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(twoOutOfOrder.campaignTable));
@@ -205,18 +215,20 @@ class UserHistorySerializerTest {
     void packedTablesOutOfOrderOrRepeatedAreReadAsTheirEntriesSay() {
         long t0 = 1_763_769_600_000L;
         UserHistory h =
-                HistoryEdits.decoded(
-                        new long[] {t0, t0 + 1, t0 + 2},
-                        new long[] {1, 2, 3},
-                        new int[] {0, 0, 0},
-                        new String[] {"push"},
-                        null,
-                        new String[] {"promo", "promo"},
-                        new int[] {2, 1, 0},
-                        new String[] {"c2", "c1", "unused"},
-                        new int[] {2, 0, 1},
-                        null,
-                        null);
+                new UserHistory(
+                        ColumnEdits.canonical(
+                                new HistoryColumns(
+                                        new long[] {t0, t0 + 1, t0 + 2},
+                                        new long[] {1, 2, 3},
+                                        new int[] {0, 0, 0},
+                                        new String[] {"push"},
+                                        null,
+                                        new String[] {"promo", "promo"},
+                                        new int[] {2, 1, 0},
+                                        new String[] {"c2", "c1", "unused"},
+                                        new int[] {2, 0, 1},
+                                        null,
+                                        null)));
         assertEquals(2, h.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
         assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable));
         assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable));
@@ -292,7 +304,15 @@ class UserHistorySerializerTest {
         UserHistory plain = twoChannelHistory();
         UserHistory sameWithDefaults =
                 UserHistory.EMPTY
-                        .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", null, 0)
+                        .with(
+                                DAY_1_NOON,
+                                0x5a3dd25bb62cde30L,
+                                "push",
+                                null,
+                                "marketing",
+                                null,
+                                0,
+                                0)
                         .with(
                                 DAY_1_NOON + 42_000_000L,
                                 0x17213fd3b7ed5f6eL,
@@ -300,6 +320,7 @@ class UserHistorySerializerTest {
                                 null,
                                 "marketing",
                                 null,
+                                0,
                                 0)
                         .with(
                                 DAY_1_NOON + 42_000_001L,
@@ -308,10 +329,12 @@ class UserHistorySerializerTest {
                                 null,
                                 "marketing",
                                 null,
+                                0,
                                 0);
         assertEquals(plain, sameWithDefaults);
         assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(sameWithDefaults)));
-        UserHistory promo = plain.with(DAY_1_NOON + 50_000_000L, 9, "push", null, "promo", null, 0);
+        UserHistory promo =
+                plain.with(DAY_1_NOON + 50_000_000L, 9, "push", null, "promo", null, 0, 0);
         assertEquals(0, write(promo)[1], "version 2: the channel count's place holds 0");
     }
 
@@ -351,7 +374,14 @@ class UserHistorySerializerTest {
             plain = plain.with(t, fp, "push");
             scoped =
                     scoped.with(
-                            t, fp, "push", null, i == 2 ? "promo" : "marketing", "c" + i, 28_800);
+                            t,
+                            fp,
+                            "push",
+                            null,
+                            i == 2 ? "promo" : "marketing",
+                            "c" + i,
+                            28_800,
+                            0);
         }
         // marker, flags and channel count in the header; the category table without the default
         // ("promo"); the campaign table (5 x "cN"); Singapore's offset once; then one byte of

@@ -3,6 +3,7 @@ package io.freqcap.job.tools.query;
 import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
@@ -118,7 +119,7 @@ public final class MirrorQuery {
 
     private static List<Limit> limitsOf(LimitConfig config) {
         List<Limit> all = new ArrayList<>();
-        for (LimitConfig.Rule r : config.rules().values()) {
+        for (Rule r : config.rules().values()) {
             all.addAll(r.limits());
             r.channels().values().forEach(all::addAll);
             r.categories().values().forEach(all::addAll);

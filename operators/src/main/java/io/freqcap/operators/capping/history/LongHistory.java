@@ -27,35 +27,19 @@ import java.util.TreeMap;
  * changed since the last one ({@link #takeChanged}): in time order the newest, and the oldest as
  * entries are pruned.
  *
- * <p>Why one long class: its columns, buckets and change tracking must move together on every add
- * and prune.
+ * <p>The entries themselves are {@link EntryArrays}; this class keeps the indexes over them (scope
+ * columns, fingerprints) and the buckets they changed in step with every add, remove and prune.
  */
 public final class LongHistory implements CountedHistory {
     private final long bucketMillis;
-    private long[] ts = new long[64];
-    private long[] fps = new long[64];
-    private int[] channelOf = new int[64];
-
-    /** Per entry; each null until an entry has one other than the default. */
-    private String[] ids;
-
-    private String[] categories;
-    private String[] campaigns;
-    private int[] offsets;
-
-    /** Per entry, its send time minus its stamped timestamp; null until an entry was held. */
-    private long[] held;
+    private final EntryArrays e = new EntryArrays();
 
     /** The latest stamped timestamp ({@link #latestStamped}). */
     private long stampedMax = Long.MIN_VALUE;
 
-    private int start;
-    private int end;
-
     /** What the entries take on the heap, estimated (see {@link #entryBytes}). */
     private long bytes;
 
-    private final List<String> channelNames = new ArrayList<>();
     private final Map<Scope, TimestampColumn> columns = new HashMap<>();
     private final FingerprintCounts fingerprints = new FingerprintCounts();
     private final Set<Long> changed = new HashSet<>();
@@ -71,8 +55,8 @@ public final class LongHistory implements CountedHistory {
     public static LongHistory of(UserHistory h, long bucketMillis) {
         LongHistory l = new LongHistory(bucketMillis);
         l.append(h);
-        for (int i = l.start; i < l.end; i++) {
-            l.changed.add(l.bucket(l.ts[i]));
+        for (int i = l.e.start; i < l.e.end; i++) {
+            l.changed.add(l.bucket(l.e.ts[i]));
         }
         return l;
     }
@@ -144,54 +128,8 @@ public final class LongHistory implements CountedHistory {
             String campaign,
             int offsetSeconds,
             long heldFor) {
-        int c = channelNames.indexOf(channel);
-        if (c < 0) {
-            c = channelNames.size();
-            channelNames.add(channel);
-        }
-        if (end == ts.length) {
-            makeRoom();
-        }
-        int pos =
-                end > start && ts[end - 1] <= t
-                        ? end
-                        : TimestampColumn.firstAfter(ts, start, end, t);
-        int tail = end - pos;
-        System.arraycopy(ts, pos, ts, pos + 1, tail);
-        System.arraycopy(fps, pos, fps, pos + 1, tail);
-        System.arraycopy(channelOf, pos, channelOf, pos + 1, tail);
-        ts[pos] = t;
-        fps[pos] = fingerprint;
-        channelOf[pos] = c;
-        if (ids == null && messageId != null) {
-            ids = new String[ts.length];
-        }
-        ids = put(ids, pos, tail, messageId);
-        if (categories == null && !OutboundMessage.DEFAULT_CATEGORY.equals(category)) {
-            categories = new String[ts.length];
-            Arrays.fill(categories, OutboundMessage.DEFAULT_CATEGORY);
-        }
-        categories = put(categories, pos, tail, category);
-        if (campaigns == null && campaign != null) {
-            campaigns = new String[ts.length];
-        }
-        campaigns = put(campaigns, pos, tail, campaign);
-        if (offsets == null && offsetSeconds != 0) {
-            offsets = new int[ts.length];
-        }
-        if (offsets != null) {
-            System.arraycopy(offsets, pos, offsets, pos + 1, tail);
-            offsets[pos] = offsetSeconds;
-        }
-        if (held == null && heldFor != 0) {
-            held = new long[ts.length];
-        }
-        if (held != null) {
-            System.arraycopy(held, pos, held, pos + 1, tail);
-            held[pos] = heldFor;
-        }
+        e.insert(t, fingerprint, channel, messageId, category, campaign, offsetSeconds, heldFor);
         stampedMax = Math.max(stampedMax, t - heldFor);
-        end++;
         bytes += entryBytes(messageId, category, campaign);
         fingerprints.add(fingerprint);
         column(Scope.channel(channel), true).add(t);
@@ -236,51 +174,6 @@ public final class LongHistory implements CountedHistory {
         return bytes;
     }
 
-    private static String[] put(String[] a, int pos, int tail, String v) {
-        if (a != null) {
-            System.arraycopy(a, pos, a, pos + 1, tail);
-            a[pos] = v;
-        }
-        return a;
-    }
-
-    /** Moves the entries to the front when the dropped ones are a quarter, else doubles. */
-    private void makeRoom() {
-        int n = end - start;
-        int capacity = start >= ts.length / 4 ? ts.length : ts.length * 2;
-        ts = moved(ts, capacity, n);
-        fps = moved(fps, capacity, n);
-        channelOf = moved(channelOf, capacity, n);
-        ids = moved(ids, capacity, n);
-        categories = moved(categories, capacity, n);
-        campaigns = moved(campaigns, capacity, n);
-        offsets = offsets == null ? null : moved(offsets, capacity, n);
-        held = held == null ? null : moved(held, capacity, n);
-        start = 0;
-        end = n;
-    }
-
-    private long[] moved(long[] from, int capacity, int n) {
-        long[] to = capacity == from.length ? from : new long[capacity];
-        System.arraycopy(from, start, to, 0, n);
-        return to;
-    }
-
-    private int[] moved(int[] from, int capacity, int n) {
-        int[] to = capacity == from.length ? from : new int[capacity];
-        System.arraycopy(from, start, to, 0, n);
-        return to;
-    }
-
-    private String[] moved(String[] from, int capacity, int n) {
-        if (from == null) {
-            return null;
-        }
-        String[] to = new String[capacity];
-        System.arraycopy(from, start, to, 0, n);
-        return to;
-    }
-
     /**
      * Removes the entry counted at {@code t} with this fingerprint (a held message that stops
      * counting, contract.md §5); nothing when there is none.
@@ -289,44 +182,25 @@ public final class LongHistory implements CountedHistory {
      */
     public boolean remove(long t, long fingerprint) {
         fingerprint &= Fingerprints.MASK;
-        int i = TimestampColumn.firstAfter(ts, start, end, t - 1);
-        while (i < end && ts[i] == t && fps[i] != fingerprint) {
+        int i = e.firstAfter(t - 1);
+        while (i < e.end && e.ts[i] == t && e.fps[i] != fingerprint) {
             i++;
         }
-        if (i == end || ts[i] != t) {
+        if (i == e.end || e.ts[i] != t) {
             return false;
         }
-        String category = categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i];
-        String campaign = campaigns == null ? null : campaigns[i];
-        bytes -= entryBytes(ids == null ? null : ids[i], category, campaign);
-        fingerprints.remove(fps[i]);
-        dropFromColumn(Scope.channel(channelNames.get(channelOf[i])), t);
+        String category = e.category(i);
+        String campaign = e.campaign(i);
+        bytes -= entryBytes(e.id(i), category, campaign);
+        fingerprints.remove(e.fps[i]);
+        dropFromColumn(Scope.channel(e.channel(i)), t);
         dropFromColumn(Scope.category(category), t);
         if (campaign != null) {
             dropFromColumn(Scope.campaign(campaign), t);
         }
-        int tail = end - i - 1;
-        System.arraycopy(ts, i + 1, ts, i, tail);
-        System.arraycopy(fps, i + 1, fps, i, tail);
-        System.arraycopy(channelOf, i + 1, channelOf, i, tail);
-        for (String[] a : new String[][] {ids, categories, campaigns}) {
-            if (a != null) {
-                System.arraycopy(a, i + 1, a, i, tail);
-                a[end - 1] = null;
-            }
-        }
-        if (offsets != null) {
-            System.arraycopy(offsets, i + 1, offsets, i, tail);
-        }
-        if (held != null) {
-            System.arraycopy(held, i + 1, held, i, tail);
-        }
-        end--;
+        e.remove(i);
         changed.add(bucket(t));
-        stampedMax = Long.MIN_VALUE;
-        for (int j = start; j < end; j++) {
-            stampedMax = Math.max(stampedMax, ts[j] - (held == null ? 0 : held[j]));
-        }
+        stampedMax = e.latestStamped();
         return true;
     }
 
@@ -339,28 +213,18 @@ public final class LongHistory implements CountedHistory {
 
     /** Drops the entries at or before {@code cutoff}. */
     public void pruneThrough(long cutoff) {
-        int to = TimestampColumn.firstAfter(ts, start, end, cutoff);
+        int to = e.firstAfter(cutoff);
         long lastBucket = Long.MIN_VALUE;
-        for (int i = start; i < to; i++) {
-            bytes -=
-                    entryBytes(
-                            ids == null ? null : ids[i],
-                            categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i],
-                            campaigns == null ? null : campaigns[i]);
-            fingerprints.remove(fps[i]);
-            long b = bucket(ts[i]);
+        for (int i = e.start; i < to; i++) {
+            bytes -= entryBytes(e.id(i), e.category(i), e.campaign(i));
+            fingerprints.remove(e.fps[i]);
+            long b = bucket(e.ts[i]);
             if (b != lastBucket) {
                 changed.add(b);
                 lastBucket = b;
             }
-            if (ids != null) {
-                ids[i] = null; // let the collector have them
-            }
-            if (campaigns != null) {
-                campaigns[i] = null;
-            }
         }
-        start = to;
+        e.dropBefore(to);
         columns.values().removeIf(c -> c.dropThrough(cutoff) == 0);
     }
 
@@ -369,12 +233,12 @@ public final class LongHistory implements CountedHistory {
         Map<Long, UserHistory> out = new TreeMap<>();
         for (long b : changed) {
             long from = b * bucketMillis;
-            int lo = TimestampColumn.firstAfter(ts, start, end, from - 1);
+            int lo = e.firstAfter(from - 1);
             int hi =
                     from > Long.MAX_VALUE - bucketMillis
-                            ? end
-                            : TimestampColumn.firstAfter(ts, lo, end, from + bucketMillis - 1);
-            out.put(b, slice(lo, hi));
+                            ? e.end
+                            : TimestampColumn.firstAfter(e.ts, lo, e.end, from + bucketMillis - 1);
+            out.put(b, e.slice(lo, hi));
         }
         changed.clear();
         return out;
@@ -392,12 +256,12 @@ public final class LongHistory implements CountedHistory {
     /** Every bucket held, as {@link #takeChanged} would give them, in time order. */
     Map<Long, UserHistory> buckets() {
         Map<Long, UserHistory> out = new TreeMap<>();
-        int lo = start;
-        while (lo < end) {
-            long b = bucket(ts[lo]);
+        int lo = e.start;
+        while (lo < e.end) {
+            long b = bucket(e.ts[lo]);
             long next = (b + 1) * bucketMillis;
-            int hi = TimestampColumn.firstAfter(ts, lo, end, next - 1);
-            out.put(b, slice(lo, hi));
+            int hi = TimestampColumn.firstAfter(e.ts, lo, e.end, next - 1);
+            out.put(b, e.slice(lo, hi));
             lo = hi;
         }
         return out;
@@ -405,35 +269,22 @@ public final class LongHistory implements CountedHistory {
 
     /** This history as a short one. */
     public UserHistory toUserHistory() {
-        return slice(start, end);
-    }
-
-    private UserHistory slice(int lo, int hi) {
-        return UserHistory.of(
-                Arrays.copyOfRange(ts, lo, hi),
-                Arrays.copyOfRange(fps, lo, hi),
-                Arrays.copyOfRange(channelOf, lo, hi),
-                channelNames.toArray(new String[0]),
-                ids == null ? null : Arrays.copyOfRange(ids, lo, hi),
-                categories == null ? null : Arrays.copyOfRange(categories, lo, hi),
-                campaigns == null ? null : Arrays.copyOfRange(campaigns, lo, hi),
-                offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi),
-                held == null ? null : Arrays.copyOfRange(held, lo, hi));
+        return e.slice(e.start, e.end);
     }
 
     @Override
     public int size() {
-        return end - start;
+        return e.end - e.start;
     }
 
     @Override
     public boolean isEmpty() {
-        return end == start;
+        return e.end == e.start;
     }
 
     @Override
     public long latest() {
-        return ts[end - 1];
+        return e.ts[e.end - 1];
     }
 
     @Override
@@ -444,9 +295,9 @@ public final class LongHistory implements CountedHistory {
     @Override
     public int heldWaiting(long now, int atMost) {
         int n = 0;
-        if (held != null) {
-            for (int i = TimestampColumn.firstAfter(ts, start, end, now); i < end; i++) {
-                if (held[i] > 0 && ++n >= atMost) {
+        if (e.held != null) {
+            for (int i = e.firstAfter(now); i < e.end; i++) {
+                if (e.held[i] > 0 && ++n >= atMost) {
                     break;
                 }
             }
@@ -456,10 +307,10 @@ public final class LongHistory implements CountedHistory {
 
     @Override
     public Long firstHeldWaiting(long now) {
-        if (held != null) {
-            for (int i = TimestampColumn.firstAfter(ts, start, end, now); i < end; i++) {
-                if (held[i] > 0) {
-                    return ts[i];
+        if (e.held != null) {
+            for (int i = e.firstAfter(now); i < e.end; i++) {
+                if (e.held[i] > 0) {
+                    return e.ts[i];
                 }
             }
         }
@@ -474,7 +325,7 @@ public final class LongHistory implements CountedHistory {
     @Override
     public String[] channels() {
         List<String> used = new ArrayList<>();
-        for (String c : channelNames) {
+        for (String c : e.channelNames) {
             if (column(Scope.channel(c), false).size() > 0) {
                 used.add(c);
             }
@@ -503,8 +354,7 @@ public final class LongHistory implements CountedHistory {
         if (upTo <= after) {
             return 0;
         }
-        return TimestampColumn.firstAfter(ts, start, end, upTo)
-                - TimestampColumn.firstAfter(ts, start, end, after);
+        return e.firstAfter(upTo) - e.firstAfter(after);
     }
 
     @Override
@@ -515,29 +365,18 @@ public final class LongHistory implements CountedHistory {
         if (k < 1 || k > size()) {
             throw new IllegalArgumentException("fewer entries in scope than " + k);
         }
-        return ts[end - k];
+        return e.ts[e.end - k];
     }
 
     @Override
     public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
-        int from = TimestampColumn.firstAfter(ts, start, end, after);
-        int to = upTo <= after ? from : TimestampColumn.firstAfter(ts, from, end, upTo);
+        int from = e.firstAfter(after);
+        int to = upTo <= after ? from : TimestampColumn.firstAfter(e.ts, from, e.end, upTo);
         for (int i = from; i < to; i++) {
-            if (inScope(i, scope)) {
-                v.visit(ts[i], offsets == null ? 0 : offsets[i]);
+            if (scope.matches(e.channel(i), e.category(i), e.campaign(i))) {
+                v.visit(e.ts[i], e.offset(i));
             }
         }
-    }
-
-    private boolean inScope(int i, Scope scope) {
-        return switch (scope.kind()) {
-            case ALL -> true;
-            case CHANNEL -> channelNames.get(channelOf[i]).equals(scope.name());
-            case CATEGORY ->
-                    (categories == null ? OutboundMessage.DEFAULT_CATEGORY : categories[i])
-                            .equals(scope.name());
-            case CAMPAIGN -> campaigns != null && scope.name().equals(campaigns[i]);
-        };
     }
 
     @Override
@@ -545,6 +384,6 @@ public final class LongHistory implements CountedHistory {
         if (scope.kind() != Scope.Kind.ALL) {
             return column(scope, false).timestampsAfter(after);
         }
-        return Arrays.copyOfRange(ts, TimestampColumn.firstAfter(ts, start, end, after), end);
+        return Arrays.copyOfRange(e.ts, e.firstAfter(after), e.end);
     }
 }

@@ -4,6 +4,7 @@ import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.QuietHours;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.ShadowDecision;
@@ -29,8 +30,9 @@ import java.util.List;
  * is STALE, so no interval that matters starts before latest − 2W, and entries at or before that
  * are dropped whenever the history is written.
  *
- * <p>Why one long class: the decision rule of contract.md §5 and §6, in order, with its in-order
- * and out-of-order paths side by side.
+ * <p>This class takes a message through the rule's steps in the contract's order (EXEMPT,
+ * DUPLICATE, STALE, the segment's rule, holds, the shadow rule); {@link LimitCheck} checks the
+ * limits of one rule at one time.
  */
 public final class CappingRule {
     private CappingRule() {}
@@ -44,38 +46,15 @@ public final class CappingRule {
      */
     public static Verdict judge(
             CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
-        return judge(history, m, config, segment, segment);
+        return judge(history, m, config, segment, segment, Long.MIN_VALUE, Long.MIN_VALUE);
     }
 
     /**
-     * Decides one message without counting it, and, when the config has shadow rules, what they
-     * would decide (for a message that reaches the limits: not EXEMPT, DUPLICATE or STALE).
+     * Decides one message without counting it, where histories may have been cleared, and, when the
+     * config has shadow rules, what they would decide (for a message that reaches the limits: not
+     * EXEMPT, DUPLICATE or STALE).
      *
      * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
-     */
-    public static Verdict judge(
-            CountedHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            String shadowSegment) {
-        return judge(history, m, config, segment, shadowSegment, Long.MIN_VALUE);
-    }
-
-    /** Decides one message without counting it, where histories may have been cleared. */
-    public static Verdict judge(
-            CountedHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            String shadowSegment,
-            long sweptHorizon) {
-        return judge(history, m, config, segment, shadowSegment, sweptHorizon, Long.MIN_VALUE);
-    }
-
-    /**
-     * Decides one message without counting it, where histories may have been cleared.
-     *
      * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages
      *     with a later send time are waiting, and count towards {@code maxHeld}
      * @param sweptHorizon the job cleared histories whose counted messages could still share a
@@ -131,12 +110,12 @@ public final class CappingRule {
         // One for the rule and the shadow rule: what one counts, the other reads.
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         CalendarLimits calendar = new CalendarLimits(history, clock);
-        LimitConfig.Rule rule = config.ruleFor(segment);
+        Rule rule = config.ruleFor(segment);
         Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld());
         if (!config.hasShadow()) {
             return v;
         }
-        LimitConfig.Rule shadowRule = config.shadowRuleFor(shadowSegment);
+        Rule shadowRule = config.shadowRuleFor(shadowSegment);
         // Shadow rules hold without a bound: maxHeld protects the job's state, which they never
         // fill.
         Verdict s =
@@ -165,26 +144,29 @@ public final class CappingRule {
             CountedHistory history,
             OutboundMessage m,
             String segment,
-            LimitConfig.Rule rule,
+            Rule rule,
             CalendarLimits calendar,
             boolean findRetry,
             long now,
             int maxHeld) {
         List<ScopeLimits> scopes = scopes(rule, m);
         if (!rule.defers()) {
-            return limits(history, m.timestamp(), segment, scopes, calendar, findRetry, null);
+            return new LimitCheck(
+                            history, m.timestamp(), segment, scopes, calendar, findRetry, null)
+                    .verdict();
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
         QuietTimes quiet = hours == null ? null : new QuietTimes(hours, calendar.zone());
         Verdict v =
-                limits(
-                        history,
-                        m.timestamp(),
-                        segment,
-                        scopes,
-                        calendar,
-                        findRetry || rule.holdMillis() > 0,
-                        quiet);
+                new LimitCheck(
+                                history,
+                                m.timestamp(),
+                                segment,
+                                scopes,
+                                calendar,
+                                findRetry || rule.holdMillis() > 0,
+                                quiet)
+                        .verdict();
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null
@@ -203,29 +185,11 @@ public final class CappingRule {
     }
 
     /**
-     * @param findRetry whether to work out {@code retryAfter}
-     * @param quiet the rule's quiet hours for the message's channel, or null
-     */
-    private static Verdict limits(
-            CountedHistory history,
-            long t,
-            String segment,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            boolean findRetry,
-            QuietTimes quiet) {
-        if (history.isEmpty() || t >= history.latest()) {
-            return inOrder(history, t, segment, scopes, calendar, findRetry, quiet);
-        }
-        return outOfOrder(history, t, segment, scopes, calendar, findRetry, quiet);
-    }
-
-    /**
      * The scopes of contract.md §3 the message falls in, with their limits: every message, its
      * channel, its category, its campaign (a message without one is not subject to campaign
      * limits). Scopes without limits are left out.
      */
-    static List<ScopeLimits> scopes(LimitConfig.Rule rule, OutboundMessage m) {
+    static List<ScopeLimits> scopes(Rule rule, OutboundMessage m) {
         List<ScopeLimits> out = new ArrayList<>(4);
         out.add(new ScopeLimits(Scope.ALL, rule.limits()));
         List<Limit> channel = rule.channelLimits(m.channel());
@@ -240,186 +204,5 @@ public final class CappingRule {
             out.add(new ScopeLimits(Scope.campaign(m.campaignId()), rule.campaign()));
         }
         return out;
-    }
-
-    /**
-     * A message at or after every counted one: the fullest interval containing t is (t − w, t], so
-     * a limit counts the entries in it. Once rejected, a limit of max L passes again from the L-th
-     * latest entry in scope plus w (every entry is at or before t), and the message from the latest
-     * of those times.
-     */
-    private static Verdict inOrder(
-            CountedHistory history,
-            long t,
-            String segment,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            boolean findRetry,
-            QuietTimes quiet) {
-        List<Violation> violations = null;
-        boolean never = false;
-        boolean anyCalendar = false;
-        long retry = t;
-        for (ScopeLimits s : scopes) {
-            for (int i = 0; i < s.size(); i++) {
-                Limit l = s.limit(i);
-                never |= l.max() == 0;
-                if (l.isCalendar()) {
-                    anyCalendar = true;
-                    int count = calendar.count(s.scope(), l, t);
-                    if (count >= l.max()) {
-                        violations = add(violations, Violation.of(s.scope().label(), l, count));
-                    }
-                    continue;
-                }
-                int count = history.count(s.scope(), t - l.windowMillis(), t);
-                if (count < l.max()) {
-                    continue;
-                }
-                violations = add(violations, Violation.of(s.scope().label(), l, count));
-                if (l.max() > 0) {
-                    long b = history.kthLatest(s.scope(), l.max());
-                    if (b > Long.MAX_VALUE - l.windowMillis()) {
-                        never = true; // no time in range
-                    } else {
-                        retry = Math.max(retry, b + l.windowMillis());
-                    }
-                }
-            }
-        }
-        boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow) {
-            return Verdict.passed(Decision.ALLOWED, segment);
-        }
-        Long retryAfter = never ? null : retry;
-        if (anyCalendar && !never && findRetry) {
-            // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
-            retryAfter =
-                    calendar.retryAfter(
-                            scopes,
-                            t,
-                            new long[] {retry},
-                            at -> rollingPass(history, scopes, at),
-                            quiet);
-        } else if (quiet != null && !never && findRetry) {
-            long from = retry;
-            retryAfter = SendTimes.earliest(t, new long[] {from}, 1, at -> at >= from, quiet);
-        }
-        return Verdict.rejected(segment, quietFirst(violations, quiet, quietNow), retryAfter);
-    }
-
-    /**
-     * Whether every rolling limit passes at {@code at}, for a message at or after every counted one
-     * (the fullest interval containing {@code at} is then (at − w, at]).
-     */
-    private static boolean rollingPass(CountedHistory history, List<ScopeLimits> scopes, long at) {
-        for (ScopeLimits s : scopes) {
-            for (int i = 0; i < s.size(); i++) {
-                Limit l = s.limit(i);
-                if (!l.isCalendar()
-                        && history.count(s.scope(), at - l.windowMillis(), at) >= l.max()) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    /**
-     * A message before the latest counted one: the entries its rolling limits' windows can reach
-     * (later than t minus the longest of them) are read, and every interval start is checked.
-     */
-    private static Verdict outOfOrder(
-            CountedHistory history,
-            long t,
-            String segment,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            boolean findRetry,
-            QuietTimes quiet) {
-        long reach = 0;
-        for (ScopeLimits s : scopes) {
-            for (int i = 0; i < s.size(); i++) {
-                Limit l = s.limit(i);
-                if (!l.isCalendar()) {
-                    reach = Math.max(reach, l.windowMillis());
-                }
-            }
-        }
-        List<IntervalScan.Scoped> read = new ArrayList<>(scopes.size());
-        List<Violation> violations = null;
-        boolean anyCalendar = false;
-        for (ScopeLimits s : scopes) {
-            List<Limit> rolling = new ArrayList<>(s.size());
-            for (int i = 0; i < s.size(); i++) {
-                Limit l = s.limit(i);
-                if (l.isCalendar()) {
-                    anyCalendar = true;
-                } else {
-                    rolling.add(l);
-                }
-            }
-            long[] ts =
-                    rolling.isEmpty() ? new long[0] : history.timestampsAfter(s.scope(), t - reach);
-            read.add(new IntervalScan.Scoped(s.scope(), rolling, ts));
-            for (int i = 0; i < s.size(); i++) {
-                Limit l = s.limit(i);
-                int count =
-                        l.isCalendar()
-                                ? calendar.count(s.scope(), l, t)
-                                : IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
-                if (count >= l.max()) {
-                    violations = add(violations, Violation.of(s.scope().label(), l, count));
-                }
-            }
-        }
-        boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow) {
-            return Verdict.passed(Decision.ALLOWED, segment);
-        }
-        Long retryAfter = null;
-        if (findRetry && anyCalendar) {
-            retryAfter =
-                    calendar.retryAfter(
-                            scopes,
-                            t,
-                            IntervalScan.candidates(t, read),
-                            at -> IntervalScan.passes(at, read),
-                            quiet);
-        } else if (findRetry && quiet == null) {
-            retryAfter = IntervalScan.retryAfter(t, read);
-        } else if (findRetry && !IntervalScan.blocks(read)) {
-            long[] candidates = IntervalScan.candidates(t, read);
-            retryAfter =
-                    SendTimes.earliest(
-                            t,
-                            candidates,
-                            candidates.length,
-                            at -> IntervalScan.passes(at, read),
-                            quiet);
-        }
-        return Verdict.rejected(segment, quietFirst(violations, quiet, quietNow), retryAfter);
-    }
-
-    /** The violations, after the quiet hours' own when the message falls in them. */
-    private static List<Violation> quietFirst(
-            List<Violation> violations, QuietTimes quiet, boolean quietNow) {
-        if (!quietNow) {
-            return violations;
-        }
-        List<Violation> all = new ArrayList<>(violations == null ? 1 : violations.size() + 1);
-        all.add(Violation.quietHours(quiet.hours().from(), quiet.hours().to()));
-        if (violations != null) {
-            all.addAll(violations);
-        }
-        return all;
-    }
-
-    private static List<Violation> add(List<Violation> list, Violation v) {
-        if (list == null) {
-            list = new ArrayList<>(2);
-        }
-        list.add(v);
-        return list;
     }
 }

@@ -44,9 +44,6 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * entries' strings); past that the least recently used are written and dropped, and read again from
  * their buckets when their user comes back. A long history pruned down to {@link
  * HistoryGrowth#SHORT_AT} entries is short again.
- *
- * <p>Why one long class: the cache, the live long histories and keyed state must stay consistent
- * with one another on every read, write, flush and eviction.
  */
 public final class HistoryStore implements Histories {
     /**

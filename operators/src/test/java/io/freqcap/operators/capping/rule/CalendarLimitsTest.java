@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
@@ -262,7 +263,7 @@ class CalendarLimitsTest {
 
         static List<Violation> violations(
                 LimitConfig config, List<Entry> counted, OutboundMessage m, long t, ZoneId zone) {
-            LimitConfig.Rule rule = config.ruleFor("*");
+            Rule rule = config.ruleFor("*");
             List<Violation> out = new ArrayList<>();
             check(out, "all", rule.limits(), counted, e -> true, t, zone);
             check(

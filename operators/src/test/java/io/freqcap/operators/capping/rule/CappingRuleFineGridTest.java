@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
@@ -35,7 +36,7 @@ class CappingRuleFineGridTest {
     }
 
     static LimitConfig randomConfig(Random rnd, long version) {
-        Map<String, LimitConfig.Rule> rules = new LinkedHashMap<>();
+        Map<String, Rule> rules = new LinkedHashMap<>();
         for (String s : SEGMENTS) {
             List<Limit> limits = new ArrayList<>();
             limits.add(limit(W, 4 + rnd.nextInt(4)));
@@ -52,7 +53,7 @@ class CappingRuleFineGridTest {
                                     "email",
                                     List.of(limit(1 + rnd.nextInt((int) W), 1 + rnd.nextInt(2))))
                             : Map.of();
-            rules.put(s, new LimitConfig.Rule(s, limits, channels));
+            rules.put(s, new Rule(s, limits, channels));
         }
         return new LimitConfig(version, rules, Set.of(), "{}");
     }
@@ -73,8 +74,7 @@ class CappingRuleFineGridTest {
     }
 
     /** Whether a message at t (channel ch) would break a limit of the rule. */
-    static boolean breaks(
-            List<long[]> counted, LimitConfig.Rule rule, String channel, int ch, long t) {
+    static boolean breaks(List<long[]> counted, Rule rule, String channel, int ch, long t) {
         for (Limit l : rule.limits()) {
             if (mostAround(counted, t, l.windowMillis(), -1, t) > l.max()) {
                 return true;
@@ -110,7 +110,7 @@ class CappingRuleFineGridTest {
                 OutboundMessage m = new OutboundMessage("m" + i, 9, CHANNELS[ch], "marketing", t);
                 RuleStep.Result v = RuleStep.decide(history, m, config, segment);
                 history = v.history();
-                LimitConfig.Rule rule = config.ruleFor(segment);
+                Rule rule = config.ruleFor(segment);
                 String where = "run " + run + ", message " + i + " at " + t + " in " + segment;
                 if (v.decision() == Decision.ALLOWED) {
                     assertTrue(!breaks(counted, rule, CHANNELS[ch], ch, t), where + " overfills");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
@@ -259,7 +260,7 @@ class CappingRulePropertyTest {
             return violationsAt(config.ruleFor("*"), t, ch, m);
         }
 
-        List<Violation> violationsAt(LimitConfig.Rule rule, long t, int ch, OutboundMessage m) {
+        List<Violation> violationsAt(Rule rule, long t, int ch, OutboundMessage m) {
             List<Violation> out = new ArrayList<>();
             check(out, "all", rule.limits(), t, i -> true);
             check(

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
@@ -286,7 +287,7 @@ class SendTimePropertyTest {
                     shadowViolations);
         }
 
-        Ruling rule(LimitConfig.Rule rule, OutboundMessage m) {
+        Ruling rule(Rule rule, OutboundMessage m) {
             long t = m.timestamp();
             boolean quietApplies =
                     rule.quietHours() != null
@@ -318,7 +319,7 @@ class SendTimePropertyTest {
             return new Ruling(null, v, first);
         }
 
-        boolean quiet(LimitConfig.Rule rule, long at) {
+        boolean quiet(Rule rule, long at) {
             LocalTime local = Instant.ofEpochMilli(at).atZone(zone).toLocalTime();
             LocalTime from = LocalTime.parse(rule.quietHours().from());
             LocalTime to = LocalTime.parse(rule.quietHours().to());
@@ -327,13 +328,13 @@ class SendTimePropertyTest {
                     : !local.isBefore(from) || local.isBefore(to);
         }
 
-        List<Limit> limits(LimitConfig.Rule rule, OutboundMessage m) {
+        List<Limit> limits(Rule rule, OutboundMessage m) {
             List<Limit> all = new ArrayList<>(rule.limits());
             all.addAll(rule.channelLimits(m.channel()));
             return all;
         }
 
-        List<Violation> violations(LimitConfig.Rule rule, OutboundMessage m, long at) {
+        List<Violation> violations(Rule rule, OutboundMessage m, long at) {
             List<Violation> out = new ArrayList<>();
             check(out, "all", rule.limits(), at, -1);
             check(
@@ -396,7 +397,7 @@ class SendTimePropertyTest {
 
         /** The promise: no interval or local day ever holds more than max messages sent. */
         void assertNoPeriodOverfilled() {
-            LimitConfig.Rule rule = config.ruleFor("*");
+            Rule rule = config.ruleFor("*");
             long[] ts = counted.stream().mapToLong(e -> e[0]).sorted().toArray();
             for (Limit l : rule.limits()) {
                 for (long b : ts) {

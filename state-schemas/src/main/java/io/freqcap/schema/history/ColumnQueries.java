@@ -5,15 +5,15 @@ import io.freqcap.schema.message.OutboundMessage;
 import java.util.Arrays;
 
 /**
- * What the rule asks of a {@link UserHistory}'s entries in a scope (contract.md §6), read from its
+ * What the rule asks of a {@link UserHistory}'s columns in a scope (contract.md §6), read from its
  * columns: a scope selects one column of per-entry indexes (channel, category, campaign) and the
  * index its entries have there, so a query compares ints, never strings.
  */
-final class HistoryQueries {
-    private HistoryQueries() {}
+final class ColumnQueries {
+    private ColumnQueries() {}
 
     /** The per-entry indexes {@code scope} reads (null: 0 for every entry). */
-    private static int[] column(UserHistory h, Scope scope) {
+    private static int[] column(HistoryColumns h, Scope scope) {
         return switch (scope.kind()) {
             case ALL -> null;
             case CHANNEL -> h.channelIndex;
@@ -23,7 +23,7 @@ final class HistoryQueries {
     }
 
     /** The index the entries of {@code scope} have in its {@link #column}; -1 when none can. */
-    private static int wanted(UserHistory h, Scope scope) {
+    private static int wanted(HistoryColumns h, Scope scope) {
         return switch (scope.kind()) {
             case ALL -> 0;
             case CHANNEL -> Tabled.indexOf(h.channels, scope.name());
@@ -43,7 +43,7 @@ final class HistoryQueries {
         return column == null ? wanted == 0 : column[i] == wanted;
     }
 
-    static int count(UserHistory h, Scope scope, long after, long upTo) {
+    static int count(HistoryColumns h, Scope scope, long after, long upTo) {
         int[] column = column(h, scope);
         int wanted = wanted(h, scope);
         if (wanted < 0 || (column == null && wanted != 0)) {
@@ -59,7 +59,7 @@ final class HistoryQueries {
         return n;
     }
 
-    static long kthLatest(UserHistory h, Scope scope, int k) {
+    static long kthLatest(HistoryColumns h, Scope scope, int k) {
         int[] column = column(h, scope);
         int wanted = wanted(h, scope);
         for (int i = h.timestamps.length - 1; i >= 0 && wanted >= 0; i--) {
@@ -70,7 +70,7 @@ final class HistoryQueries {
         throw new IllegalArgumentException("fewer entries in scope than k");
     }
 
-    static long[] timestampsAfter(UserHistory h, Scope scope, long after) {
+    static long[] timestampsAfter(HistoryColumns h, Scope scope, long after) {
         int[] column = column(h, scope);
         int wanted = wanted(h, scope);
         long[] out = new long[h.timestamps.length];
@@ -84,7 +84,7 @@ final class HistoryQueries {
     }
 
     static void forEachIn(
-            UserHistory h, Scope scope, long after, long upTo, CountedHistory.EntryVisitor v) {
+            HistoryColumns h, Scope scope, long after, long upTo, CountedHistory.EntryVisitor v) {
         int[] column = column(h, scope);
         int wanted = wanted(h, scope);
         for (int i = 0; i < h.timestamps.length && wanted >= 0; i++) {
@@ -96,7 +96,7 @@ final class HistoryQueries {
     }
 
     /** The latest timestamp an entry was stamped with, some entry held. */
-    static long latestStamped(UserHistory h) {
+    static long latestStamped(HistoryColumns h) {
         long latest = Long.MIN_VALUE;
         for (int i = 0; i < h.timestamps.length; i++) {
             latest = Math.max(latest, h.timestamps[i] - h.heldFor[i]);
@@ -104,7 +104,7 @@ final class HistoryQueries {
         return latest;
     }
 
-    static int heldWaiting(UserHistory h, long now, int atMost) {
+    static int heldWaiting(HistoryColumns h, long now, int atMost) {
         int n = 0;
         for (int i = h.timestamps.length - 1;
                 h.heldFor != null && i >= 0 && h.timestamps[i] > now;
@@ -116,7 +116,7 @@ final class HistoryQueries {
         return n;
     }
 
-    static Long firstHeldWaiting(UserHistory h, long now) {
+    static Long firstHeldWaiting(HistoryColumns h, long now) {
         Long first = null;
         for (int i = h.timestamps.length - 1;
                 h.heldFor != null && i >= 0 && h.timestamps[i] > now;
@@ -131,7 +131,7 @@ final class HistoryQueries {
     /**
      * A history as tests and logs show it: each entry's timestamp, channel and what it has more.
      */
-    static String describe(UserHistory h) {
+    static String describe(HistoryColumns h) {
         StringBuilder sb = new StringBuilder("UserHistory[");
         for (int i = 0; i < h.timestamps.length; i++) {
             sb.append(i == 0 ? "" : ", ").append(h.timestamps[i]).append('/').append(h.channel(i));
@@ -149,5 +149,24 @@ final class HistoryQueries {
             }
         }
         return sb.append(']').toString();
+    }
+
+    /** Whether two histories hold the same entries, whatever their tables' order. */
+    static boolean sameEntries(HistoryColumns a, HistoryColumns b) {
+        if (!Arrays.equals(a.timestamps, b.timestamps)
+                || !Arrays.equals(a.fingerprints, b.fingerprints)
+                || !Arrays.equals(a.messageIds, b.messageIds)
+                || !Arrays.equals(a.offsets, b.offsets)
+                || !Arrays.equals(a.heldFor, b.heldFor)) {
+            return false;
+        }
+        for (int i = 0; i < a.timestamps.length; i++) {
+            if (!a.channel(i).equals(b.channel(i))
+                    || !a.category(i).equals(b.category(i))
+                    || !java.util.Objects.equals(a.campaign(i), b.campaign(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 }

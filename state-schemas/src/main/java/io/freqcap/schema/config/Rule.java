@@ -1,0 +1,85 @@
+package io.freqcap.schema.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a segment's users may get (contract.md §3): limits over every message and per scope, how
+ * long a message may be held to pass, and quiet hours.
+ *
+ * @param limits count every non-exempt counted message of the user
+ * @param channels extra limits counting only one channel's messages
+ * @param categories extra limits counting only one category's messages
+ * @param campaign extra limits counting only the messages of the message's own campaign
+ * @param hold how long after its timestamp a message may be held to pass (window syntax), or null:
+ *     none held
+ * @param holdMillis {@code hold} in milliseconds; 0 for none
+ * @param quietHours when messages are not sent, or null for none
+ */
+public record Rule(
+        String segment,
+        List<Limit> limits,
+        Map<String, List<Limit>> channels,
+        Map<String, List<Limit>> categories,
+        List<Limit> campaign,
+        String hold,
+        long holdMillis,
+        QuietHours quietHours)
+        implements java.io.Serializable {
+
+    /** A rule with limits over every message and per channel only. */
+    public Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
+        this(segment, limits, channels, Map.of(), List.of());
+    }
+
+    /** A rule that holds nothing and has no quiet hours. */
+    public Rule(
+            String segment,
+            List<Limit> limits,
+            Map<String, List<Limit>> channels,
+            Map<String, List<Limit>> categories,
+            List<Limit> campaign) {
+        this(segment, limits, channels, categories, campaign, null, 0, null);
+    }
+
+    /** The quiet hours that hold back messages of {@code channel}, or null. */
+    public QuietHours quietHoursFor(String channel) {
+        return quietHours != null && quietHours.appliesTo(channel) ? quietHours : null;
+    }
+
+    /** Whether the rule can give a message a later send time, or reject it for quiet hours. */
+    public boolean defers() {
+        return holdMillis > 0 || quietHours != null;
+    }
+
+    // Most rules name no channel or category: no lookup (a hash of the message's fresh string)
+    // for them, on every message.
+    public List<Limit> channelLimits(String channel) {
+        return channels.isEmpty() ? List.of() : channels.getOrDefault(channel, List.of());
+    }
+
+    public List<Limit> categoryLimits(String category) {
+        return categories.isEmpty() ? List.of() : categories.getOrDefault(category, List.of());
+    }
+
+    /** Every limit of the rule, whatever its scope. */
+    public List<Limit> allLimits() {
+        List<Limit> all = new ArrayList<>(limits);
+        channels.values().forEach(all::addAll);
+        categories.values().forEach(all::addAll);
+        all.addAll(campaign);
+        return all;
+    }
+
+    /** The longest window of these rules' limits (0 for none). */
+    public static long longestWindow(Map<String, Rule> rules) {
+        long longest = 0;
+        for (Rule r : rules.values()) {
+            for (Limit l : r.allLimits()) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+        }
+        return longest;
+    }
+}

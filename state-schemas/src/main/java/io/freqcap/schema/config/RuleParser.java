@@ -1,0 +1,202 @@
+package io.freqcap.schema.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.message.OutboundMessage;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads one rule of a limit config and checks it against contract.md §3, saying which check a
+ * rejected one broke, with the path of the field ({@code rules[2].limits[0].max}).
+ */
+final class RuleParser {
+    private RuleParser() {}
+
+    /** Size bounds (contract.md §3): no config can make an output too large or a decision slow. */
+    static final int MAX_LIMITS_PER_LIST = 16;
+
+    static final int MAX_NAMED_LISTS = 64;
+    static final int MAX_SEGMENT_ID_CHARS = 64;
+
+    /**
+     * Holds reach at most the longest window (calendar limits counting as contract.md §6 says), so
+     * that a held message never makes a later one STALE.
+     */
+    static void checkHolds(Map<String, Rule> rules, String path, long longest)
+            throws MalformedRecordException {
+        int i = 0;
+        for (Rule r : rules.values()) {
+            if (r.holdMillis() > longest) {
+                throw new MalformedRecordException(
+                        path
+                                + "["
+                                + i
+                                + "].hold: "
+                                + r.hold()
+                                + " is longer than the config's longest window ("
+                                + longest / 1000
+                                + " s)");
+            }
+            i++;
+        }
+    }
+
+    static Rule rule(JsonNode node, String path) throws MalformedRecordException {
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + ": expected an object");
+        }
+        JsonNode seg = node.get("segment");
+        if (seg == null || !seg.isTextual() || seg.textValue().isEmpty()) {
+            throw new MalformedRecordException(path + ".segment: expected a non-empty string");
+        }
+        int chars = seg.textValue().codePointCount(0, seg.textValue().length());
+        if (chars > MAX_SEGMENT_ID_CHARS) {
+            throw new MalformedRecordException(
+                    path
+                            + ".segment: must be 1.."
+                            + MAX_SEGMENT_ID_CHARS
+                            + " characters, got "
+                            + chars);
+        }
+        List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
+        Map<String, List<Limit>> channels =
+                named(node.get("channels"), path, "channels", "channel");
+        Map<String, List<Limit>> categories =
+                named(node.get("categories"), path, "categories", "category");
+        JsonNode campaignNode = node.get("campaign");
+        List<Limit> campaign =
+                campaignNode == null || campaignNode.isNull()
+                        ? List.of()
+                        : limits(campaignNode, path + ".campaign", true);
+        JsonNode holdNode = node.get("hold");
+        String hold = null;
+        long holdMillis = 0;
+        if (holdNode != null && !holdNode.isNull()) {
+            if (!holdNode.isTextual()) {
+                throw new MalformedRecordException(path + ".hold: expected a string like \"12h\"");
+            }
+            try {
+                holdMillis = Limit.parseWindow(holdNode.textValue());
+            } catch (MalformedRecordException e) {
+                throw new MalformedRecordException(
+                        path + ".hold" + e.getMessage().substring("window".length()));
+            }
+            hold = holdNode.textValue();
+        }
+        JsonNode quietNode = node.get("quietHours");
+        QuietHours quiet =
+                quietNode == null || quietNode.isNull()
+                        ? null
+                        : QuietHours.parse(quietNode, path + ".quietHours");
+        return new Rule(
+                seg.textValue(), limits, channels, categories, campaign, hold, holdMillis, quiet);
+    }
+
+    /** Limits by channel or category name: {@code {"email": [...], ...}}. */
+    private static Map<String, List<Limit>> named(
+            JsonNode node, String path, String field, String what) throws MalformedRecordException {
+        Map<String, List<Limit>> out = new LinkedHashMap<>();
+        if (node == null || node.isNull()) {
+            return Collections.unmodifiableMap(out);
+        }
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + "." + field + ": expected an object");
+        }
+        if (node.size() > MAX_NAMED_LISTS) {
+            throw new MalformedRecordException(
+                    path
+                            + "."
+                            + field
+                            + ": at most "
+                            + MAX_NAMED_LISTS
+                            + " entries, got "
+                            + node.size());
+        }
+        Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String name = e.getKey();
+            if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
+                throw new MalformedRecordException(
+                        path
+                                + "."
+                                + field
+                                + ": "
+                                + what
+                                + " \""
+                                + name
+                                + "\" does not match [a-z0-9_-]{1,32}");
+            }
+            out.put(name, limits(e.getValue(), path + "." + field + "." + name, true));
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty)
+            throws MalformedRecordException {
+        if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
+            throw new MalformedRecordException(
+                    path + ": expected " + (mayBeEmpty ? "an" : "a non-empty") + " array");
+        }
+        if (node.size() > MAX_LIMITS_PER_LIST) {
+            throw new MalformedRecordException(
+                    path + ": at most " + MAX_LIMITS_PER_LIST + " limits, got " + node.size());
+        }
+        List<Limit> out = new ArrayList<>();
+        for (int i = 0; i < node.size(); i++) {
+            String p = path + "[" + i + "]";
+            JsonNode l = node.get(i);
+            if (!l.isObject()) {
+                throw new MalformedRecordException(p + ": expected an object");
+            }
+            JsonNode w = l.get("window");
+            JsonNode calendar = l.get("calendar");
+            boolean hasWindow = w != null && !w.isNull();
+            boolean hasCalendar = calendar != null && !calendar.isNull();
+            if (hasWindow == hasCalendar) {
+                throw new MalformedRecordException(p + ": exactly one of window and calendar");
+            }
+            long millis = 0;
+            if (hasCalendar) {
+                if (!calendar.isTextual()) {
+                    throw new MalformedRecordException(
+                            p + ".calendar: expected day, week or month, got " + calendar);
+                }
+            } else {
+                if (!w.isTextual()) {
+                    throw new MalformedRecordException(
+                            p + ".window: expected a string like \"1d\"");
+                }
+                try {
+                    millis = Limit.parseWindow(w.textValue());
+                } catch (MalformedRecordException e) {
+                    throw new MalformedRecordException(p + "." + e.getMessage());
+                }
+            }
+            JsonNode m = l.get("max");
+            if (m == null
+                    || !m.isIntegralNumber()
+                    || !m.canConvertToInt()
+                    || m.intValue() < 0
+                    || m.intValue() > Limit.MAX_MAX) {
+                throw new MalformedRecordException(
+                        p + ".max: expected an integer 0..1000000, got " + m);
+            }
+            if (hasCalendar) {
+                try {
+                    out.add(Limit.calendar(calendar.textValue(), m.intValue()));
+                } catch (MalformedRecordException e) {
+                    throw new MalformedRecordException(p + "." + e.getMessage());
+                }
+            } else {
+                out.add(new Limit(w.textValue(), millis, m.intValue()));
+            }
+        }
+        return Collections.unmodifiableList(out);
+    }
+}
