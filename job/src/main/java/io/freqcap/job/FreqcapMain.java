@@ -102,25 +102,14 @@ public final class FreqcapMain {
                                 WatermarkStrategy.noWatermarks(),
                                 "outbound-messages")
                         .uid("input-source");
-        DataStream<ControlRecord> config =
-                controlInput(
-                        env,
-                        KafkaConnectors.controlSource(kafka, ControlRecord.Kind.CONFIG),
-                        "limit-config",
-                        "config-source");
-        DataStream<ControlRecord> segments =
-                controlInput(
-                        env,
-                        KafkaConnectors.controlSource(kafka, ControlRecord.Kind.SEGMENT),
-                        "segment-updates",
-                        "segments-source");
-        DataStream<ControlRecord> sweeps =
-                controlInput(
-                        env,
-                        CleanupTicks.source(settings.cleanupInterval()),
-                        "cleanup-ticks",
-                        "cleanup-ticks");
-        DataStream<ControlRecord> controls = config.union(segments, sweeps);
+        var configs = KafkaConnectors.controlSource(kafka, ControlRecord.Kind.CONFIG);
+        var segments = KafkaConnectors.controlSource(kafka, ControlRecord.Kind.SEGMENT);
+        var ticks = CleanupTicks.source(settings.cleanupInterval());
+        DataStream<ControlRecord> controls =
+                controlInput(env, configs, "limit-config", "config-source")
+                        .union(
+                                controlInput(env, segments, "segment-updates", "segments-source"),
+                                controlInput(env, ticks, "cleanup-ticks", "cleanup-ticks"));
         if (settings.mirror() != null) {
             controls =
                     controls.union(

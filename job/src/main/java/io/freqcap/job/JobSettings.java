@@ -164,13 +164,7 @@ public record JobSettings(
                                 () ->
                                         new FreqcapOptions.InvalidOptionException(
                                                 "--limits is required"));
-        String json;
-        try {
-            json = readText(limits);
-        } catch (IOException e) {
-            throw new FreqcapOptions.InvalidOptionException(
-                    "--limits: cannot read " + limits + ": " + e.getMessage());
-        }
+        String json = readOption("--limits", limits);
         try {
             return LimitConfig.parse(json);
         } catch (MalformedRecordException e) {
@@ -190,13 +184,7 @@ public record JobSettings(
         if (file == null) {
             return null;
         }
-        String json;
-        try {
-            json = readText(file);
-        } catch (IOException e) {
-            throw new FreqcapOptions.InvalidOptionException(
-                    "--segments: cannot read " + file + ": " + e.getMessage());
-        }
+        String json = readOption("--segments", file);
         try {
             SegmentTable check = new SegmentTable();
             FlinkFileLoader loader = bounds(conf).segmentLoader();
@@ -237,6 +225,17 @@ public record JobSettings(
                 conf.get(FreqcapOptions.MAX_SEGMENT_BYTES),
                 segmentUris(conf),
                 FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE)));
+    }
+
+    /** The file an option names, read; one that cannot be read is the option's error. */
+    private static String readOption(String option, String file)
+            throws FreqcapOptions.InvalidOptionException {
+        try {
+            return readText(file);
+        } catch (IOException e) {
+            throw new FreqcapOptions.InvalidOptionException(
+                    option + ": cannot read " + file + ": " + e.getMessage());
+        }
     }
 
     /** Reads a file path or uri through Flink's file systems (file://, s3://, hdfs://, ...). */

@@ -49,25 +49,29 @@ public final class FlinkRest {
     /** Takes a savepoint of a running job; returns its path once complete. */
     public String savepoint(String jobId, String dir, Duration timeout)
             throws IOException, InterruptedException {
-        ObjectNode req = JSON.createObjectNode();
-        if (dir != null) {
-            req.put("target-directory", dir);
-        }
-        req.put("cancel-job", false);
-        String trigger =
-                post("/jobs/" + jobId + "/savepoints", req, timeout).path("request-id").asText();
-        return awaitSavepoint(jobId, trigger, timeout);
+        return savepointBy(
+                "/savepoints", jobId, request("target-directory", dir, "cancel-job"), timeout);
     }
 
     /** Stops a job with a savepoint (sources stop first, sinks commit); returns its path. */
     public String stopWithSavepoint(String jobId, String dir, Duration timeout)
             throws IOException, InterruptedException {
+        return savepointBy("/stop", jobId, request("targetDirectory", dir, "drain"), timeout);
+    }
+
+    /** A savepoint request: the directory under {@code dirField} when given, {@code flag} false. */
+    private static ObjectNode request(String dirField, String dir, String flag) {
         ObjectNode req = JSON.createObjectNode();
         if (dir != null) {
-            req.put("targetDirectory", dir);
+            req.put(dirField, dir);
         }
-        req.put("drain", false);
-        String trigger = post("/jobs/" + jobId + "/stop", req, timeout).path("request-id").asText();
+        return req.put(flag, false);
+    }
+
+    /** Triggers a savepoint at {@code /jobs/<id><path>}; returns its path once complete. */
+    private String savepointBy(String path, String jobId, ObjectNode req, Duration timeout)
+            throws IOException, InterruptedException {
+        String trigger = post("/jobs/" + jobId + path, req, timeout).path("request-id").asText();
         return awaitSavepoint(jobId, trigger, timeout);
     }
 

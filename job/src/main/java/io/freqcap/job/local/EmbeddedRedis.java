@@ -201,14 +201,7 @@ public final class EmbeddedRedis implements AutoCloseable {
         if (process == null) {
             throw new IllegalStateException("redis-server is not running");
         }
-        int exit =
-                new ProcessBuilder("kill", signal, Long.toString(process.pid()))
-                        .inheritIO()
-                        .start()
-                        .waitFor();
-        if (exit != 0) {
-            throw new IOException("kill " + signal + " " + process.pid() + " exited " + exit);
-        }
+        Signals.send(process, signal);
     }
 
     /** Stops the server at once (SIGKILL), as a crash would. */

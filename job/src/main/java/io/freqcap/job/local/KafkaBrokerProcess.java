@@ -88,14 +88,7 @@ public final class KafkaBrokerProcess implements LocalKafka {
     }
 
     private void signal(String signal) throws Exception {
-        int exit =
-                new ProcessBuilder("kill", signal, Long.toString(process.pid()))
-                        .inheritIO()
-                        .start()
-                        .waitFor();
-        if (exit != 0) {
-            throw new IOException("kill " + signal + " exited " + exit);
-        }
+        Signals.send(process, signal);
     }
 
     /**

@@ -74,36 +74,29 @@ public final class LocalRunner {
         TempDirs.deleteLeftByKilledRuns("freqcap-local", out);
         Path work = TempDirs.createOwned("freqcap-local");
         try (StateDir state = StateDir.open(Path.of(options.get(RunnerOptions.STATE_DIR)))) {
-            return run(options, embedded, work, state, out, stop);
+            List<AutoCloseable> resources = new ArrayList<>();
+            try {
+                return run(options, embedded, work, state, out, stop, resources);
+            } finally {
+                // Also when the start fails half-way: no broker or Redis outlives the runner.
+                for (AutoCloseable r : resources) {
+                    try {
+                        r.close();
+                    } catch (Exception e) {
+                        out.println("freqcap: stopping " + r + ": " + e);
+                    }
+                }
+            }
         } finally {
             // Sample config and segments of this run; the state dir keeps everything else.
             TempDirs.deleteRecursively(work);
         }
     }
 
-    private static RunSummary run(
-            Configuration options,
-            boolean embedded,
-            Path work,
-            StateDir state,
-            PrintStream out,
-            CountDownLatch stop)
-            throws Exception {
-        List<AutoCloseable> resources = new ArrayList<>();
-        try {
-            return run(options, embedded, work, state, out, stop, resources);
-        } finally {
-            // Also when the start fails half-way: no broker or Redis outlives the runner.
-            for (AutoCloseable r : resources) {
-                try {
-                    r.close();
-                } catch (Exception e) {
-                    out.println("freqcap: stopping " + r + ": " + e);
-                }
-            }
-        }
-    }
-
+    /**
+     * Starts what the options ask for (each in {@code resources}, which the caller closes, also
+     * when the start fails half-way), then runs until stopped.
+     */
     private static RunSummary run(
             Configuration options,
             boolean embedded,

@@ -4,8 +4,8 @@ import io.freqcap.operators.capping.decision.Histories;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
-import io.freqcap.schema.message.OutboundMessage;
 
 /** Every user's history in memory: a backtest's, or a test oracle's. */
 public final class MemoryHistories implements Histories {
@@ -18,14 +18,8 @@ public final class MemoryHistories implements Histories {
     }
 
     @Override
-    public void count(
-            long user,
-            CountedHistory before,
-            OutboundMessage m,
-            long countedAt,
-            boolean keepMessageId,
-            LimitConfig config) {
-        all.put(user, HistoryGrowth.grown(before, m, countedAt, keepMessageId, config));
+    public void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config) {
+        all.put(user, HistoryGrowth.grown(before, entry, config));
     }
 
     @Override

@@ -11,11 +11,11 @@ import java.util.Arrays;
 final class ColumnEdits {
     private ColumnEdits() {}
 
+    /** A copy of {@code a} with {@code v} inserted at {@code pos}. */
     static long[] insert(long[] a, int pos, long v) {
-        long[] out = new long[a.length + 1];
-        System.arraycopy(a, 0, out, 0, pos);
-        out[pos] = v;
+        long[] out = Arrays.copyOf(a, a.length + 1);
         System.arraycopy(a, pos, out, pos + 1, a.length - pos);
+        out[pos] = v;
         return out;
     }
 
@@ -87,10 +87,10 @@ final class ColumnEdits {
                         ts,
                         fps,
                         ci,
-                        h.channels,
-                        ids,
                         categories,
                         Tabled.of(camps, null),
+                        h.channels,
+                        ids,
                         offs,
                         held));
     }
@@ -102,10 +102,10 @@ final class ColumnEdits {
                         Arrays.copyOfRange(h.timestamps, from, to),
                         Arrays.copyOfRange(h.fingerprints, from, to),
                         Arrays.copyOfRange(h.channelIndex, from, to),
-                        h.channels,
-                        h.messageIds == null ? null : Arrays.copyOfRange(h.messageIds, from, to),
                         Tabled.slice(h.categoryTable, h.categoryIndex, from, to),
                         Tabled.slice(h.campaignTable, h.campaignIndex, from, to),
+                        h.channels,
+                        h.messageIds == null ? null : Arrays.copyOfRange(h.messageIds, from, to),
                         h.offsets == null ? null : Arrays.copyOfRange(h.offsets, from, to),
                         h.heldFor == null ? null : Arrays.copyOfRange(h.heldFor, from, to)));
     }
@@ -171,10 +171,10 @@ final class ColumnEdits {
                         h.timestamps,
                         h.fingerprints,
                         h.channelIndex,
-                        h.channels,
-                        h.messageIds,
                         categories,
                         campaigns,
+                        h.channels,
+                        h.messageIds,
                         h.offsets,
                         h.heldFor));
     }

@@ -57,10 +57,10 @@ class HistoryColumns {
             long[] timestamps,
             long[] fingerprints,
             int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
             Tabled categories,
             Tabled campaigns,
+            String[] channels,
+            String[] messageIds,
             int[] offsets,
             long[] heldFor) {
         this(
@@ -178,5 +178,18 @@ class HistoryColumns {
     /** How long after its stamped timestamp entry i is counted (0 unless it was held). */
     public long heldFor(int i) {
         return heldFor == null ? 0 : heldFor[i];
+    }
+
+    /** Entry i as a whole. */
+    public HistoryEntry entry(int i) {
+        return new HistoryEntry(
+                timestamps[i],
+                fingerprints[i],
+                channel(i),
+                messageId(i),
+                category(i),
+                campaign(i),
+                offsetSeconds(i),
+                heldFor(i));
     }
 }

@@ -35,10 +35,7 @@ final class PackedEntries {
                 }
             }
         }
-        long radix =
-                (long) channels.length
-                        * (categoryTable == null ? 1 : categoryTable.length + 1L)
-                        * (campaignTable == null ? 1 : campaignTable.length + 1L);
+        long radix = (long) channels.length * values(categoryTable) * values(campaignTable);
         return radix <= MAX_RADIX;
     }
 
@@ -69,9 +66,8 @@ final class PackedEntries {
             int[] campaignIndex,
             int[] offsets)
             throws IOException {
-        long nCat = categoryTable == null ? 1 : categoryTable.length + 1L;
-        long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
-        boolean attributes = k * nCat * nCamp > 1;
+        long nCat = values(categoryTable);
+        boolean attributes = k * nCat * values(campaignTable) > 1;
         long prev = 0;
         int prevQuarters = 0;
         for (int i = 0; i < ts.length; i++) {
@@ -103,17 +99,8 @@ final class PackedEntries {
             String[] campaignTable,
             int[] offsets)
             throws IOException {
-        long nCat = categoryTable == null ? 1 : categoryTable.length + 1L;
-        long nCamp = campaignTable == null ? 1 : campaignTable.length + 1L;
-        long radix;
-        try {
-            radix = Math.multiplyExact(Math.multiplyExact(k, nCat), nCamp);
-        } catch (ArithmeticException e) {
-            radix = Long.MAX_VALUE;
-        }
-        if (radix > MAX_RADIX) {
-            throw new IOException("corrupt history: " + radix + " attribute combinations");
-        }
+        long radix = checkedRadix(k, categoryTable, campaignTable);
+        long nCat = values(categoryTable);
         long prev = 0;
         int quarters = 0;
         for (int i = 0; i < ts.length; i++) {
@@ -138,5 +125,27 @@ final class PackedEntries {
                 offsets[i] = quarters * QUARTER_HOUR;
             }
         }
+    }
+
+    /** How many index values a table's entries take: none (0) and one for each value. */
+    private static long values(String[] table) {
+        return table == null ? 1 : table.length + 1L;
+    }
+
+    /** The mixed radix of the packed attributes, checked against corrupt input. */
+    private static long checkedRadix(int k, String[] categoryTable, String[] campaignTable)
+            throws IOException {
+        long radix;
+        try {
+            radix =
+                    Math.multiplyExact(
+                            Math.multiplyExact(k, values(categoryTable)), values(campaignTable));
+        } catch (ArithmeticException e) {
+            radix = Long.MAX_VALUE;
+        }
+        if (radix > MAX_RADIX) {
+            throw new IOException("corrupt history: " + radix + " attribute combinations");
+        }
+        return radix;
     }
 }

@@ -104,7 +104,7 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
 
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
     public UserHistory with(long timestamp, long fingerprint, String channel) {
-        return with(timestamp, fingerprint, channel, null);
+        return with(HistoryEntry.plain(timestamp, fingerprint, channel, null));
     }
 
     /**
@@ -113,36 +113,15 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
      * @param messageId the id to keep with the entry, or {@code null} to keep none
      */
     public UserHistory with(long timestamp, long fingerprint, String channel, String messageId) {
-        return with(
-                timestamp,
-                fingerprint,
-                channel,
-                messageId,
-                OutboundMessage.DEFAULT_CATEGORY,
-                null,
-                0,
-                0);
+        return with(HistoryEntry.plain(timestamp, fingerprint, channel, messageId));
     }
 
-    /**
-     * This history with one more entry, inserted in timestamp order (after equal timestamps).
-     *
-     * @param timestamp when it counts: its send time
-     * @param messageId the id to keep with the entry, or {@code null} to keep none
-     * @param campaign the campaignId, or {@code null} for none
-     * @param offsetSeconds the entry's zone's offset from UTC at its timestamp
-     * @param heldFor its send time minus the timestamp it was stamped with (0: not held)
-     */
-    public UserHistory with(
-            long timestamp,
-            long fingerprint,
-            String channel,
-            String messageId,
-            String category,
-            String campaign,
-            int offsetSeconds,
-            long heldFor) {
-        fingerprint &= Fingerprints.MASK;
+    /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
+    public UserHistory with(HistoryEntry e) {
+        long timestamp = e.timestamp();
+        long fingerprint = e.fingerprint() & Fingerprints.MASK;
+        String channel = e.channel();
+        long heldFor = e.heldFor();
         int n = timestamps.length;
         int pos = n;
         while (pos > 0 && timestamps[pos - 1] > timestamp) {
@@ -158,25 +137,28 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
         long[] ts = ColumnEdits.insert(timestamps, pos, timestamp);
         long[] fps = ColumnEdits.insert(fingerprints, pos, fingerprint);
         int[] ci = Tabled.insert(channelIndex, pos, c);
-        String[] ids = ColumnEdits.insert(messageIds, n, pos, messageId);
+        String[] ids = ColumnEdits.insert(messageIds, n, pos, e.messageId());
         Tabled cats =
                 Tabled.with(
                         categoryTable,
                         categoryIndex,
                         n,
                         pos,
-                        OutboundMessage.DEFAULT_CATEGORY.equals(category) ? null : category);
-        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, campaign);
+                        OutboundMessage.DEFAULT_CATEGORY.equals(e.category())
+                                ? null
+                                : e.category());
+        Tabled camps = Tabled.with(campaignTable, campaignIndex, n, pos, e.campaign());
         int[] offs =
-                offsets == null && offsetSeconds == 0
+                offsets == null && e.offsetSeconds() == 0
                         ? null
-                        : Tabled.insert(offsets == null ? new int[n] : offsets, pos, offsetSeconds);
+                        : Tabled.insert(
+                                offsets == null ? new int[n] : offsets, pos, e.offsetSeconds());
         long[] held =
                 this.heldFor == null && heldFor == 0
                         ? null
                         : ColumnEdits.insert(
                                 this.heldFor == null ? new long[n] : this.heldFor, pos, heldFor);
-        return new UserHistory(new HistoryColumns(ts, fps, ci, chs, ids, cats, camps, offs, held));
+        return new UserHistory(new HistoryColumns(ts, fps, ci, cats, camps, chs, ids, offs, held));
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
@@ -240,10 +222,10 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
                                 ts,
                                 fps,
                                 channelIndex,
-                                channels,
-                                ids,
                                 Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
                                 Tabled.of(campaigns, null),
+                                channels,
+                                ids,
                                 offsets,
                                 heldFor)));
     }

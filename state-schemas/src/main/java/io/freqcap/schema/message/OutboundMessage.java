@@ -85,15 +85,7 @@ public record OutboundMessage(
                 p.nextToken();
                 switch (field) {
                     case "messageId":
-                        messageId = string(p, field);
-                        int n = messageId.codePointCount(0, messageId.length());
-                        if (n < 1 || n > MAX_MESSAGE_ID_CHARS) {
-                            throw new MalformedRecordException(
-                                    "messageId: must be 1.."
-                                            + MAX_MESSAGE_ID_CHARS
-                                            + " characters, got "
-                                            + n);
-                        }
+                        messageId = chars(string(p, field), field, MAX_MESSAGE_ID_CHARS);
                         break;
                     case "userId":
                         userId = nonNegativeLong(p, field);
@@ -108,15 +100,7 @@ public record OutboundMessage(
                         break;
                     case "category":
                         if (p.currentToken() != JsonToken.VALUE_NULL) {
-                            category = string(p, field);
-                            int c = category.codePointCount(0, category.length());
-                            if (c < 1 || c > MAX_CATEGORY_CHARS) {
-                                throw new MalformedRecordException(
-                                        "category: must be 1.."
-                                                + MAX_CATEGORY_CHARS
-                                                + " characters, got "
-                                                + c);
-                            }
+                            category = chars(string(p, field), field, MAX_CATEGORY_CHARS);
                         }
                         break;
                     case "timestamp":
@@ -158,6 +142,16 @@ public record OutboundMessage(
                 messageId, userId, channel, category, timestamp, timezone, campaignId);
     }
 
+    /** {@code v}, checked to be 1..max characters (code points) long. */
+    private static String chars(String v, String field, int max) throws MalformedRecordException {
+        int n = v.codePointCount(0, v.length());
+        if (n < 1 || n > max) {
+            throw new MalformedRecordException(
+                    field + ": must be 1.." + max + " characters, got " + n);
+        }
+        return v;
+    }
+
     /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
     private static String campaignId(JsonParser p) throws IOException, MalformedRecordException {
         switch (p.currentToken()) {
@@ -166,16 +160,7 @@ public record OutboundMessage(
             case VALUE_NUMBER_INT:
                 return p.getBigIntegerValue().toString();
             case VALUE_STRING:
-                String id = p.getText();
-                int n = id.codePointCount(0, id.length());
-                if (n < 1 || n > MAX_CAMPAIGN_ID_CHARS) {
-                    throw new MalformedRecordException(
-                            "campaignId: must be 1.."
-                                    + MAX_CAMPAIGN_ID_CHARS
-                                    + " characters, got "
-                                    + n);
-                }
-                return id;
+                return chars(p.getText(), "campaignId", MAX_CAMPAIGN_ID_CHARS);
             default:
                 throw new MalformedRecordException(
                         "campaignId: expected a string or an integer, got " + Json.describe(p));

@@ -40,7 +40,15 @@ class StoredHistorySerializerTest {
         all.add(UserHistorySerializerTest.scopedHistory());
         all.add(
                 UserHistory.EMPTY.with(
-                        DAY_1_NOON, 7L, "push", "m-1", "marketing", null, MONROVIA_1971, 0));
+                        new HistoryEntry(
+                                DAY_1_NOON,
+                                7L,
+                                "push",
+                                "m-1",
+                                "marketing",
+                                null,
+                                MONROVIA_1971,
+                                0)));
         Random rnd = new Random(5);
         String[] channels = {"push", "email", "sms", "in_app", "a", "b", "c", "d"};
         String[] categories = {"marketing", "promo"};
@@ -51,14 +59,15 @@ class StoredHistorySerializerTest {
             for (int i = rnd.nextInt(12); i > 0; i--) {
                 h =
                         h.with(
-                                DAY_1_NOON + rnd.nextInt(1_000_000_000),
-                                rnd.nextLong(),
-                                channels[rnd.nextInt(1 + run % channels.length)],
-                                run % 3 == 0 ? "m-" + i : null,
-                                categories[rnd.nextInt(run % 2 + 1)],
-                                campaigns[rnd.nextInt(run % 5 == 0 ? 2 : 1)],
-                                offsets[rnd.nextInt(run % 4 + 1)],
-                                0);
+                                new HistoryEntry(
+                                        DAY_1_NOON + rnd.nextInt(1_000_000_000),
+                                        rnd.nextLong(),
+                                        channels[rnd.nextInt(1 + run % channels.length)],
+                                        run % 3 == 0 ? "m-" + i : null,
+                                        categories[rnd.nextInt(run % 2 + 1)],
+                                        campaigns[rnd.nextInt(run % 5 == 0 ? 2 : 1)],
+                                        offsets[rnd.nextInt(run % 4 + 1)],
+                                        0));
             }
             all.add(h);
         }

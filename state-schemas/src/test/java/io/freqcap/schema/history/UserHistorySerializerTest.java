@@ -36,25 +36,36 @@ class UserHistorySerializerTest {
     /** Two channels, a promotion, two campaigns, offsets of Singapore and of Kathmandu (+5:45). */
     static UserHistory scopedHistory() {
         return UserHistory.EMPTY
-                .with(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null, "marketing", "c-1", 28_800, 0)
                 .with(
-                        DAY_1_NOON + 42_000_000L,
-                        0x17213fd3b7ed5f6eL,
-                        "email",
-                        null,
-                        "promo",
-                        null,
-                        20_700,
-                        0)
+                        new HistoryEntry(
+                                DAY_1_NOON,
+                                0x5a3dd25bb62cde30L,
+                                "push",
+                                null,
+                                "marketing",
+                                "c-1",
+                                28_800,
+                                0))
                 .with(
-                        DAY_1_NOON + 42_000_001L,
-                        0x3dd25bb62cde30L,
-                        "push",
-                        "m-3",
-                        "promo",
-                        "7",
-                        0,
-                        0);
+                        new HistoryEntry(
+                                DAY_1_NOON + 42_000_000L,
+                                0x17213fd3b7ed5f6eL,
+                                "email",
+                                null,
+                                "promo",
+                                null,
+                                20_700,
+                                0))
+                .with(
+                        new HistoryEntry(
+                                DAY_1_NOON + 42_000_001L,
+                                0x3dd25bb62cde30L,
+                                "push",
+                                "m-3",
+                                "promo",
+                                "7",
+                                0,
+                                0));
     }
 
     /** Liberia's offset until 1972, −0:44:30: not a whole number of quarter hours. */
@@ -118,16 +129,17 @@ class UserHistorySerializerTest {
             for (int i = 0; i < n; i++) {
                 h =
                         h.with(
-                                DAY_1_NOON + rnd.nextInt(1_000_000_000),
-                                rnd.nextLong(),
-                                channels[rnd.nextInt(channels.length)],
-                                rnd.nextBoolean() ? "m" + i : null,
-                                categories[rnd.nextInt(run % 2 == 0 ? 1 : 3)],
-                                campaigns[rnd.nextInt(run % 3 == 0 ? 1 : 3)],
-                                run % 7 == 0 && i == 0
-                                        ? MONROVIA_1971 // not in quarter hours: unpacked
-                                        : offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)],
-                                0);
+                                new HistoryEntry(
+                                        DAY_1_NOON + rnd.nextInt(1_000_000_000),
+                                        rnd.nextLong(),
+                                        channels[rnd.nextInt(channels.length)],
+                                        rnd.nextBoolean() ? "m" + i : null,
+                                        categories[rnd.nextInt(run % 2 == 0 ? 1 : 3)],
+                                        campaigns[rnd.nextInt(run % 3 == 0 ? 1 : 3)],
+                                        run % 7 == 0 && i == 0
+                                                ? MONROVIA_1971 // not in quarter hours: unpacked
+                                                : offsets[rnd.nextInt(run % 5 == 0 ? 1 : 5)],
+                                        0));
             }
             byte[] bytes = write(h);
             if (bytes.length > 2 && bytes[1] == 0) {
@@ -167,21 +179,25 @@ class UserHistorySerializerTest {
         long t0 = 1_763_769_600_000L;
         UserHistory inOrder =
                 UserHistory.EMPTY
-                        .with(t0, 1, "push", null, "promo", "c1", 3600, 0)
-                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0)
-                        .with(t0 + 30, 4, "push", null, "promo", null, 3600, 0);
+                        .with(new HistoryEntry(t0, 1, "push", null, "promo", "c1", 3600, 0))
+                        .with(
+                                new HistoryEntry(
+                                        t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0))
+                        .with(new HistoryEntry(t0 + 20, 3, "email", null, "news", "c1", 3600, 0))
+                        .with(new HistoryEntry(t0 + 30, 4, "push", null, "promo", null, 3600, 0));
         UserHistory outOfOrder =
                 UserHistory.EMPTY
-                        .with(t0 + 30, 4, "push", null, "promo", null, 3600, 0)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0)
-                        .with(t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0)
-                        .with(t0, 1, "push", null, "promo", "c1", 3600, 0);
+                        .with(new HistoryEntry(t0 + 30, 4, "push", null, "promo", null, 3600, 0))
+                        .with(new HistoryEntry(t0 + 20, 3, "email", null, "news", "c1", 3600, 0))
+                        .with(
+                                new HistoryEntry(
+                                        t0 + 10, 2, "push", null, "marketing", "c2", 3600, 0))
+                        .with(new HistoryEntry(t0, 1, "push", null, "promo", "c1", 3600, 0));
         assertEquals(inOrder, outOfOrder);
         UserHistory twoOutOfOrder =
                 UserHistory.EMPTY
-                        .with(t0 + 30, 4, "push", null, "promo", "c2", 3600, 0)
-                        .with(t0 + 20, 3, "email", null, "news", "c1", 3600, 0);
+                        .with(new HistoryEntry(t0 + 30, 4, "push", null, "promo", "c2", 3600, 0))
+                        .with(new HistoryEntry(t0 + 20, 3, "email", null, "news", "c1", 3600, 0));
         assertEquals(
                 java.util.List.of("news", "promo"), java.util.List.of(twoOutOfOrder.categoryTable));
         assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(twoOutOfOrder.campaignTable));
@@ -254,14 +270,15 @@ class UserHistorySerializerTest {
                 int offset = rnd.nextInt(3) == 0 ? 0 : (rnd.nextBoolean() ? 20_700 : 3_600);
                 h =
                         h.with(
-                                stamped + held,
-                                rnd.nextLong(),
-                                rnd.nextBoolean() ? "push" : "sms",
-                                rnd.nextBoolean() ? "m-" + i : null,
-                                rnd.nextBoolean() ? "marketing" : "promo",
-                                rnd.nextBoolean() ? null : "c" + rnd.nextInt(3),
-                                offset,
-                                held);
+                                new HistoryEntry(
+                                        stamped + held,
+                                        rnd.nextLong(),
+                                        rnd.nextBoolean() ? "push" : "sms",
+                                        rnd.nextBoolean() ? "m-" + i : null,
+                                        rnd.nextBoolean() ? "marketing" : "promo",
+                                        rnd.nextBoolean() ? null : "c" + rnd.nextInt(3),
+                                        offset,
+                                        held));
                 latestStamped = Math.max(latestStamped, stamped);
             }
             assertEquals(latestStamped, h.latestStamped(), zones[run % 3]);
@@ -283,16 +300,19 @@ class UserHistorySerializerTest {
         long week = 7 * 86_400_000L;
         UserHistory h =
                 UserHistory.EMPTY
-                        .with(DAY_1_NOON, 1, "push", null, "marketing", null, 0, 0)
                         .with(
-                                DAY_1_NOON + 60_000 + week,
-                                2,
-                                "push",
-                                null,
-                                "marketing",
-                                null,
-                                0,
-                                week);
+                                new HistoryEntry(
+                                        DAY_1_NOON, 1, "push", null, "marketing", null, 0, 0))
+                        .with(
+                                new HistoryEntry(
+                                        DAY_1_NOON + 60_000 + week,
+                                        2,
+                                        "push",
+                                        null,
+                                        "marketing",
+                                        null,
+                                        0,
+                                        week));
         assertEquals(DAY_1_NOON + 60_000 + week, h.latest());
         assertEquals(DAY_1_NOON + 60_000, h.latestStamped());
         assertEquals(DAY_1_NOON, h.without(h.latest(), 2).latestStamped());
@@ -305,36 +325,41 @@ class UserHistorySerializerTest {
         UserHistory sameWithDefaults =
                 UserHistory.EMPTY
                         .with(
-                                DAY_1_NOON,
-                                0x5a3dd25bb62cde30L,
-                                "push",
-                                null,
-                                "marketing",
-                                null,
-                                0,
-                                0)
+                                new HistoryEntry(
+                                        DAY_1_NOON,
+                                        0x5a3dd25bb62cde30L,
+                                        "push",
+                                        null,
+                                        "marketing",
+                                        null,
+                                        0,
+                                        0))
                         .with(
-                                DAY_1_NOON + 42_000_000L,
-                                0x17213fd3b7ed5f6eL,
-                                "email",
-                                null,
-                                "marketing",
-                                null,
-                                0,
-                                0)
+                                new HistoryEntry(
+                                        DAY_1_NOON + 42_000_000L,
+                                        0x17213fd3b7ed5f6eL,
+                                        "email",
+                                        null,
+                                        "marketing",
+                                        null,
+                                        0,
+                                        0))
                         .with(
-                                DAY_1_NOON + 42_000_001L,
-                                0x5a3dd25bb62cde30L,
-                                "push",
-                                null,
-                                "marketing",
-                                null,
-                                0,
-                                0);
+                                new HistoryEntry(
+                                        DAY_1_NOON + 42_000_001L,
+                                        0x5a3dd25bb62cde30L,
+                                        "push",
+                                        null,
+                                        "marketing",
+                                        null,
+                                        0,
+                                        0));
         assertEquals(plain, sameWithDefaults);
         assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(sameWithDefaults)));
         UserHistory promo =
-                plain.with(DAY_1_NOON + 50_000_000L, 9, "push", null, "promo", null, 0, 0);
+                plain.with(
+                        new HistoryEntry(
+                                DAY_1_NOON + 50_000_000L, 9, "push", null, "promo", null, 0, 0));
         assertEquals(0, write(promo)[1], "version 2: the channel count's place holds 0");
     }
 
@@ -374,14 +399,15 @@ class UserHistorySerializerTest {
             plain = plain.with(t, fp, "push");
             scoped =
                     scoped.with(
-                            t,
-                            fp,
-                            "push",
-                            null,
-                            i == 2 ? "promo" : "marketing",
-                            "c" + i,
-                            28_800,
-                            0);
+                            new HistoryEntry(
+                                    t,
+                                    fp,
+                                    "push",
+                                    null,
+                                    i == 2 ? "promo" : "marketing",
+                                    "c" + i,
+                                    28_800,
+                                    0));
         }
         // marker, flags and channel count in the header; the category table without the default
         // ("promo"); the campaign table (5 x "cN"); Singapore's offset once; then one byte of

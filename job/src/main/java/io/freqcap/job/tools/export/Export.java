@@ -1,6 +1,5 @@
 package io.freqcap.job.tools.export;
 
-import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.tools.ToolOptions;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -50,17 +49,12 @@ public final class Export {
     }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        Map<String, String> opts;
-        try {
-            opts = ToolOptions.parse(args, OPTIONS);
-        } catch (InvalidOptionException e) {
-            err.println("freqcap-export: " + e.getMessage() + "\n" + USAGE);
-            return 2;
+        ToolOptions.Parsed parsed =
+                ToolOptions.parse("freqcap-export", USAGE, args, OPTIONS, out, err);
+        if (parsed.exit() != null) {
+            return parsed.exit();
         }
-        if (opts == null) {
-            out.println(USAGE);
-            return 0;
-        }
+        Map<String, String> opts = parsed.options();
         for (String required : List.of("bootstrap-servers", "output")) {
             if (!opts.containsKey(required)) {
                 err.println("freqcap-export: --" + required + " is required\n" + USAGE);

@@ -91,17 +91,12 @@ public final class Simulate {
      * @return the exit code: 0 done, 2 a bad command line or an unreadable input file
      */
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Map<String, String> opts;
-        try {
-            opts = ToolOptions.parse(args, OPTIONS);
-        } catch (InvalidOptionException e) {
-            err.println("freqcap-simulate: " + e.getMessage() + "\n" + USAGE);
-            return 2;
+        ToolOptions.Parsed parsed =
+                ToolOptions.parse("freqcap-simulate", USAGE, args, OPTIONS, out, err);
+        if (parsed.exit() != null) {
+            return parsed.exit();
         }
-        if (opts == null) {
-            out.println(USAGE);
-            return 0;
-        }
+        Map<String, String> opts = parsed.options();
         Replay main;
         Replay other = null;
         SimulationInput input;

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.decision;
 
+import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.config.LimitConfig;
@@ -85,7 +86,11 @@ public final class DecisionStep {
             channelsBefore = keepMessageIds ? before.channels() : null;
             // A held message is counted at its send time (contract.md §6).
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-            histories.count(m.userId(), before, m, countedAt, keepMessageIds, config);
+            histories.count(
+                    m.userId(),
+                    before,
+                    HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
+                    config);
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now);
     }

@@ -2,7 +2,7 @@ package io.freqcap.operators.capping.decision;
 
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.history.HistoryEntry;
 
 /**
  * Where a {@link DecisionStep} keeps users' histories: the job's keyed state, or a backtest's
@@ -15,17 +15,8 @@ public interface Histories {
     /**
      * Counts an ALLOWED message in the history of {@code user}; {@code before} is what {@link #get}
      * gave (a long history is changed in place).
-     *
-     * @param countedAt when it counts: its timestamp, or the send time it is held to
-     * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
      */
-    void count(
-            long user,
-            CountedHistory before,
-            OutboundMessage m,
-            long countedAt,
-            boolean keepMessageId,
-            LimitConfig config)
+    void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config)
             throws Exception;
 
     /**

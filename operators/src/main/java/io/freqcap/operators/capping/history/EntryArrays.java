@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.history;
 
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
@@ -57,16 +58,15 @@ final class EntryArrays {
         return held == null ? 0 : held[i];
     }
 
-    /** Inserts an entry after those of equal timestamp. */
-    void insert(
-            long t,
-            long fingerprint,
-            String channel,
-            String messageId,
-            String category,
-            String campaign,
-            int offsetSeconds,
-            long heldFor) {
+    /** Inserts an entry after those of equal timestamp, with this (masked) fingerprint. */
+    void insert(HistoryEntry entry, long fingerprint) {
+        long t = entry.timestamp();
+        String channel = entry.channel();
+        String messageId = entry.messageId();
+        String category = entry.category();
+        String campaign = entry.campaign();
+        int offsetSeconds = entry.offsetSeconds();
+        long heldFor = entry.heldFor();
         int c = channelNames.indexOf(channel);
         if (c < 0) {
             c = channelNames.size();

@@ -4,6 +4,7 @@ import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 
@@ -46,35 +47,40 @@ public final class HistoryGrowth {
             long countedAt,
             boolean keepMessageId,
             LimitConfig config) {
-        long t = countedAt;
-        long heldFor = countedAt - m.timestamp();
-        long fingerprint = Fingerprints.of(m.messageId());
-        String messageId = keepMessageId ? m.messageId() : null;
-        int offset = Zones.offsetSeconds(m.timezone(), config.timezone(), t);
+        return grown(before, entry(m, countedAt, keepMessageId, config), config);
+    }
+
+    /**
+     * A message as its user's history keeps it once counted.
+     *
+     * @param countedAt when it counts: its timestamp, or the send time it is held to
+     * @param keepMessageId keep the messageId (the Redis mirror's rebuild needs it)
+     */
+    public static HistoryEntry entry(
+            OutboundMessage m, long countedAt, boolean keepMessageId, LimitConfig config) {
+        return new HistoryEntry(
+                countedAt,
+                Fingerprints.of(m.messageId()),
+                m.channel(),
+                keepMessageId ? m.messageId() : null,
+                m.category(),
+                m.campaignId(),
+                Zones.offsetSeconds(m.timezone(), config.timezone(), countedAt),
+                countedAt - m.timestamp());
+    }
+
+    /**
+     * The history with {@code entry} counted: see {@link #grown(CountedHistory, OutboundMessage,
+     * long, boolean, LimitConfig)}.
+     */
+    public static CountedHistory grown(
+            CountedHistory before, HistoryEntry entry, LimitConfig config) {
         if (before instanceof LongHistory l) {
-            l.add(
-                    t,
-                    fingerprint,
-                    m.channel(),
-                    messageId,
-                    m.category(),
-                    m.campaignId(),
-                    offset,
-                    heldFor);
+            l.add(entry);
             l.pruneThrough(pruneCutoff(l.latestStamped(), config));
             return l.size() <= SHORT_AT ? l.toUserHistory() : l;
         }
-        UserHistory next =
-                ((UserHistory) before)
-                        .with(
-                                t,
-                                fingerprint,
-                                m.channel(),
-                                messageId,
-                                m.category(),
-                                m.campaignId(),
-                                offset,
-                                heldFor);
+        UserHistory next = ((UserHistory) before).with(entry);
         next = next.prunedBefore(pruneCutoff(next.latestStamped(), config));
         return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
     }

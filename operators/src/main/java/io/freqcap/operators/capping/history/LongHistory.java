@@ -3,6 +3,7 @@ package io.freqcap.operators.capping.history;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
@@ -72,15 +73,7 @@ public final class LongHistory implements CountedHistory {
 
     private void append(UserHistory h) {
         for (int i = 0; i < h.size(); i++) {
-            insert(
-                    h.timestamp(i),
-                    h.fingerprint(i),
-                    h.channel(i),
-                    h.messageId(i),
-                    h.category(i),
-                    h.campaign(i),
-                    h.offsetSeconds(i),
-                    h.heldFor(i));
+            insert(h.entry(i));
         }
     }
 
@@ -92,47 +85,22 @@ public final class LongHistory implements CountedHistory {
         return Math.floorDiv(t, bucketMillis);
     }
 
-    /**
-     * Counts one message (after entries of equal timestamp).
-     *
-     * @param t when it counts: its send time
-     * @param heldFor its send time minus the timestamp it was stamped with (0: not held)
-     */
-    public void add(
-            long t,
-            long fingerprint,
-            String channel,
-            String messageId,
-            String category,
-            String campaign,
-            int offsetSeconds,
-            long heldFor) {
-        insert(
-                t,
-                fingerprint & Fingerprints.MASK,
-                channel,
-                messageId,
-                category,
-                campaign,
-                offsetSeconds,
-                heldFor);
-        changed.add(bucket(t));
+    /** Counts one message (after entries of equal timestamp). */
+    public void add(HistoryEntry entry) {
+        insert(entry);
+        changed.add(bucket(entry.timestamp()));
     }
 
-    private void insert(
-            long t,
-            long fingerprint,
-            String channel,
-            String messageId,
-            String category,
-            String campaign,
-            int offsetSeconds,
-            long heldFor) {
-        e.insert(t, fingerprint, channel, messageId, category, campaign, offsetSeconds, heldFor);
-        stampedMax = Math.max(stampedMax, t - heldFor);
-        bytes += entryBytes(messageId, category, campaign);
+    private void insert(HistoryEntry entry) {
+        long t = entry.timestamp();
+        String category = entry.category();
+        String campaign = entry.campaign();
+        long fingerprint = entry.fingerprint() & Fingerprints.MASK;
+        e.insert(entry, fingerprint);
+        stampedMax = Math.max(stampedMax, entry.stamped());
+        bytes += entryBytes(entry.messageId(), category, campaign);
         fingerprints.add(fingerprint);
-        column(Scope.channel(channel), true).add(t);
+        column(Scope.channel(entry.channel()), true).add(t);
         column(Scope.category(category), true).add(t);
         if (campaign != null) {
             column(Scope.campaign(campaign), true).add(t);

@@ -6,11 +6,11 @@ import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.EncodedHistory;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.history.StoredHistorySerializer;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.history.UserHistorySerializer;
-import io.freqcap.schema.message.OutboundMessage;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -138,22 +138,14 @@ public final class HistoryStore implements Histories {
     /**
      * Counts an ALLOWED message in the history of {@code user} (the current key), {@code before}
      * being what {@link #get} gave, and drops what no message can need any more.
-     *
-     * @param keepMessageId keep the message's id (the Redis mirror's rebuild needs it)
      */
     @Override
-    public void count(
-            long user,
-            CountedHistory before,
-            OutboundMessage m,
-            long countedAt,
-            boolean keepMessageId,
-            LimitConfig config)
+    public void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config)
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = HistoryGrowth.grown(l, m, countedAt, keepMessageId, config);
+            CountedHistory next = HistoryGrowth.grown(l, entry, config);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -167,7 +159,7 @@ public final class HistoryStore implements Histories {
             evictOver(user);
             return;
         }
-        CountedHistory next = HistoryGrowth.grown(before, m, countedAt, keepMessageId, config);
+        CountedHistory next = HistoryGrowth.grown(before, entry, config);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;
