@@ -226,11 +226,8 @@ class ClusterITCase {
     static Map<Integer, Output> check(String bootstrap, String name, List<Input> inputs)
             throws Exception {
         var out =
-                KafkaPipelineSupport.readCommitted(
-                        bootstrap,
-                        List.of(name + "-deliveries", name + "-audit"),
-                        inputs.size(),
-                        Duration.ofSeconds(180));
+                KafkaPipelineSupport.readOutputs(
+                        bootstrap, name, inputs.size(), Duration.ofSeconds(180));
         Map<Integer, Output> outputs =
                 KafkaPipelineSupport.checkOutputs(
                         inputs,

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.segment.SegmentBitmap;
@@ -115,9 +116,7 @@ class ControlTopicsITCase {
     }
 
     static String message(String id, long t) {
-        return String.format(
-                "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d}",
-                id, VIP, t);
+        return Records.message(id, VIP, t).json();
     }
 
     /**

@@ -7,19 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.message.RawRecord;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -105,17 +101,11 @@ class FreqcapKafkaITCase {
             KafkaPipelineSupport.produce(
                     kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            inputs.size(),
-                            Duration.ofSeconds(180));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
             Map<Integer, Output> outputs =
                     KafkaPipelineSupport.checkOutputs(
-                            inputs,
-                            out.get(name + "-deliveries"),
-                            out.get(name + "-audit"),
-                            Map.of(1L, LimitConfig.parse(CALENDAR_CONFIG)));
+                            inputs, out, name, Map.of(1L, LimitConfig.parse(CALENDAR_CONFIG)));
             long calendarRejections =
                     out.get(name + "-audit").stream()
                             .filter(r -> new String(r.value()).contains("\"calendar\":\"day\""))
@@ -171,9 +161,9 @@ class FreqcapKafkaITCase {
                     kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
 
             var out =
-                    KafkaPipelineSupport.readCommitted(
+                    KafkaPipelineSupport.readOutputs(
                             kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
+                            name,
                             inputs.size() + 3,
                             Duration.ofSeconds(180));
             List<ConsumerRecord<byte[], byte[]>> audits = out.get(name + "-audit");
@@ -267,11 +257,7 @@ class FreqcapKafkaITCase {
             send(bootstrap, name + "-in", 7, "a3", 2);
             send(bootstrap, name + "-in", 9, "b1", 2);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            bootstrap,
-                            List.of(name + "-deliveries", name + "-audit"),
-                            100,
-                            Duration.ofSeconds(20));
+                    KafkaPipelineSupport.readOutputs(bootstrap, name, 100, Duration.ofSeconds(20));
             var audit7 =
                     out.get(name + "-audit").stream()
                             .map(
@@ -341,27 +327,8 @@ class FreqcapKafkaITCase {
 
         FailOnce.reset();
         StreamExecutionEnvironment env = env(options);
-        DataStream<RawRecord> input =
-                env.fromSource(
-                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
-                                WatermarkStrategy.noWatermarks(),
-                                "in")
-                        .map(new FailOnce(15000))
-                        .name("fail-once");
-        DataStream<ControlRecord> control =
-                env.fromSource(
-                                KafkaConnectors.controlSource(
-                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
-                                WatermarkStrategy.noWatermarks(),
-                                "config")
-                        .setParallelism(1);
-        FreqcapJob.build(
-                CappingSettings.of(CONFIG_V1),
-                input,
-                control,
-                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
-                KafkaConnectors.auditSink(KafkaSettings.of(options)),
-                null);
+        KafkaPipelineSupport.failingOnceJob(
+                env, options, 15000, CappingSettings.of(CONFIG_V1), null);
         JobClient job = env.executeAsync("freqcap-failover");
         try {
             // Slowly, so that checkpoints complete while input still flows.
@@ -374,14 +341,11 @@ class FreqcapKafkaITCase {
                 Thread.sleep(700);
             }
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                                    List.of(name + "-deliveries", name + "-audit"),
-                            inputs.size(), Duration.ofSeconds(180));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
-            KafkaPipelineSupport.checkOutputs(
-                    inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs());
+            KafkaPipelineSupport.checkOutputs(inputs, out, name, configs());
         } finally {
             KafkaPipelineSupport.cancel(job);
         }

@@ -86,24 +86,32 @@ class FreqcapOptionsTest {
         assertEquals("unknown option --limit (see --help)", error(null, "--limit", "x"));
         assertEquals("--limits is required", error(null, "--bootstrap-servers", "k:9092"));
         assertEquals("--bootstrap-servers is required", error(null, "--limits", good.toString()));
-        assertEquals(
-                "--parallelism: invalid value \"two\" (an integer)",
-                error(null, "--parallelism", "two"));
-        assertEquals(
-                "--parallelism: must be a positive integer",
-                errorWithRequired(good, "--parallelism", "0"));
-        assertEquals(
-                "--history-cache: must be 0..67108864, got -1",
-                errorWithRequired(good, "--history-cache", "-1"));
-        assertEquals(
-                "--history-cache: must be 0..67108864, got 67108865",
-                errorWithRequired(good, "--history-cache", "67108865"));
-        assertEquals(
-                "--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)",
-                error(null, "--checkpoint-interval", "soon"));
-        assertEquals(
-                "--starting-offsets: invalid value \"middle\" (earliest, latest or committed)",
-                error(null, "--starting-offsets", "middle"));
+        // option, value, the line, for values a start without the option's own checks refuses
+        String[][] refused = {
+            {"--parallelism", "two", "--parallelism: invalid value \"two\" (an integer)"},
+            {
+                "--checkpoint-interval",
+                "soon",
+                "--checkpoint-interval: invalid value \"soon\" (a duration like 10s, 500ms, 1min)"
+            },
+            {
+                "--starting-offsets",
+                "middle",
+                "--starting-offsets: invalid value \"middle\" (earliest, latest or committed)"
+            },
+        };
+        for (String[] c : refused) {
+            assertEquals(c[2], error(null, c[0], c[1]));
+        }
+        // the same, for values the job's checks refuse once the required options are given
+        String[][] checked = {
+            {"--parallelism", "0", "--parallelism: must be a positive integer"},
+            {"--history-cache", "-1", "--history-cache: must be 0..67108864, got -1"},
+            {"--history-cache", "67108865", "--history-cache: must be 0..67108864, got 67108865"},
+        };
+        for (String[] c : checked) {
+            assertEquals(c[2], errorWithRequired(good, c[0], c[1]));
+        }
         assertEquals("--group-id: missing value", error(null, "--group-id"));
         assertEquals("unexpected argument \"oops\" (options start with --)", error(null, "oops"));
         assertTrue(
@@ -134,34 +142,13 @@ class FreqcapOptionsTest {
                 "--redis: expected redis://host:port, rediss://host:port,"
                         + " redis-cluster://host:port,... or rediss-cluster://... but got"
                         + " \"localhost:6379\"",
-                error(
-                        null,
-                        "--bootstrap-servers",
-                        "k",
-                        "--limits",
-                        good,
-                        "--redis",
-                        "localhost:6379"));
+                errorWithRequired(Path.of(good), "--redis", "localhost:6379"));
         assertEquals(
                 "--redis: redis-cluster:// expects host:port,host:port,... but got \"h2\"",
-                error(
-                        null,
-                        "--bootstrap-servers",
-                        "k",
-                        "--limits",
-                        good,
-                        "--redis",
-                        "redis-cluster://h1:7000,h2"));
+                errorWithRequired(Path.of(good), "--redis", "redis-cluster://h1:7000,h2"));
         assertEquals(
                 "--redis-key-prefix: must be non-empty, without spaces or braces",
-                error(
-                        null,
-                        "--bootstrap-servers",
-                        "k",
-                        "--limits",
-                        good,
-                        "--redis-key-prefix",
-                        "a{b"));
+                errorWithRequired(Path.of(good), "--redis-key-prefix", "a{b"));
     }
 
     @Test

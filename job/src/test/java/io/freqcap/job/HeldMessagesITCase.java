@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.job.KafkaPipelineSupport.Input;
 import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Delivery;
-import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,12 +20,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -74,30 +70,8 @@ class HeldMessagesITCase {
             restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             env.configure(restore);
         }
-        DataStream<RawRecord> input =
-                env.fromSource(
-                                KafkaConnectors.inputSource(KafkaSettings.of(options)),
-                                WatermarkStrategy.noWatermarks(),
-                                "in")
-                        .uid("in")
-                        .map(new FailOnce(failAfter))
-                        .uid("fail-once")
-                        .name("fail-once");
-        DataStream<ControlRecord> control =
-                env.fromSource(
-                                KafkaConnectors.controlSource(
-                                        KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
-                                WatermarkStrategy.noWatermarks(),
-                                "config")
-                        .uid("config")
-                        .setParallelism(1);
-        FreqcapJob.build(
-                CappingSettings.of(config),
-                input,
-                control,
-                KafkaConnectors.deliverySink(KafkaSettings.of(options)),
-                KafkaConnectors.auditSink(KafkaSettings.of(options)),
-                null);
+        KafkaPipelineSupport.failingOnceJob(
+                env, options, failAfter, CappingSettings.of(config), null);
         return env.executeAsync("freqcap-held");
     }
 
@@ -187,18 +161,12 @@ class HeldMessagesITCase {
                             0,
                             savepoint);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            inputs.size(),
-                            Duration.ofSeconds(200));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(200));
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             Map<Integer, Output> outputs =
                     KafkaPipelineSupport.checkOutputs(
-                            inputs,
-                            out.get(name + "-deliveries"),
-                            out.get(name + "-audit"),
-                            Map.of(1L, LimitConfig.parse(config)));
+                            inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
             long held = outputs.values().stream().filter(o -> o.sendAt() != null).count();
             assertTrue(held > 500, held + " held");
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {

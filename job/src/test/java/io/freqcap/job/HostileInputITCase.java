@@ -74,15 +74,10 @@ class HostileInputITCase {
     }
 
     static String message(String id, long user, long t, String payload) {
-        return "{\"messageId\":\""
-                + id
-                + "\",\"userId\":"
-                + user
-                + ",\"channel\":\"push\",\"timestamp\":"
-                + t
-                + ",\"payload\":\""
-                + payload
-                + "\"}";
+        return String.format(
+                "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d,"
+                        + "\"payload\":\"%s\"}",
+                id, user, t, payload);
     }
 
     static String load(String id, long version, String uri) {
@@ -105,6 +100,11 @@ class HostileInputITCase {
         }
     }
 
+    /** Options of a job of this test named {@code name}: its topics made, its config written. */
+    Configuration jobOptions(String name, String... extra) throws Exception {
+        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
+    }
+
     @Test
     @Timeout(240)
     void hostileRecordsOnEveryTopicNeverStopTheJob() throws Exception {
@@ -117,12 +117,8 @@ class HostileInputITCase {
         Path fifo = segments.resolve("fifo");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
         Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka,
-                        tmp,
+                jobOptions(
                         name,
-                        CONFIG,
-                        PARTITIONS,
                         "--max-record-bytes",
                         Integer.toString(MAX_RECORD_BYTES),
                         "--max-segment-bytes",
@@ -192,9 +188,9 @@ class HostileInputITCase {
             produce(name + "-config", configs);
             produce(name + "-in", inputs);
             var out =
-                    KafkaPipelineSupport.readCommitted(
+                    KafkaPipelineSupport.readOutputs(
                             kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
+                            name,
                             inputs.size() + 5,
                             Duration.ofSeconds(120));
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "never failed");

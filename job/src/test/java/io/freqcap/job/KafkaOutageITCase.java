@@ -82,10 +82,7 @@ class KafkaOutageITCase {
                                 Duration.ofSeconds(180));
                 var outputs =
                         KafkaPipelineSupport.checkOutputs(
-                                inputs,
-                                out.get(name + "-deliveries"),
-                                out.get(name + "-audit"),
-                                Map.of(1L, LimitConfig.parse(CONFIG)));
+                                inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
                 assertEquals(inputs.size(), outputs.size(), "one output each");
             } finally {
                 KafkaPipelineSupport.cancel(job);

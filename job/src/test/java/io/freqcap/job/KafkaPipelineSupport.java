@@ -9,8 +9,11 @@ import io.freqcap.job.local.LocalKafka;
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.Bounds;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
@@ -35,9 +38,11 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Future;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -287,8 +292,15 @@ final class KafkaPipelineSupport {
     /** A MiniCluster for a test class: {@code taskManagers} with {@code slots} slots each. */
     static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
             int taskManagers, int slots) {
+        return miniCluster(new Configuration(), taskManagers, slots);
+    }
+
+    /** The same, with Flink settings of its own (a metric reporter's, say). */
+    static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
+            Configuration flink, int taskManagers, int slots) {
         return new org.apache.flink.test.junit5.MiniClusterExtension(
                 new org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration.Builder()
+                        .setConfiguration(flink)
                         .setNumberTaskManagers(taskManagers)
                         .setNumberSlotsPerTaskManager(slots)
                         .build());
@@ -376,6 +388,45 @@ final class KafkaPipelineSupport {
         return out;
     }
 
+    /**
+     * The job as {@link FreqcapMain} wires it, its input passing through {@link FailOnce} first
+     * (the one failure a test injects, after {@code failAfter} records): Kafka in and out, the
+     * config topic as the only control input.
+     *
+     * @param mirror the Redis mirror's sink, or null for none
+     */
+    static void failingOnceJob(
+            StreamExecutionEnvironment env,
+            Configuration options,
+            int failAfter,
+            CappingSettings settings,
+            RedisMirrorSink mirror) {
+        KafkaSettings kafka = KafkaSettings.of(options);
+        DataStream<RawRecord> input =
+                env.fromSource(
+                                KafkaConnectors.inputSource(kafka),
+                                WatermarkStrategy.noWatermarks(),
+                                "in")
+                        .uid("in")
+                        .map(new FailOnce(failAfter))
+                        .uid("fail-once")
+                        .name("fail-once");
+        DataStream<ControlRecord> control =
+                env.fromSource(
+                                KafkaConnectors.controlSource(kafka, ControlRecord.Kind.CONFIG),
+                                WatermarkStrategy.noWatermarks(),
+                                "config")
+                        .uid("config")
+                        .setParallelism(1);
+        FreqcapJob.build(
+                settings,
+                input,
+                control,
+                KafkaConnectors.deliverySink(kafka),
+                KafkaConnectors.auditSink(kafka),
+                mirror);
+    }
+
     /** Inputs as the job reads them: by partition, then offset (per user: partition order). */
     static List<Input> inPartitionOrder(List<Input> inputs) {
         List<Input> ordered = new ArrayList<>(inputs);
@@ -427,6 +478,16 @@ final class KafkaPipelineSupport {
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
                 ByteArrayDeserializer.class.getName());
         return p;
+    }
+
+    /**
+     * Reads a test's two output topics ({@code <name>-deliveries}, {@code <name>-audit}) with
+     * read_committed until {@code expected} records arrived.
+     */
+    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readOutputs(
+            String bootstrap, String name, int expected, Duration timeout) {
+        return readCommitted(
+                bootstrap, List.of(name + "-deliveries", name + "-audit"), expected, timeout);
     }
 
     /** Reads both output topics with read_committed until {@code expected} records arrived. */
@@ -492,6 +553,17 @@ final class KafkaPipelineSupport {
             Map<Long, LimitConfig> configs)
             throws Exception {
         return checkOutputs(inputs, deliveries, audits, configs, (user, version) -> "*");
+    }
+
+    /** The same, for what {@link #readOutputs} read of the job named {@code name}. */
+    static Map<Integer, Output> checkOutputs(
+            List<Input> inputs,
+            Map<String, List<ConsumerRecord<byte[], byte[]>>> out,
+            String name,
+            Map<Long, LimitConfig> configs)
+            throws Exception {
+        return checkOutputs(
+                inputs, out.get(name + "-deliveries"), out.get(name + "-audit"), configs);
     }
 
     /**

@@ -160,11 +160,8 @@ class LocalRunnerRestartITCase {
 
             again = startRunner(runnerArgs(name, stateDir, limits), log2);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            all.size(),
-                            Duration.ofSeconds(120));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, all.size(), Duration.ofSeconds(120));
             String printed = Files.readString(log2);
             assertTrue(printed.contains("Resuming from checkpoint "), printed);
             // Exactly one output per input, each the decision of a run that never stopped.

@@ -96,12 +96,8 @@ class PrometheusMetricsITCase {
                                                         .write(SegmentBitmap.Format.ROARING32))
                                 + "\"}]");
         Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka,
-                        tmp,
+                jobOptions(
                         name,
-                        CONFIG,
-                        PARTITIONS,
                         "--segments",
                         segments.toString(),
                         "--redis",
@@ -145,11 +141,8 @@ class PrometheusMetricsITCase {
         KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
         KafkaPipelineSupport.send(
                 kafka.bootstrapServers(), name + "-config", "{\"version\":5,\"rules\":[]}");
-        KafkaPipelineSupport.readCommitted(
-                kafka.bootstrapServers(),
-                List.of(name + "-deliveries", name + "-audit"),
-                inputs.size() + 1,
-                Duration.ofSeconds(120));
+        KafkaPipelineSupport.readOutputs(
+                kafka.bootstrapServers(), name, inputs.size() + 1, Duration.ofSeconds(120));
 
         // Counters are read live; the mirror's acknowledgements and a checkpoint may trail.
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -185,6 +178,11 @@ class PrometheusMetricsITCase {
     }
 
     static final String OP = "flink_taskmanager_job_task_operator_";
+
+    /** Options of a job of this test named {@code name}: its topics made, its config written. */
+    static Configuration jobOptions(String name, String... extra) throws Exception {
+        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
+    }
 
     @Test
     void everyContractMetricShowsTheValueOfTheKnownInput() {

@@ -10,11 +10,10 @@ import io.freqcap.job.KafkaPipelineSupport.Output;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.tools.query.RedisSync;
 import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
-import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
@@ -30,15 +29,12 @@ import java.util.TreeMap;
 import java.util.function.LongPredicate;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
@@ -65,12 +61,7 @@ class RedisMirrorITCase {
 
     @RegisterExtension
     static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setConfiguration(METRICS.addToConfiguration(new Configuration()))
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+            KafkaPipelineSupport.miniCluster(METRICS.addToConfiguration(new Configuration()), 1, 4);
 
     @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
 
@@ -114,16 +105,10 @@ class RedisMirrorITCase {
 
     Map<Integer, Output> decided(String name, List<Input> inputs, String config) throws Exception {
         var out =
-                KafkaPipelineSupport.readCommitted(
-                        kafka.bootstrapServers(),
-                        List.of(name + "-deliveries", name + "-audit"),
-                        inputs.size(),
-                        Duration.ofSeconds(120));
+                KafkaPipelineSupport.readOutputs(
+                        kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
         return KafkaPipelineSupport.checkOutputs(
-                inputs,
-                out.get(name + "-deliveries"),
-                out.get(name + "-audit"),
-                Map.of(1L, LimitConfig.parse(config)));
+                inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
     }
 
     /** key -> (member -> score): what Redis must hold after the job counted {@code outputs}. */
@@ -331,6 +316,11 @@ class RedisMirrorITCase {
      * window sees every message counted there (trimmed from the highest score, a run like this
      * missed hundreds of counted members).
      */
+    /** Options of a job of this test named {@code name}: its topics made, its config written. */
+    Configuration jobOptions(String name, String... extra) throws Exception {
+        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
+    }
+
     @Test
     @Timeout(300)
     void heldMessagesAreMirroredAtTheirSendTimesAndNothingCountedIsTrimmed() throws Exception {
@@ -478,12 +468,8 @@ class RedisMirrorITCase {
         String name = "stall";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options =
-                    KafkaPipelineSupport.jobOptions(
-                            kafka,
-                            tmp,
+                    jobOptions(
                             name,
-                            CONFIG,
-                            PARTITIONS,
                             "--redis",
                             redis.uri(),
                             "--redis-key-prefix",
@@ -661,11 +647,8 @@ class RedisMirrorITCase {
             try {
                 produce(name, inputs);
                 var out =
-                        KafkaPipelineSupport.readCommitted(
-                                kafka.bootstrapServers(),
-                                List.of(name + "-deliveries", name + "-audit"),
-                                n,
-                                Duration.ofSeconds(180));
+                        KafkaPipelineSupport.readOutputs(
+                                kafka.bootstrapServers(), name, n, Duration.ofSeconds(180));
                 assertEquals(n, out.get(name + "-deliveries").size(), "every message ALLOWED");
                 awaitMirror(redis.uri(), name, expected);
                 assertTrue(
@@ -694,30 +677,13 @@ class RedisMirrorITCase {
             List<Input> inputs = KafkaPipelineSupport.traffic(15, 30_000, 1_000, 12);
             FailOnce.reset();
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-            DataStream<RawRecord> input =
-                    env.fromSource(
-                                    KafkaConnectors.inputSource(KafkaSettings.of(options)),
-                                    WatermarkStrategy.noWatermarks(),
-                                    "in")
-                            .map(new FailOnce(12000))
-                            .name("fail-once");
-            DataStream<ControlRecord> control =
-                    env.fromSource(
-                                    KafkaConnectors.controlSource(
-                                            KafkaSettings.of(options), ControlRecord.Kind.CONFIG),
-                                    WatermarkStrategy.noWatermarks(),
-                                    "config")
-                            .setParallelism(1);
-            FreqcapJob.build(
+            KafkaPipelineSupport.failingOnceJob(
+                    env,
+                    options,
+                    12000,
                     // a small history cache: users evict each other across the failure
                     CappingSettings.of(CONFIG).withHistoryCache(64),
-                    input,
-                    control,
-                    KafkaConnectors.deliverySink(KafkaSettings.of(options)),
-                    KafkaConnectors.auditSink(KafkaSettings.of(options)),
-                    new RedisMirrorSink(
-                            io.freqcap.operators.mirror.MirrorSettings.of(
-                                    redis.uri(), name, 1_000_000, null)));
+                    new RedisMirrorSink(MirrorSettings.of(redis.uri(), name, 1_000_000, null)));
             JobClient job = env.executeAsync("freqcap-mirror-failover");
             try {
                 for (int i = 0; i < inputs.size(); i += 5_000) {

@@ -51,17 +51,11 @@ class RedisSecurityITCase {
 
     Map<Integer, Output> decided(String name, List<Input> inputs) throws Exception {
         var out =
-                KafkaPipelineSupport.readCommitted(
-                        kafka.bootstrapServers(),
-                        List.of(name + "-deliveries", name + "-audit"),
-                        inputs.size(),
-                        Duration.ofSeconds(120));
+                KafkaPipelineSupport.readOutputs(
+                        kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
         Map<Integer, Output> outputs =
                 KafkaPipelineSupport.checkOutputs(
-                        inputs,
-                        out.get(name + "-deliveries"),
-                        out.get(name + "-audit"),
-                        Map.of(1L, LimitConfig.parse(CONFIG)));
+                        inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
         assertEquals(inputs.size(), outputs.size());
         return outputs;
     }
@@ -69,12 +63,8 @@ class RedisSecurityITCase {
     /** The job against a Redis that asks for credentials: the mirror exact, as without them. */
     void mirrorsExactlyTo(EmbeddedRedis redis, String name, Path passwordFile) throws Exception {
         Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka,
-                        tmp,
+                jobOptions(
                         name,
-                        CONFIG,
-                        PARTITIONS,
                         "--redis",
                         redis.uri(),
                         "--redis-password-file",
@@ -93,6 +83,11 @@ class RedisSecurityITCase {
         } finally {
             KafkaPipelineSupport.cancel(job);
         }
+    }
+
+    /** Options of a job of this test named {@code name}: its topics made, its config written. */
+    Configuration jobOptions(String name, String... extra) throws Exception {
+        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
     }
 
     @Test

@@ -78,9 +78,9 @@ class TwoJobsITCase {
             }
             for (String name : inputs.keySet()) {
                 var out =
-                        KafkaPipelineSupport.readCommitted(
+                        KafkaPipelineSupport.readOutputs(
                                 kafka.bootstrapServers(),
-                                List.of(name + "-deliveries", name + "-audit"),
+                                name,
                                 inputs.get(name).size(),
                                 Duration.ofSeconds(150));
                 var outputs =

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.charset.StandardCharsets;
@@ -57,9 +58,7 @@ class ValuesThatHurtITCase {
     @TempDir Path tmp;
 
     static String message(String id, long user, long t) {
-        return String.format(
-                "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d}",
-                id, user, t);
+        return Records.message(id, user, t).json();
     }
 
     void produce(String topic, List<String> values) throws Exception {
@@ -138,11 +137,8 @@ class ValuesThatHurtITCase {
 
             int expected = 1 + first.size() + 1;
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            expected,
-                            Duration.ofSeconds(60));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, expected, Duration.ofSeconds(60));
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "never failed");
             Map<String, String> decision = new HashMap<>();
             Map<String, JsonNode> audit = new HashMap<>();

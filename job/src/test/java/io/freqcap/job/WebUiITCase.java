@@ -92,11 +92,8 @@ class WebUiITCase {
             List<Input> inputs = KafkaPipelineSupport.traffic(21, 3_000, 300, 5);
             KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", 2, inputs);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            inputs.size(),
-                            Duration.ofSeconds(120));
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
             Map<String, Long> inKafka = new HashMap<>();
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
                 inKafka.merge(

@@ -1,5 +1,9 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
@@ -10,9 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.Records;
-import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
-import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.history.StoredHistorySerializer;
@@ -25,41 +27,27 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class CappingFunctionTest {
     static final String ONE_A_DAY_V1 = config(1, 1);
 
-    static String config(long version, int perDay) {
-        return "{\"version\":"
-                + version
-                + ",\"rules\":[{\"segment\":\"*\",\"limits\":"
-                + "[{\"window\":\"1d\",\"max\":"
-                + perDay
-                + "},{\"window\":\"7d\",\"max\":5}]}],"
-                + "\"exempt\":[\"transactional\"]}";
+    static String config(long v, int perDay) {
+        return version(v)
+                .rule(rule("*", window("1d", perDay), window("7d", 5)))
+                .exempt("transactional")
+                .json();
     }
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void closeHarnesses() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             String initialConfig, OperatorSubtaskState restoreFrom, int parallelism, int subtask)
             throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(initialConfig)),
-                restoreFrom,
-                parallelism,
-                subtask);
+        return harnesses.open(CappingSettings.of(initialConfig), restoreFrom, parallelism, subtask);
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
@@ -68,27 +56,18 @@ class CappingFunctionTest {
     }
 
     InboundMessage message(String id, long userId, String category, long t, byte[] key) {
-        return Records.message(id, userId, t).category(category).key(key).inbound(offset++);
+        return Records.message(id, userId, t)
+                .category(category)
+                .key(key)
+                .inbound(harnesses.nextOffset());
     }
 
     InboundMessage message(String id, long userId, long t) {
-        return Records.message(id, userId, t).inbound(offset++);
+        return Records.message(id, userId, t).inbound(harnesses.nextOffset());
     }
 
     static ControlRecord control(String json) {
         return Records.config(json);
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        List<JsonNode> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.AUDIT);
-        if (side == null) {
-            return out;
-        }
-        for (StreamRecord<AuditEvent> r : side) {
-            out.add(Json.MAPPER.readTree(r.getValue().json()));
-        }
-        return out;
     }
 
     static List<String> decisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
@@ -414,11 +393,7 @@ class CappingFunctionTest {
         List<String> out = new ArrayList<>();
         var h =
                 harnesses.open(
-                        new CappingFunction(
-                                CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots)),
-                        null,
-                        1,
-                        0);
+                        CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots), null, 1, 0);
         int half = inputs.size() / 2;
         for (int i = 0; i < inputs.size(); i++) {
             if (i == half) {
@@ -428,8 +403,7 @@ class CappingFunctionTest {
                 harnesses.close(h);
                 h =
                         harnesses.open(
-                                new CappingFunction(
-                                        CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots)),
+                                CappingSettings.of(ONE_A_DAY_V1).withHistoryCache(slots),
                                 snapshot,
                                 1,
                                 0);

@@ -1,6 +1,9 @@
 package io.freqcap.operators.capping;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import java.util.ArrayList;
@@ -8,17 +11,24 @@ import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Opens capping operators in Flink's test harness on RocksDB, as the job wires them (keyed by
- * routing key, with the segments broadcast descriptor), and closes them all at the end of a test.
+ * routing key, with the segments broadcast descriptor), and closes them all at the end of a test
+ * (registered with {@code @RegisterExtension}, or in a try-with-resources). Also reads what a
+ * harness emitted.
  */
-public final class CappingHarnesses implements AutoCloseable {
+public final class CappingHarnesses implements AutoCloseable, AfterEachCallback {
     private final List<
                     KeyedBroadcastOperatorTestHarness<
                             Long, InboundMessage, ControlRecord, Delivery>>
             open = new ArrayList<>();
+
+    private long offset;
 
     public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             CappingFunction function,
@@ -44,6 +54,56 @@ public final class CappingHarnesses implements AutoCloseable {
         h.open();
         open.add(h);
         return h;
+    }
+
+    /** The input offset the next record of this test reads as: each record has its own. */
+    public long nextOffset() {
+        return offset++;
+    }
+
+    /** The offset {@link #nextOffset} gives next. */
+    public long offset() {
+        return offset;
+    }
+
+    /** A task of parallelism 1 with these settings, started without state. */
+    public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            CappingSettings settings) throws Exception {
+        return open(new CappingFunction(settings), null, 1, 0);
+    }
+
+    /** Subtask {@code subtask} of {@code parallelism} with these settings, restored if given. */
+    public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            CappingSettings settings,
+            OperatorSubtaskState restoreFrom,
+            int parallelism,
+            int subtask)
+            throws Exception {
+        return open(new CappingFunction(settings), restoreFrom, parallelism, subtask);
+    }
+
+    /** The audit records a harness emitted, parsed, in order. */
+    public static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+            throws Exception {
+        List<JsonNode> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.AUDIT);
+        if (side != null) {
+            for (StreamRecord<AuditEvent> r : side) {
+                out.add(Json.MAPPER.readTree(r.getValue().json()));
+            }
+        }
+        return out;
+    }
+
+    /** The deliveries a harness emitted, in order. */
+    public static List<Delivery> deliveries(
+            KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+        return h.extractOutputValues();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        close();
     }
 
     /** Closes one harness early (its state released), so that {@link #close} skips it. */

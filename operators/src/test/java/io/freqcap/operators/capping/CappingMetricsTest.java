@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
@@ -20,8 +23,7 @@ import org.junit.jupiter.api.Test;
 class CappingMetricsTest {
     static final long NOW = 1_763_800_000_000L;
     static final String CONFIG =
-            "{\"version\":4,\"rules\":[{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":5}]},"
-                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}]}]}";
+            version(4).rule(rule("vip", window("1d", 5))).rule(rule("*", window("1d", 1))).json();
 
     @Test
     void countsDecisionsPerSegmentWithARuleAndTheLagOfMessagesStampedNearNow() throws Exception {

@@ -19,8 +19,8 @@ import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** What the capping operator hands the Redis mirror: counted messages, and rebuilds. */
 class CappingMirrorTest {
@@ -29,25 +29,18 @@ class CappingMirrorTest {
     static final ControlRecord REBUILD =
             CappingFunctionTest.control("{\"command\": \"rebuild-mirror\"}");
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void closeHarnesses() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             boolean mirror, OperatorSubtaskState restoreFrom) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(mirror)),
-                restoreFrom,
-                1,
-                0);
+        return harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(mirror), restoreFrom, 1, 0);
     }
 
     InboundMessage message(String id, long user, String channel, String category, long t) {
-        return Records.message(id, user, t).channel(channel).category(category).inbound(offset++);
+        return Records.message(id, user, t)
+                .channel(channel)
+                .category(category)
+                .inbound(harnesses.nextOffset());
     }
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)

@@ -1,16 +1,19 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.segment.SegmentBitmap;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -22,7 +25,7 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -36,22 +39,13 @@ class CappingRescaleTest {
     static final int USERS = 60;
 
     /** Initial: generous, so that a lost config would show. */
-    static final String V1 =
-            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":9}]}]}";
+    static final String V1 = version(1).rule(rule("*", window("1d", 9))).json();
 
     /** From the topic: vip 3 a day, everyone else 2. */
     static final String V2 =
-            "{\"version\":2,\"rules\":["
-                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":3}]},"
-                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":2}]}]}";
+            version(2).rule(rule("vip", window("1d", 3))).rule(rule("*", window("1d", 2))).json();
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     static boolean vip(long user) {
         return user % 2 == 0;
@@ -63,7 +57,7 @@ class CappingRescaleTest {
 
     ControlRecord control(ControlRecord.Kind kind, String json) {
         return new ControlRecord(
-                kind, json.getBytes(StandardCharsets.UTF_8), "control", 0, offset++);
+                kind, json.getBytes(StandardCharsets.UTF_8), "control", 0, harnesses.nextOffset());
     }
 
     void send(
@@ -71,20 +65,9 @@ class CappingRescaleTest {
             long user,
             int i)
             throws Exception {
-        String json =
-                "{\"messageId\":\"m"
-                        + user
-                        + "-"
-                        + i
-                        + "\",\"userId\":"
-                        + user
-                        + ",\"channel\":\"push\",\"timestamp\":"
-                        + (DAY_1_NOON + i * 60_000L)
-                        + "}";
+        long t = DAY_1_NOON + i * 60_000L;
         h.processElement(
-                InboundMessage.of(
-                        new RawRecord(
-                                null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++)),
+                Records.message("m" + user + "-" + i, user, t).inbound(harnesses.nextOffset()),
                 DAY_1_NOON);
     }
 
@@ -110,7 +93,7 @@ class CappingRescaleTest {
         List<OperatorSubtaskState> snapshots = new ArrayList<>();
         for (int subtask = 0; subtask < 2; subtask++) {
             // write-back cache on (the default slots): histories are dirty until the snapshot
-            var h = harnesses.open(new CappingFunction(CappingSettings.of(V1)), null, 2, subtask);
+            var h = harnesses.open(CappingSettings.of(V1), null, 2, subtask);
             h.processBroadcastElement(control(ControlRecord.Kind.CONFIG, V2), DAY_1_NOON);
             h.processBroadcastElement(control(ControlRecord.Kind.SEGMENT, vipSegment), DAY_1_NOON);
             for (long user = 0; user < USERS; user++) {
@@ -135,12 +118,7 @@ class CappingRescaleTest {
             OperatorSubtaskState restore =
                     AbstractStreamOperatorTestHarness.repartitionOperatorState(
                             merged, MAX_PARALLELISM, 2, newParallelism, subtask);
-            var h =
-                    harnesses.open(
-                            new CappingFunction(CappingSettings.of(V1)),
-                            restore,
-                            newParallelism,
-                            subtask);
+            var h = harnesses.open(CappingSettings.of(V1), restore, newParallelism, subtask);
             for (long user = 0; user < USERS; user++) {
                 if (subtaskOf(user, newParallelism) == subtask) {
                     send(h, user, 10); // one more the same day: over the cap of v2

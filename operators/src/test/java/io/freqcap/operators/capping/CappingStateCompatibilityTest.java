@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,8 +21,8 @@ import java.util.Random;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.OperatorSnapshotUtil;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * State written by an earlier freqcap keeps working: a snapshot of the capping operator (RocksDB,
@@ -244,12 +245,7 @@ public class CappingStateCompatibilityTest {
 
     static final String VIP = SegmentsTest.inline("vip", 1, 5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             OperatorSubtaskState restore) throws Exception {

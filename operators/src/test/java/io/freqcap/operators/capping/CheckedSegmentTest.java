@@ -19,6 +19,7 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -30,21 +31,16 @@ class CheckedSegmentTest {
     static final long VIP = 7;
 
     @TempDir Path tmp;
-    private final CappingHarnesses harnesses = new CappingHarnesses();
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     @AfterEach
-    void close() throws Exception {
+    void resetFailures() {
         FlakyFileSystemFactory.FAIL_NEXT.set(0);
-        harnesses.close();
     }
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> instance(
             int subtask) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(ControlRecordFuzzTest.CONFIG)),
-                null,
-                2,
-                subtask);
+        return harnesses.open(CappingSettings.of(ControlRecordFuzzTest.CONFIG), null, 2, subtask);
     }
 
     /** The vip segment as a uri load on flaky://, checked as the job's segment-check does. */
@@ -120,7 +116,7 @@ class CheckedSegmentTest {
         var vips = vipsTask(zero, one);
         assertEquals("*", segmentOfVip(vips), "decided on the segments held meanwhile");
         awaitVip(vips);
-        assertEquals(0, ControlRecordFuzzTest.audits(zero).size(), "no INVALID_CONTROL");
+        assertEquals(0, CappingHarnesses.audits(zero).size(), "no INVALID_CONTROL");
     }
 
     @Test
@@ -134,7 +130,7 @@ class CheckedSegmentTest {
         FlakyFileSystemFactory.FAIL_NEXT.set(0);
         var restored =
                 harnesses.open(
-                        new CappingFunction(CappingSettings.of(ControlRecordFuzzTest.CONFIG)),
+                        CappingSettings.of(ControlRecordFuzzTest.CONFIG),
                         snapshot,
                         2,
                         KeyGroupRangeAssignment.assignKeyToParallelOperator(VIP, 128, 2));

@@ -1,28 +1,26 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.schema.common.Json;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -56,22 +54,12 @@ class ControlRecordFuzzTest {
                     "{\"segmentId\":\"vip\",\"version\":15,\"op\":\"delete\"}");
 
     @TempDir Path tmp;
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             Bounds bounds) throws Exception {
         return harnesses.open(
-                new CappingFunction(
-                        CappingSettings.of(CONFIG)
-                                .withMirror(true)
-                                .withHistoryCache(64)
-                                .withBounds(bounds)),
+                CappingSettings.of(CONFIG).withMirror(true).withHistoryCache(64).withBounds(bounds),
                 null,
                 1,
                 0);
@@ -83,7 +71,7 @@ class ControlRecordFuzzTest {
                 value,
                 kind == ControlRecord.Kind.CONFIG ? "limit-config" : "segment-updates",
                 0,
-                offset++);
+                harnesses.nextOffset());
     }
 
     void message(
@@ -91,30 +79,8 @@ class ControlRecordFuzzTest {
             long user,
             long t)
             throws Exception {
-        String json =
-                "{\"messageId\":\"m"
-                        + offset
-                        + "\",\"userId\":"
-                        + user
-                        + ",\"channel\":\"push\",\"timestamp\":"
-                        + t
-                        + "}";
-        h.processElement(
-                InboundMessage.of(
-                        new RawRecord(
-                                null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset++)),
-                t);
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        List<JsonNode> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.AUDIT);
-        if (side != null) {
-            for (StreamRecord<io.freqcap.schema.decision.AuditEvent> r : side) {
-                out.add(Json.MAPPER.readTree(r.getValue().json()));
-            }
-        }
-        return out;
+        long n = harnesses.nextOffset();
+        h.processElement(Records.message("m" + n, user, t).inbound(n), t);
     }
 
     /** One random change: a flipped, deleted or inserted byte, a cut, or a field's value. */

@@ -20,8 +20,8 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code forget-user} (contract.md §7): a user's history and Redis keys erased, once. */
 class ForgetUserTest {
@@ -31,16 +31,12 @@ class ForgetUserTest {
         return Records.config("{\"command\": \"forget-user\", \"userId\": " + userId + "}");
     }
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     InboundMessage message(long user, String channel, long t) {
-        return Records.message("m" + offset, user, t).channel(channel).inbound(offset++);
+        return Records.message("m" + harnesses.offset(), user, t)
+                .channel(channel)
+                .inbound(harnesses.nextOffset());
     }
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, InboundMessage m)
@@ -61,12 +57,7 @@ class ForgetUserTest {
 
     @Test
     void aForgottenUserIsDecidedAsANewUserAndOthersKeepTheirHistory() throws Exception {
-        var h =
-                harnesses.open(
-                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
-                        null,
-                        1,
-                        0);
+        var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
         for (long user : new long[] {42, 43}) {
             send(h, message(user, "push", DAY_1_NOON));
             send(h, message(user, "email", DAY_1_NOON + HOUR));
@@ -94,12 +85,7 @@ class ForgetUserTest {
      */
     @Test
     void anUnconfirmedErasureIsKeptAcrossARestoreAndARebuildDeletesTheKeysFirst() throws Exception {
-        var h =
-                harnesses.open(
-                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
-                        null,
-                        1,
-                        0);
+        var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
         send(h, message(42, "push", DAY_1_NOON));
         send(h, message(42, "email", DAY_1_NOON + HOUR));
         send(h, message(43, "push", DAY_1_NOON));
@@ -108,11 +94,7 @@ class ForgetUserTest {
         harnesses.close(h);
 
         var restored =
-                harnesses.open(
-                        new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
-                        snapshot,
-                        1,
-                        0);
+                harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), snapshot, 1, 0);
         restored.processBroadcastElement(Records.config("{\"command\": \"rebuild-mirror\"}"), 0);
         List<MirrorWrite> writes = mirror(restored);
         assertEquals(2, writes.size(), writes.toString());
@@ -129,7 +111,7 @@ class ForgetUserTest {
         String many =
                 "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                         + "[{\"window\":\"1d\",\"max\":1000}]}]}";
-        var h = harnesses.open(new CappingFunction(CappingSettings.of(many)), null, 1, 0);
+        var h = harnesses.open(CappingSettings.of(many), null, 1, 0);
         for (int i = 0; i < 300; i++) {
             send(h, message(7, "push", DAY_1_NOON + i * 1000L));
         }
@@ -152,8 +134,7 @@ class ForgetUserTest {
                                 HistoryStore.BUCKETS)
                         .isEmpty());
         // Its 300 messages no longer count, nor do their ids.
-        offset = 0;
-        send(h, message(7, "push", DAY_1_NOON + 301_000L));
+        send(h, Records.message("m0", 7, DAY_1_NOON + 301_000L).inbound(harnesses.nextOffset()));
         assertEquals(301, h.extractOutputValues().size());
     }
 
@@ -163,24 +144,21 @@ class ForgetUserTest {
         for (int subtask = 0; subtask < 2; subtask++) {
             var h =
                     harnesses.open(
-                            new CappingFunction(CappingSettings.of(TWO_A_DAY).withMirror(true)),
-                            null,
-                            2,
-                            subtask);
+                            CappingSettings.of(TWO_A_DAY).withMirror(true), null, 2, subtask);
             h.processBroadcastElement(forget("42"), 0);
             assertEquals(subtask == owner ? 1 : 0, mirror(h).size(), "subtask " + subtask);
-            assertTrue(CappingFunctionTest.audits(h).isEmpty());
+            assertTrue(CappingHarnesses.audits(h).isEmpty());
         }
     }
 
     @Test
     void aForgetUserWithoutAValidUserIdIsInvalidControl() throws Exception {
-        var h = harnesses.open(new CappingFunction(CappingSettings.of(TWO_A_DAY)), null, 1, 0);
+        var h = harnesses.open(CappingSettings.of(TWO_A_DAY), null, 1, 0);
         for (String bad : List.of("\"42\"", "-1", "4.2", "null", "18446744073709551616")) {
             h.processBroadcastElement(forget(bad), 0);
         }
         h.processBroadcastElement(CappingFunctionTest.control("{\"command\": \"forget-user\"}"), 0);
-        List<JsonNode> audits = CappingFunctionTest.audits(h);
+        List<JsonNode> audits = CappingHarnesses.audits(h);
         assertEquals(6, audits.size());
         for (JsonNode a : audits) {
             assertEquals("INVALID_CONTROL", a.get("decision").asText());
@@ -205,7 +183,7 @@ class ForgetUserTest {
                         2,
                         owner);
         h.processBroadcastElement(forget("42"), 0);
-        List<JsonNode> audits = CappingFunctionTest.audits(h);
+        List<JsonNode> audits = CappingHarnesses.audits(h);
         assertEquals(1, audits.size());
         assertEquals("INVALID_CONTROL", audits.get(0).get("decision").asText());
         assertEquals(

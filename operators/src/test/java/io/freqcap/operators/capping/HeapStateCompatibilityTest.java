@@ -128,7 +128,7 @@ class HeapStateCompatibilityTest {
 
     static List<String> rejected(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h)
             throws Exception {
-        return CappingFunctionTest.audits(h).stream()
+        return CappingHarnesses.audits(h).stream()
                 .filter(a -> a.get("decision").asText().equals("REJECTED"))
                 .map(a -> a.get("message").get("messageId").asText())
                 .toList();

@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -26,8 +29,8 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One user with a history of more than 100,000 counted messages: every decision agrees with a
@@ -40,26 +43,21 @@ class HeavyUserTest {
     static final long T0 = 1_763_812_800_000L;
     static final long USER = 7;
     static final String CONFIG =
-            "{\"version\":1,\"rules\":[{\"segment\":\"*\","
-                    + "\"limits\":[{\"window\":\"1h\",\"max\":7000},{\"window\":\"8h\",\"max\":60000}],"
-                    + "\"channels\":{\"email\":[{\"window\":\"1h\",\"max\":1700}]}}]}";
+            version(1)
+                    .rule(
+                            rule("*", window("1h", 7000), window("8h", 60000))
+                                    .channel("email", window("1h", 1700)))
+                    .json();
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             OperatorSubtaskState from) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(CONFIG).withMirror(true)), from, 1, 0);
+        return harnesses.open(CappingSettings.of(CONFIG).withMirror(true), from, 1, 0);
     }
 
     InboundMessage message(String id, String channel, long t) {
-        return Records.message(id, USER, t).channel(channel).inbound(offset++);
+        return Records.message(id, USER, t).channel(channel).inbound(harnesses.nextOffset());
     }
 
     @Test

@@ -1,8 +1,13 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static io.freqcap.operators.capping.HeldMessagesTest.MINUTE;
 import static io.freqcap.operators.capping.HeldMessagesTest.MORNING;
 import static io.freqcap.operators.capping.HeldMessagesTest.NIGHT;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,8 +23,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Held messages bounded and recallable (contract.md §3 {@code maxHeld}, §5 CANCELLED, §7 {@code
@@ -28,42 +33,29 @@ import org.junit.jupiter.api.Test;
 class HeldBoundsTest {
     /** Berlin, quiet 21:00-08:00, hold 12h, one a day: a second night message cannot be held. */
     static final String ONE_A_DAY_HELD =
-            "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
-                    + "\"limits\":[{\"window\":\"1d\",\"max\":1}],\"hold\":\"12h\","
-                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+            version(1)
+                    .timezone("Europe/Berlin")
+                    .rule(rule("*", window("1d", 1)).hold("12h").quietHours("21:00", "08:00"))
+                    .json();
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             CappingSettings settings, OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(new CappingFunction(settings), restore, 1, 0);
+        return harnesses.open(settings, restore, 1, 0);
     }
 
     InboundMessage message(long user, long t, String campaign) {
-        return message("m" + offset, user, t, campaign);
+        return message("m" + harnesses.offset(), user, t, campaign);
     }
 
     InboundMessage message(String id, long user, long t, String campaign) {
         Records.Message m = Records.message(id, user, t);
-        return (campaign == null ? m : m.campaign(campaign)).inbound(offset++);
+        return (campaign == null ? m : m.campaign(campaign)).inbound(harnesses.nextOffset());
     }
 
     static long heldNow(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
         return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction()).heldNow();
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        return CappingFunctionTest.audits(h);
-    }
-
-    static List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
-        return h.extractOutputValues();
     }
 
     static String keyOf(Delivery d) {

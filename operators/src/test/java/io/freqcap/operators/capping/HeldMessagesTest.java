@@ -1,5 +1,10 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -15,8 +20,8 @@ import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Held messages in the capping operator (contract.md §5, §7): kept in keyed state until the wall
@@ -31,23 +36,18 @@ class HeldMessagesTest {
     static final long MINUTE = 60_000L;
 
     static final String HOLD_TILL_MORNING =
-            "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
-                    + "\"limits\":[{\"window\":\"1d\",\"max\":5}],\"hold\":\"12h\","
-                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+            version(1)
+                    .timezone("Europe/Berlin")
+                    .rule(rule("*", window("1d", 5)).hold("12h").quietHours("21:00", "08:00"))
+                    .json();
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             OperatorSubtaskState restore, int parallelism, int subtask, boolean mirror)
             throws Exception {
         return harnesses.open(
-                new CappingFunction(CappingSettings.of(HOLD_TILL_MORNING).withMirror(mirror)),
+                CappingSettings.of(HOLD_TILL_MORNING).withMirror(mirror),
                 restore,
                 parallelism,
                 subtask);
@@ -55,12 +55,9 @@ class HeldMessagesTest {
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, long user, long t)
             throws Exception {
-        InboundMessage m = Records.message("m" + offset, user, t).inbound(offset++);
+        InboundMessage m =
+                Records.message("m" + harnesses.offset(), user, t).inbound(harnesses.nextOffset());
         h.processElement(m, t);
-    }
-
-    static List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
-        return h.extractOutputValues();
     }
 
     @Test
@@ -109,11 +106,10 @@ class HeldMessagesTest {
         long day = 86_400_000L;
         var h =
                 harnesses.open(
-                        new CappingFunction(
-                                CappingSettings.of(
-                                        "{\"version\":1,\"rules\":[{\"segment\":\"*\","
-                                                + "\"limits\":[{\"window\":\"7d\",\"max\":1}],"
-                                                + "\"hold\":\"7d\"}]}")),
+                        CappingSettings.of(
+                                "{\"version\":1,\"rules\":[{\"segment\":\"*\","
+                                        + "\"limits\":[{\"window\":\"7d\",\"max\":1}],"
+                                        + "\"hold\":\"7d\"}]}"),
                         null,
                         1,
                         0);
@@ -222,9 +218,5 @@ class HeldMessagesTest {
 
     static List<MirrorWrite> mirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
         return ForgetUserTest.mirror(h);
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        return CappingFunctionTest.audits(h);
     }
 }

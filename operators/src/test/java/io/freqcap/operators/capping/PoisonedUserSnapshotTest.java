@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -11,8 +14,8 @@ import java.nio.file.Path;
 import java.util.List;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.OperatorSnapshotUtil;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A user poisoned before {@code --max-future} existed: a snapshot written by freqcap 0.2 (commit
@@ -26,18 +29,11 @@ import org.junit.jupiter.api.Test;
  */
 public class PoisonedUserSnapshotTest {
     static final long POISON = DAY_1_NOON * 1000; // microseconds taken for milliseconds
-    static final String ONE_AN_HOUR =
-            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                    + "[{\"window\":\"1h\",\"max\":1}]}]}";
+    static final String ONE_AN_HOUR = version(1).rule(rule("*", window("1h", 1))).json();
     static final Path FIXTURE =
             Path.of("src/test/resources/state-compat/capping-poisoned-0.2.snapshot");
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     static InboundMessage message(String id, long user, long t) {
         return Records.message(id, user, t).inbound(0);
@@ -53,7 +49,7 @@ public class PoisonedUserSnapshotTest {
     void aPoisonedUserRestoresAndAfterForgetUserIsDecidedAsANewUser() throws Exception {
         var h =
                 harnesses.open(
-                        new CappingFunction(CappingSettings.of(ONE_AN_HOUR).withMirror(true)),
+                        CappingSettings.of(ONE_AN_HOUR).withMirror(true),
                         OperatorSnapshotUtil.readStateHandle(FIXTURE.toString()),
                         1,
                         0);
@@ -75,12 +71,7 @@ public class PoisonedUserSnapshotTest {
 
     public static void main(String[] args) throws Exception {
         try (CappingHarnesses harnesses = new CappingHarnesses()) {
-            var h =
-                    harnesses.open(
-                            new CappingFunction(CappingSettings.of(ONE_AN_HOUR).withMirror(true)),
-                            null,
-                            1,
-                            0);
+            var h = harnesses.open(CappingSettings.of(ONE_AN_HOUR).withMirror(true), null, 1, 0);
             for (long user = 1; user <= 10; user++) {
                 send(h, message("a" + user, user, DAY_1_NOON));
             }

@@ -1,5 +1,9 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +18,6 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.segment.SegmentBitmap;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,8 +29,8 @@ import java.util.stream.LongStream;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A user's limits follow its segment (contract.md §4), through updates, deletes and restores. */
@@ -35,27 +38,19 @@ class SegmentsTest {
 
     /** "new": one a day; "active": two a day; "*": three a day. */
     static final String CONFIG =
-            "{\"version\":1,\"rules\":["
-                    + "{\"segment\":\"new\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
-                    + "{\"segment\":\"active\",\"limits\":[{\"window\":\"1d\",\"max\":2}]},"
-                    + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
+            version(1)
+                    .rule(rule("new", window("1d", 1)))
+                    .rule(rule("active", window("1d", 2)))
+                    .rule(rule("*", window("1d", 3)))
+                    .json();
 
     @TempDir Path tmp;
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
             String initialSegments, OperatorSubtaskState restore) throws Exception {
         return harnesses.open(
-                new CappingFunction(CappingSettings.of(CONFIG).withSegments(initialSegments)),
-                restore,
-                1,
-                0);
+                CappingSettings.of(CONFIG).withSegments(initialSegments), restore, 1, 0);
     }
 
     static String inline(String id, long version, int priority, long... users) {
@@ -85,25 +80,10 @@ class SegmentsTest {
         int before = h.extractOutputValues().size();
         var side = h.getSideOutput(CappingFunction.AUDIT);
         int auditsBefore = side == null ? 0 : side.size();
-        long t = DAY_1_NOON + offset * 60_000;
+        long t = DAY_1_NOON + harnesses.offset() * 60_000;
         for (int i = 0; i < n; i++) {
-            String json =
-                    "{\"messageId\":\"m"
-                            + offset
-                            + "\",\"userId\":"
-                            + user
-                            + ",\"channel\":\"push\",\"timestamp\":"
-                            + (t + i)
-                            + "}";
-            h.processElement(
-                    InboundMessage.of(
-                            new RawRecord(
-                                    null,
-                                    json.getBytes(StandardCharsets.UTF_8),
-                                    "in",
-                                    0,
-                                    offset++)),
-                    t);
+            long k = harnesses.nextOffset();
+            h.processElement(Records.message("m" + k, user, t + i).inbound(k), t);
         }
         List<String> out = new ArrayList<>();
         h.extractOutputValues()
@@ -117,17 +97,6 @@ class SegmentsTest {
                     JsonNode a = Json.MAPPER.readTree(r.getValue().json());
                     out.add(a.get("decision").asText() + "/" + a.path("segment").asText());
                 }
-            }
-        }
-        return out;
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        List<JsonNode> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.AUDIT);
-        if (side != null) {
-            for (StreamRecord<AuditEvent> r : side) {
-                out.add(Json.MAPPER.readTree(r.getValue().json()));
             }
         }
         return out;

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.MINUTE;
 import static io.freqcap.schema.Instants.SECOND;
@@ -7,13 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.ingest.MessageTime;
-import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -24,8 +22,8 @@ import java.util.Random;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The sweep never over-admits: the capping operator (Flink's harness, RocksDB) with the job's own
@@ -42,12 +40,7 @@ class SweepPropertyTest {
     static final long SEED = 20261125L;
     static final String[] WINDOWS = {"1m", "5m", "10m", "30m", "1h"};
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     /** What the runs went through, so that a test that exercised nothing cannot pass. */
     static final class Tally {
@@ -84,7 +77,7 @@ class SweepPropertyTest {
     private void runOnce(int run, Random rnd, Tally tally) throws Exception {
         String config = randomConfig(rnd);
         LimitConfig cfg = LimitConfig.parse(config);
-        var h = harnesses.open(new CappingFunction(CappingSettings.of(cfg)), null, 1, 0);
+        var h = harnesses.open(CappingSettings.of(cfg), null, 1, 0);
         long[] now = {DAY_1_NOON};
         MessageTime.Generator time = new MessageTime.Generator(() -> now[0]);
         Marks marks = new Marks();
@@ -234,17 +227,6 @@ class SweepPropertyTest {
         return InboundMessage.of(
                 new RawRecord(
                         null, json.getBytes(StandardCharsets.UTF_8), "in", partition, offset));
-    }
-
-    static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) throws Exception {
-        List<JsonNode> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.AUDIT);
-        if (side != null) {
-            for (var r : side) {
-                out.add(Json.MAPPER.readTree(((AuditEvent) r.getValue()).json()));
-            }
-        }
-        return out;
     }
 
     static final class Marks implements WatermarkOutput {

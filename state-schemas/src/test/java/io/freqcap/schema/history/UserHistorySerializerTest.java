@@ -300,9 +300,7 @@ class UserHistorySerializerTest {
         long week = 7 * 86_400_000L;
         UserHistory h =
                 UserHistory.EMPTY
-                        .with(
-                                new HistoryEntry(
-                                        DAY_1_NOON, 1, "push", null, "marketing", null, 0, 0))
+                        .with(HistoryEntry.plain(DAY_1_NOON, 1, "push", null))
                         .with(
                                 new HistoryEntry(
                                         DAY_1_NOON + 60_000 + week,
@@ -324,36 +322,19 @@ class UserHistorySerializerTest {
         UserHistory plain = twoChannelHistory();
         UserHistory sameWithDefaults =
                 UserHistory.EMPTY
+                        .with(HistoryEntry.plain(DAY_1_NOON, 0x5a3dd25bb62cde30L, "push", null))
                         .with(
-                                new HistoryEntry(
-                                        DAY_1_NOON,
-                                        0x5a3dd25bb62cde30L,
-                                        "push",
-                                        null,
-                                        "marketing",
-                                        null,
-                                        0,
-                                        0))
-                        .with(
-                                new HistoryEntry(
+                                HistoryEntry.plain(
                                         DAY_1_NOON + 42_000_000L,
                                         0x17213fd3b7ed5f6eL,
                                         "email",
-                                        null,
-                                        "marketing",
-                                        null,
-                                        0,
-                                        0))
+                                        null))
                         .with(
-                                new HistoryEntry(
+                                HistoryEntry.plain(
                                         DAY_1_NOON + 42_000_001L,
                                         0x5a3dd25bb62cde30L,
                                         "push",
-                                        null,
-                                        "marketing",
-                                        null,
-                                        0,
-                                        0));
+                                        null));
         assertEquals(plain, sameWithDefaults);
         assertEquals(V1_TWO_CHANNELS, HexFormat.of().formatHex(write(sameWithDefaults)));
         UserHistory promo =

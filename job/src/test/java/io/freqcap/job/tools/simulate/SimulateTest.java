@@ -58,14 +58,20 @@ class SimulateTest {
     }
 
     static String message(String id, long user, long t, String extra) {
-        return "{\"messageId\":\""
-                + id
-                + "\",\"userId\":"
-                + user
-                + ",\"channel\":\"push\",\"timestamp\":"
-                + t
-                + extra
-                + "}";
+        return String.format(
+                "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d%s}",
+                id, user, t, extra);
+    }
+
+    /** Simulates {@code input} under {@code limits} into {@code output}; it must succeed. */
+    Result simulateInto(Path input, String limits, Path output) throws Exception {
+        Result r =
+                simulate(
+                        "--input", input.toString(),
+                        "--limits", file("limits.json", limits).toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        return r;
     }
 
     Path file(String name, String text) throws Exception {
@@ -106,15 +112,7 @@ class SimulateTest {
                                                 ",\"payload\":{\"title\":\"\\u00e9\"}"))
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
-        Result r =
-                simulate(
-                        "--input",
-                        input.toString(),
-                        "--limits",
-                        file("limits.json", TWO_A_DAY).toString(),
-                        "--output",
-                        output.toString());
-        assertEquals(0, r.code(), r.err());
+        Result r = simulateInto(input, TWO_A_DAY, output);
         List<String> raw = Files.readAllLines(output);
         assertEquals(9, raw.size(), "one line per input line, the empty one included");
         assertEquals(
@@ -156,15 +154,7 @@ class SimulateTest {
                                 + message("b", 1, DAY_0 + 3 * HOUR, "")
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
-        Result r =
-                simulate(
-                        "--input",
-                        input.toString(),
-                        "--limits",
-                        file("limits.json", ONE_A_DAY_WITH_SHADOW).toString(),
-                        "--output",
-                        output.toString());
-        assertEquals(0, r.code(), r.err());
+        Result r = simulateInto(input, ONE_A_DAY_WITH_SHADOW, output);
         List<JsonNode> lines = lines(output);
         assertEquals("REJECTED", lines.get(0).get("shadow").asText());
         assertFalse(lines.get(1).has("shadow"), "EXEMPT carries no shadow decision");

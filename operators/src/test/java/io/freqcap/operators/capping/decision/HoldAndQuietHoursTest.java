@@ -1,11 +1,16 @@
 package io.freqcap.operators.capping.decision;
 
+import static io.freqcap.schema.Configs.calendar;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
+import io.freqcap.schema.Configs;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
@@ -32,10 +37,9 @@ class HoldAndQuietHoursTest {
     static final long BERLIN_NEXT_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
 
     static String config(String hold) {
-        return "{\"version\":10,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
-                + "\"limits\":[{\"calendar\":\"day\",\"max\":1},{\"window\":\"7d\",\"max\":4}],"
-                + (hold == null ? "" : "\"hold\":\"" + hold + "\",")
-                + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}}]}";
+        Configs.Rule r =
+                rule("*", calendar("day", 1), window("7d", 4)).quietHours("21:00", "08:00");
+        return version(10).timezone("Europe/Berlin").rule(hold == null ? r : r.hold(hold)).json();
     }
 
     static byte[] message(String id, long t) {

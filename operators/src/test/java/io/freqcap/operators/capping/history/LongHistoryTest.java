@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import java.util.HashMap;
 import java.util.Map;
@@ -42,9 +43,11 @@ class LongHistoryTest {
                     String campaign = random.nextInt(3) == 0 ? null : "c" + random.nextInt(3);
                     int offset = random.nextInt(4) == 0 ? 19_800 : 0;
                     long held = random.nextInt(4) == 0 ? random.nextInt(20) : 0;
-                    shortOne =
-                            shortOne.with(t, fp, channel, kept, category, campaign, offset, held);
-                    longOne.add(t, fp, channel, kept, category, campaign, offset, held);
+                    HistoryEntry entry =
+                            new HistoryEntry(
+                                    t, fp, channel, kept, category, campaign, offset, held);
+                    shortOne = shortOne.with(entry);
+                    longOne.add(entry);
                     added.add(fp);
                     if (random.nextInt(6) == 0) {
                         // A held message that stops counting: any entry, removed from both.
@@ -151,8 +154,10 @@ class LongHistoryTest {
         LongHistory plain = new LongHistory(600_000);
         LongHistory campaigns = new LongHistory(600_000);
         for (int i = 0; i < 1000; i++) {
-            plain.add(i, i, "push", null, "marketing", null, 0, 0);
-            campaigns.add(i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0, 0);
+            plain.add(HistoryEntry.plain(i, i, "push", null));
+            campaigns.add(
+                    new HistoryEntry(
+                            i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0, 0));
         }
         assertEquals(1000 * LongHistory.BYTES_PER_ENTRY, plain.bytes());
         assertTrue(

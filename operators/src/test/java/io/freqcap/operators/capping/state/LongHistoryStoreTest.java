@@ -1,5 +1,8 @@
 package io.freqcap.operators.capping.state;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.MINUTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +12,7 @@ import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.operators.capping.rule.RuleStep;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
@@ -16,8 +20,6 @@ import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.message.RawRecord;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
@@ -25,8 +27,8 @@ import java.util.Random;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Several heavy users on one task with room in memory for fewer of them: histories go long and back
@@ -36,25 +38,20 @@ import org.junit.jupiter.api.Test;
 class LongHistoryStoreTest {
     static final long T0 = 1_763_812_800_000L;
     static final String CONFIG =
-            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                    + "[{\"window\":\"1h\",\"max\":150},{\"window\":\"3h\",\"max\":400}],"
-                    + "\"channels\":{\"email\":[{\"window\":\"1h\",\"max\":40}]}}]}";
+            version(1)
+                    .rule(
+                            rule("*", window("1h", 150), window("3h", 400))
+                                    .channel("email", window("1h", 40)))
+                    .json();
 
-    private final CappingHarnesses harnesses = new CappingHarnesses();
-    private long offset;
-
-    @AfterEach
-    void close() throws Exception {
-        harnesses.close();
-    }
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             OperatorSubtaskState from) throws Exception {
         return harnesses.open(
-                new CappingFunction(
-                        CappingSettings.of(CONFIG)
-                                .withHistoryCache(64)
-                                .withLiveHistoryBytes(700 * LongHistory.BYTES_PER_ENTRY)),
+                CappingSettings.of(CONFIG)
+                        .withHistoryCache(64)
+                        .withLiveHistoryBytes(700 * LongHistory.BYTES_PER_ENTRY),
                 from,
                 1,
                 0);
@@ -79,19 +76,10 @@ class LongHistoryStoreTest {
             }
             String channel = random.nextInt(5) == 0 ? "email" : "push";
             String id = random.nextInt(300) == 0 ? "m" + (i - 1 - random.nextInt(50)) : "m" + i;
-            String json =
-                    String.format(
-                            "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\","
-                                    + "\"timestamp\":%d}",
-                            id, user, channel, Math.max(0, t));
             InboundMessage in =
-                    InboundMessage.of(
-                            new RawRecord(
-                                    null,
-                                    json.getBytes(StandardCharsets.UTF_8),
-                                    "in",
-                                    0,
-                                    offset++));
+                    Records.message(id, user, Math.max(0, t))
+                            .channel(channel)
+                            .inbound(harnesses.nextOffset());
             OutboundMessage m = in.message();
             RuleStep.Result expected =
                     RuleStep.decide(
@@ -117,20 +105,8 @@ class LongHistoryStoreTest {
         // Four users come back after a pause: their long histories are pruned to short ones.
         for (long user = 0; user < 4; user++) {
             long t = T0 + clock.get(user) + 7 * 60 * MINUTE;
-            String json =
-                    String.format(
-                            "{\"messageId\":\"back-%d\",\"userId\":%d,\"channel\":\"push\","
-                                    + "\"timestamp\":%d}",
-                            user, user, t);
             h.processElement(
-                    InboundMessage.of(
-                            new RawRecord(
-                                    null,
-                                    json.getBytes(StandardCharsets.UTF_8),
-                                    "in",
-                                    0,
-                                    offset++)),
-                    t);
+                    Records.message("back-" + user, user, t).inbound(harnesses.nextOffset()), t);
             assertEquals("ALLOWED", decision(h));
         }
 
