@@ -276,6 +276,11 @@ final class RedisChannel {
         return false;
     }
 
+    /** Whether batches are in flight. */
+    boolean hasInFlight() {
+        return !inFlight.isEmpty();
+    }
+
     /** Adds the writes of the batches in flight, oldest first. */
     void inFlightWrites(List<MirrorWrite> out) {
         for (Batch b : inFlight) {

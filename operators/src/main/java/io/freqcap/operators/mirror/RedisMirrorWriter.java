@@ -47,6 +47,8 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private final ProcessingTimeService timers;
     private final ArrayDeque<MirrorWrite> pending = new ArrayDeque<>();
 
+    private final ResendQueue resent = new ResendQueue();
+
     /** Counted messages not acknowledged by Redis (pending and in flight). */
     private volatile long backlog;
 
@@ -143,6 +145,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         for (MirrorWrite w : pending) {
             n += w.size();
         }
+        n += resent.clear();
         pending.clear();
         backlog -= n;
         dropped.inc(n);
@@ -180,7 +183,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     @Override
     public List<MirrorWrite> snapshotState(long checkpointId) {
         poll();
-        List<MirrorWrite> unacknowledged = new ArrayList<>();
+        List<MirrorWrite> unacknowledged = new ArrayList<>(resent.writes());
         channel.inFlightWrites(unacknowledged);
         unacknowledged.addAll(pending);
         return unacknowledged;
@@ -255,9 +258,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             channel.giveUp(answers);
             return;
         }
-        for (int i = failed.size() - 1; i >= 0; i--) {
-            pending.addFirst(failed.get(i));
-        }
+        resent.failed(failed, channel.hasInFlight(), pending);
         channel.retryLater(answers);
     }
 
