@@ -15,6 +15,7 @@ import static io.freqcap.schema.history.HistoryLayout.entry;
 import static io.freqcap.schema.history.HistoryLayout.readFingerprint;
 import static io.freqcap.schema.history.HistoryLayout.readStrings;
 
+import io.freqcap.schema.message.OutboundMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.core.memory.DataInputView;
@@ -124,9 +125,20 @@ final class HistoryReader {
                 offsets[i] = (int) ((z >>> 1) ^ -(z & 1));
             }
         }
+        // As written: every channel of the table is used, so nothing to compact.
+        Tabled cats = Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY);
         String[] ids = readIds(in, flags, n);
-        return UserHistory.of(
-                ts, fps, ci, channels, ids, categories, campaigns, offsets, readHeld(in, flags, n));
+        return new UserHistory(
+                new HistoryColumns(
+                        ts,
+                        fps,
+                        ci,
+                        cats,
+                        Tabled.of(campaigns, null),
+                        channels,
+                        ids,
+                        offsets,
+                        readHeld(in, flags, n)));
     }
 
     private static long[] readHeld(DataInputView in, int flags, int n) throws IOException {
