@@ -356,6 +356,7 @@ public final class CappingBenchmark {
                                                         calendar && !noCampaign
                                                                 ? "c" + (n % 20)
                                                                 : null,
+                                                        0,
                                                         null,
                                                         null,
                                                         value,

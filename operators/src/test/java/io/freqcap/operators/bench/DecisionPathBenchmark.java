@@ -94,7 +94,8 @@ public final class DecisionPathBenchmark {
                                 calendar && i % 5 == 0 ? "promo" : "marketing",
                                 time,
                                 calendar ? CappingBenchmark.ZONES[user & 3] : null,
-                                calendar ? "c" + (i % 20) : null);
+                                calendar ? "c" + (i % 20) : null,
+                                0);
             }
             histories = new byte[users][];
             dirty = new boolean[users];
@@ -155,7 +156,8 @@ public final class DecisionPathBenchmark {
                     new String(m.category()),
                     m.timestamp(),
                     m.timezone() == null ? null : new String(m.timezone()),
-                    m.campaignId() == null ? null : new String(m.campaignId()));
+                    m.campaignId() == null ? null : new String(m.campaignId()),
+                    0);
         }
     }
 }

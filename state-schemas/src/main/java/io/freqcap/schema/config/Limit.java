@@ -15,13 +15,41 @@ import java.util.regex.Pattern;
  * @param windowMillis the window; for a calendar limit what it counts as for STALE and how far back
  *     histories reach (3d, 9d, 33d: any two zones' days, weeks, months)
  * @param calendar {@code day}, {@code week} or {@code month}; null for a rolling limit
+ * @param reserve the last places kept for messages of a priority at least the reserve's; null for
+ *     none
+ * @param reserved in a limit as one message reads it ({@link #forPriority}): the places kept from
+ *     that message, which {@code max} already leaves out; 0 in a config's own limits
  */
-public record Limit(String window, long windowMillis, int max, String calendar)
+public record Limit(
+        String window, long windowMillis, int max, String calendar, Reserve reserve, int reserved)
         implements java.io.Serializable {
+
+    /**
+     * {@code slots} places (1..max) of every interval or period kept for messages of at least this
+     * {@code priority} (1..100): "three a day, the third only for important messages".
+     */
+    public record Reserve(int slots, int priority) implements java.io.Serializable {}
 
     /** A rolling limit. */
     public Limit(String window, long windowMillis, int max) {
-        this(window, windowMillis, max, null);
+        this(window, windowMillis, max, null, null, 0);
+    }
+
+    /** The same limit with places reserved. */
+    public Limit reserving(Reserve r) {
+        return new Limit(window, windowMillis, max, calendar, r, 0);
+    }
+
+    /**
+     * The limit as a message of this priority reads it: with its reserve kept from it when the
+     * priority does not reach it (contract.md §6, "Reserved places"), else this limit.
+     */
+    public Limit forPriority(int priority) {
+        if (reserve == null || priority >= reserve.priority()) {
+            return this;
+        }
+        return new Limit(
+                window, windowMillis, max - reserve.slots(), calendar, null, reserve.slots());
     }
 
     /** A calendar limit of {@code period} (day, week or month). */
@@ -37,7 +65,7 @@ public record Limit(String window, long windowMillis, int max, String calendar)
                                             + period
                                             + "\"");
                 };
-        return new Limit(null, days * 86_400_000L, max, period);
+        return new Limit(null, days * 86_400_000L, max, period, null, 0);
     }
 
     public boolean isCalendar() {

@@ -187,16 +187,48 @@ final class RuleParser {
                 throw new MalformedRecordException(
                         p + ".max: expected an integer 0..1000000, got " + m);
             }
+            Limit limit;
             if (hasCalendar) {
                 try {
-                    out.add(Limit.calendar(calendar.textValue(), m.intValue()));
+                    limit = Limit.calendar(calendar.textValue(), m.intValue());
                 } catch (MalformedRecordException e) {
                     throw new MalformedRecordException(p + "." + e.getMessage());
                 }
             } else {
-                out.add(new Limit(w.textValue(), millis, m.intValue()));
+                limit = new Limit(w.textValue(), millis, m.intValue());
             }
+            JsonNode reserve = l.get("reserve");
+            out.add(
+                    reserve == null || reserve.isNull()
+                            ? limit
+                            : limit.reserving(reserve(reserve, p + ".reserve", limit.max())));
         }
         return Collections.unmodifiableList(out);
+    }
+
+    /** {@code {"slots": 1..max, "priority": 1..100}} (contract.md §3). */
+    private static Limit.Reserve reserve(JsonNode node, String path, int max)
+            throws MalformedRecordException {
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + ": expected an object");
+        }
+        int slots = boundedInt(node.get("slots"), path + ".slots", 1, max);
+        int priority =
+                boundedInt(
+                        node.get("priority"), path + ".priority", 1, OutboundMessage.MAX_PRIORITY);
+        return new Limit.Reserve(slots, priority);
+    }
+
+    private static int boundedInt(JsonNode v, String path, int min, int max)
+            throws MalformedRecordException {
+        if (v == null
+                || !v.isIntegralNumber()
+                || !v.canConvertToInt()
+                || v.intValue() < min
+                || v.intValue() > max) {
+            throw new MalformedRecordException(
+                    path + ": expected an integer " + min + ".." + max + ", got " + v);
+        }
+        return v.intValue();
     }
 }

@@ -266,6 +266,9 @@ public final class AuditRecords {
                 g.writeStringField("window", v.window());
             }
             g.writeNumberField("max", v.max());
+            if (v.reserved() > 0) {
+                g.writeNumberField("reserved", v.reserved());
+            }
             g.writeNumberField("count", v.count());
             g.writeEndObject();
         }

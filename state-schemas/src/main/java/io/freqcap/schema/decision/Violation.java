@@ -12,9 +12,19 @@ import io.freqcap.schema.config.Limit;
  * @param count for a rolling limit the most counted messages in scope that any interval of the
  *     window containing the message's timestamp already holds; for a calendar limit the counted
  *     messages in scope in the message's period
+ * @param reserved the places the limit keeps for messages of a higher priority than this one's
+ *     (contract.md §3 {@code reserve}): the message could use only {@code max - reserved}; 0 when
+ *     none are kept from it
  */
 public record Violation(
-        String scope, String window, String calendar, int max, int count, String from, String to) {
+        String scope,
+        String window,
+        String calendar,
+        int max,
+        int count,
+        String from,
+        String to,
+        int reserved) {
 
     public static final String QUIET_HOURS = "quiet-hours";
 
@@ -23,7 +33,7 @@ public record Violation(
 
     /** A limit's violation: a rolling one (window) or a calendar one (calendar). */
     public Violation(String scope, String window, String calendar, int max, int count) {
-        this(scope, window, calendar, max, count, null, null);
+        this(scope, window, calendar, max, count, null, null, 0);
     }
 
     /** A rolling limit's violation. */
@@ -33,7 +43,7 @@ public record Violation(
 
     /** Quiet hours from {@code from} to {@code to} ({@code HH:MM}, local times). */
     public static Violation quietHours(String from, String to) {
-        return new Violation(QUIET_HOURS, null, null, 0, 0, from, to);
+        return new Violation(QUIET_HOURS, null, null, 0, 0, from, to, 0);
     }
 
     /** A user's held messages at {@code maxHeld}: no more may wait. */
@@ -45,7 +55,16 @@ public record Violation(
         return from != null;
     }
 
+    /** A limit's violation; one that keeps places from the message says how many. */
     public static Violation of(String scope, Limit l, int count) {
-        return new Violation(scope, l.window(), l.calendar(), l.max(), count);
+        return new Violation(
+                scope,
+                l.window(),
+                l.calendar(),
+                l.max() + l.reserved(),
+                count,
+                null,
+                null,
+                l.reserved());
     }
 }

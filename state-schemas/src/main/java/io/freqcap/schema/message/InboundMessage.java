@@ -19,6 +19,7 @@ public record InboundMessage(
         long timestamp,
         String timezone,
         String campaignId,
+        int priority,
         String error,
         byte[] key,
         byte[] value,
@@ -44,7 +45,14 @@ public record InboundMessage(
     /** The parsed fields; only for a record that is not malformed. */
     public OutboundMessage message() {
         return new OutboundMessage(
-                messageId, routingKey, channel, category, timestamp, timezone, campaignId);
+                messageId,
+                routingKey,
+                channel,
+                category,
+                timestamp,
+                timezone,
+                campaignId,
+                priority);
     }
 
     /** Parses a record whatever its size and timestamp (tests and tools). */
@@ -81,6 +89,7 @@ public record InboundMessage(
                     m.timestamp(),
                     m.timezone(),
                     m.campaignId(),
+                    m.priority(),
                     null,
                     raw.key(),
                     raw.value(),
@@ -115,6 +124,7 @@ public record InboundMessage(
                 -1,
                 null,
                 null,
+                0,
                 error,
                 raw.key(),
                 raw.value(),

@@ -30,7 +30,7 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
 
     private static final InboundMessage EMPTY =
             new InboundMessage(
-                    -1, null, null, null, -1, null, null, "empty", null, null, null, 0, 0);
+                    -1, null, null, null, -1, null, null, 0, "empty", null, null, null, 0, 0);
 
     @Override
     public InboundMessage createInstance() {
@@ -46,6 +46,7 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
         out.writeLong(m.timestamp());
         StringValue.writeString(m.timezone(), out);
         StringValue.writeString(m.campaignId(), out);
+        out.writeByte(m.priority());
         StringValue.writeString(m.error(), out);
         ByteArrays.write(m.key(), out);
         ByteArrays.write(m.value(), out);
@@ -64,6 +65,7 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
                 in.readLong(),
                 StringValue.readString(in),
                 StringValue.readString(in),
+                in.readByte(),
                 StringValue.readString(in),
                 ByteArrays.read(in),
                 ByteArrays.read(in),

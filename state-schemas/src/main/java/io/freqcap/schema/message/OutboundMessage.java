@@ -18,6 +18,8 @@ import java.util.regex.Pattern;
  * @param timezone the user's IANA time-zone region id, one the JVM knows; null when the record has
  *     none (the config's zone applies)
  * @param campaignId the campaign, an integer taken as its decimal text; null when none
+ * @param priority 0..100, higher more important (contract.md §2): it may use reserved places and
+ *     take a held message's place (§3, §6); 0 when the record has none
  */
 public record OutboundMessage(
         String messageId,
@@ -26,19 +28,23 @@ public record OutboundMessage(
         String category,
         long timestamp,
         String timezone,
-        String campaignId) {
+        String campaignId,
+        int priority) {
 
-    /** A message without time zone or campaign. */
+    /** A message without time zone or campaign, of priority 0. */
     public OutboundMessage(
             String messageId, long userId, String channel, String category, long timestamp) {
-        this(messageId, userId, channel, category, timestamp, null, null);
+        this(messageId, userId, channel, category, timestamp, null, null, 0);
     }
 
     /** The same message at another time: a held message is counted at its send time. */
     public OutboundMessage at(long sendAt) {
         return new OutboundMessage(
-                messageId, userId, channel, category, sendAt, timezone, campaignId);
+                messageId, userId, channel, category, sendAt, timezone, campaignId, priority);
     }
+
+    /** The highest priority (contract.md §2). */
+    public static final int MAX_PRIORITY = 100;
 
     /** The region ids {@code java.time} knows (the tz database the JVM carries), read once. */
     private static final Set<String> ZONES = Set.copyOf(ZoneId.getAvailableZoneIds());
@@ -72,6 +78,7 @@ public record OutboundMessage(
         String category = DEFAULT_CATEGORY;
         String timezone = null;
         String campaignId = null;
+        int priority = 0;
         long userId = -1;
         long timestamp = -1;
         try (JsonParser p = Json.FACTORY.createParser(value)) {
@@ -119,6 +126,9 @@ public record OutboundMessage(
                     case "campaignId":
                         campaignId = campaignId(p);
                         break;
+                    case "priority":
+                        priority = priority(p);
+                        break;
                     default:
                         p.skipChildren();
                 }
@@ -139,7 +149,25 @@ public record OutboundMessage(
         require(channel != null, "channel");
         require(timestamp >= 0, "timestamp");
         return new OutboundMessage(
-                messageId, userId, channel, category, timestamp, timezone, campaignId);
+                messageId, userId, channel, category, timestamp, timezone, campaignId, priority);
+    }
+
+    /** A JSON integer 0..100, or null (0). */
+    private static int priority(JsonParser p) throws IOException, MalformedRecordException {
+        if (p.currentToken() == JsonToken.VALUE_NULL) {
+            return 0;
+        }
+        if (p.currentToken() != JsonToken.VALUE_NUMBER_INT
+                || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
+                || p.getLongValue() < 0
+                || p.getLongValue() > MAX_PRIORITY) {
+            throw new MalformedRecordException(
+                    "priority: expected an integer 0.."
+                            + MAX_PRIORITY
+                            + ", got "
+                            + Json.describe(p));
+        }
+        return p.getIntValue();
     }
 
     /** {@code v}, checked to be 1..max characters (code points) long. */

@@ -97,6 +97,10 @@ class LimitConfigTest {
                 "max negative        | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":-1}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
                 "max too large       | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1000001}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
                 "max missing         | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\"}]}]} | rules[0].limits[0].max: expected an integer 0..1000000",
+                "reserve too many    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3,\"reserve\":{\"slots\":4,\"priority\":50}}]}]} | rules[0].limits[0].reserve.slots: expected an integer 1..3, got 4",
+                "reserve no slots    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3,\"reserve\":{\"priority\":50}}]}]} | rules[0].limits[0].reserve.slots: expected an integer 1..3, got null",
+                "reserve priority 0  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":3,\"reserve\":{\"slots\":1,\"priority\":0}}]}]} | rules[0].limits[0].reserve.priority: expected an integer 1..100, got 0",
+                "reserve not object  | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3,\"reserve\":1}]}]} | rules[0].limits[0].reserve: expected an object",
                 "bad channel name    | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"E-mail\":[]}}]} | rules[0].channels: channel \"E-mail\" does not match",
                 "bad channel limit   | {\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":1}],\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":2000000}]}}]} | rules[0].channels.email[0].max",
                 "exempt not array    | {\"version\":1,\"rules\":["
@@ -304,6 +308,19 @@ class LimitConfigTest {
         assertThrows(
                 MalformedRecordException.class,
                 () -> LimitConfig.parse("{\"command\":\"rebuild-mirror\"}"));
+    }
+
+    @Test
+    void readsReservedPlacesOfTheContractsPriorityExample() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-priority.json"));
+        Limit day = c.ruleFor("vip").limits().get(0);
+        assertEquals(new Limit.Reserve(1, 70), day.reserve());
+        assertEquals(2, day.forPriority(69).max(), "the third place is kept from priority 69");
+        assertEquals(1, day.forPriority(69).reserved());
+        assertEquals(day, day.forPriority(70), "priority 70 uses all three");
+        assertEquals(null, c.ruleFor("vip").limits().get(1).reserve());
+        assertEquals(20, c.maxHeld());
     }
 
     @Test

@@ -38,7 +38,7 @@ class AuditRecordsTest {
     }
 
     @Test
-    void aCalendarViolationNamesItsPeriodInsteadOfAWindow() throws Exception {
+    void aCalendarViolationNamesItsPeriodAndAReservingOneItsReservedPlaces() throws Exception {
         OutboundMessage m = OutboundMessage.parse(example("outbound-message.json"));
         AuditEvent e =
                 AuditRecords.decision(
@@ -46,7 +46,9 @@ class AuditRecordsTest {
                                 "new",
                                 List.of(
                                         new Violation("all", null, "day", 2, 2),
-                                        new Violation("campaign:spring-sale", "3d", 1, 1)),
+                                        new Violation("campaign:spring-sale", "3d", 1, 1),
+                                        // a limit keeping a place from the message says so
+                                        new Violation("all", "1d", null, 3, 2, null, null, 1)),
                                 1763827200000L),
                         m,
                         8,
@@ -57,7 +59,9 @@ class AuditRecordsTest {
                 Json.MAPPER.readTree(
                         "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":2,\"count\":2},"
                                 + "{\"scope\":\"campaign:spring-sale\",\"window\":\"3d\",\"max\":1,"
-                                + "\"count\":1}]"),
+                                + "\"count\":1},"
+                                + "{\"scope\":\"all\",\"window\":\"1d\",\"max\":3,\"reserved\":1,"
+                                + "\"count\":2}]"),
                 violations);
     }
 

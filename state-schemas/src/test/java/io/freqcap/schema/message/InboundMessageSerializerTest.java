@@ -35,6 +35,7 @@ class InboundMessageSerializerTest {
         assertArrayEquals(want.value(), got.value());
         assertEquals(want.timezone(), got.timezone());
         assertEquals(want.campaignId(), got.campaignId());
+        assertEquals(want.priority(), got.priority());
         assertEquals(want, got);
         assertEquals(want.topic(), got.topic());
         assertEquals(want.partition(), got.partition());
@@ -45,12 +46,14 @@ class InboundMessageSerializerTest {
     void parsedAndMalformedRecordsComeBackFieldForField() throws Exception {
         byte[] json =
                 ("{\"messageId\":\"m-ü1\",\"userId\":42,\"channel\":\"push\",\"timestamp\":7,"
-                                + "\"timezone\":\"Europe/Berlin\",\"campaignId\":7}")
+                                + "\"timezone\":\"Europe/Berlin\",\"campaignId\":7,\"priority\":80}")
                         .getBytes(StandardCharsets.UTF_8);
         InboundMessage parsed = InboundMessage.of(new RawRecord("k".getBytes(), json, "in", 3, 99));
         assertEquals(null, parsed.error());
         assertEquals("Europe/Berlin", parsed.timezone());
         assertEquals("7", parsed.campaignId());
+        assertEquals(80, parsed.priority());
+        assertEquals(80, parsed.message().priority());
         assertSameFields(parsed, roundTrip(parsed));
 
         InboundMessage malformed =

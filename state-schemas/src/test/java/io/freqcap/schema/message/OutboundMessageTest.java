@@ -26,7 +26,14 @@ class OutboundMessageTest {
     void readsTheContractExample() throws Exception {
         assertEquals(
                 new OutboundMessage(
-                        "m-000017", 42, "push", "marketing", 1763798400000L, null, "spring-sale"),
+                        "m-000017",
+                        42,
+                        "push",
+                        "marketing",
+                        1763798400000L,
+                        null,
+                        "spring-sale",
+                        0),
                 parse(VALID));
     }
 
@@ -93,6 +100,11 @@ class OutboundMessageTest {
                 "campaign as boolean  | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":true} | campaignId: expected a string or an integer",
                 "campaign as object   | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":{}} | campaignId: expected a string or an integer",
                 "campaign empty       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"campaignId\":\"\"} | campaignId: must be 1..128 characters, got 0",
+                "priority over 100    | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"priority\":101} | priority: expected an integer 0..100, got 101",
+                "priority negative    | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"priority\":-1} | priority: expected an integer 0..100, got -1",
+                "priority as text     | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"priority\":\"80\"} | priority: expected an integer 0..100, got \"80\"",
+                "priority as float    | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"priority\":80.0} | priority: expected an integer 0..100, got 80.0",
+                "priority huge        | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1,\"priority\":99999999999999999999} | priority: expected an integer 0..100",
                 "trailing bytes       | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1} x | not valid JSON",
                 "two objects          | {\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1}{} | trailing bytes after the JSON object",
                 "array                | [1] | expected a JSON object, got an array",
@@ -103,6 +115,16 @@ class OutboundMessageTest {
         MalformedRecordException e =
                 assertThrows(MalformedRecordException.class, () -> parse(json));
         assertTrue(e.getMessage().startsWith(error), name + ": " + e.getMessage());
+    }
+
+    @Test
+    void priorityIsZeroUnlessGivenAndTravelsWithTheMessage() throws Exception {
+        String base = "{\"messageId\":\"a\",\"userId\":1,\"channel\":\"push\",\"timestamp\":1";
+        assertEquals(0, parse(base + "}").priority());
+        assertEquals(0, parse(base + ",\"priority\":null}").priority());
+        assertEquals(0, parse(base + ",\"priority\":0}").priority());
+        assertEquals(100, parse(base + ",\"priority\":100}").priority());
+        assertEquals(80, parse(base + ",\"priority\":80}").at(5).priority(), "a held one too");
     }
 
     @Test

@@ -190,19 +190,40 @@ public final class CappingRule {
      * limits). Scopes without limits are left out.
      */
     static List<ScopeLimits> scopes(Rule rule, OutboundMessage m) {
+        int p = m.priority();
         List<ScopeLimits> out = new ArrayList<>(4);
-        out.add(new ScopeLimits(Scope.ALL, rule.limits()));
+        out.add(new ScopeLimits(Scope.ALL, forPriority(rule.limits(), p)));
         List<Limit> channel = rule.channelLimits(m.channel());
         if (!channel.isEmpty()) {
-            out.add(new ScopeLimits(Scope.channel(m.channel()), channel));
+            out.add(new ScopeLimits(Scope.channel(m.channel()), forPriority(channel, p)));
         }
         List<Limit> category = rule.categoryLimits(m.category());
         if (!category.isEmpty()) {
-            out.add(new ScopeLimits(Scope.category(m.category()), category));
+            out.add(new ScopeLimits(Scope.category(m.category()), forPriority(category, p)));
         }
         if (m.campaignId() != null && !rule.campaign().isEmpty()) {
-            out.add(new ScopeLimits(Scope.campaign(m.campaignId()), rule.campaign()));
+            out.add(
+                    new ScopeLimits(
+                            Scope.campaign(m.campaignId()), forPriority(rule.campaign(), p)));
         }
         return out;
+    }
+
+    /**
+     * The limits as a message of priority {@code p} reads them (contract.md §6, "Reserved places"):
+     * the config's own list when none keeps places from it, as for every config without {@code
+     * reserve}.
+     */
+    static List<Limit> forPriority(List<Limit> limits, int p) {
+        for (int i = 0; i < limits.size(); i++) {
+            if (limits.get(i).forPriority(p) != limits.get(i)) {
+                List<Limit> out = new ArrayList<>(limits.size());
+                for (Limit l : limits) {
+                    out.add(l.forPriority(p));
+                }
+                return out;
+            }
+        }
+        return limits;
     }
 }

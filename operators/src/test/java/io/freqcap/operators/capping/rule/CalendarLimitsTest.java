@@ -36,7 +36,7 @@ class CalendarLimitsTest {
                     + "\"exempt\":[\"transactional\"]}";
 
     static OutboundMessage message(String id, long t, String zone, String campaign) {
-        return new OutboundMessage(id, 42, "push", "marketing", t, zone, campaign);
+        return new OutboundMessage(id, 42, "push", "marketing", t, zone, campaign, 0);
     }
 
     static UserHistory count(UserHistory h, OutboundMessage m, LimitConfig config, String seg) {
@@ -153,7 +153,7 @@ class CalendarLimitsTest {
                 String campaign = rnd.nextBoolean() ? null : "c" + rnd.nextInt(2);
                 String category = rnd.nextInt(3) == 0 ? "promo" : "marketing";
                 OutboundMessage m =
-                        new OutboundMessage("m" + i, 1, "push", category, t, zone, campaign);
+                        new OutboundMessage("m" + i, 1, "push", category, t, zone, campaign, 0);
                 RuleStep.Result v = RuleStep.decide(h, m, config, "*");
                 Oracle.Result expected = Oracle.decide(config, counted, m);
                 String where = "run " + run + " message " + i + " " + m + " in " + configZone;

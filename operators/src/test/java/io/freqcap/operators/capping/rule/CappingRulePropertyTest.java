@@ -62,8 +62,10 @@ class CappingRulePropertyTest {
                 int c = rnd.nextInt(15);
                 String category = c == 0 ? "transactional" : c < 6 ? "promo" : "marketing";
                 String campaign = rnd.nextInt(3) == 0 ? null : "c" + rnd.nextInt(2);
+                // Priorities around the reserves' (see randomConfig), most messages below them.
+                int priority = rnd.nextInt(4) == 0 ? 60 + rnd.nextInt(41) : rnd.nextInt(60);
                 OutboundMessage m =
-                        new OutboundMessage(id, 7, channel, category, t, null, campaign);
+                        new OutboundMessage(id, 7, channel, category, t, null, campaign, priority);
 
                 RuleStep.Result v =
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
@@ -84,6 +86,7 @@ class CappingRulePropertyTest {
                     rejected++;
                     for (Violation x : v.violations()) {
                         byScope.merge(x.scope().replaceAll(":.*", ""), 1, Integer::sum);
+                        byScope.merge("reserved", x.reserved() > 0 ? 1 : 0, Integer::sum);
                     }
                 }
                 history = v.history();
@@ -98,6 +101,7 @@ class CappingRulePropertyTest {
         for (String scope : List.of("all", "channel", "category", "campaign")) {
             assertTrue(byScope.getOrDefault(scope, 0) > 500, "violations by scope: " + byScope);
         }
+        assertTrue(byScope.getOrDefault("reserved", 0) > 500, "reserved places: " + byScope);
     }
 
     @Test
@@ -118,7 +122,7 @@ class CappingRulePropertyTest {
                     long now = t;
                     long inWindow =
                             counted.stream().filter(b -> b > now - l.windowMillis()).count();
-                    classic &= inWindow < l.max();
+                    classic &= inWindow < Oracle.effectiveMax(l, m);
                 }
                 assertEquals(classic, v.decision() == Decision.ALLOWED, "run " + run + " i " + i);
                 if (classic) {
@@ -134,12 +138,20 @@ class CappingRulePropertyTest {
                 new StringBuilder("{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[");
         int n = 1 + rnd.nextInt(2);
         for (int i = 0; i < n; i++) {
+            int max = rnd.nextInt(12) == 0 ? 0 : 1 + rnd.nextInt(4);
             sb.append(i > 0 ? "," : "")
                     .append("{\"window\":\"")
                     .append(1 + rnd.nextInt(5))
                     .append("s\",\"max\":")
-                    .append(rnd.nextInt(12) == 0 ? 0 : 1 + rnd.nextInt(4))
-                    .append('}');
+                    .append(max);
+            if (max > 0 && rnd.nextInt(3) == 0) {
+                sb.append(",\"reserve\":{\"slots\":")
+                        .append(1 + rnd.nextInt(max))
+                        .append(",\"priority\":")
+                        .append(40 + rnd.nextInt(50))
+                        .append('}');
+            }
+            sb.append('}');
         }
         sb.append("]");
         if (rnd.nextBoolean()) {
@@ -233,7 +245,7 @@ class CappingRulePropertyTest {
                 return new Result(Decision.ALLOWED, List.of(), null, shadowDecision, shadow);
             }
             Long retry = null;
-            boolean zero = allLimits(m).stream().anyMatch(l -> l.max() == 0);
+            boolean zero = allLimits(m).stream().anyMatch(l -> effectiveMax(l, m) == 0);
             if (!zero) {
                 for (long at = m.timestamp(); ; at += GRID) {
                     if (violationsAt(at, ch, m).isEmpty()) {
@@ -260,20 +272,28 @@ class CappingRulePropertyTest {
             return violationsAt(config.ruleFor("*"), t, ch, m);
         }
 
+        /** contract.md §6, "Reserved places": L − k for a message below the reserve's priority. */
+        static int effectiveMax(Limit l, OutboundMessage m) {
+            boolean kept = l.reserve() != null && m.priority() < l.reserve().priority();
+            return kept ? l.max() - l.reserve().slots() : l.max();
+        }
+
         List<Violation> violationsAt(Rule rule, long t, int ch, OutboundMessage m) {
             List<Violation> out = new ArrayList<>();
-            check(out, "all", rule.limits(), t, i -> true);
+            check(out, "all", rule.limits(), t, m, i -> true);
             check(
                     out,
                     "channel:" + m.channel(),
                     rule.channelLimits(m.channel()),
                     t,
+                    m,
                     i -> counted.get(i)[1] == ch);
             check(
                     out,
                     "category:" + m.category(),
                     rule.categoryLimits(m.category()),
                     t,
+                    m,
                     i -> countedCategories.get(i).equals(m.category()));
             if (m.campaignId() != null) {
                 check(
@@ -281,6 +301,7 @@ class CappingRulePropertyTest {
                         "campaign:" + m.campaignId(),
                         rule.campaign(),
                         t,
+                        m,
                         i -> m.campaignId().equals(countedCampaigns.get(i)));
             }
             return out;
@@ -291,11 +312,22 @@ class CappingRulePropertyTest {
                 String scope,
                 List<Limit> limits,
                 long t,
+                OutboundMessage m,
                 java.util.function.IntPredicate inScope) {
             for (Limit l : limits) {
                 int most = mostInIntervalsContaining(t, l.windowMillis(), inScope);
-                if (most + 1 > l.max()) {
-                    out.add(new Violation(scope, l.window(), l.max(), most));
+                int max = effectiveMax(l, m);
+                if (most + 1 > max) {
+                    out.add(
+                            new Violation(
+                                    scope,
+                                    l.window(),
+                                    null,
+                                    l.max(),
+                                    most,
+                                    null,
+                                    null,
+                                    l.max() - max));
                 }
             }
         }

@@ -37,6 +37,31 @@ class CappingRuleTest {
 
     private final UserHistoryBuilder user = new UserHistoryBuilder(TWO_A_DAY_FIVE_A_WEEK);
 
+    /** "Three a day, the third only for important messages" (contract.md §3 {@code reserve}). */
+    static final LimitConfig THIRD_FOR_IMPORTANT =
+            config(
+                    "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                            + "\"max\":3,\"reserve\":{\"slots\":1,\"priority\":70}}]}]}");
+
+    @Test
+    void theThirdPlaceOfTheDayIsKeptForImportantMessages() {
+        UserHistoryBuilder u = new UserHistoryBuilder(THIRD_FOR_IMPORTANT);
+        assertEquals(
+                Decision.ALLOWED, u.sendWithPriority("m1", DAY_1_MIDNIGHT + HOUR, 0).decision());
+        assertEquals(Decision.ALLOWED, u.sendWithPriority("m2", DAY_1_NOON, 10).decision());
+        RuleStep.Result promo = u.sendWithPriority("m3", DAY_1_EVENING, 69);
+        assertEquals(Decision.REJECTED, promo.decision());
+        assertEquals(
+                List.of(new Violation("all", "1d", null, 3, 2, null, null, 1)),
+                promo.violations(),
+                "max 3, one place reserved: two counted leave none for priority 69");
+        assertEquals(DAY_1_MIDNIGHT + HOUR + DAY, promo.retryAfter());
+        RuleStep.Result alert = u.sendWithPriority("m4", DAY_1_EVENING, 70);
+        assertEquals(Decision.ALLOWED, alert.decision(), "priority 70 takes the third place");
+        RuleStep.Result fourth = u.sendWithPriority("m5", DAY_1_EVENING + 1, 100);
+        assertEquals(List.of(new Violation("all", "1d", 3, 3)), fourth.violations());
+    }
+
     @Test
     void allowsFirstMessage() {
         assertEquals(Decision.ALLOWED, user.send("m1", "push", DAY_1_NOON).decision());
@@ -307,12 +332,25 @@ class CappingRuleTest {
         }
 
         RuleStep.Result send(String id, String channel, String category, long t) {
-            RuleStep.Result v =
-                    RuleStep.decide(
-                            history,
-                            new OutboundMessage(id, 42, channel, category, t),
-                            config,
-                            LimitConfig.DEFAULT_SEGMENT);
+            return send(new OutboundMessage(id, 42, channel, category, t));
+        }
+
+        /** A push of this priority, of the default category. */
+        RuleStep.Result sendWithPriority(String id, long t, int priority) {
+            return send(
+                    new OutboundMessage(
+                            id,
+                            42,
+                            "push",
+                            OutboundMessage.DEFAULT_CATEGORY,
+                            t,
+                            null,
+                            null,
+                            priority));
+        }
+
+        RuleStep.Result send(OutboundMessage m) {
+            RuleStep.Result v = RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
             history = v.history();
             return v;
         }

@@ -74,7 +74,8 @@ class SendTimePropertyTest {
                                 "marketing",
                                 t,
                                 rnd.nextBoolean() ? zone : null,
-                                null);
+                                null,
+                                0);
                 RuleStep.Result got =
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 Oracle.Result want = oracle.decide(m);
