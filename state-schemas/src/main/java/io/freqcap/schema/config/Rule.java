@@ -12,6 +12,8 @@ import java.util.Map;
  * @param channels extra limits counting only one channel's messages
  * @param categories extra limits counting only one category's messages
  * @param campaign extra limits counting only the messages of the message's own campaign
+ * @param campaigns limits counting distinct campaigns: a message of a campaign passes only if no
+ *     interval or period containing it holds more than max campaigns with its own (contract.md §3)
  * @param hold how long after its timestamp a message may be held to pass (window syntax), or null:
  *     none held
  * @param holdMillis {@code hold} in milliseconds; 0 for none
@@ -23,6 +25,7 @@ public record Rule(
         Map<String, List<Limit>> channels,
         Map<String, List<Limit>> categories,
         List<Limit> campaign,
+        List<Limit> campaigns,
         String hold,
         long holdMillis,
         QuietHours quietHours)
@@ -40,7 +43,7 @@ public record Rule(
             Map<String, List<Limit>> channels,
             Map<String, List<Limit>> categories,
             List<Limit> campaign) {
-        this(segment, limits, channels, categories, campaign, null, 0, null);
+        this(segment, limits, channels, categories, campaign, List.of(), null, 0, null);
     }
 
     /** The quiet hours that hold back messages of {@code channel}, or null. */
@@ -69,6 +72,7 @@ public record Rule(
         channels.values().forEach(all::addAll);
         categories.values().forEach(all::addAll);
         all.addAll(campaign);
+        all.addAll(campaigns);
         return all;
     }
 

@@ -93,8 +93,21 @@ final class RuleParser {
                 quietNode == null || quietNode.isNull()
                         ? null
                         : QuietHours.parse(quietNode, path + ".quietHours");
+        JsonNode campaignsNode = node.get("campaigns");
+        List<Limit> campaigns =
+                campaignsNode == null || campaignsNode.isNull()
+                        ? List.of()
+                        : limits(campaignsNode, path + ".campaigns", true);
         return new Rule(
-                seg.textValue(), limits, channels, categories, campaign, hold, holdMillis, quiet);
+                seg.textValue(),
+                limits,
+                channels,
+                categories,
+                campaign,
+                campaigns,
+                hold,
+                holdMillis,
+                quiet);
     }
 
     /** Limits by channel or category name: {@code {"email": [...], ...}}. */

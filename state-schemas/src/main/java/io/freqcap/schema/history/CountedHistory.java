@@ -58,4 +58,15 @@ public interface CountedHistory {
      * Hands {@code v} the entries in scope with a timestamp in {@code (after, upTo]}, ascending.
      */
     void forEachIn(Scope scope, long after, long upTo, EntryVisitor v);
+
+    /** An entry of a campaign, for distinct-campaign limits. */
+    interface CampaignVisitor {
+        void visit(long timestamp, int offsetSeconds, String campaign);
+    }
+
+    /**
+     * Hands {@code v} the entries that have a campaign and a timestamp in {@code (after, upTo]},
+     * ascending (contract.md §3 {@code campaigns}).
+     */
+    void forEachCampaign(long after, long upTo, CampaignVisitor v);
 }

@@ -102,6 +102,16 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
         ColumnQueries.forEachIn(this, scope, after, upTo, v);
     }
 
+    @Override
+    public void forEachCampaign(long after, long upTo, CampaignVisitor v) {
+        for (int i = 0; campaignIndex != null && i < timestamps.length; i++) {
+            long t = timestamps[i];
+            if (t > after && t <= upTo && campaignIndex[i] != 0) {
+                v.visit(t, offsetSeconds(i), campaignTable[campaignIndex[i] - 1]);
+            }
+        }
+    }
+
     /** This history with one more entry, inserted in timestamp order (after equal timestamps). */
     public UserHistory with(long timestamp, long fingerprint, String channel) {
         return with(HistoryEntry.plain(timestamp, fingerprint, channel, null));

@@ -348,6 +348,17 @@ public final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public void forEachCampaign(long after, long upTo, CampaignVisitor v) {
+        int from = e.firstAfter(after);
+        int to = upTo <= after ? from : TimestampColumn.firstAfter(e.ts, from, e.end, upTo);
+        for (int i = from; i < to && e.campaigns != null; i++) {
+            if (e.campaigns[i] != null) {
+                v.visit(e.ts[i], e.offset(i), e.campaigns[i]);
+            }
+        }
+    }
+
+    @Override
     public long[] timestampsAfter(Scope scope, long after) {
         if (scope.kind() != Scope.Kind.ALL) {
             return column(scope, false).timestampsAfter(after);

@@ -152,7 +152,14 @@ public final class CappingRule {
         List<ScopeLimits> scopes = scopes(rule, m);
         if (!rule.defers()) {
             return new LimitCheck(
-                            history, m.timestamp(), segment, scopes, calendar, findRetry, null)
+                            history,
+                            m.timestamp(),
+                            segment,
+                            scopes,
+                            calendar,
+                            findRetry,
+                            null,
+                            campaigns(history, rule, m, calendar))
                     .verdict();
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
@@ -165,7 +172,8 @@ public final class CappingRule {
                                 scopes,
                                 calendar,
                                 findRetry || rule.holdMillis() > 0,
-                                quiet)
+                                quiet,
+                                campaigns(history, rule, m, calendar))
                         .verdict();
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
@@ -207,6 +215,19 @@ public final class CappingRule {
                             Scope.campaign(m.campaignId()), forPriority(rule.campaign(), p)));
         }
         return out;
+    }
+
+    /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
+    private static DistinctCampaigns campaigns(
+            CountedHistory history, Rule rule, OutboundMessage m, CalendarLimits calendar) {
+        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
+            return null;
+        }
+        return new DistinctCampaigns(
+                history,
+                forPriority(rule.campaigns(), m.priority()),
+                m.campaignId(),
+                calendar.zone());
     }
 
     /**

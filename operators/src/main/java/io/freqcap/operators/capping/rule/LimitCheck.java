@@ -17,6 +17,8 @@ import java.util.List;
  * @param scopes the scopes the message falls in, with their limits
  * @param findRetry whether to work out {@code retryAfter}
  * @param quiet the rule's quiet hours for the message's channel, or null
+ * @param campaigns the rule's {@code campaigns} limits for the message's campaign; null when it has
+ *     none or the message no campaign
  */
 record LimitCheck(
         CountedHistory history,
@@ -25,10 +27,45 @@ record LimitCheck(
         List<ScopeLimits> scopes,
         CalendarLimits calendar,
         boolean findRetry,
-        QuietTimes quiet) {
+        QuietTimes quiet,
+        DistinctCampaigns campaigns) {
 
     Verdict verdict() {
-        return history.isEmpty() || t >= history.latest() ? inOrder() : outOfOrder();
+        Verdict v = history.isEmpty() || t >= history.latest() ? inOrder() : outOfOrder();
+        return campaigns == null ? v : withCampaigns(v);
+    }
+
+    /**
+     * The verdict of the other limits and quiet hours, with the campaigns limits' violations after
+     * theirs; {@code retryAfter} the earliest time both pass.
+     */
+    private Verdict withCampaigns(Verdict v) {
+        List<Violation> distinct = campaigns.violations(t);
+        if (distinct.isEmpty() && v.decision() == Decision.ALLOWED) {
+            return v;
+        }
+        List<Violation> all = new ArrayList<>(v.violations());
+        all.addAll(distinct);
+        return Verdict.rejected(segment, all, findRetry ? retryWithCampaigns(v) : null);
+    }
+
+    /**
+     * From the other limits' earliest passing time, alternately the campaigns limits' and theirs
+     * until both pass at one time: each step only moves later.
+     */
+    private Long retryWithCampaigns(Verdict v) {
+        Long r = v.decision() == Decision.ALLOWED ? Long.valueOf(t) : v.retryAfter();
+        while (r != null) {
+            Long c = campaigns.earliest(r);
+            if (c == null || c.longValue() == r.longValue()) {
+                return c;
+            }
+            Verdict others =
+                    new LimitCheck(history, c, segment, scopes, calendar, true, quiet, null)
+                            .verdict();
+            r = others.decision() == Decision.ALLOWED ? c : others.retryAfter();
+        }
+        return null;
     }
 
     /**

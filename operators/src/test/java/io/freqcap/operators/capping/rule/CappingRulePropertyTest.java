@@ -61,7 +61,7 @@ class CappingRulePropertyTest {
                 String channel = CHANNELS[rnd.nextInt(2)];
                 int c = rnd.nextInt(15);
                 String category = c == 0 ? "transactional" : c < 6 ? "promo" : "marketing";
-                String campaign = rnd.nextInt(3) == 0 ? null : "c" + rnd.nextInt(2);
+                String campaign = rnd.nextInt(3) == 0 ? null : "c" + rnd.nextInt(3);
                 // Priorities around the reserves' (see randomConfig), most messages below them.
                 int priority = rnd.nextInt(4) == 0 ? 60 + rnd.nextInt(41) : rnd.nextInt(60);
                 OutboundMessage m =
@@ -98,7 +98,7 @@ class CappingRulePropertyTest {
         assertTrue(decided > 50_000, "decided " + decided);
         assertTrue(rejected > decided / 10, "rejected " + rejected + " of " + decided);
         assertTrue(shadowRejected > 1000, "shadow rejected " + shadowRejected);
-        for (String scope : List.of("all", "channel", "category", "campaign")) {
+        for (String scope : List.of("all", "channel", "category", "campaign", "campaigns")) {
             assertTrue(byScope.getOrDefault(scope, 0) > 500, "violations by scope: " + byScope);
         }
         assertTrue(byScope.getOrDefault("reserved", 0) > 500, "reserved places: " + byScope);
@@ -167,6 +167,14 @@ class CappingRulePropertyTest {
                     .append("s\",\"max\":")
                     .append(1 + rnd.nextInt(2))
                     .append("}]}");
+        }
+        if (rnd.nextInt(3) == 0) {
+            // At most one or two distinct campaigns (of c0, c1, c2) in a window.
+            sb.append(",\"campaigns\":[{\"window\":\"")
+                    .append(2 + rnd.nextInt(6))
+                    .append("s\",\"max\":")
+                    .append(1 + rnd.nextInt(2))
+                    .append("}]");
         }
         if (rnd.nextInt(3) == 0) {
             sb.append(",\"campaign\":[{\"window\":\"")
@@ -264,6 +272,7 @@ class CappingRulePropertyTest {
             ls.addAll(rule.categoryLimits(m.category()));
             if (m.campaignId() != null) {
                 ls.addAll(rule.campaign());
+                ls.addAll(rule.campaigns());
             }
             return ls;
         }
@@ -303,8 +312,36 @@ class CappingRulePropertyTest {
                         t,
                         m,
                         i -> m.campaignId().equals(countedCampaigns.get(i)));
+                for (Limit l : rule.campaigns()) {
+                    int[] most = distinctCampaigns(t, l.windowMillis(), m.campaignId());
+                    if (most[1] > effectiveMax(l, m)) {
+                        out.add(Violation.of("campaigns", l.forPriority(m.priority()), most[0]));
+                    }
+                }
             }
             return out;
+        }
+
+        /**
+         * Over every interval of window w containing t: the most distinct campaigns it holds, and
+         * the most with {@code own}.
+         */
+        int[] distinctCampaigns(long t, long w, String own) {
+            int most = 0;
+            int withOwn = 0;
+            for (long s = t - w + GRID; s <= t; s += GRID) {
+                Set<String> in = new HashSet<>();
+                for (int i = 0; i < counted.size(); i++) {
+                    long e = counted.get(i)[0];
+                    if (countedCampaigns.get(i) != null && e >= s && e < s + w) {
+                        in.add(countedCampaigns.get(i));
+                    }
+                }
+                most = Math.max(most, in.size());
+                in.add(own);
+                withOwn = Math.max(withOwn, in.size());
+            }
+            return new int[] {most, withOwn};
         }
 
         private void check(
@@ -366,6 +403,18 @@ class CappingRulePropertyTest {
                                     .filter(e -> e[0] >= start && e[0] < start + l.windowMillis())
                                     .count();
                     assertTrue(n <= l.max(), "interval at " + s + " holds " + n + " > " + l.max());
+                }
+            }
+            for (Limit l : config.ruleFor("*").campaigns()) {
+                for (long s = lo - l.windowMillis(); s <= hi; s += GRID) {
+                    Set<String> in = new HashSet<>();
+                    for (int i = 0; i < counted.size(); i++) {
+                        long e = counted.get(i)[0];
+                        if (countedCampaigns.get(i) != null && e >= s && e < s + l.windowMillis()) {
+                            in.add(countedCampaigns.get(i));
+                        }
+                    }
+                    assertTrue(in.size() <= l.max(), "interval at " + s + " holds " + in);
                 }
             }
         }

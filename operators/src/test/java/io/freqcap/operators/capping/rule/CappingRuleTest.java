@@ -62,6 +62,38 @@ class CappingRuleTest {
         assertEquals(List.of(new Violation("all", "1d", 3, 3)), fourth.violations());
     }
 
+    /** "At most two different campaigns a calendar week" (contract.md §3 {@code campaigns}). */
+    static final LimitConfig TWO_CAMPAIGNS_A_WEEK =
+            config(
+                    "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                            + "\"max\":10}],\"campaigns\":[{\"calendar\":\"week\",\"max\":2}]}]}");
+
+    @Test
+    void aThirdCampaignInAWeekWaitsForTheNextWeekAndAKnownOneAddsNone() {
+        UserHistoryBuilder u = new UserHistoryBuilder(TWO_CAMPAIGNS_A_WEEK);
+        // 2025-11-24 is a Monday (UTC).
+        long monday = java.time.Instant.parse("2025-11-24T09:00:00Z").toEpochMilli();
+        assertEquals(Decision.ALLOWED, u.send(campaignMessage("a", monday, "c1")).decision());
+        assertEquals(Decision.ALLOWED, u.send(campaignMessage("b", monday + DAY, "c2")).decision());
+        RuleStep.Result third = u.send(campaignMessage("c", monday + 2 * DAY, "c3"));
+        assertEquals(Decision.REJECTED, third.decision());
+        assertEquals(List.of(new Violation("campaigns", null, "week", 2, 2)), third.violations());
+        assertEquals(monday - 9 * HOUR + 7 * DAY, third.retryAfter(), "next Monday 00:00");
+        assertEquals(
+                Decision.ALLOWED,
+                u.send(campaignMessage("d", monday + 2 * DAY, "c1")).decision(),
+                "c1 is counted this week already");
+        assertEquals(
+                Decision.ALLOWED,
+                u.send(new OutboundMessage("e", 42, "push", "marketing", monday + 3 * DAY))
+                        .decision(),
+                "a message without a campaign is not subject to it");
+    }
+
+    static OutboundMessage campaignMessage(String id, long t, String campaign) {
+        return new OutboundMessage(id, 42, "push", "marketing", t, null, campaign, 0);
+    }
+
     @Test
     void allowsFirstMessage() {
         assertEquals(Decision.ALLOWED, user.send("m1", "push", DAY_1_NOON).decision());
