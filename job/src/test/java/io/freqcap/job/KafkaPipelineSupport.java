@@ -11,6 +11,7 @@ import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
@@ -631,7 +632,7 @@ final class KafkaPipelineSupport {
 
         // Replay each user's messages in partition order through the job's decision step.
         MemoryHistories histories = new MemoryHistories();
-        DecisionStep step = new DecisionStep(histories, false);
+        DecisionStep step = new DecisionStep(histories, HeldQueue.NONE, false);
         List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);

@@ -66,6 +66,18 @@ public final class Configs {
             return this;
         }
 
+        /** Limits over the distinct campaigns of the user's messages. */
+        public Rule campaigns(ObjectNode... limits) {
+            list(node.putArray("campaigns"), limits);
+            return this;
+        }
+
+        /** A message this rule would hold back may take the place of lower-priority held ones. */
+        public Rule preempt() {
+            node.put("preempt", true);
+            return this;
+        }
+
         /** How long a message may be held to pass. */
         public Rule hold(String hold) {
             node.put("hold", hold);

@@ -15,7 +15,7 @@ public final class Records {
 
     /** A message of one user at {@code timestamp}, on {@code push}, category and zone absent. */
     public static Message message(String messageId, long userId, long timestamp) {
-        return new Message(messageId, userId, timestamp, "push", null, null, null, null);
+        return new Message(messageId, userId, timestamp, "push", null, null, null, null, 0);
     }
 
     /** An OutboundMessage's JSON, each optional field left out while it is null. */
@@ -27,29 +27,47 @@ public final class Records {
             String category,
             String timezone,
             String campaignId,
-            byte[] key) {
+            byte[] key,
+            int priority) {
 
         public Message channel(String c) {
             return new Message(
-                    messageId, userId, timestamp, c, category, timezone, campaignId, key);
+                    messageId, userId, timestamp, c, category, timezone, campaignId, key, priority);
         }
 
         public Message category(String c) {
-            return new Message(messageId, userId, timestamp, channel, c, timezone, campaignId, key);
+            return new Message(
+                    messageId, userId, timestamp, channel, c, timezone, campaignId, key, priority);
         }
 
         public Message timezone(String z) {
-            return new Message(messageId, userId, timestamp, channel, category, z, campaignId, key);
+            return new Message(
+                    messageId, userId, timestamp, channel, category, z, campaignId, key, priority);
         }
 
         public Message campaign(String c) {
-            return new Message(messageId, userId, timestamp, channel, category, timezone, c, key);
+            return new Message(
+                    messageId, userId, timestamp, channel, category, timezone, c, key, priority);
         }
 
         /** The Kafka key the record carries (none by default). */
         public Message key(byte[] k) {
             return new Message(
-                    messageId, userId, timestamp, channel, category, timezone, campaignId, k);
+                    messageId,
+                    userId,
+                    timestamp,
+                    channel,
+                    category,
+                    timezone,
+                    campaignId,
+                    k,
+                    priority);
+        }
+
+        /** Its priority (contract.md §2; written only when not 0). */
+        public Message priority(int p) {
+            return new Message(
+                    messageId, userId, timestamp, channel, category, timezone, campaignId, key, p);
         }
 
         public String json() {
@@ -60,6 +78,9 @@ public final class Records {
             field(b, "category", category);
             field(b, "timezone", timezone);
             field(b, "campaignId", campaignId);
+            if (priority != 0) {
+                b.append(",\"priority\":").append(priority);
+            }
             b.append(",\"timestamp\":").append(timestamp);
             b.append(",\"payload\":{\"title\":\"hi\"}}");
             return b.toString();

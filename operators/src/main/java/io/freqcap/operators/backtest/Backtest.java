@@ -6,6 +6,7 @@ import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
@@ -29,7 +30,8 @@ import java.util.function.Consumer;
 public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
     private final MemoryHistories histories = new MemoryHistories();
-    private final DecisionStep step = new DecisionStep(histories, false);
+    private final MemoryHeld held = new MemoryHeld();
+    private final DecisionStep step = new DecisionStep(histories, held, false);
 
     /**
      * The replay's wall clock: the latest timestamp decided, this message's included (contract.md
@@ -59,16 +61,40 @@ public final class Backtest implements AutoCloseable {
         return control.config();
     }
 
-    /** Decides one input record, counting it when ALLOWED. */
+    /**
+     * Decides one input record, counting it when ALLOWED; a message of a {@code preempt} rule may
+     * take the place of held messages still waiting ({@link Decided#preempted}), whose outcome then
+     * changes from the ALLOWED one given before to PREEMPTED. A held message's outcome is final
+     * once the clock reaches its send time ({@link #clock}).
+     */
     public Decided decide(InboundMessage in) {
         if (!in.isMalformed()) {
             clock = Math.max(clock, in.timestamp());
         }
         try {
-            return step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
+            Decided d =
+                    step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
+            if (d.route() == Decided.Route.LATER) {
+                // Still waiting: a later message may take its place (contract.md §6).
+                held.hold(
+                        d.message().userId(),
+                        HeldDelivery.of(
+                                d.message().messageId(),
+                                d.message().timestamp(),
+                                d.message().priority(),
+                                0,
+                                d.delivery()),
+                        clock);
+            }
+            return d;
         } catch (Exception e) {
             throw new IllegalStateException("in-memory histories cannot fail", e);
         }
+    }
+
+    /** The replay's clock: the latest timestamp decided so far. */
+    public long clock() {
+        return clock;
     }
 
     /** Users with a counted message. */

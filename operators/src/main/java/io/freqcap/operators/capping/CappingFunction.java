@@ -7,6 +7,7 @@ import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.capping.state.HoldNumbers;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
@@ -62,7 +63,10 @@ import org.slf4j.LoggerFactory;
  * in keyed state ({@link HeldMessages}) for a processing-time timer of its own at that time, or
  * goes out at once when the time has passed. {@code forget-user} turns it into a FORGOTTEN record,
  * {@code cancel-held} into a CANCELLED one; either way it stops counting (history, Redis). A user
- * may have {@code maxHeld} waiting. The control side's operator state is {@link ControlInput}'s.
+ * may have {@code maxHeld} waiting. A message of a {@code preempt} rule may take the place of held
+ * messages of lower priority ({@link DecisionStep}): they end as PREEMPTED records in the same
+ * step, so a checkpoint has either both or neither. The control side's operator state is {@link
+ * ControlInput}'s.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
@@ -84,6 +88,7 @@ public class CappingFunction
     private transient HistoryStore histories;
     private transient HeldMessages held;
     private transient HeldCounts heldCounts;
+    private transient HoldNumbers holdNumbers;
     private transient HeldMessages.Timers heldTimers;
     private transient DecisionStep step;
     private transient MirrorDebt mirrorDebt;
@@ -105,6 +110,7 @@ public class CappingFunction
         control = new ControlInput(context.getOperatorStateStore(), settings, context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
         heldCounts = new HeldCounts(context.getOperatorStateStore());
+        holdNumbers = new HoldNumbers(context.getOperatorStateStore());
     }
 
     @Override
@@ -113,6 +119,7 @@ public class CappingFunction
         control.snapshot();
         mirrorDebt.snapshot();
         heldCounts.snapshot();
+        holdNumbers.snapshot();
     }
 
     @Override
@@ -153,7 +160,6 @@ public class CappingFunction
                         slots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
-        step = new DecisionStep(histories, settings.mirror());
         metrics.watch(histories);
         if (heldTimers == null) {
             throw new IllegalStateException(
@@ -168,8 +174,10 @@ public class CappingFunction
                         getRuntimeContext().getMapState(HeldMessages.STATE),
                         getRuntimeContext().getListState(HeldMessages.LEGACY),
                         heldCounts,
+                        holdNumbers,
                         heldTimers);
         metrics.watch(held);
+        step = new DecisionStep(histories, held, settings.mirror());
         outputs =
                 new CappingOutputs(
                         metrics,
@@ -245,6 +253,13 @@ public class CappingFunction
                         control.sweptHorizon(),
                         now);
         metrics.decided(d);
+        if (!d.preempted().isEmpty()) {
+            // Their place is taken: their records, and Redis without them before the new write.
+            for (AuditEvent a : d.preemptions(settings.bounds().maxRecordBytes())) {
+                ctx.output(AUDIT, a);
+            }
+            outputs.to(ctx).mirror(d.mirrorRemoval());
+        }
         switch (d.route()) {
             case AUDIT -> ctx.output(AUDIT, d.audit(settings.bounds().maxRecordBytes()));
             case NOW -> out.collect(d.delivery());
@@ -254,6 +269,8 @@ public class CappingFunction
                             HeldDelivery.of(
                                     d.message().messageId(),
                                     d.message().timestamp(),
+                                    d.message().priority(),
+                                    0,
                                     d.delivery()));
         }
         MirrorWrite w = d.mirrorWrite();

@@ -15,8 +15,9 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
  * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; held
- * messages ({@code held}, {@code released}, {@code forgotten}, {@code cancelled}, {@code heldNow});
- * how far behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per segment.
+ * messages ({@code held}, {@code released}, {@code forgotten}, {@code cancelled}, {@code
+ * preempted}, {@code heldNow}); how far behind decisions run ({@code decisionLagMillis}); ALLOWED
+ * and REJECTED per segment.
  */
 public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
@@ -39,6 +40,7 @@ public final class CappingMetrics {
     final Counter released;
     private final Counter forgotten;
     private final Counter cancelled;
+    private final Counter preempted;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -70,6 +72,7 @@ public final class CappingMetrics {
         released = metrics.counter("released");
         forgotten = metrics.counter("forgotten");
         cancelled = metrics.counter("cancelled");
+        preempted = metrics.counter("preempted");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
@@ -89,14 +92,18 @@ public final class CappingMetrics {
 
     /**
      * Counts a decided record: its decision, whether the shadow rules would have rejected it,
-     * whether it was held (and released at once, its send time passed), its segment's counter
-     * (ALLOWED and REJECTED), and the lag from its timestamp to now when it is stamped near now.
+     * whether it was held (and released at once, its send time passed), the held messages whose
+     * place it took ({@code preempted}), its segment's counter (ALLOWED and REJECTED), and the lag
+     * from its timestamp to now when it is stamped near now.
      */
     void decided(Decided decided) {
         Decision d = decided.decision();
         count(d);
         if (d == Decision.MALFORMED) {
             return;
+        }
+        for (int i = 0; i < decided.preempted().size(); i++) {
+            preempted.inc();
         }
         if (decided.shadowRejects()) {
             shadowRejected.inc();
@@ -147,6 +154,7 @@ public final class CappingMetrics {
             case INVALID_CONTROL -> invalidControl.inc();
             case FORGOTTEN -> forgotten.inc();
             case CANCELLED -> cancelled.inc();
+            case PREEMPTED -> preempted.inc();
         }
     }
 }

@@ -18,6 +18,8 @@ import java.util.Map;
  *     none held
  * @param holdMillis {@code hold} in milliseconds; 0 for none
  * @param quietHours when messages are not sent, or null for none
+ * @param preempt whether a message this rule's limits would hold back may take the place of held
+ *     messages of lower priority that are still waiting (contract.md §6); shadow rules never do
  */
 public record Rule(
         String segment,
@@ -28,7 +30,8 @@ public record Rule(
         List<Limit> campaigns,
         String hold,
         long holdMillis,
-        QuietHours quietHours)
+        QuietHours quietHours,
+        boolean preempt)
         implements java.io.Serializable {
 
     /** A rule with limits over every message and per channel only. */
@@ -43,7 +46,7 @@ public record Rule(
             Map<String, List<Limit>> channels,
             Map<String, List<Limit>> categories,
             List<Limit> campaign) {
-        this(segment, limits, channels, categories, campaign, List.of(), null, 0, null);
+        this(segment, limits, channels, categories, campaign, List.of(), null, 0, null, false);
     }
 
     /** The quiet hours that hold back messages of {@code channel}, or null. */

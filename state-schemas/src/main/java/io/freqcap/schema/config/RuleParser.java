@@ -98,6 +98,11 @@ final class RuleParser {
                 campaignsNode == null || campaignsNode.isNull()
                         ? List.of()
                         : limits(campaignsNode, path + ".campaigns", true);
+        JsonNode preemptNode = node.get("preempt");
+        if (preemptNode != null && !preemptNode.isNull() && !preemptNode.isBoolean()) {
+            throw new MalformedRecordException(path + ".preempt: expected true or false");
+        }
+        boolean preempt = preemptNode != null && preemptNode.asBoolean(false);
         return new Rule(
                 seg.textValue(),
                 limits,
@@ -107,7 +112,8 @@ final class RuleParser {
                 campaigns,
                 hold,
                 holdMillis,
-                quiet);
+                quiet,
+                preempt);
     }
 
     /** Limits by channel or category name: {@code {"email": [...], ...}}. */

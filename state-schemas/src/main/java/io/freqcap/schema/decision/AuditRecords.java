@@ -32,9 +32,9 @@ public final class AuditRecords {
     }
 
     /**
-     * A REJECTED, DUPLICATE, STALE or FORGOTTEN record (with what the shadow rules would have
-     * decided, for a REJECTED one when the verdict has it; with {@code sendAt}, for a FORGOTTEN
-     * one).
+     * A REJECTED, DUPLICATE, STALE, FORGOTTEN, PREEMPTED or CANCELLED record (with what the shadow
+     * rules would have decided, for a REJECTED one when the verdict has it; with {@code sendAt} and
+     * {@code reason}, for a held message withdrawn, and {@code preemptedBy} for a PREEMPTED one).
      *
      * @param rawMessage the input value, a JSON object already validated, embedded as is
      * @param maxBytes the largest record written
@@ -97,6 +97,9 @@ public final class AuditRecords {
                     }
                     if (v.sendAt() != null) {
                         g.writeNumberField("sendAt", v.sendAt());
+                    }
+                    if (v.preemptedBy() != null) {
+                        g.writeStringField("preemptedBy", v.preemptedBy());
                     }
                     if (v.reason() != null) {
                         g.writeStringField("reason", v.reason());

@@ -12,6 +12,11 @@ public enum Decision {
     /** A held message whose user was erased ({@code forget-user}) before its send time. */
     FORGOTTEN,
     /**
+     * A held message whose place a message of higher priority took before its send time
+     * (contract.md §6).
+     */
+    PREEMPTED,
+    /**
      * A held message withdrawn before its send time: by {@code cancel-held} (contract.md §7), or by
      * its user's preferences.
      */

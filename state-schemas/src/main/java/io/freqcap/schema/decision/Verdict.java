@@ -13,7 +13,9 @@ import java.util.List;
  * @param shadow what the shadow rules would have decided, when the config has them and the message
  *     reached the limits; else null
  * @param sendAt only for ALLOWED: the later send time of a held message (contract.md §6), at which
- *     it is counted and delivered; null when it goes out at once
+ *     it is counted and delivered; null when it goes out at once (for FORGOTTEN, PREEMPTED and
+ *     CANCELLED: the send time the held message had)
+ * @param preemptedBy only for PREEMPTED: the messageId of the message that took the place
  */
 public record Verdict(
         Decision decision,
@@ -22,7 +24,8 @@ public record Verdict(
         Long retryAfter,
         String reason,
         ShadowDecision shadow,
-        Long sendAt) {
+        Long sendAt,
+        String preemptedBy) {
 
     public Verdict(
             Decision decision,
@@ -31,18 +34,18 @@ public record Verdict(
             Long retryAfter,
             String reason,
             ShadowDecision shadow) {
-        this(decision, segment, violations, retryAfter, reason, shadow, null);
+        this(decision, segment, violations, retryAfter, reason, shadow, null, null);
     }
 
     /** An ALLOWED verdict with a later send time: the message is held until then. */
     public static Verdict held(String segment, long sendAt) {
-        return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null, sendAt);
+        return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null, sendAt, null);
     }
 
     /** A held message whose user was erased before its send time ({@code reason} forget-user). */
     public static Verdict forgotten(String segment, long sendAt) {
         return new Verdict(
-                Decision.FORGOTTEN, segment, List.of(), null, "forget-user", null, sendAt);
+                Decision.FORGOTTEN, segment, List.of(), null, "forget-user", null, sendAt, null);
     }
 
     /**
@@ -51,7 +54,19 @@ public record Verdict(
      * @param reason {@code cancel-held}, or the preference that withdrew it
      */
     public static Verdict cancelled(String segment, long sendAt, String reason) {
-        return new Verdict(Decision.CANCELLED, segment, List.of(), null, reason, null, sendAt);
+        return new Verdict(
+                Decision.CANCELLED, segment, List.of(), null, reason, null, sendAt, null);
+    }
+
+    /**
+     * A held message whose place a message of higher priority took before its send time
+     * (contract.md §6).
+     *
+     * @param by the messageId of the message that took the place
+     * @param reason says so, with both priorities
+     */
+    public static Verdict preempted(String segment, long sendAt, String by, String reason) {
+        return new Verdict(Decision.PREEMPTED, segment, List.of(), null, reason, null, sendAt, by);
     }
 
     /** Whether the message waits for a later send time. */
@@ -75,6 +90,7 @@ public record Verdict(
     }
 
     public Verdict withShadow(ShadowDecision s) {
-        return new Verdict(decision, segment, violations, retryAfter, reason, s, sendAt);
+        return new Verdict(
+                decision, segment, violations, retryAfter, reason, s, sendAt, preemptedBy);
     }
 }

@@ -13,6 +13,10 @@ import io.freqcap.schema.decision.Delivery;
  * @param sendAt when it is delivered and counted
  * @param key the input record's key, or the userId where it had none
  * @param shadow the shadow decision's word for the header, or null
+ * @param priority the message's priority (contract.md §2)
+ * @param decided when it was decided, as a number that grows with every message its holder holds
+ *     (so that preemption takes the most recently decided first among equals, contract.md §6); 0
+ *     for messages held before freqcap knew priorities
  */
 public record HeldDelivery(
         String messageId,
@@ -22,10 +26,13 @@ public record HeldDelivery(
         byte[] value,
         String segment,
         long configVersion,
-        String shadow) {
+        String shadow,
+        int priority,
+        long decided) {
 
     /** A held message and the delivery it will be. */
-    public static HeldDelivery of(String messageId, long timestamp, Delivery d) {
+    public static HeldDelivery of(
+            String messageId, long timestamp, int priority, long decided, Delivery d) {
         return new HeldDelivery(
                 messageId,
                 timestamp,
@@ -34,7 +41,24 @@ public record HeldDelivery(
                 d.value(),
                 d.segment(),
                 d.configVersion(),
-                d.shadow());
+                d.shadow(),
+                priority,
+                decided);
+    }
+
+    /** The same message held with another decision number (a holder numbers what it holds). */
+    public HeldDelivery decidedAs(long decided) {
+        return new HeldDelivery(
+                messageId,
+                timestamp,
+                sendAt,
+                key,
+                value,
+                segment,
+                configVersion,
+                shadow,
+                priority,
+                decided);
     }
 
     /** Its ALLOWED delivery, with the send time header. */

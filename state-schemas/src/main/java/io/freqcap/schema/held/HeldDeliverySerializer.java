@@ -3,6 +3,7 @@ package io.freqcap.schema.held;
 import io.freqcap.schema.common.ByteArrays;
 import io.freqcap.schema.common.FormatByte;
 import io.freqcap.schema.common.ImmutableSerializer;
+import io.freqcap.schema.message.OutboundMessage;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
@@ -13,6 +14,11 @@ import org.apache.flink.types.StringValue;
  * Keyed state's coding of a {@link HeldDelivery}: a format byte, then its fields in order. The
  * format byte lets a later version read what this one wrote; an unknown one is refused, never
  * misread.
+ *
+ * <p>Format 2 (contract v4) adds the message's priority and its decision number after the fields of
+ * format 1. A message of format 1 was held by a version without priorities: its priority is read
+ * from its value where that carries a valid one, as the message's own (else 0), and its decision
+ * number is 0, before anything held since.
  */
 public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelivery> {
     private static final long serialVersionUID = 1L;
@@ -22,7 +28,7 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         super(Snapshot.class);
     }
 
-    static final byte FORMAT = 1;
+    static final byte FORMAT = 2;
 
     @Override
     public HeldDelivery createInstance() {
@@ -40,20 +46,34 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         StringValue.writeString(h.segment(), out);
         out.writeLong(h.configVersion());
         StringValue.writeString(h.shadow(), out);
+        out.writeByte(h.priority());
+        out.writeLong(h.decided());
     }
 
     @Override
     public HeldDelivery deserialize(DataInputView in) throws IOException {
-        FormatByte.read(in, "held message", FORMAT);
+        int format = FormatByte.read(in, "held message", FORMAT);
+        String messageId = StringValue.readString(in);
+        long timestamp = in.readLong();
+        long sendAt = in.readLong();
+        byte[] key = ByteArrays.read(in);
+        byte[] value = ByteArrays.read(in);
+        String segment = StringValue.readString(in);
+        long configVersion = in.readLong();
+        String shadow = StringValue.readString(in);
+        int priority = format == 1 ? OutboundMessage.priorityIn(value) : in.readByte();
+        long decided = format == 1 ? 0 : in.readLong();
         return new HeldDelivery(
-                StringValue.readString(in),
-                in.readLong(),
-                in.readLong(),
-                ByteArrays.read(in),
-                ByteArrays.read(in),
-                StringValue.readString(in),
-                in.readLong(),
-                StringValue.readString(in));
+                messageId,
+                timestamp,
+                sendAt,
+                key,
+                value,
+                segment,
+                configVersion,
+                shadow,
+                priority,
+                decided);
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<HeldDelivery> {

@@ -1,7 +1,11 @@
 package io.freqcap.schema.history;
 
 import io.freqcap.schema.message.OutboundMessage;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * How {@link HistoryColumns} are made and changed: every edit builds new columns (histories are
@@ -35,17 +39,36 @@ final class ColumnEdits {
 
     /** {@code h} without the entry counted at {@code timestamp} with this fingerprint. */
     static HistoryColumns without(HistoryColumns h, long timestamp, long fingerprint) {
-        fingerprint &= Fingerprints.MASK;
-        int at = -1;
-        for (int i = h.timestamps.length - 1; i >= 0 && at < 0; i--) {
-            if (h.timestamps[i] == timestamp && h.fingerprints[i] == fingerprint) {
-                at = i;
+        return without(h, new long[] {timestamp}, new long[] {fingerprint});
+    }
+
+    /**
+     * {@code h} without the entries counted at {@code timestamps[i]} with fingerprint {@code
+     * fingerprints[i]} (one entry each; pairs it has no entry for are skipped), in one pass.
+     */
+    static HistoryColumns without(HistoryColumns h, long[] timestamps, long[] fingerprints) {
+        // fingerprint -> the timestamps it is to be dropped at (fingerprints are all but unique)
+        Map<Long, List<Long>> wanted = new HashMap<>();
+        for (int k = 0; k < timestamps.length; k++) {
+            wanted.computeIfAbsent(fingerprints[k] & Fingerprints.MASK, f -> new ArrayList<>(1))
+                    .add(timestamps[k]);
+        }
+        boolean[] drop = new boolean[h.timestamps.length];
+        int dropped = 0;
+        for (int i = h.timestamps.length - 1; i >= 0 && !wanted.isEmpty(); i--) {
+            List<Long> at = wanted.get(h.fingerprints[i]);
+            if (at != null && at.remove(Long.valueOf(h.timestamps[i]))) {
+                drop[i] = true;
+                dropped++;
+                if (at.isEmpty()) {
+                    wanted.remove(h.fingerprints[i]);
+                }
             }
         }
-        if (at < 0) {
+        if (dropped == 0) {
             return h;
         }
-        int n = h.timestamps.length - 1;
+        int n = h.timestamps.length - dropped;
         if (n == 0) {
             return HistoryColumns.EMPTY;
         }
@@ -57,8 +80,8 @@ final class ColumnEdits {
         String[] camps = h.campaignIndex == null ? null : new String[n];
         int[] offs = h.offsets == null ? null : new int[n];
         long[] held = h.heldFor == null ? null : new long[n];
-        for (int i = 0, j = 0; i <= n; i++) {
-            if (i == at) {
+        for (int i = 0, j = 0; i < drop.length; i++) {
+            if (drop[i]) {
                 continue;
             }
             ts[j] = h.timestamps[i];

@@ -184,6 +184,14 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
         return of(ColumnEdits.without(this, timestamp, fingerprint));
     }
 
+    /**
+     * This history without the entries counted at {@code timestamps[i]} with fingerprint {@code
+     * fingerprints[i]} (what it would be with those held messages un-counted), in one pass.
+     */
+    public UserHistory without(long[] timestamps, long[] fingerprints) {
+        return of(ColumnEdits.without(this, timestamps, fingerprints));
+    }
+
     /** The history of these columns: this one when they are its own, {@link #EMPTY} for none. */
     private UserHistory of(HistoryColumns columns) {
         if (columns == this) {

@@ -152,6 +152,18 @@ public record OutboundMessage(
                 messageId, userId, channel, category, timestamp, timezone, campaignId, priority);
     }
 
+    /**
+     * The priority a value read by a version without priorities carries: its own where it is valid
+     * (and the value one message), else 0. Never throws: the value was decided already.
+     */
+    public static int priorityIn(byte[] value) {
+        try {
+            return parse(value).priority();
+        } catch (MalformedRecordException e) {
+            return 0;
+        }
+    }
+
     /** A JSON integer 0..100, or null (0). */
     private static int priority(JsonParser p) throws IOException, MalformedRecordException {
         if (p.currentToken() == JsonToken.VALUE_NULL) {

@@ -7,10 +7,13 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.DeliveryLine;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The one outcome of an input record (contract.md §5), malformed ones included, as the job, {@code
@@ -26,6 +29,8 @@ import java.nio.charset.StandardCharsets;
  * @param latestStamped the user's latest stamped timestamp once an ALLOWED message is counted
  * @param now the clock it was decided at: a held message whose send time it has reached goes out at
  *     once
+ * @param preempted the held messages whose place it took (contract.md §6), each to end as
+ *     PREEMPTED; empty for most
  */
 public record Decided(
         InboundMessage in,
@@ -34,7 +39,8 @@ public record Decided(
         Verdict verdict,
         String[] channelsBefore,
         long latestStamped,
-        long now) {
+        long now,
+        List<HeldDelivery> preempted) {
 
     /** Where a decided record goes. */
     public enum Route {
@@ -48,7 +54,7 @@ public record Decided(
 
     /** The outcome of a record that could not be read: MALFORMED, no state touched. */
     public static Decided malformed(InboundMessage in, LimitConfig config) {
-        return new Decided(in, null, config, null, null, Long.MIN_VALUE, Long.MIN_VALUE);
+        return new Decided(in, null, config, null, null, Long.MIN_VALUE, Long.MIN_VALUE, List.of());
     }
 
     public Decision decision() {
@@ -136,6 +142,32 @@ public record Decided(
     /** The audit record of a record not delivered, its input kept within {@code maxRecordBytes}. */
     public AuditEvent audit(int maxRecordBytes) {
         return audit(in.value() == null ? 0 : in.value().length, maxRecordBytes);
+    }
+
+    /** The PREEMPTED records of the held messages whose place it took, in the order taken. */
+    public List<AuditEvent> preemptions(int maxRecordBytes) {
+        List<AuditEvent> out = new ArrayList<>(preempted.size());
+        for (HeldDelivery h : preempted) {
+            out.add(Withdrawn.preempted(h, message, maxRecordBytes));
+        }
+        return out;
+    }
+
+    /**
+     * The Redis mirror's removal of the held messages whose place it took (written before its own
+     * write); null when it took none or with the mirror off.
+     */
+    public MirrorWrite mirrorRemoval() {
+        if (channelsBefore == null || preempted.isEmpty()) {
+            return null;
+        }
+        String[] ids = new String[preempted.size()];
+        String[] channels = new String[preempted.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = preempted.get(i).messageId();
+            channels[i] = Withdrawn.message(preempted.get(i)).channel();
+        }
+        return MirrorWrite.removal(message.userId(), config.longestWindowMillis(), ids, channels);
     }
 
     /**

@@ -6,9 +6,13 @@ import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
 
 /**
  * One message's way through capping, the same in the job and in a backtest ({@code
@@ -19,14 +23,18 @@ import io.freqcap.schema.message.OutboundMessage;
  */
 public final class DecisionStep {
     private final Histories histories;
+    private final HeldQueue held;
     private final boolean keepMessageIds;
 
     /**
+     * @param held the users' held messages, which a message of a {@code preempt} rule may take the
+     *     place of
      * @param keepMessageIds keep ALLOWED messages' ids in the histories and the channels a user had
      *     before each (the Redis mirror needs both)
      */
-    public DecisionStep(Histories histories, boolean keepMessageIds) {
+    public DecisionStep(Histories histories, HeldQueue held, boolean keepMessageIds) {
         this.histories = histories;
+        this.held = held;
         this.keepMessageIds = keepMessageIds;
     }
 
@@ -74,7 +82,40 @@ public final class DecisionStep {
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
         Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
-        String[] channelsBefore = null;
+        boolean mayPreempt = Preemption.byLimits(v) && config.ruleFor(segment).preempt();
+        // Every channel the user may have in Redis, preempted messages' included: the mirror's
+        // write trims them all.
+        String[] channelsBefore =
+                keepMessageIds && (v.decision() == Decision.ALLOWED || mayPreempt)
+                        ? before.channels()
+                        : null;
+        List<HeldDelivery> preempted = List.of();
+        if (mayPreempt) {
+            Preemption.Found f =
+                    preemption(
+                            before,
+                            m,
+                            h ->
+                                    CappingRule.judge(
+                                            h,
+                                            m,
+                                            config,
+                                            segment,
+                                            shadowSegment,
+                                            sweptHorizon,
+                                            now),
+                            now);
+            if (f != null) {
+                // m is decided against the history without them (contract.md §6)
+                v = f.verdict();
+                preempted = f.taken();
+                held.take(m.userId(), preempted);
+                for (HeldDelivery h : preempted) {
+                    histories.uncount(m.userId(), h.sendAt(), h.messageId());
+                }
+                before = histories.get(m.userId());
+            }
+        }
         long latestStamped = Long.MIN_VALUE;
         if (v.decision() == Decision.ALLOWED) {
             // Counting never prunes the entry stamped latest: this is the history's after it.
@@ -82,8 +123,6 @@ public final class DecisionStep {
                     before.isEmpty()
                             ? m.timestamp()
                             : Math.max(before.latestStamped(), m.timestamp());
-            // Every channel the user may have in Redis: the mirror's write trims them all.
-            channelsBefore = keepMessageIds ? before.channels() : null;
             // A held message is counted at its send time (contract.md §6).
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
             histories.count(
@@ -92,6 +131,38 @@ public final class DecisionStep {
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
                     config);
         }
-        return new Decided(in, m, config, v, channelsBefore, latestStamped, now);
+        return new Decided(
+                in,
+                m,
+                config,
+                v,
+                v.decision() == Decision.ALLOWED || !preempted.isEmpty() ? channelsBefore : null,
+                latestStamped,
+                now,
+                preempted);
+    }
+
+    /**
+     * The held messages {@code m} takes the place of, and its verdict without them; null when there
+     * are none it may take or it does not pass without them all. Reads held state only for a user
+     * whose history has held entries still waiting.
+     */
+    private Preemption.Found preemption(
+            CountedHistory before,
+            OutboundMessage m,
+            Function<CountedHistory, Verdict> judge,
+            long now)
+            throws Exception {
+        long after = Math.max(m.timestamp(), now);
+        if (before.heldWaiting(after, 1) == 0) {
+            return null;
+        }
+        List<HeldDelivery> lower = new ArrayList<>();
+        for (HeldDelivery h : held.waitingAfter(m.userId(), after)) {
+            if (h.priority() < m.priority()) {
+                lower.add(h);
+            }
+        }
+        return lower.isEmpty() ? null : Preemption.find(before, lower, judge);
     }
 }

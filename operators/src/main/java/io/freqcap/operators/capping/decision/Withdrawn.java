@@ -8,7 +8,7 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.OutboundMessage;
 
 /**
- * The outcome of a held message withdrawn before its send time (contract.md §5, §7): its audit
+ * The outcome of a held message withdrawn before its send time (contract.md §5, §6, §7): its audit
  * record replaces its delivery, written as a decision's record with the send time it had.
  */
 public final class Withdrawn {
@@ -22,6 +22,25 @@ public final class Withdrawn {
     /** The CANCELLED record of a held message, and why. */
     public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
         return record(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
+    }
+
+    /**
+     * The PREEMPTED record of a held message whose place {@code by}, of higher priority, took
+     * (contract.md §5, §6).
+     */
+    public static AuditEvent preempted(HeldDelivery h, OutboundMessage by, int maxRecordBytes) {
+        String reason =
+                "preempted by "
+                        + by.messageId()
+                        + " (priority "
+                        + by.priority()
+                        + " over "
+                        + h.priority()
+                        + ")";
+        return record(
+                h,
+                Verdict.preempted(h.segment(), h.sendAt(), by.messageId(), reason),
+                maxRecordBytes);
     }
 
     private static AuditEvent record(HeldDelivery h, Verdict v, int maxRecordBytes) {

@@ -1,13 +1,16 @@
 package io.freqcap.operators.capping.state;
 
+import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldDeliverySerializer;
 import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.held.HeldKeySerializer;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.Predicate;
@@ -36,7 +39,7 @@ import org.apache.flink.runtime.state.VoidNamespace;
  * <p>The {@code heldNow} gauge is kept per key group ({@link HeldCounts}), so a restore or rescale
  * knows it without reading a held message.
  */
-public final class HeldMessages {
+public final class HeldMessages implements HeldQueue {
     /** Held messages: (send time, fingerprint) to the delivery. */
     public static final MapStateDescriptor<HeldKey, HeldDelivery> STATE =
             new MapStateDescriptor<>(
@@ -59,6 +62,7 @@ public final class HeldMessages {
     private final MapState<HeldKey, HeldDelivery> state;
     private final ListState<HeldDelivery> legacy;
     private final HeldCounts counts;
+    private final HoldNumbers numbers;
     private final Timers timers;
     private long legacyCount;
 
@@ -66,17 +70,22 @@ public final class HeldMessages {
             MapState<HeldKey, HeldDelivery> state,
             ListState<HeldDelivery> legacy,
             HeldCounts counts,
+            HoldNumbers numbers,
             Timers timers) {
         this.state = state;
         this.legacy = legacy;
         this.counts = counts;
+        this.numbers = numbers;
         this.timers = timers;
     }
 
-    /** Keeps a message of {@code user}, the current key, until its send time. */
+    /**
+     * Keeps a message of {@code user}, the current key, until its send time, numbered after every
+     * message held before it.
+     */
     public void hold(long user, HeldDelivery h) throws Exception {
         HeldKey k = HeldKey.of(h);
-        state.put(k, h);
+        state.put(k, h.decidedAs(numbers.next()));
         timers.register(k.sendAt(), k.fingerprint());
         counts.add(user, 1);
     }
@@ -132,6 +141,54 @@ public final class HeldMessages {
         out.addAll(takeLegacy(which));
         out.sort(BY_SEND_TIME);
         return out;
+    }
+
+    /**
+     * The current user's held messages with a send time later than {@code after}: a scan of its
+     * entries (preemption reads them only for a user whose history says some are waiting).
+     */
+    @Override
+    public List<HeldDelivery> waitingAfter(long user, long after) throws Exception {
+        List<HeldDelivery> out = new ArrayList<>();
+        for (HeldDelivery h : state.values()) {
+            if (h.sendAt() > after) {
+                out.add(h);
+            }
+        }
+        if (legacyCount > 0) {
+            Iterable<HeldDelivery> all = legacy.get();
+            if (all != null) {
+                for (HeldDelivery h : all) {
+                    if (h.sendAt() > after) {
+                        out.add(h);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Takes out these held messages of {@code user}, the current key, their timers deleted
+     * (preempted): a delete each.
+     */
+    @Override
+    public void take(long user, List<HeldDelivery> taken) throws Exception {
+        Set<HeldKey> keys = new HashSet<>();
+        int n = 0;
+        for (HeldDelivery h : taken) {
+            HeldKey k = HeldKey.of(h);
+            keys.add(k);
+            if (state.contains(k)) {
+                state.remove(k);
+                timers.delete(k.sendAt(), k.fingerprint());
+                n++;
+            }
+        }
+        counts.add(user, -n);
+        if (n < taken.size()) {
+            takeLegacy(h -> keys.contains(HeldKey.of(h)));
+        }
     }
 
     private List<HeldDelivery> takeLegacy(Predicate<HeldDelivery> which) throws Exception {

@@ -1,0 +1,106 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.UserHistory;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Which held messages a message of a {@code preempt} rule takes the place of (contract.md §6,
+ * "Preemption"): the waiting ones of lower priority, given up lowest priority first, then latest
+ * send time, then most recently decided, as few as let the message pass; none at all when it would
+ * not pass without every one of them. Plain Java.
+ *
+ * <p>Un-counting entries never makes a limit fail that passed (every count, distinct-campaign set
+ * and held-message count only shrinks), so whether the message passes with the first k given up is
+ * monotone in k, and the fewest are found by bisection: a few decisions, each against a copy of the
+ * history without them, however many are waiting.
+ */
+final class Preemption {
+    private Preemption() {}
+
+    /**
+     * The held messages given up, in the order they were, and the message's verdict without them.
+     */
+    record Found(List<HeldDelivery> taken, Verdict verdict) {}
+
+    /**
+     * The order in which held messages give up their place (ties last by messageId, to be sure).
+     */
+    static final Comparator<HeldDelivery> ORDER =
+            Comparator.comparingInt(HeldDelivery::priority)
+                    .thenComparing(Comparator.comparingLong(HeldDelivery::sendAt).reversed())
+                    .thenComparing(Comparator.comparingLong(HeldDelivery::decided).reversed())
+                    .thenComparing(HeldDelivery::messageId);
+
+    /**
+     * Whether a REJECTED verdict is the limits' doing, which un-counting can change: not quiet
+     * hours alone, not {@code maxHeld}, not a preference (contract.md §6).
+     */
+    static boolean byLimits(Verdict v) {
+        if (v.decision() != Decision.REJECTED) {
+            return false;
+        }
+        boolean limit = false;
+        for (Violation x : v.violations()) {
+            String scope = x.scope();
+            if (scope.equals(Violation.HOLD) || scope.startsWith("preference:")) {
+                return false;
+            }
+            limit |= !scope.equals(Violation.QUIET_HOURS);
+        }
+        return limit;
+    }
+
+    /**
+     * @param before the user's history
+     * @param waiting the held messages still waiting, of lower priority than the message
+     * @param judge the message's verdict against a history
+     * @return null when the message does not pass with all of them given up
+     */
+    static Found find(
+            CountedHistory before,
+            List<HeldDelivery> waiting,
+            Function<CountedHistory, Verdict> judge) {
+        List<HeldDelivery> order = new ArrayList<>(waiting);
+        order.sort(ORDER);
+        UserHistory all =
+                before instanceof LongHistory l ? l.toUserHistory() : (UserHistory) before;
+        Verdict v = judge.apply(without(all, order, order.size()));
+        if (v.decision() != Decision.ALLOWED) {
+            return null;
+        }
+        int lo = 1; // fewer than lo do not let it pass
+        int hi = order.size(); // hi do, with verdict v
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            Verdict m = judge.apply(without(all, order, mid));
+            if (m.decision() == Decision.ALLOWED) {
+                hi = mid;
+                v = m;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return new Found(List.copyOf(order.subList(0, hi)), v);
+    }
+
+    /** The history without the first {@code k} held messages (counted at their send times). */
+    private static UserHistory without(UserHistory h, List<HeldDelivery> order, int k) {
+        long[] at = new long[k];
+        long[] fps = new long[k];
+        for (int i = 0; i < k; i++) {
+            at[i] = order.get(i).sendAt();
+            fps[i] = Fingerprints.of(order.get(i).messageId());
+        }
+        return h.without(at, fps);
+    }
+}
