@@ -1,0 +1,171 @@
+package io.freqcap.operators.capping;
+
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A price alert takes the morning slot from a promotion (contract.md §6, "Preemption", the story of
+ * {@code examples/limit-config-priority.json} and {@code examples/audit-preempted.json}): in the
+ * capping operator on RocksDB, with the Redis mirror, across a checkpoint and a restore.
+ */
+class PreemptionTest {
+    /** The contract's example config (v11): rule {@code *} holds, is quiet 21-08 and preempts. */
+    static final String PRIORITY_CONFIG =
+            "{\"version\":11,\"timezone\":\"Europe/Berlin\",\"maxHeld\":20,\"rules\":["
+                    + "{\"segment\":\"vip\",\"limits\":[{\"calendar\":\"day\",\"max\":3,"
+                    + "\"reserve\":{\"slots\":1,\"priority\":70}},{\"window\":\"7d\",\"max\":10}],"
+                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":4}]},"
+                    + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}],"
+                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":2}],\"hold\":\"12h\","
+                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"},\"preempt\":true}],"
+                    + "\"exempt\":[\"transactional\"]}";
+
+    static final long NOV_22_10H = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
+    static final long NOV_22_22H10 = Instant.parse("2025-11-22T21:10:00Z").toEpochMilli();
+    static final long NOV_22_23H30 = Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
+    static final long NOV_23_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+
+    /** The PREEMPTED record of the contract's example, {@code examples/audit-preempted.json}. */
+    static final String AUDIT_PREEMPTED =
+            "{\"decision\":\"PREEMPTED\",\"messageId\":\"m-000400\",\"userId\":42,"
+                    + "\"segment\":\"*\",\"channel\":\"push\",\"timestamp\":1763845800000,"
+                    + "\"configVersion\":11,\"sendAt\":1763881200000,\"preemptedBy\":\"m-000412\","
+                    + "\"reason\":\"preempted by m-000412 (priority 80 over 10)\","
+                    + "\"message\":{\"messageId\":\"m-000400\",\"userId\":42,\"channel\":\"push\","
+                    + "\"priority\":10,\"campaignId\":\"weekend-promo\","
+                    + "\"timestamp\":1763845800000,\"timezone\":\"Europe/Berlin\"}}";
+
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            String config, OperatorSubtaskState restore) throws Exception {
+        return harnesses.open(CappingSettings.of(config).withMirror(true), restore, 1, 0);
+    }
+
+    InboundMessage message(String id, long t, String campaign, int priority) {
+        return Records.message(id, 42, t)
+                .timezone("Europe/Berlin")
+                .campaign(campaign)
+                .priority(priority)
+                .inbound(harnesses.nextOffset());
+    }
+
+    /** The contract's promotion, byte for byte as its example shows it. */
+    InboundMessage promotion() {
+        return Records.inbound(
+                ("{\"messageId\":\"m-000400\",\"userId\":42,\"channel\":\"push\",\"priority\":10,"
+                                + "\"campaignId\":\"weekend-promo\",\"timestamp\":1763845800000,"
+                                + "\"timezone\":\"Europe/Berlin\"}")
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<MirrorWrite> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.MIRROR);
+        if (side != null) {
+            for (StreamRecord<MirrorWrite> r : side) {
+                out.add(r.getValue());
+            }
+        }
+        return out;
+    }
+
+    /** The day's message, then the promotion held for the morning; processing time 22:10. */
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> promotionHeld(
+            String config) throws Exception {
+        var h = open(config, null);
+        h.setProcessingTime(NOV_22_10H);
+        h.processElement(message("m-000390", NOV_22_10H, "daily", 0), NOV_22_10H);
+        h.setProcessingTime(NOV_22_22H10);
+        h.processElement(promotion(), NOV_22_22H10);
+        assertEquals(1, deliveries(h).size(), "the day's message out, the promotion held");
+        assertEquals(1, h.numProcessingTimeTimers());
+        return h;
+    }
+
+    @Test
+    void aPriceAlertTakesTheMorningSlotFromAPromotionAcrossARestore() throws Exception {
+        var h = promotionHeld(PRIORITY_CONFIG);
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals(Json.MAPPER.readTree(AUDIT_PREEMPTED), audits.get(0));
+        // Redis: the promotion removed, then the alert counted at 08:00.
+        List<MirrorWrite> writes = mirrored(h);
+        assertEquals(4, writes.size(), writes.toString());
+        MirrorWrite removal = writes.get(2);
+        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
+        assertArrayEquals(new String[] {"m-000400"}, removal.messageIds());
+        assertArrayEquals(new String[] {"m-000412"}, writes.get(3).messageIds());
+        assertArrayEquals(new long[] {NOV_23_8H}, writes.get(3).timestamps());
+
+        // A checkpoint now has the alert held and the promotion gone: restored, only the alert
+        // goes out at 08:00, once.
+        OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_23H30);
+        harnesses.close(h);
+        var restored = open(PRIORITY_CONFIG, snapshot);
+        restored.setProcessingTime(NOV_23_8H);
+        List<Delivery> out = deliveries(restored);
+        assertEquals(1, out.size());
+        assertEquals(NOV_23_8H, out.get(0).sendAt());
+        assertTrue(new String(out.get(0).value()).contains("m-000412"));
+        assertEquals(0, HeldBoundsTest.heldNow(restored));
+        assertEquals(0, restored.numProcessingTimeTimers());
+        // The promotion's messageId is free again: sent anew, it is decided, not a DUPLICATE.
+        long nov23noon = NOV_23_8H + 4 * 3_600_000L;
+        restored.setProcessingTime(nov23noon);
+        restored.processElement(promotion(), nov23noon);
+        assertEquals("REJECTED", audits(restored).get(0).get("decision").asText());
+    }
+
+    @Test
+    void aMessageAlreadySentIsNeverTakenBack() throws Exception {
+        var h = promotionHeld(PRIORITY_CONFIG);
+        // The promotion went out at 08:00; the alert comes at 08:30 the same day.
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(2, deliveries(h).size());
+        long later = NOV_23_8H + 30 * 60_000L;
+        h.setProcessingTime(later);
+        h.processElement(message("m-000412", later, "price-alert", 80), later);
+        assertEquals("REJECTED", audits(h).get(0).get("decision").asText());
+        assertEquals(1, audits(h).size());
+    }
+
+    @Test
+    void equalPriorityOrARuleWithoutPreemptTakesNothing() throws Exception {
+        var h = promotionHeld(PRIORITY_CONFIG);
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, "price-alert", 10), NOV_22_23H30);
+        assertEquals("REJECTED", audits(h).get(0).get("decision").asText());
+
+        var without = promotionHeld(PRIORITY_CONFIG.replace(",\"preempt\":true", ""));
+        without.setProcessingTime(NOV_22_23H30);
+        without.processElement(message("m-000412", NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+        List<JsonNode> audits = audits(without);
+        assertEquals(1, audits.size());
+        assertEquals("REJECTED", audits.get(0).get("decision").asText());
+        without.setProcessingTime(NOV_23_8H);
+        assertEquals(2, deliveries(without).size(), "the promotion goes out as held");
+    }
+}
