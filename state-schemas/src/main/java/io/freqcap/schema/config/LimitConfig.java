@@ -57,6 +57,16 @@ public record LimitConfig(
         return !shadow.isEmpty();
     }
 
+    /** Whether a rule may preempt held messages (contract.md §3 {@code preempt}). */
+    public boolean preempts() {
+        for (Rule r : rules.values()) {
+            if (r.preempt()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The shadow rule for users in {@code segment}, or the shadow {@code *} rule. */
     public Rule shadowRuleFor(String segment) {
         Rule r = segment == null ? null : shadow.get(segment);

@@ -22,6 +22,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -99,6 +100,9 @@ public final class Simulate {
         Map<String, String> opts = parsed.options();
         Replay main;
         Replay other = null;
+        // Each replay's final outcomes in input order, paired off for the changes between them.
+        ArrayDeque<Decided> finalsA = new ArrayDeque<>();
+        ArrayDeque<Decided> finalsB = new ArrayDeque<>();
         SimulationInput input;
         Bounds bounds;
         try {
@@ -129,14 +133,21 @@ public final class Simulate {
             String segmentsJson = JobSettings.readSegments(conf);
             List<SegmentUpdate> segments =
                     segmentsJson == null ? List.of() : ControlHandler.initialSegments(segmentsJson);
-            main = Replay.start(config(opts, "limits"), segments, bounds, opts.get("output"));
+            main =
+                    Replay.start(
+                            config(opts, "limits"),
+                            segments,
+                            bounds,
+                            opts.get("output"),
+                            opts.containsKey("compare") ? finalsA::add : d -> {});
             if (opts.containsKey("compare")) {
                 other =
                         Replay.start(
                                 config(opts, "compare"),
                                 segments,
                                 bounds,
-                                opts.get("compare-output"));
+                                opts.get("compare-output"),
+                                finalsB::add);
             }
             input =
                     opts.containsKey("input")
@@ -172,10 +183,16 @@ public final class Simulate {
                                         bounds.maxRecordBytes(),
                                         bounds.maxFuture(),
                                         System.currentTimeMillis());
-                Decided da = a.decide(in, length);
+                a.decide(in, length);
                 if (b != null) {
-                    changes.add(da, b.decide(in, length));
+                    b.decide(in, length);
+                    pair(finalsA, finalsB, changes);
                 }
+            }
+            a.finish();
+            if (b != null) {
+                b.finish();
+                pair(finalsA, finalsB, changes);
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             long n = a.summary.records();
@@ -202,6 +219,13 @@ public final class Simulate {
         } catch (IOException e) {
             err.println("freqcap-simulate: " + e.getMessage());
             return 1;
+        }
+    }
+
+    /** Hands the changes each record's two final outcomes, as far as both are known. */
+    private static void pair(ArrayDeque<Decided> a, ArrayDeque<Decided> b, Changes changes) {
+        while (!a.isEmpty() && !b.isEmpty()) {
+            changes.add(a.poll(), b.poll());
         }
     }
 

@@ -15,7 +15,8 @@ import java.util.TreeMap;
 /**
  * What one config decided over a backtest's input: decisions by kind, segment, channel, category
  * and campaign; users capped (at least one REJECTED); deliveries (ALLOWED and EXEMPT) per user per
- * UTC day of their send time; held messages and how long they were held.
+ * UTC day of their send time; held messages and how long they were held; held messages preempted,
+ * by their priority and campaign.
  */
 final class SimulationSummary {
     static final Decision[] KINDS = {
@@ -24,7 +25,8 @@ final class SimulationSummary {
         Decision.REJECTED,
         Decision.DUPLICATE,
         Decision.STALE,
-        Decision.MALFORMED
+        Decision.MALFORMED,
+        Decision.PREEMPTED
     };
     private static final long DAY = 86_400_000L;
 
@@ -38,6 +40,8 @@ final class SimulationSummary {
     private final LongMap<Boolean> users = new LongMap<>(1 << 16);
     private int capped;
     private long shadowRejected;
+    // held messages preempted, by their priority
+    private final Map<Integer, Long> preemptedByPriority = new TreeMap<>();
     // (user, UTC day) of every delivery, packed, counted up at the end
     private long[] userDays = new long[1024];
     private int deliveries;
@@ -82,7 +86,10 @@ final class SimulationSummary {
             long sent = sendAt == null ? m.timestamp() : sendAt;
             userDays[deliveries++] = userDay(m.userId(), Math.floorDiv(sent, DAY));
         }
-        if (sendAt != null) {
+        if (d == Decision.PREEMPTED) {
+            preemptedByPriority.merge(m.priority(), 1L, Long::sum);
+        }
+        if (sendAt != null && d.delivered()) {
             if (held == delays.length) {
                 delays = Arrays.copyOf(delays, held * 2);
             }
@@ -233,6 +240,12 @@ final class SimulationSummary {
                     duration(heldDelay(0.9)),
                     duration(heldDelay(1)));
         }
+        if (!preemptedByPriority.isEmpty()) {
+            out.printf(
+                    "  preempted (held, then their place taken): %,d; by their priority: %s;"
+                            + " by campaign: %s%n",
+                    count(Decision.PREEMPTED), preemptedByPriority, preemptedByCampaign());
+        }
         TreeMap<Integer, Long> perDay = perUserDay();
         long cells = perDay.values().stream().mapToLong(Long::longValue).sum();
         out.printf(
@@ -247,6 +260,24 @@ final class SimulationSummary {
         table(out, "segment", bySegment);
         table(out, "channel", byChannel);
         table(out, "category", byCategory);
+    }
+
+    /** Preempted messages per campaign that had any ({@code -} for none), most first. */
+    private Map<String, Long> preemptedByCampaign() {
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        byCampaign.entrySet().stream()
+                .filter(e -> e.getValue()[Decision.PREEMPTED.ordinal()] > 0)
+                .sorted(
+                        (x, y) ->
+                                Long.compare(
+                                        y.getValue()[Decision.PREEMPTED.ordinal()],
+                                        x.getValue()[Decision.PREEMPTED.ordinal()]))
+                .forEach(e -> out.put(e.getKey(), e.getValue()[Decision.PREEMPTED.ordinal()]));
+        long without = count(Decision.PREEMPTED) - out.values().stream().mapToLong(v -> v).sum();
+        if (without > 0) {
+            out.put("-", without);
+        }
+        return out;
     }
 
     private static void table(PrintStream out, String title, Map<String, long[]> rows) {
@@ -278,6 +309,8 @@ final class SimulationSummary {
         o.put("delivered", delivered());
         o.put("shadowRejected", shadowRejected);
         o.put("held", held);
+        ObjectNode preempted = o.putObject("preemptedByPriority");
+        preemptedByPriority.forEach((p, n) -> preempted.put(Integer.toString(p), n));
         ObjectNode delay = o.putObject("heldDelayMillis");
         delay.put("p50", heldDelay(0.5));
         delay.put("p90", heldDelay(0.9));

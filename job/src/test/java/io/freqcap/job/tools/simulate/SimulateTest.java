@@ -505,4 +505,76 @@ class SimulateTest {
         assertEquals("STALE", lines.get(5).get("decision").asText());
         assertEquals("ALLOWED", lines.get(6).get("decision").asText(), lines.get(6).toString());
     }
+
+    /**
+     * Contract v4 §6, §8: simulate preempts as the job does, its clock the latest timestamp
+     * decided. The held promotion's line is its final outcome, PREEMPTED, in its input position,
+     * written once known; the summary counts preemptions by priority and campaign; against the same
+     * config without {@code preempt}, the changes pair each record's final outcomes.
+     */
+    @Test
+    void aHeldMessagesLineIsItsFinalOutcomeWhenALaterMessageTakesItsPlace() throws Exception {
+        String config =
+                "{\"version\":11,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
+                        + "\"limits\":[{\"calendar\":\"day\",\"max\":1}],\"hold\":\"12h\","
+                        + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"},\"preempt\":true}]}";
+        long nov22 = java.time.Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
+        long at2210 = java.time.Instant.parse("2025-11-22T21:10:00Z").toEpochMilli();
+        long at2330 = java.time.Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
+        long nov23at8 = java.time.Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+        String berlin = ",\"timezone\":\"Europe/Berlin\"";
+        String in =
+                message("m-000390", 42, nov22, berlin)
+                        + "\n"
+                        + message(
+                                "m-000400",
+                                42,
+                                at2210,
+                                berlin + ",\"priority\":10,\"campaignId\":\"weekend-promo\"")
+                        + "\n"
+                        // another user's message between them waits behind the held line
+                        + message("x-1", 7, at2210 + 60_000L, "")
+                        + "\n"
+                        + message("m-000412", 42, at2330, berlin + ",\"priority\":80")
+                        + "\n";
+        Path a = tmp.resolve("a.jsonl");
+        Path b = tmp.resolve("b.jsonl");
+        Path summary = tmp.resolve("summary.json");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in).toString(),
+                        "--limits", file("a.json", config).toString(),
+                        "--compare",
+                                file("b.json", config.replace(",\"preempt\":true", "")).toString(),
+                        "--output", a.toString(),
+                        "--compare-output", b.toString(),
+                        "--summary", summary.toString(),
+                        "--max-future", "off");
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> la = lines(a);
+        assertEquals(
+                List.of("m-000390", "m-000400", "x-1", "m-000412"),
+                la.stream().map(n -> n.get("messageId").asText()).toList());
+        JsonNode preempted = la.get(1);
+        assertEquals("PREEMPTED", preempted.get("decision").asText(), preempted.toString());
+        assertEquals(nov23at8, preempted.get("sendAt").asLong());
+        assertEquals("m-000412", preempted.get("preemptedBy").asText());
+        assertEquals(
+                "preempted by m-000412 (priority 80 over 10)", preempted.get("reason").asText());
+        assertEquals("ALLOWED", la.get(3).get("decision").asText());
+        assertEquals(nov23at8, la.get(3).get("sendAt").asLong());
+        List<JsonNode> lb = lines(b);
+        assertEquals("ALLOWED", lb.get(1).get("decision").asText());
+        assertEquals("REJECTED", lb.get(3).get("decision").asText());
+        JsonNode json = Json.MAPPER.readTree(summary.toFile());
+        JsonNode limits = json.get("limits");
+        assertEquals(1, limits.get("decisions").get("PREEMPTED").asLong());
+        assertEquals(1, limits.get("preemptedByPriority").get("10").asLong());
+        assertEquals(1, limits.get("byCampaign").get("weekend-promo").get("PREEMPTED").asLong());
+        assertEquals(2, limits.get("held").asLong(), "x-1 and the alert; the promotion was not sent");
+        assertEquals(2, json.get("changes").get("changed").asLong());
+        assertTrue(
+                r.out().contains("by their priority: {10=1}; by campaign: {weekend-promo=1}"),
+                r.out());
+    }
 }

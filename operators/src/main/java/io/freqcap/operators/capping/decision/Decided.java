@@ -144,6 +144,26 @@ public record Decided(
         return audit(in.value() == null ? 0 : in.value().length, maxRecordBytes);
     }
 
+    /**
+     * The outcome of this held message once {@code by} took its place (a backtest's, which knows
+     * each held message's outcome by the record that decided it): PREEMPTED, with the send time it
+     * had.
+     */
+    public Decided preemptedBy(OutboundMessage by) {
+        if (!held()) {
+            throw new IllegalStateException(message.messageId() + " was not held");
+        }
+        return new Decided(
+                in,
+                message,
+                config,
+                Withdrawn.preempted(verdict.segment(), verdict.sendAt(), message.priority(), by),
+                null,
+                Long.MIN_VALUE,
+                now,
+                List.of());
+    }
+
     /** The PREEMPTED records of the held messages whose place it took, in the order taken. */
     public List<AuditEvent> preemptions(int maxRecordBytes) {
         List<AuditEvent> out = new ArrayList<>(preempted.size());

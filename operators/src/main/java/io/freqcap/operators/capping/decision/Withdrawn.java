@@ -29,18 +29,20 @@ public final class Withdrawn {
      * (contract.md §5, §6).
      */
     public static AuditEvent preempted(HeldDelivery h, OutboundMessage by, int maxRecordBytes) {
+        return record(h, preempted(h.segment(), h.sendAt(), h.priority(), by), maxRecordBytes);
+    }
+
+    /** The verdict on a held message of {@code priority} whose place {@code by} took. */
+    public static Verdict preempted(String segment, long sendAt, int priority, OutboundMessage by) {
         String reason =
                 "preempted by "
                         + by.messageId()
                         + " (priority "
                         + by.priority()
                         + " over "
-                        + h.priority()
+                        + priority
                         + ")";
-        return record(
-                h,
-                Verdict.preempted(h.segment(), h.sendAt(), by.messageId(), reason),
-                maxRecordBytes);
+        return Verdict.preempted(segment, sendAt, by.messageId(), reason);
     }
 
     private static AuditEvent record(HeldDelivery h, Verdict v, int maxRecordBytes) {
