@@ -10,6 +10,7 @@ import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.mirror.RedisMirrorSink;
@@ -21,6 +22,7 @@ import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -384,6 +386,36 @@ final class KafkaPipelineSupport {
             for (Input in : inPartitionOrder(inputs)) {
                 RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
                 out.put(in.seq, backtest.decide(InboundMessage.of(raw)).verdict());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Each input's final outcome (by seq) as the job's own backtest decides them in partition order
+     * under one config: a held message whose place a later one took ends PREEMPTED (contract.md §6,
+     * §8).
+     */
+    static Map<Integer, Decided> finalOutcomes(List<Input> inputs, String json) throws Exception {
+        Map<Integer, Decided> out = new HashMap<>();
+        Map<String, Integer> heldSeq = new HashMap<>();
+        try (Backtest backtest =
+                Backtest.start(
+                        LimitConfig.parse(json),
+                        List.of(),
+                        Bounds.DEFAULTS.segmentLoader(),
+                        s -> {})) {
+            for (Input in : inPartitionOrder(inputs)) {
+                RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
+                Decided d = backtest.decide(InboundMessage.of(raw));
+                for (HeldDelivery h : d.preempted()) {
+                    int seq = heldSeq.remove(d.message().userId() + "/" + h.messageId());
+                    out.put(seq, out.get(seq).preemptedBy(d.message()));
+                }
+                if (d.route() == Decided.Route.LATER) {
+                    heldSeq.put(d.message().userId() + "/" + d.message().messageId(), in.seq);
+                }
+                out.put(in.seq, d);
             }
         }
         return out;

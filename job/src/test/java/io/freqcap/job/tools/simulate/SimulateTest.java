@@ -571,7 +571,8 @@ class SimulateTest {
         assertEquals(1, limits.get("decisions").get("PREEMPTED").asLong());
         assertEquals(1, limits.get("preemptedByPriority").get("10").asLong());
         assertEquals(1, limits.get("byCampaign").get("weekend-promo").get("PREEMPTED").asLong());
-        assertEquals(2, limits.get("held").asLong(), "x-1 and the alert; the promotion was not sent");
+        assertEquals(
+                2, limits.get("held").asLong(), "x-1 and the alert; the promotion was not sent");
         assertEquals(2, json.get("changes").get("changed").asLong());
         assertTrue(
                 r.out().contains("by their priority: {10=1}; by campaign: {weekend-promo=1}"),
