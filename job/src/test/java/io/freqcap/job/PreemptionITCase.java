@@ -138,7 +138,9 @@ class PreemptionITCase {
             }
             assertEquals(inputs.size(), got.size(), "one output per input");
             Map<String, Integer> kinds = new HashMap<>();
+            Map<String, Integer> seqOf = new HashMap<>();
             for (Input in : inputs) {
+                seqOf.put(OutboundMessage.parse(in.value).messageId(), in.seq);
                 Decided want = expected.get(in.seq);
                 String where = "input " + in.seq + " " + new String(in.value);
                 assertEquals(want.decision().name(), got.get(in.seq), where);
