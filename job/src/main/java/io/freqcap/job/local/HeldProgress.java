@@ -17,8 +17,8 @@ final class HeldProgress {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Summed over the capping tasks; -1 where not known (yet). */
-    record Counts(long held, long released, long waiting) {
-        static final Counts UNKNOWN = new Counts(-1, -1, -1);
+    record Counts(long held, long released, long waiting, long preempted) {
+        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1);
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -42,7 +42,8 @@ final class HeldProgress {
                                         + "/vertices/"
                                         + v.path("id").asText()
                                         + "/subtasks/metrics?agg=sum&get="
-                                        + "capping.held,capping.released,capping.heldNow";
+                                        + "capping.held,capping.released,capping.heldNow,"
+                                        + "capping.preempted";
                     }
                 }
                 if (metrics == null) {
@@ -52,16 +53,18 @@ final class HeldProgress {
             long held = -1;
             long released = -1;
             long waiting = -1;
+            long preempted = -1;
             for (JsonNode m : get(metrics)) {
                 long sum = m.path("sum").asLong(-1);
                 switch (m.path("id").asText()) {
                     case "capping.held" -> held = sum;
                     case "capping.released" -> released = sum;
                     case "capping.heldNow" -> waiting = sum;
+                    case "capping.preempted" -> preempted = sum;
                     default -> {}
                 }
             }
-            return new Counts(held, released, waiting);
+            return new Counts(held, released, waiting, preempted);
         } catch (Exception e) {
             return Counts.UNKNOWN; // the job restarting, or its tasks not yet running
         }

@@ -99,6 +99,10 @@ public final class TrafficGenerator implements Runnable {
                         int c = rnd.nextInt(10);
                         String category = c == 0 ? "transactional" : c < 3 ? "promo" : "marketing";
                         String zone = ZONES[(int) (user % ZONES.length)];
+                        // Mostly promotions, some news, a few alerts that may take a held
+                        // promotion's place (the sample config's preempt rule).
+                        int kind = rnd.nextInt(20);
+                        int priority = kind < 14 ? 10 : kind < 18 ? 40 : 80;
                         value =
                                 ("{\"messageId\": \""
                                                 + id
@@ -110,7 +114,9 @@ public final class TrafficGenerator implements Runnable {
                                                 + category
                                                 + "\", \"campaignId\": \""
                                                 + CAMPAIGNS[rnd.nextInt(CAMPAIGNS.length)]
-                                                + "\", "
+                                                + "\", \"priority\": "
+                                                + priority
+                                                + ", "
                                                 + (zone == null
                                                         ? ""
                                                         : "\"timezone\": \"" + zone + "\", ")

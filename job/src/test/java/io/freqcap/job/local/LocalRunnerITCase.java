@@ -155,10 +155,11 @@ public class LocalRunnerITCase {
         // some are always in them.
         assertTrue(
                 java.util.regex.Pattern.compile(
-                                "\\| held [1-9][0-9,]* \\(waiting [0-9,]+\\) \\| released [0-9,]+ \\|")
+                                "\\| held [1-9][0-9,]* \\(waiting [0-9,]+\\) \\| released [0-9,]+"
+                                        + " \\| preempted [0-9,]+ \\|")
                         .matcher(text)
                         .find(),
-                "held and released in the progress lines: " + text);
+                "held, released and preempted in the progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
         assertTrue(
                 summary.segments().getOrDefault("new", 0L) > 0,
