@@ -49,7 +49,7 @@ class NotebooksITCase {
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":1}]},"
                     + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"1d\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
-                    + "\"channels\":[\"push\"]}}],"
+                    + "\"channels\":[\"push\"]},\"preempt\":true}],"
                     + "\"exempt\":[\"transactional\"]}";
 
     static final Map<String, String> CANDIDATES =
@@ -102,6 +102,12 @@ class NotebooksITCase {
         Files.createDirectories(DATA.resolve("segments"));
         Path messages = DATA.resolve("messages.jsonl");
         SimulateBenchmark.write(messages, 30_000, 2_000);
+        // One message in five an alert of priority 80, which may take a held one's place.
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(messages));
+        for (int i = 0; i < lines.size(); i += 5) {
+            lines.set(i, "{\"priority\":80," + lines.get(i).substring(1));
+        }
+        Files.write(messages, lines);
         SegmentBitmap.Builder vip = new SegmentBitmap.Builder();
         for (long u = 0; u < 2_000; u += 5) {
             vip.add(u);
@@ -212,7 +218,8 @@ class NotebooksITCase {
                 "capping-report-rejection-rates.png",
                 "capping-report-per-user-day.png",
                 "capping-report-retry-after.png",
-                "capping-report-held.png");
+                "capping-report-held.png",
+                "capping-report-preemption.png");
         execute("limit-tuning");
         assertPlots("limit-tuning-frontier.png");
         JsonNode tuned = Json.MAPPER.readTree(OUT.resolve("limit-tuning.ipynb").toFile());
