@@ -17,7 +17,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -167,5 +169,86 @@ class PreemptionTest {
         assertEquals("REJECTED", audits.get(0).get("decision").asText());
         without.setProcessingTime(NOV_23_8H);
         assertEquals(2, deliveries(without).size(), "the promotion goes out as held");
+    }
+
+    @Test
+    void shadowRulesNeverPreempt() throws Exception {
+        String rule =
+                "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}],"
+                        + "\"hold\":\"12h\",\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"}";
+        String config =
+                "{\"version\":11,\"timezone\":\"Europe/Berlin\",\"rules\":["
+                        + rule
+                        + "}],\"shadow\":{\"rules\":["
+                        + rule
+                        + ",\"preempt\":true}]}}";
+        var h = promotionHeld(config);
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size());
+        assertEquals("REJECTED", audits.get(0).get("decision").asText());
+        assertEquals("REJECTED", audits.get(0).get("shadow").get("decision").asText());
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(2, deliveries(h).size(), "the promotion goes out as held");
+    }
+
+    /**
+     * Among held messages of one priority and send time, the most recently decided gives way first,
+     * also when it was held after a rescale by a task that did not hold the earlier one: every task
+     * numbers what it holds after the highest number any task had reached.
+     */
+    @Test
+    void theMostRecentlyDecidedGivesWayFirstAlsoAfterARescale() throws Exception {
+        String twoADay =
+                PRIORITY_CONFIG.replace(
+                        "{\"calendar\":\"day\",\"max\":1}],\"campaigns\"",
+                        "{\"calendar\":\"day\",\"max\":2}],\"campaigns\"");
+        int owner = KeyGroupRangeAssignment.assignKeyToParallelOperator(42L, 128, 2);
+        List<OperatorSubtaskState> snapshots = new ArrayList<>();
+        for (int subtask = 0; subtask < 2; subtask++) {
+            var h = harnesses.open(CappingSettings.of(twoADay), null, 2, subtask);
+            h.setProcessingTime(NOV_22_22H10);
+            if (subtask == owner) {
+                h.processElement(message("m-a", NOV_22_22H10, null, 10), NOV_22_22H10);
+            } else {
+                // the other task holds more messages, of its own users
+                int held = 0;
+                for (long user = 1000; held < 5; user++) {
+                    if (KeyGroupRangeAssignment.assignKeyToParallelOperator(user, 128, 2)
+                            == subtask) {
+                        h.processElement(
+                                Records.message("o-" + user, user, NOV_22_22H10)
+                                        .timezone("Europe/Berlin")
+                                        .inbound(harnesses.nextOffset()),
+                                NOV_22_22H10);
+                        held++;
+                    }
+                }
+            }
+            assertEquals(0, deliveries(h).size(), "all held for the morning");
+            snapshots.add(h.snapshot(1, NOV_22_22H10));
+            harnesses.close(h);
+        }
+        OperatorSubtaskState restore =
+                AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                        AbstractStreamOperatorTestHarness.repackageState(
+                                snapshots.toArray(new OperatorSubtaskState[0])),
+                        128,
+                        2,
+                        1,
+                        0);
+        var h = harnesses.open(CappingSettings.of(twoADay), restore, 1, 0);
+        long at2220 = NOV_22_22H10 + 10 * 60_000L;
+        h.setProcessingTime(at2220);
+        h.processElement(message("m-b", at2220, null, 10), at2220); // 08:00 too: the day is full
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, null, 80), NOV_22_23H30);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals("PREEMPTED", audits.get(0).get("decision").asText(), audits.toString());
+        assertEquals("m-b", audits.get(0).get("messageId").asText(), "decided last, after m-a");
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(7, deliveries(h).size(), "m-a, the alert, the other task's five");
     }
 }

@@ -82,7 +82,7 @@ public final class DecisionStep {
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
         Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
-        boolean mayPreempt = Preemption.byLimits(v) && config.ruleFor(segment).preempt();
+        boolean mayPreempt = Preemption.mayHelp(v) && config.ruleFor(segment).preempt();
         // Every channel the user may have in Redis, preempted messages' included: the mirror's
         // write trims them all.
         String[] channelsBefore =

@@ -42,22 +42,23 @@ final class Preemption {
                     .thenComparing(HeldDelivery::messageId);
 
     /**
-     * Whether a REJECTED verdict is the limits' doing, which un-counting can change: not quiet
-     * hours alone, not {@code maxHeld}, not a preference (contract.md §6).
+     * Whether un-counting held messages may let a REJECTED message pass: not when {@code maxHeld}
+     * or a preference rejected it (contract.md §6). Quiet hours alone (a message whose rule cannot
+     * hold it to their end) never pass by un-counting: {@link #find} finds nothing for them. A
+     * message in quiet hours whose earliest send time after them the limits push beyond its {@code
+     * hold} is the limits' doing, though its only violation at its timestamp may be quiet hours.
      */
-    static boolean byLimits(Verdict v) {
+    static boolean mayHelp(Verdict v) {
         if (v.decision() != Decision.REJECTED) {
             return false;
         }
-        boolean limit = false;
         for (Violation x : v.violations()) {
             String scope = x.scope();
             if (scope.equals(Violation.HOLD) || scope.startsWith("preference:")) {
                 return false;
             }
-            limit |= !scope.equals(Violation.QUIET_HOURS);
         }
-        return limit;
+        return true;
     }
 
     /**
