@@ -73,7 +73,7 @@ class PreemptionPropertyTest {
                                     "marketing",
                                     t,
                                     rnd.nextBoolean() ? zone : null,
-                                    null,
+                                    rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
                                     PRIORITIES[rnd.nextInt(PRIORITIES.length)]);
                     Decided got = job.decide(inbound(m));
                     Oracle.Result want = oracle.decide(m, job.clock());
@@ -140,6 +140,9 @@ class PreemptionPropertyTest {
         json.put("priority", m.priority());
         if (m.timezone() != null) {
             json.put("timezone", m.timezone());
+        }
+        if (m.campaignId() != null) {
+            json.put("campaignId", m.campaignId());
         }
         byte[] value = Json.MAPPER.writeValueAsString(json).getBytes(StandardCharsets.UTF_8);
         return InboundMessage.of(new RawRecord(null, value, "in", 0, 0));
@@ -310,6 +313,7 @@ class PreemptionPropertyTest {
         Result withoutEntries(List<Integer> entries, java.util.function.Supplier<Result> ruling) {
             List<long[]> counted = new ArrayList<>(base.counted);
             List<String> ids = new ArrayList<>(base.ids);
+            List<String> campaigns = new ArrayList<>(base.campaigns);
             List<long[]> metas = new ArrayList<>(meta);
             removeAll(entries);
             try {
@@ -319,6 +323,8 @@ class PreemptionPropertyTest {
                 base.counted.addAll(counted);
                 base.ids.clear();
                 base.ids.addAll(ids);
+                base.campaigns.clear();
+                base.campaigns.addAll(campaigns);
                 meta.clear();
                 meta.addAll(metas);
             }
@@ -330,6 +336,7 @@ class PreemptionPropertyTest {
             for (int i : desc) {
                 base.counted.remove(i);
                 base.ids.remove(i);
+                base.campaigns.remove(i);
                 meta.remove(i);
             }
         }
@@ -337,6 +344,7 @@ class PreemptionPropertyTest {
         void count(OutboundMessage m, long sendAt) {
             base.counted.add(new long[] {sendAt, base.channel(m.channel()), m.timestamp()});
             base.ids.add(m.messageId());
+            base.campaigns.add(m.campaignId());
             meta.add(new long[] {m.priority(), decided, 0});
             // The job drops entries at or before the latest stamped timestamp less twice the
             // longest window kept (so their ids no longer make a DUPLICATE).

@@ -74,7 +74,7 @@ class SendTimePropertyTest {
                                 "marketing",
                                 t,
                                 rnd.nextBoolean() ? zone : null,
-                                null,
+                                rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
                                 0);
                 RuleStep.Result got =
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
@@ -112,6 +112,14 @@ class SendTimePropertyTest {
                                                 : "rejected limits"
                                         : got.decision().name().toLowerCase();
                 seen.merge(kind, 1, Integer::sum);
+                for (Violation v : got.violations()) {
+                    if (v.scope().equals("campaigns")) {
+                        seen.merge(
+                                v.calendar() != null ? "campaigns a day" : "campaigns rolling",
+                                1,
+                                Integer::sum);
+                    }
+                }
                 history = got.history();
             }
             oracle.assertNoPeriodOverfilled();
@@ -124,7 +132,9 @@ class SendTimePropertyTest {
                         "rejected limits",
                         "allowed",
                         "shadow HELD",
-                        "shadow REJECTED")) {
+                        "shadow REJECTED",
+                        "campaigns a day",
+                        "campaigns rolling")) {
             assertTrue(seen.getOrDefault(kind, 0) > 200, kind + ": " + seen);
         }
     }
@@ -185,6 +195,17 @@ class SendTimePropertyTest {
                     .append(hours)
                     .append("h\",\"max\":1}]}");
         }
+        if (rnd.nextInt(3) == 0) {
+            // At most one or two distinct campaigns (of c0, c1, c2) a local day or a few hours.
+            sb.append(",\"campaigns\":[{")
+                    .append(
+                            rnd.nextBoolean()
+                                    ? "\"calendar\":\"day\""
+                                    : "\"window\":\"" + (1 + rnd.nextInt(4)) + "h\"")
+                    .append(",\"max\":")
+                    .append(1 + rnd.nextInt(2))
+                    .append("}]");
+        }
         if (rnd.nextInt(4) != 0) {
             // At most the longest window (a calendar day counts as 3d).
             int holdMinutes = 5 * (1 + rnd.nextInt(Math.min(longest, 24 * 60) / 5));
@@ -216,6 +237,7 @@ class SendTimePropertyTest {
         final ZoneId zone;
         final List<long[]> counted = new ArrayList<>(); // {send time, channel index, stamped}
         final List<String> ids = new ArrayList<>();
+        final List<String> campaigns = new ArrayList<>(); // of each counted entry, or null
 
         Oracle(LimitConfig config, ZoneId zone) {
             this.config = config;
@@ -278,6 +300,7 @@ class SendTimePropertyTest {
             }
             counted.add(new long[] {r.sendAt(), channel(m.channel()), m.timestamp()});
             ids.add(m.messageId());
+            campaigns.add(m.campaignId());
             return new Result(
                     Decision.ALLOWED,
                     r.sendAt() == m.timestamp() ? null : r.sendAt(),
@@ -344,7 +367,53 @@ class SendTimePropertyTest {
                     rule.channelLimits(m.channel()),
                     at,
                     channel(m.channel()));
+            if (m.campaignId() != null) {
+                for (Limit l : rule.campaigns()) {
+                    distinct(out, l, m.campaignId(), at);
+                }
+            }
             return out;
+        }
+
+        /**
+         * contract.md §6, "Distinct campaigns": the campaigns of the entries in each interval of
+         * the window containing {@code at} (a calendar limit: in its local day), with its own.
+         */
+        void distinct(List<Violation> out, Limit l, String own, long at) {
+            int most = 0;
+            int withOwn = 0;
+            List<long[]> starts = new ArrayList<>();
+            if (l.isCalendar()) {
+                LocalDate day = Instant.ofEpochMilli(at).atZone(zone).toLocalDate();
+                starts.add(new long[] {Long.MIN_VALUE, Long.MAX_VALUE, day.toEpochDay()});
+            } else {
+                for (long s = at - l.windowMillis() + GRID; s <= at; s += GRID) {
+                    starts.add(new long[] {s, s + l.windowMillis(), Long.MIN_VALUE});
+                }
+            }
+            for (long[] interval : starts) {
+                java.util.Set<String> in = new java.util.HashSet<>();
+                for (int i = 0; i < counted.size(); i++) {
+                    long e = counted.get(i)[0];
+                    boolean inside =
+                            l.isCalendar()
+                                    ? Instant.ofEpochMilli(e)
+                                                    .atZone(zone)
+                                                    .toLocalDate()
+                                                    .toEpochDay()
+                                            == interval[2]
+                                    : e >= interval[0] && e < interval[1];
+                    if (inside && campaigns.get(i) != null) {
+                        in.add(campaigns.get(i));
+                    }
+                }
+                most = Math.max(most, in.size());
+                in.add(own);
+                withOwn = Math.max(withOwn, in.size());
+            }
+            if (withOwn > l.max()) {
+                out.add(Violation.of("campaigns", l, most));
+            }
         }
 
         void check(List<Violation> out, String scope, List<Limit> limits, long at, int ch) {
