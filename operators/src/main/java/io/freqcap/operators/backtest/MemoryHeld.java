@@ -2,8 +2,11 @@ package io.freqcap.operators.backtest;
 
 import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Every user's held messages in memory, for a backtest or a test oracle: numbered in the order
@@ -26,12 +29,13 @@ public final class MemoryHeld implements HeldQueue {
     }
 
     @Override
-    public List<HeldDelivery> waitingAfter(long user, long after) {
+    public List<HeldDelivery> waiting(long user, List<HeldKey> keys) {
         List<HeldDelivery> list = all.get(user);
         List<HeldDelivery> out = new ArrayList<>();
         if (list != null) {
+            Set<HeldKey> wanted = new HashSet<>(keys);
             for (HeldDelivery h : list) {
-                if (h.sendAt() > after) {
+                if (wanted.contains(HeldKey.of(h))) {
                     out.add(h);
                 }
             }

@@ -112,6 +112,17 @@ public final class CappingBenchmark {
                     + "[{\"window\":\"10s\",\"max\":1},{\"window\":\"1d\",\"max\":100000}],"
                     + "\"hold\":\"1d\"}]}";
 
+    /**
+     * Issue 39's config: the rolling config with the last place of every limit reserved for
+     * priority 70 and at most three distinct campaigns a week ({@code -Dbench.config=priority};
+     * with {@code -Dbench.priorities=true} messages carry priorities 10, 40 and 80).
+     */
+    static final String PRIORITY_CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":2,\"reserve\":{\"slots\":1,\"priority\":70}},"
+                    + "{\"window\":\"7d\",\"max\":5,\"reserve\":{\"slots\":1,\"priority\":70}}],"
+                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":3}]}]}";
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
@@ -122,6 +133,7 @@ public final class CappingBenchmark {
             case "hold-tenth" -> HOLD_TENTH_CONFIG;
             case "heavy-hold" -> HEAVY_HOLD_CONFIG;
             case "rolling" -> CONFIG;
+            case "priority" -> PRIORITY_CONFIG;
             default -> config;
         };
     }
@@ -231,6 +243,7 @@ public final class CappingBenchmark {
         double heavyShare = Double.parseDouble(System.getProperty("bench.heavyShare", "1"));
         boolean noCampaign = Boolean.getBoolean("bench.noCampaign");
         boolean noZone = Boolean.getBoolean("bench.noZone");
+        boolean priorities = Boolean.getBoolean("bench.priorities");
         long[] heavyClock = new long[heavy];
         long[][] userIds =
                 new long[PARALLELISM]
@@ -269,46 +282,7 @@ public final class CappingBenchmark {
         LongAdder allowed = new LongAdder();
         LongAdder audited = new LongAdder();
         for (int p = 0; p < PARALLELISM; p++) {
-            var h =
-                    new KeyedBroadcastOperatorTestHarness<>(
-                            new CappingOperator(new CappingFunction(CappingSettings.of(config))),
-                            InboundMessage::routingKey,
-                            Types.LONG,
-                            MAX_PARALLELISM,
-                            PARALLELISM,
-                            p);
-            Configuration rocks = new Configuration();
-            // The same RocksDB settings as deploy/flink-conf (bloom filters spare the SST reads
-            // of a user's first message).
-            rocks.setString(
-                    "state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
-            rocks.setString(
-                    "state.backend.rocksdb.compression.per.level",
-                    System.getProperty("compression", "NO_COMPRESSION;ZSTD_COMPRESSION"));
-            rocks.setString(
-                    "state.backend.rocksdb.block.blocksize",
-                    System.getProperty("blockSize", "16kb"));
-            rocks.setString(
-                    "state.backend.rocksdb.predefined-options",
-                    System.getProperty("predefined", "DEFAULT"));
-            rocks.setString(
-                    "state.backend.rocksdb.timer-service.factory",
-                    System.getProperty("timers", "ROCKSDB"));
-            EmbeddedRocksDBStateBackend backend =
-                    new EmbeddedRocksDBStateBackend(true)
-                            .configure(rocks, CappingBenchmark.class.getClassLoader());
-            backend.setDbStoragePath(dir.resolve("p" + p).toString());
-            // The test harness gives RocksDB almost no managed memory, which flushes a tiny
-            // memtable every few records; give each instance what a TaskManager slot would.
-            backend.getMemoryConfiguration()
-                    .setFixedMemoryPerSlot(
-                            MemorySize.parse(System.getProperty("slotMemory", "512mb")));
-            h.setStateBackend(backend);
-            h.setCheckpointStorage(new FileSystemCheckpointStorage(dir.resolve("chk").toUri()));
-            h.setOutputCreator(s -> new CountingOutput(allowed, audited));
-            h.setup();
-            h.initializeEmptyState();
-            h.open();
+            var h = open(config, p, PARALLELISM, dir, new CountingOutput(allowed, audited));
             hs.add(h);
         }
 
@@ -356,7 +330,11 @@ public final class CappingBenchmark {
                                                         calendar && !noCampaign
                                                                 ? "c" + (n % 20)
                                                                 : null,
-                                                        0,
+                                                        !priorities
+                                                                ? 0
+                                                                : n % 10 == 0
+                                                                        ? 80
+                                                                        : n % 3 == 0 ? 40 : 10,
                                                         null,
                                                         null,
                                                         value,
@@ -451,6 +429,55 @@ public final class CappingBenchmark {
         }
         deleteQuietly(dir);
         return new Result(messages / seconds, messages / (cpuNanos.sum() / 1e9));
+    }
+
+    /**
+     * Subtask {@code p} of the capping operator under {@code config} on RocksDB in {@code dir}, set
+     * up as a TaskManager slot would have it (the RocksDB settings of deploy/, a slot's managed
+     * memory), started without state, its records counted by {@code output}.
+     */
+    static KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            String config, int p, int parallelism, Path dir, Output<StreamRecord<Delivery>> output)
+            throws Exception {
+        var h =
+                new KeyedBroadcastOperatorTestHarness<>(
+                        new CappingOperator(new CappingFunction(CappingSettings.of(config))),
+                        InboundMessage::routingKey,
+                        Types.LONG,
+                        MAX_PARALLELISM,
+                        parallelism,
+                        p);
+        Configuration rocks = new Configuration();
+        // The same RocksDB settings as deploy/flink-conf (bloom filters spare the SST reads
+        // of a user's first message).
+        rocks.setString(
+                "state.backend.rocksdb.use-bloom-filter", System.getProperty("bloom", "true"));
+        rocks.setString(
+                "state.backend.rocksdb.compression.per.level",
+                System.getProperty("compression", "NO_COMPRESSION;ZSTD_COMPRESSION"));
+        rocks.setString(
+                "state.backend.rocksdb.block.blocksize", System.getProperty("blockSize", "16kb"));
+        rocks.setString(
+                "state.backend.rocksdb.predefined-options",
+                System.getProperty("predefined", "DEFAULT"));
+        rocks.setString(
+                "state.backend.rocksdb.timer-service.factory",
+                System.getProperty("timers", "ROCKSDB"));
+        EmbeddedRocksDBStateBackend backend =
+                new EmbeddedRocksDBStateBackend(true)
+                        .configure(rocks, CappingBenchmark.class.getClassLoader());
+        backend.setDbStoragePath(dir.resolve("p" + p).toString());
+        // The test harness gives RocksDB almost no managed memory, which flushes a tiny
+        // memtable every few records; give each instance what a TaskManager slot would.
+        backend.getMemoryConfiguration()
+                .setFixedMemoryPerSlot(MemorySize.parse(System.getProperty("slotMemory", "512mb")));
+        h.setStateBackend(backend);
+        h.setCheckpointStorage(new FileSystemCheckpointStorage(dir.resolve("chk").toUri()));
+        h.setOutputCreator(s -> output);
+        h.setup();
+        h.initializeEmptyState();
+        h.open();
+        return h;
     }
 
     static void deleteQuietly(Path dir) {

@@ -116,6 +116,16 @@ final class ColumnQueries {
         return n;
     }
 
+    static void forEachHeldWaiting(HistoryColumns h, long now, CountedHistory.HeldVisitor v) {
+        for (int i = h.timestamps.length - 1;
+                h.heldFor != null && i >= 0 && h.timestamps[i] > now;
+                i--) {
+            if (h.heldFor[i] > 0) {
+                v.visit(h.timestamps[i], h.fingerprints[i]);
+            }
+        }
+    }
+
     static Long firstHeldWaiting(HistoryColumns h, long now) {
         Long first = null;
         for (int i = h.timestamps.length - 1;

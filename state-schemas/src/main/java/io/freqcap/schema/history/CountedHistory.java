@@ -31,6 +31,17 @@ public interface CountedHistory {
     /** The earliest send time of a held entry waiting at {@code now}; null when none is. */
     Long firstHeldWaiting(long now);
 
+    /** Receives held entries: the time each is counted at (its send time) and its fingerprint. */
+    interface HeldVisitor {
+        void visit(long countedAt, long fingerprint);
+    }
+
+    /**
+     * Hands {@code v} the held entries still waiting at {@code now} (counted after it): where a
+     * user's held messages wait in state, without reading them all.
+     */
+    void forEachHeldWaiting(long now, HeldVisitor v);
+
     /** Whether an entry has this 56-bit fingerprint ({@link Fingerprints#of}). */
     boolean containsFingerprint(long fingerprint);
 

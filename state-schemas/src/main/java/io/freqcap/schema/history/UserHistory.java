@@ -67,6 +67,11 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
     }
 
     @Override
+    public void forEachHeldWaiting(long now, HeldVisitor v) {
+        ColumnQueries.forEachHeldWaiting(this, now, v);
+    }
+
+    @Override
     public boolean containsFingerprint(long fingerprint) {
         fingerprint &= Fingerprints.MASK;
         for (long f : fingerprints) {

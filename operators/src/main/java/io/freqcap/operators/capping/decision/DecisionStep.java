@@ -7,6 +7,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -145,7 +146,7 @@ public final class DecisionStep {
     /**
      * The held messages {@code m} takes the place of, and its verdict without them; null when there
      * are none it may take or it does not pass without them all. Reads held state only for a user
-     * whose history has held entries still waiting.
+     * whose history has held entries still waiting, and only those: a point read each.
      */
     private Preemption.Found preemption(
             CountedHistory before,
@@ -153,12 +154,14 @@ public final class DecisionStep {
             Function<CountedHistory, Verdict> judge,
             long now)
             throws Exception {
-        long after = Math.max(m.timestamp(), now);
-        if (before.heldWaiting(after, 1) == 0) {
+        List<HeldKey> keys = new ArrayList<>();
+        before.forEachHeldWaiting(
+                Math.max(m.timestamp(), now), (at, fp) -> keys.add(new HeldKey(at, fp)));
+        if (keys.isEmpty()) {
             return null;
         }
         List<HeldDelivery> lower = new ArrayList<>();
-        for (HeldDelivery h : held.waitingAfter(m.userId(), after)) {
+        for (HeldDelivery h : held.waiting(m.userId(), keys)) {
             if (h.priority() < m.priority()) {
                 lower.add(h);
             }

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.decision;
 
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import java.util.List;
 
 /**
@@ -10,10 +11,10 @@ import java.util.List;
  */
 public interface HeldQueue {
     /**
-     * The held messages of {@code user} (in the job: the current key) whose send time is later than
-     * {@code after}, in any order.
+     * The held messages of {@code user} (in the job: the current key) under these keys (send time
+     * and fingerprint, as its history counts them), in any order; a key with none is skipped.
      */
-    List<HeldDelivery> waitingAfter(long user, long after) throws Exception;
+    List<HeldDelivery> waiting(long user, List<HeldKey> keys) throws Exception;
 
     /** Takes these held messages of {@code user} out: they will not be delivered. */
     void take(long user, List<HeldDelivery> preempted) throws Exception;
@@ -22,7 +23,7 @@ public interface HeldQueue {
     HeldQueue NONE =
             new HeldQueue() {
                 @Override
-                public List<HeldDelivery> waitingAfter(long user, long after) {
+                public List<HeldDelivery> waiting(long user, List<HeldKey> keys) {
                     return List.of();
                 }
 

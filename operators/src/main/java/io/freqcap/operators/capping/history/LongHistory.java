@@ -286,6 +286,17 @@ public final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public void forEachHeldWaiting(long now, HeldVisitor v) {
+        if (e.held != null) {
+            for (int i = e.firstAfter(now); i < e.end; i++) {
+                if (e.held[i] > 0) {
+                    v.visit(e.ts[i], e.fps[i]);
+                }
+            }
+        }
+    }
+
+    @Override
     public boolean containsFingerprint(long fingerprint) {
         return fingerprints.contains(fingerprint & Fingerprints.MASK);
     }

@@ -144,22 +144,24 @@ public final class HeldMessages implements HeldQueue {
     }
 
     /**
-     * The current user's held messages with a send time later than {@code after}: a scan of its
-     * entries (preemption reads them only for a user whose history says some are waiting).
+     * The current user's held messages under these keys: a point read each (preemption reads only
+     * the ones its history says are waiting), and freqcap 0.3's list where it has one.
      */
     @Override
-    public List<HeldDelivery> waitingAfter(long user, long after) throws Exception {
-        List<HeldDelivery> out = new ArrayList<>();
-        for (HeldDelivery h : state.values()) {
-            if (h.sendAt() > after) {
+    public List<HeldDelivery> waiting(long user, List<HeldKey> keys) throws Exception {
+        List<HeldDelivery> out = new ArrayList<>(keys.size());
+        for (HeldKey k : keys) {
+            HeldDelivery h = state.get(k);
+            if (h != null) {
                 out.add(h);
             }
         }
-        if (legacyCount > 0) {
+        if (legacyCount > 0 && out.size() < keys.size()) {
             Iterable<HeldDelivery> all = legacy.get();
             if (all != null) {
+                Set<HeldKey> wanted = new HashSet<>(keys);
                 for (HeldDelivery h : all) {
-                    if (h.sendAt() > after) {
+                    if (wanted.contains(HeldKey.of(h))) {
                         out.add(h);
                     }
                 }
@@ -170,10 +172,20 @@ public final class HeldMessages implements HeldQueue {
 
     /**
      * Takes out these held messages of {@code user}, the current key, their timers deleted
-     * (preempted): a delete each.
+     * (preempted): a delete each, as a release.
      */
     @Override
     public void take(long user, List<HeldDelivery> taken) throws Exception {
+        if (legacyCount == 0) {
+            for (HeldDelivery h : taken) {
+                HeldKey k = HeldKey.of(h);
+                state.remove(k);
+                timers.delete(k.sendAt(), k.fingerprint());
+            }
+            counts.add(user, -taken.size());
+            return;
+        }
+        // Some may be in freqcap 0.3's list: those in the map go from the map.
         Set<HeldKey> keys = new HashSet<>();
         int n = 0;
         for (HeldDelivery h : taken) {

@@ -106,4 +106,48 @@ class HoldAndQuietHoursTest {
             assertNull(d.delivery().sendAt(), "no send-at header");
         }
     }
+
+    /**
+     * The contract's preemption story, under its example config (contract.md §6, {@code
+     * examples/limit-config-priority.json}): the promotion's PREEMPTED record is {@code
+     * examples/audit-preempted.json}, and the alert is held for 08:00 in its place.
+     */
+    @Test
+    void theContractsPriceAlertTakesThePromotionsPlace() throws Exception {
+        LimitConfig config =
+                LimitConfig.parse(
+                        new String(
+                                SharedFiles.read("contract/examples/limit-config-priority.json"),
+                                StandardCharsets.UTF_8));
+        try (Backtest b =
+                Backtest.start(config, List.of(), Bounds.DEFAULTS.segmentLoader(), s -> {})) {
+            long nov22at10 = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
+            b.decide(Records.inbound(message("m-000390", nov22at10)));
+            Decided promo =
+                    b.decide(
+                            Records.inbound(
+                                    ("{\"messageId\": \"m-000400\", \"userId\": 42,"
+                                                    + " \"channel\": \"push\", \"priority\": 10,"
+                                                    + " \"campaignId\": \"weekend-promo\","
+                                                    + " \"timestamp\": 1763845800000,"
+                                                    + " \"timezone\": \"Europe/Berlin\"}")
+                                            .getBytes(StandardCharsets.UTF_8)));
+            assertEquals(BERLIN_NEXT_8H, promo.verdict().sendAt());
+            long at2330 = Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
+            Decided alert =
+                    b.decide(
+                            Records.inbound(
+                                    Records.message("m-000412", 42, at2330)
+                                            .timezone("Europe/Berlin")
+                                            .priority(80)
+                                            .bytes()));
+            assertEquals(Decision.ALLOWED, alert.decision());
+            assertEquals(BERLIN_NEXT_8H, alert.verdict().sendAt());
+            assertEquals(
+                    Json.MAPPER.readTree(
+                            SharedFiles.read("contract/examples/audit-preempted.json")),
+                    Json.MAPPER.readTree(
+                            alert.preemptions(AuditRecords.DEFAULT_MAX_BYTES).get(0).json()));
+        }
+    }
 }
