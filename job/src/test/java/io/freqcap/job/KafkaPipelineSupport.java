@@ -377,17 +377,7 @@ final class KafkaPipelineSupport {
      */
     static Map<Integer, Verdict> decisionCore(List<Input> inputs, String json) throws Exception {
         Map<Integer, Verdict> out = new HashMap<>();
-        try (Backtest backtest =
-                Backtest.start(
-                        LimitConfig.parse(json),
-                        List.of(),
-                        Bounds.DEFAULTS.segmentLoader(),
-                        s -> {})) {
-            for (Input in : inPartitionOrder(inputs)) {
-                RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
-                out.put(in.seq, backtest.decide(InboundMessage.of(raw)).verdict());
-            }
-        }
+        finalOutcomes(inputs, json).forEach((seq, d) -> out.put(seq, d.verdict()));
         return out;
     }
 

@@ -6,7 +6,6 @@ import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
@@ -76,15 +75,7 @@ public final class Backtest implements AutoCloseable {
                     step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
             if (d.route() == Decided.Route.LATER) {
                 // Still waiting: a later message may take its place (contract.md §6).
-                held.hold(
-                        d.message().userId(),
-                        HeldDelivery.of(
-                                d.message().messageId(),
-                                d.message().timestamp(),
-                                d.message().priority(),
-                                0,
-                                d.delivery()),
-                        clock);
+                held.hold(d.message().userId(), d.heldDelivery(), clock);
             }
             return d;
         } catch (Exception e) {

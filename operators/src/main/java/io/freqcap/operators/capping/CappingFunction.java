@@ -263,15 +263,7 @@ public class CappingFunction
         switch (d.route()) {
             case AUDIT -> ctx.output(AUDIT, d.audit(settings.bounds().maxRecordBytes()));
             case NOW -> out.collect(d.delivery());
-            case LATER ->
-                    held.hold(
-                            d.message().userId(),
-                            HeldDelivery.of(
-                                    d.message().messageId(),
-                                    d.message().timestamp(),
-                                    d.message().priority(),
-                                    0,
-                                    d.delivery()));
+            case LATER -> held.hold(d.message().userId(), d.heldDelivery());
         }
         MirrorWrite w = d.mirrorWrite();
         if (w != null) {

@@ -6,6 +6,7 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -90,6 +91,18 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
         if (side != null) {
             for (StreamRecord<AuditEvent> r : side) {
                 out.add(Json.MAPPER.readTree(r.getValue().json()));
+            }
+        }
+        return out;
+    }
+
+    /** The Redis mirror's writes a harness emitted, in order. */
+    public static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<MirrorWrite> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.MIRROR);
+        if (side != null) {
+            for (StreamRecord<MirrorWrite> r : side) {
+                out.add(r.getValue());
             }
         }
         return out;

@@ -13,11 +13,9 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,17 +46,6 @@ class CappingMirrorTest {
         h.processElement(m, m.message().timestamp());
     }
 
-    static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        List<MirrorWrite> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.MIRROR);
-        if (side != null) {
-            for (StreamRecord<MirrorWrite> r : side) {
-                out.add(r.getValue());
-            }
-        }
-        return out;
-    }
-
     @Test
     void everyCountedMessageGoesToTheMirrorWithTheChannelsToTrim() throws Exception {
         var h = harness(true, null);
@@ -73,7 +60,7 @@ class CappingMirrorTest {
                         MirrorWrite.of(42, WEEK, "m1", DAY_1_NOON, "push"),
                         MirrorWrite.of(42, WEEK, "m2", DAY_1_NOON + HOUR, "email", "push"),
                         MirrorWrite.of(42, WEEK, "m4", DAY_1_NOON + DAY + HOUR, "push", "email")),
-                mirrored(h));
+                CappingHarnesses.mirrored(h));
     }
 
     @Test
@@ -88,7 +75,7 @@ class CappingMirrorTest {
 
         var after = harness(true, snapshot);
         after.processBroadcastElement(REBUILD, 0);
-        List<MirrorWrite> writes = mirrored(after);
+        List<MirrorWrite> writes = CappingHarnesses.mirrored(after);
         writes.sort(Comparator.comparingLong(MirrorWrite::userId));
         assertEquals(2, writes.size(), writes.toString());
         // a1 is more than the week before user 1's latest: still in the history, not in Redis.

@@ -181,7 +181,7 @@ public class CappingStateCompatibilityTest {
         }
         int decidedBefore = straight.extractOutputValues().size();
         int auditedBefore = audits(straight).size();
-        int mirroredBefore = CappingMirrorTest.mirrored(straight).size();
+        int mirroredBefore = CappingHarnesses.mirrored(straight).size();
         for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
             straight.processElement(m, m.message().timestamp());
         }
@@ -192,8 +192,8 @@ public class CappingStateCompatibilityTest {
         List<String> expectedAudits =
                 audits(straight).subList(auditedBefore, audits(straight).size());
         List<MirrorWrite> expectedMirror =
-                CappingMirrorTest.mirrored(straight)
-                        .subList(mirroredBefore, CappingMirrorTest.mirrored(straight).size());
+                CappingHarnesses.mirrored(straight)
+                        .subList(mirroredBefore, CappingHarnesses.mirrored(straight).size());
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")));
         assertTrue(expectedMirror.size() > 1, "a long history is rebuilt a bucket per write");
@@ -221,7 +221,7 @@ public class CappingStateCompatibilityTest {
             restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
             assertEquals(expected, decisions(restored.extractOutputValues()), version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
-            assertEquals(expectedMirror, CappingMirrorTest.mirrored(restored), version);
+            assertEquals(expectedMirror, CappingHarnesses.mirrored(restored), version);
             harnesses.close(restored);
         }
     }
@@ -324,7 +324,7 @@ public class CappingStateCompatibilityTest {
         before(straight);
         int decidedBefore = straight.extractOutputValues().size();
         int auditedBefore = audits(straight).size();
-        int mirroredBefore = CappingMirrorTest.mirrored(straight).size();
+        int mirroredBefore = CappingHarnesses.mirrored(straight).size();
         for (InboundMessage m : traffic(BEFORE, ALL)) {
             straight.processElement(m, m.message().timestamp());
         }
@@ -335,8 +335,8 @@ public class CappingStateCompatibilityTest {
         List<String> expectedAudits =
                 audits(straight).subList(auditedBefore, audits(straight).size());
         List<MirrorWrite> expectedMirror =
-                CappingMirrorTest.mirrored(straight)
-                        .subList(mirroredBefore, CappingMirrorTest.mirrored(straight).size());
+                CappingHarnesses.mirrored(straight)
+                        .subList(mirroredBefore, CappingHarnesses.mirrored(straight).size());
 
         for (String version : FIXTURES) {
             Path file = fixture(version);
@@ -354,7 +354,7 @@ public class CappingStateCompatibilityTest {
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
             assertEquals(
                     expectedMirror,
-                    CappingMirrorTest.mirrored(restored),
+                    CappingHarnesses.mirrored(restored),
                     "mirror writes after " + version);
             // What the fixture must exercise, so that the comparison means something.
             assertTrue(got.stream().allMatch(d -> d.endsWith("@v2")), "config v2 restored");

@@ -13,12 +13,10 @@ import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -44,17 +42,6 @@ class ForgetUserTest {
         h.processElement(m, m.timestamp());
     }
 
-    static List<MirrorWrite> mirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        List<MirrorWrite> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.MIRROR);
-        if (side != null) {
-            for (StreamRecord<MirrorWrite> r : side) {
-                out.add(r.getValue());
-            }
-        }
-        return out;
-    }
-
     @Test
     void aForgottenUserIsDecidedAsANewUserAndOthersKeepTheirHistory() throws Exception {
         var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
@@ -63,7 +50,7 @@ class ForgetUserTest {
             send(h, message(user, "email", DAY_1_NOON + HOUR));
         }
         h.processBroadcastElement(forget("42"), 0);
-        List<MirrorWrite> writes = mirror(h);
+        List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
         MirrorWrite erase = writes.get(writes.size() - 1);
         assertEquals(42, erase.userId());
         assertTrue(erase.replace(), "the user's keys replaced by nothing: deleted");
@@ -96,7 +83,7 @@ class ForgetUserTest {
         var restored =
                 harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), snapshot, 1, 0);
         restored.processBroadcastElement(Records.config("{\"command\": \"rebuild-mirror\"}"), 0);
-        List<MirrorWrite> writes = mirror(restored);
+        List<MirrorWrite> writes = CappingHarnesses.mirrored(restored);
         assertEquals(2, writes.size(), writes.toString());
         MirrorWrite erase = writes.get(0);
         assertEquals(42, erase.userId());
@@ -146,7 +133,10 @@ class ForgetUserTest {
                     harnesses.open(
                             CappingSettings.of(TWO_A_DAY).withMirror(true), null, 2, subtask);
             h.processBroadcastElement(forget("42"), 0);
-            assertEquals(subtask == owner ? 1 : 0, mirror(h).size(), "subtask " + subtask);
+            assertEquals(
+                    subtask == owner ? 1 : 0,
+                    CappingHarnesses.mirrored(h).size(),
+                    "subtask " + subtask);
             assertTrue(CappingHarnesses.audits(h).isEmpty());
         }
     }

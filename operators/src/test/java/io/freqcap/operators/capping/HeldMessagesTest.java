@@ -217,6 +217,6 @@ class HeldMessagesTest {
     }
 
     static List<MirrorWrite> mirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        return ForgetUserTest.mirror(h);
+        return CappingHarnesses.mirrored(h);
     }
 }

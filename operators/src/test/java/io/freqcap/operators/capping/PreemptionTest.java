@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -80,17 +79,6 @@ class PreemptionTest {
                         .getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
-    static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        List<MirrorWrite> out = new ArrayList<>();
-        var side = h.getSideOutput(CappingFunction.MIRROR);
-        if (side != null) {
-            for (StreamRecord<MirrorWrite> r : side) {
-                out.add(r.getValue());
-            }
-        }
-        return out;
-    }
-
     /** The day's message, then the promotion held for the morning; processing time 22:10. */
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> promotionHeld(
             String config) throws Exception {
@@ -114,7 +102,7 @@ class PreemptionTest {
         assertEquals(1, audits.size(), audits.toString());
         assertEquals(Json.MAPPER.readTree(AUDIT_PREEMPTED), audits.get(0));
         // Redis: the promotion removed, then the alert counted at 08:00.
-        List<MirrorWrite> writes = mirrored(h);
+        List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
         assertEquals(4, writes.size(), writes.toString());
         MirrorWrite removal = writes.get(2);
         assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());

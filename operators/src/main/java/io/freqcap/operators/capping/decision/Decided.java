@@ -111,6 +111,15 @@ public record Decided(
                 verdict.sendAt());
     }
 
+    /**
+     * What a message held for later keeps in held state: its delivery, priority and timestamp (its
+     * holder numbers it, {@link HeldDelivery#decidedAs}).
+     */
+    public HeldDelivery heldDelivery() {
+        return HeldDelivery.of(
+                message.messageId(), message.timestamp(), message.priority(), 0, delivery());
+    }
+
     /** A delivery as one line of {@code freqcap-simulate}'s output (contract.md §8). */
     public DeliveryLine deliveryLine() {
         String shadow = verdict.shadow() == null ? null : verdict.shadow().label();
