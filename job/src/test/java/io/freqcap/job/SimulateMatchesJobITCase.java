@@ -39,18 +39,23 @@ class SimulateMatchesJobITCase {
     static final int PARTITIONS = 3;
 
     /**
-     * Calendar limits in users' zones, scopes, a segment rule, shadow rules, holds and quiet hours
-     * (the traffic is old: held messages are delivered at once, with their send times).
+     * Calendar limits in users' zones, scopes, a segment rule, shadow rules, holds and quiet hours,
+     * a reserved place and distinct campaigns (the traffic is old: held messages are delivered at
+     * once, with their send times; no rule preempts, since a job replaying old traffic finds every
+     * send time past where simulate's clock does not: PreemptionITCase compares the two on live
+     * traffic).
      */
     static final String CONFIG =
             "{\"version\":3,\"timezone\":\"Asia/Singapore\",\"rules\":["
-                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":4}],"
+                    + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":4,"
+                    + "\"reserve\":{\"slots\":1,\"priority\":70}}],"
                     + "\"channels\":{\"email\":[{\"calendar\":\"day\",\"max\":1}]},"
                     + "\"quietHours\":{\"from\":\"23:00\",\"to\":\"06:30\"}},"
                     + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":2},"
                     + "{\"window\":\"7d\",\"max\":6}],"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
-                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"12h\","
+                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],"
+                    + "\"campaigns\":[{\"calendar\":\"week\",\"max\":3}],\"hold\":\"12h\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
                     + "\"channels\":[\"push\"]}}],"
                     + "\"shadow\":{\"rules\":[{\"segment\":\"vip\",\"limits\":"
@@ -99,19 +104,19 @@ class SimulateMatchesJobITCase {
         for (Input in : KafkaPipelineSupport.traffic(9, 8_000, 400, 20)) {
             Long user = KafkaPipelineSupport.userOf(in);
             String zone = user == null ? null : ZONES[(int) (user % ZONES.length)];
-            if (zone == null) {
+            if (user == null) {
                 inputs.add(in);
                 continue;
             }
-            String json = new String(in.value, StandardCharsets.UTF_8);
-            inputs.add(
-                    new Input(
-                            in.seq,
-                            in.key,
-                            json.replaceFirst(
-                                            "\"timestamp\":",
-                                            "\"timezone\":\"" + zone + "\",\"timestamp\":")
-                                    .getBytes(StandardCharsets.UTF_8)));
+            // One message in five important enough for the reserved place.
+            String json =
+                    new String(in.value, StandardCharsets.UTF_8)
+                            .replaceFirst(
+                                    "\"timestamp\":",
+                                    (zone == null ? "" : "\"timezone\":\"" + zone + "\",")
+                                            + (in.seq % 5 == 0 ? "\"priority\":80," : "")
+                                            + "\"timestamp\":");
+            inputs.add(new Input(in.seq, in.key, json.getBytes(StandardCharsets.UTF_8)));
         }
 
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
@@ -138,6 +143,15 @@ class SimulateMatchesJobITCase {
                             out.get(name + "-audit"),
                             Map.of(3L, LimitConfig.parse(CONFIG)),
                             (user, version) -> isVip(user) ? "vip" : "*");
+            // The reserved place and the distinct campaigns were in play.
+            long reserved = 0;
+            long campaigns = 0;
+            for (Output o : outputs.values()) {
+                String audit = o.audit() == null ? "" : o.audit().toString();
+                reserved += audit.contains("\"reserved\":1") ? 1 : 0;
+                campaigns += audit.contains("\"scope\":\"campaigns\"") ? 1 : 0;
+            }
+            assertTrue(reserved > 20 && campaigns > 20, reserved + " reserved, " + campaigns);
             // freqcap-export: both topics as one JSONL file, a line per output
             Path export = tmp.resolve("export.jsonl");
             ByteArrayOutputStream err = new ByteArrayOutputStream();
