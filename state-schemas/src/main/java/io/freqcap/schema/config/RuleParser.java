@@ -63,16 +63,16 @@ final class RuleParser {
                             + " characters, got "
                             + chars);
         }
-        List<Limit> limits = limits(node.get("limits"), path + ".limits", false);
+        List<Limit> limits = limits(node.get("limits"), path + ".limits", false, true);
         Map<String, List<Limit>> channels =
-                named(node.get("channels"), path, "channels", "channel");
+                named(node.get("channels"), path, "channels", "channel", true);
         Map<String, List<Limit>> categories =
-                named(node.get("categories"), path, "categories", "category");
+                named(node.get("categories"), path, "categories", "category", true);
         JsonNode campaignNode = node.get("campaign");
         List<Limit> campaign =
                 campaignNode == null || campaignNode.isNull()
                         ? List.of()
-                        : limits(campaignNode, path + ".campaign", true);
+                        : limits(campaignNode, path + ".campaign", true, true);
         JsonNode holdNode = node.get("hold");
         String hold = null;
         long holdMillis = 0;
@@ -97,7 +97,7 @@ final class RuleParser {
         List<Limit> campaigns =
                 campaignsNode == null || campaignsNode.isNull()
                         ? List.of()
-                        : limits(campaignsNode, path + ".campaigns", true);
+                        : limits(campaignsNode, path + ".campaigns", true, true);
         JsonNode preemptNode = node.get("preempt");
         if (preemptNode != null && !preemptNode.isNull() && !preemptNode.isBoolean()) {
             throw new MalformedRecordException(path + ".preempt: expected true or false");
@@ -116,9 +116,14 @@ final class RuleParser {
                 preempt);
     }
 
-    /** Limits by channel or category name: {@code {"email": [...], ...}}. */
-    private static Map<String, List<Limit>> named(
-            JsonNode node, String path, String field, String what) throws MalformedRecordException {
+    /**
+     * Limits by channel or category name: {@code {"email": [...], ...}}.
+     *
+     * @param reservable whether a limit may carry a {@code reserve}
+     */
+    static Map<String, List<Limit>> named(
+            JsonNode node, String path, String field, String what, boolean reservable)
+            throws MalformedRecordException {
         Map<String, List<Limit>> out = new LinkedHashMap<>();
         if (node == null || node.isNull()) {
             return Collections.unmodifiableMap(out);
@@ -151,12 +156,17 @@ final class RuleParser {
                                 + name
                                 + "\" does not match [a-z0-9_-]{1,32}");
             }
-            out.put(name, limits(e.getValue(), path + "." + field + "." + name, true));
+            out.put(name, limits(e.getValue(), path + "." + field + "." + name, true, reservable));
         }
         return Collections.unmodifiableMap(out);
     }
 
-    private static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty)
+    /**
+     * A list of limits (contract.md §3), bounded.
+     *
+     * @param reservable whether a limit may carry a {@code reserve}
+     */
+    static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty, boolean reservable)
             throws MalformedRecordException {
         if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
             throw new MalformedRecordException(
@@ -217,6 +227,9 @@ final class RuleParser {
                 limit = new Limit(w.textValue(), millis, m.intValue());
             }
             JsonNode reserve = l.get("reserve");
+            if (!reservable && reserve != null && !reserve.isNull()) {
+                throw new MalformedRecordException(p + ".reserve: not allowed here");
+            }
             out.add(
                     reserve == null || reserve.isNull()
                             ? limit

@@ -58,7 +58,7 @@ public record OutboundMessage(
 
     public static final String DEFAULT_CATEGORY = "marketing";
     public static final Pattern CHANNEL = Pattern.compile("[a-z0-9_-]{1,32}");
-    static final int MAX_MESSAGE_ID_CHARS = 128;
+    public static final int MAX_MESSAGE_ID_CHARS = 128;
 
     /** Categories are kept with every counted entry: bounded, so no message can bloat state. */
     public static final int MAX_CATEGORY_CHARS = 64;

@@ -1,0 +1,110 @@
+package io.freqcap.schema.preference;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.common.JsonFields;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitLists;
+import io.freqcap.schema.message.OutboundMessage;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What a user chose in a preference center (contract.md §10): channels and categories opted out of,
+ * a pause, and limits of the user's own, in every scope of §3 but campaigns. Preferences only ever
+ * hold messages back.
+ *
+ * @param version grows per user: a record whose version is not greater than the one in force
+ *     changes nothing
+ * @param pausedUntil no message before this instant (epoch ms), or null
+ * @param limits count every message of the user, as a rule's {@code limits}
+ * @param channels limits counting one channel's messages
+ * @param categories limits counting one category's messages
+ */
+public record UserPreferences(
+        long userId,
+        long version,
+        Set<String> optOutChannels,
+        Set<String> optOutCategories,
+        Long pausedUntil,
+        List<Limit> limits,
+        Map<String, List<Limit>> channels,
+        Map<String, List<Limit>> categories)
+        implements java.io.Serializable {
+
+    /**
+     * Reads a record's value: one JSON object with {@code userId} and {@code version}, the rest
+     * optional ({@code null} reads as absent, unknown fields are ignored), bounded as a limit
+     * config is.
+     *
+     * @param keyUserId the userId of the record's key, or null for a record without one
+     * @throws MalformedRecordException naming the field and what was wrong
+     */
+    public static UserPreferences parse(byte[] value, Long keyUserId)
+            throws MalformedRecordException {
+        ObjectNode o = Json.readObject(value);
+        long userId = JsonFields.nonNegativeLong(o, "userId");
+        if (keyUserId != null && keyUserId != userId) {
+            throw new MalformedRecordException(
+                    "userId: " + userId + " is not the record's key " + keyUserId);
+        }
+        long version = JsonFields.nonNegativeLong(o, "version");
+        if (version < 1) {
+            throw new MalformedRecordException("version: must be positive, got 0");
+        }
+        Set<String> optOutChannels = Set.of();
+        Set<String> optOutCategories = Set.of();
+        JsonNode optOut = JsonFields.optional(o, "optOut");
+        if (optOut != null) {
+            if (!optOut.isObject()) {
+                throw new MalformedRecordException("optOut: expected an object, got " + optOut);
+            }
+            optOutChannels = names(optOut.get("channels"), "optOut.channels");
+            optOutCategories = names(optOut.get("categories"), "optOut.categories");
+        }
+        JsonNode paused = JsonFields.optional(o, "pausedUntil");
+        return new UserPreferences(
+                userId,
+                version,
+                optOutChannels,
+                optOutCategories,
+                paused == null ? null : JsonFields.nonNegativeLong(paused, "pausedUntil"),
+                LimitLists.list(o.get("limits"), "limits"),
+                LimitLists.named(o.get("channels"), "preferences", "channels", "channel"),
+                LimitLists.named(o.get("categories"), "preferences", "categories", "category"));
+    }
+
+    /** A list of channel or category names (the channel pattern of §2), at most 64. */
+    private static Set<String> names(JsonNode node, String path) throws MalformedRecordException {
+        if (node == null || node.isNull()) {
+            return Set.of();
+        }
+        if (!node.isArray()) {
+            throw new MalformedRecordException(path + ": expected an array of names");
+        }
+        if (node.size() > LimitLists.MAX_NAMES) {
+            throw new MalformedRecordException(
+                    path + ": at most " + LimitLists.MAX_NAMES + " names, got " + node.size());
+        }
+        Set<String> out = new LinkedHashSet<>();
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode n = node.get(i);
+            if (!n.isTextual() || !OutboundMessage.CHANNEL.matcher(n.textValue()).matches()) {
+                throw new MalformedRecordException(
+                        path + "[" + i + "]: expected a name matching [a-z0-9_-]{1,32}, got " + n);
+            }
+            out.add(n.textValue());
+        }
+        return Collections.unmodifiableSet(out);
+    }
+
+    /** Whether the user opted out of this message's channel or category. */
+    public boolean optsOut(String channel, String category) {
+        return optOutChannels.contains(channel) || optOutCategories.contains(category);
+    }
+}
