@@ -83,15 +83,11 @@ public final class DecisionStep {
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
         Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
-        boolean mayPreempt = Preemption.mayHelp(v) && config.ruleFor(segment).preempt();
         // Every channel the user may have in Redis, preempted messages' included: the mirror's
-        // write trims them all.
-        String[] channelsBefore =
-                keepMessageIds && (v.decision() == Decision.ALLOWED || mayPreempt)
-                        ? before.channels()
-                        : null;
+        // write trims them all. Read only for a message that is counted, before any un-count.
+        String[] channelsBefore = null;
         List<HeldDelivery> preempted = List.of();
-        if (mayPreempt) {
+        if (Preemption.mayHelp(v) && config.ruleFor(segment).preempt()) {
             Preemption.Found f =
                     preemption(
                             before,
@@ -110,6 +106,7 @@ public final class DecisionStep {
                 // m is decided against the history without them (contract.md §6)
                 v = f.verdict();
                 preempted = f.taken();
+                channelsBefore = keepMessageIds ? before.channels() : null;
                 held.take(m.userId(), preempted);
                 for (HeldDelivery h : preempted) {
                     histories.uncount(m.userId(), h.sendAt(), h.messageId());
@@ -119,6 +116,9 @@ public final class DecisionStep {
         }
         long latestStamped = Long.MIN_VALUE;
         if (v.decision() == Decision.ALLOWED) {
+            if (keepMessageIds && channelsBefore == null) {
+                channelsBefore = before.channels();
+            }
             // Counting never prunes the entry stamped latest: this is the history's after it.
             latestStamped =
                     before.isEmpty()
@@ -132,15 +132,7 @@ public final class DecisionStep {
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
                     config);
         }
-        return new Decided(
-                in,
-                m,
-                config,
-                v,
-                v.decision() == Decision.ALLOWED || !preempted.isEmpty() ? channelsBefore : null,
-                latestStamped,
-                now,
-                preempted);
+        return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
     }
 
     /**
