@@ -152,6 +152,7 @@ class ClusterITCase {
                 List<String> rescaled = new ArrayList<>(args);
                 int p = rescaled.indexOf("--parallelism");
                 rescaled.set(p + 1, "3");
+                superviseTaskManagers(cluster, rest, 2);
                 String resumed = JobSubmission.submit(cluster.restUrl(), jar, rescaled, savepoint);
                 awaitState(rest, resumed, "RUNNING");
                 assertEquals(3, maxParallelismOfVertices(rest, resumed));
@@ -276,6 +277,31 @@ class ClusterITCase {
                                     new IllegalStateException(
                                             "no shaded job jar in target/: run mvn verify, which"
                                                     + " packages before the ITCases"));
+        }
+    }
+
+    /**
+     * As a supervisor (Kubernetes, systemd) would: starts again the TaskManagers that exited and
+     * waits until the cluster has {@code wanted}. Besides the one the test kills, Flink itself may
+     * stop a surviving TaskManager: cleaning up a task whose upstream TaskManager vanished can
+     * throw in the task's exception handler ({@code BufferManager.recycle} rethrowing the lost
+     * connection), which Flink treats as fatal. Seen once in a fresh-clone run, where the rescaled
+     * job then found no slots.
+     */
+    static void superviseTaskManagers(StandaloneCluster cluster, FlinkRest rest, int wanted)
+            throws Exception {
+        long running =
+                cluster.running().keySet().stream()
+                        .filter(n -> n.startsWith("taskmanager"))
+                        .count();
+        for (long i = running; i < wanted; i++) {
+            System.out.println("cluster: a TaskManager exited on its own; starting another");
+            cluster.startTaskManager();
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (rest.overview().path("taskmanagers").asInt() < wanted) {
+            assertTrue(System.nanoTime() < deadline, "TaskManagers registered: " + rest.overview());
+            Thread.sleep(200);
         }
     }
 
