@@ -6,6 +6,7 @@ import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.ingest.ControlIdleOperator;
 import io.freqcap.operators.ingest.MessageTime;
 import io.freqcap.operators.ingest.ParseFunction;
+import io.freqcap.operators.ingest.UserInputParse;
 import io.freqcap.operators.segments.SegmentCheckFunction;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -34,15 +35,32 @@ public final class FreqcapJob {
     public static final String UID_DELIVERY_SINK = "delivery-sink";
     public static final String UID_AUDIT_SINK = "audit-sink";
     public static final String UID_MIRROR_SINK = "redis-mirror";
+    public static final String UID_PARSE_PREFERENCES = "parse-preferences";
+    public static final String UID_PARSE_RECEIPTS = "parse-receipts";
+
+    /** A job without the preferences and receipts topics. */
+    public static void build(
+            CappingSettings settings,
+            DataStream<RawRecord> input,
+            DataStream<ControlRecord> control,
+            Sink<Delivery> deliveries,
+            Sink<AuditEvent> audit,
+            Sink<MirrorWrite> mirror) {
+        build(settings, input, null, null, control, deliveries, audit, mirror);
+    }
 
     /**
      * @param settings what each capping task starts with (its mirror flag is set from {@code
      *     mirror})
+     * @param preferences the preferences topic's records (contract.md §10), or null for none
+     * @param receipts the receipts topic's records (§11), or null for none
      * @param mirror the Redis mirror's sink, or null for no mirror
      */
     public static void build(
             CappingSettings settings,
             DataStream<RawRecord> input,
+            DataStream<RawRecord> preferences,
+            DataStream<RawRecord> receipts,
             DataStream<ControlRecord> control,
             Sink<Delivery> deliveries,
             Sink<AuditEvent> audit,
@@ -58,6 +76,20 @@ public final class FreqcapJob {
                         .assignTimestampsAndWatermarks(MessageTime.messages())
                         .name("message-time")
                         .uid("message-time");
+        // A user's preferences and receipts reach the task that holds the user's history.
+        if (preferences != null) {
+            parsed =
+                    parsed.union(
+                            userInput(
+                                    preferences,
+                                    InboundMessage.Kind.PREFERENCE,
+                                    UID_PARSE_PREFERENCES));
+        }
+        if (receipts != null) {
+            parsed =
+                    parsed.union(
+                            userInput(receipts, InboundMessage.Kind.RECEIPT, UID_PARSE_RECEIPTS));
+        }
         // Segment files are read and checked once, here, so that all capping tasks apply one or
         // none (SegmentCheck).
         DataStream<ControlRecord> checked =
@@ -70,7 +102,7 @@ public final class FreqcapJob {
                 checked.transform(
                                 "control-idle",
                                 TypeInformation.of(ControlRecord.class),
-                                new ControlIdleOperator())
+                                new ControlIdleOperator<>())
                         .uid("control-idle");
 
         SingleOutputStreamOperator<Delivery> decided =
@@ -100,5 +132,18 @@ public final class FreqcapJob {
                     .name("redis-mirror")
                     .uid(UID_MIRROR_SINK);
         }
+    }
+
+    /** A keyed input other than the messages, out of event time ({@link ControlIdleOperator}). */
+    private static DataStream<InboundMessage> userInput(
+            DataStream<RawRecord> raw, InboundMessage.Kind kind, String uid) {
+        return raw.map(new UserInputParse(kind))
+                .name(uid)
+                .uid(uid)
+                .transform(
+                        uid + "-idle",
+                        TypeInformation.of(InboundMessage.class),
+                        new ControlIdleOperator<>())
+                .uid(uid + "-idle");
     }
 }

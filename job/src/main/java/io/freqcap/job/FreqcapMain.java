@@ -119,9 +119,27 @@ public final class FreqcapMain {
                                     "mirror-ticks",
                                     "mirror-ticks"));
         }
+        DataStream<RawRecord> preferences =
+                kafka.preferencesTopic() == null
+                        ? null
+                        : env.fromSource(
+                                        KafkaConnectors.preferencesSource(kafka),
+                                        WatermarkStrategy.noWatermarks(),
+                                        "user-preferences")
+                                .uid("preferences-source");
+        DataStream<RawRecord> receipts =
+                kafka.receiptsTopic() == null
+                        ? null
+                        : env.fromSource(
+                                        KafkaConnectors.receiptsSource(kafka),
+                                        WatermarkStrategy.noWatermarks(),
+                                        "delivery-receipts")
+                                .uid("receipts-source");
         FreqcapJob.build(
                 settings.capping(),
                 input,
+                preferences,
+                receipts,
                 controls,
                 KafkaConnectors.deliverySink(kafka),
                 KafkaConnectors.auditSink(kafka),

@@ -66,6 +66,21 @@ public final class FreqcapOptions {
                     .stringType()
                     .defaultValue("segment-updates")
                     .withDescription("SegmentUpdate JSON.");
+    public static final ConfigOption<String> PREFERENCES_TOPIC =
+            ConfigOptions.key("preferences-topic")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "UserPreferences JSON keyed by userId, a compacted topic (contract.md"
+                                    + " §10); read from its beginning by a job without state."
+                                    + " None: no preferences.");
+    public static final ConfigOption<String> RECEIPTS_TOPIC =
+            ConfigOptions.key("receipts-topic")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "DeliveryReceipt JSON (contract.md §11): a failed delivery stops"
+                                    + " counting. None: no receipts.");
     public static final ConfigOption<String> CONFIG_TOPIC =
             ConfigOptions.key("config-topic")
                     .stringType()

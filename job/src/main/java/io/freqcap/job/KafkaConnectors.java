@@ -29,17 +29,7 @@ public final class KafkaConnectors {
     static final int MAX_REQUEST_OVERHEAD = 64 * 1024;
 
     public static KafkaSource<RawRecord> inputSource(KafkaSettings c) {
-        OffsetsInitializer start;
-        switch (c.startingOffsets()) {
-            case EARLIEST:
-                start = OffsetsInitializer.earliest();
-                break;
-            case LATEST:
-                start = OffsetsInitializer.latest();
-                break;
-            default:
-                start = OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
-        }
+        OffsetsInitializer start = inputStart(c);
         var builder = KafkaSource.<RawRecord>builder();
         KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
         return builder.setBootstrapServers(c.bootstrapServers())
@@ -50,6 +40,14 @@ public final class KafkaConnectors {
                 // Upstream producers may be transactional: never decide an aborted message.
                 .setProperty("isolation.level", "read_committed")
                 .build();
+    }
+
+    private static OffsetsInitializer inputStart(KafkaSettings c) {
+        return switch (c.startingOffsets()) {
+            case EARLIEST -> OffsetsInitializer.earliest();
+            case LATEST -> OffsetsInitializer.latest();
+            default -> OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+        };
     }
 
     /**
@@ -69,6 +67,35 @@ public final class KafkaConnectors {
                 .setGroupId(c.groupId() + "-" + kind.name().toLowerCase())
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new ControlRecordDeserializer(kind))
+                .setProperty("isolation.level", "read_committed")
+                .build();
+    }
+
+    /**
+     * The preferences topic (contract.md §10): compacted, so its records are the users' current
+     * choices, and read from its beginning whenever the job starts without state, as the control
+     * topics are; a restored job goes on from the offsets in its state.
+     */
+    public static KafkaSource<RawRecord> preferencesSource(KafkaSettings c) {
+        return rawSource(c, c.preferencesTopic(), "-preferences", OffsetsInitializer.earliest());
+    }
+
+    /**
+     * The receipts topic (contract.md §11), started where the input topic is (--starting-offsets).
+     */
+    public static KafkaSource<RawRecord> receiptsSource(KafkaSettings c) {
+        return rawSource(c, c.receiptsTopic(), "-receipts", inputStart(c));
+    }
+
+    private static KafkaSource<RawRecord> rawSource(
+            KafkaSettings c, String topic, String groupSuffix, OffsetsInitializer start) {
+        var builder = KafkaSource.<RawRecord>builder();
+        KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
+        return builder.setBootstrapServers(c.bootstrapServers())
+                .setTopics(topic)
+                .setGroupId(c.groupId() + groupSuffix)
+                .setStartingOffsets(start)
+                .setDeserializer(new RawRecordDeserializer())
                 .setProperty("isolation.level", "read_committed")
                 .build();
     }

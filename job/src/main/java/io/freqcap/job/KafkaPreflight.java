@@ -2,6 +2,7 @@ package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,21 +53,27 @@ public final class KafkaPreflight {
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(ms));
         String where = "Kafka at " + k.bootstrapServers();
         List<String> topics =
-                List.of(
-                        k.inputTopic(),
-                        k.configTopic(),
-                        k.segmentsTopic(),
-                        k.deliveryTopic(),
-                        k.auditTopic());
+                new ArrayList<>(
+                        List.of(
+                                k.inputTopic(),
+                                k.configTopic(),
+                                k.segmentsTopic(),
+                                k.deliveryTopic(),
+                                k.auditTopic()));
+        List<String> groupIds =
+                new ArrayList<>(
+                        List.of(k.groupId(), k.groupId() + "-config", k.groupId() + "-segment"));
+        if (k.preferencesTopic() != null) {
+            topics.add(k.preferencesTopic());
+            groupIds.add(k.groupId() + "-preferences");
+        }
+        if (k.receiptsTopic() != null) {
+            topics.add(k.receiptsTopic());
+            groupIds.add(k.groupId() + "-receipts");
+        }
         try (Admin admin = Admin.create(p)) {
             admin.describeTopics(topics).allTopicNames().get(ms, TimeUnit.MILLISECONDS);
-            var groups =
-                    admin.describeConsumerGroups(
-                                    List.of(
-                                            k.groupId(),
-                                            k.groupId() + "-config",
-                                            k.groupId() + "-segment"))
-                            .describedGroups();
+            var groups = admin.describeConsumerGroups(groupIds).describedGroups();
             for (var group : groups.values()) {
                 try {
                     group.get(ms, TimeUnit.MILLISECONDS);

@@ -15,6 +15,8 @@ import org.apache.flink.configuration.Configuration;
  * @param maxRecordBytes the largest record the job writes (--max-record-bytes)
  * @param clientProperties {@code --kafka-config}'s properties, applied to every client first
  * @param transactionTimeout the Kafka transactions' timeout (--transaction-timeout)
+ * @param preferencesTopic --preferences-topic, or null
+ * @param receiptsTopic --receipts-topic, or null
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -28,7 +30,9 @@ public record KafkaSettings(
         StartingOffsets startingOffsets,
         int maxRecordBytes,
         Map<String, String> clientProperties,
-        Duration transactionTimeout)
+        Duration transactionTimeout,
+        String preferencesTopic,
+        String receiptsTopic)
         implements Serializable {
 
     public static KafkaSettings of(Configuration c) {
@@ -44,7 +48,9 @@ public record KafkaSettings(
                 c.get(FreqcapOptions.STARTING_OFFSETS),
                 c.get(FreqcapOptions.MAX_RECORD_BYTES),
                 clientProperties(c),
-                c.get(FreqcapOptions.TRANSACTION_TIMEOUT));
+                c.get(FreqcapOptions.TRANSACTION_TIMEOUT),
+                c.getOptional(FreqcapOptions.PREFERENCES_TOPIC).orElse(null),
+                c.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse(null));
     }
 
     /** The properties of {@code --kafka-config}, none without it; the file was checked at start. */

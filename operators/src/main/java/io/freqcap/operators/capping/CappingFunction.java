@@ -8,6 +8,7 @@ import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.capping.state.HoldNumbers;
+import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
@@ -96,6 +97,8 @@ public class CappingFunction
     private transient CappingMetrics metrics;
     private transient CappingOutputs outputs;
     private transient Withdrawals withdrawals;
+    private transient PreferenceStore preferences;
+    private transient UserInputs userInputs;
     private transient Upkeep upkeep;
 
     /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
@@ -177,7 +180,9 @@ public class CappingFunction
                         holdNumbers,
                         heldTimers);
         metrics.watch(held);
-        step = new DecisionStep(histories, held, settings.mirror());
+        preferences = new PreferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
+        metrics.watch(preferences);
+        step = new DecisionStep(histories, held, preferences, settings.mirror());
         outputs =
                 new CappingOutputs(
                         metrics,
@@ -186,8 +191,8 @@ public class CappingFunction
                         settings.bounds().maxRecordBytes(),
                         () -> control.config().longestWindowMillis());
         withdrawals =
-                new Withdrawals(
-                        histories, held, keySetter, this::owns, this::eraseHistory, outputs);
+                new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
+        userInputs = new UserInputs(histories, held, preferences, withdrawals, metrics, outputs);
         upkeep =
                 new Upkeep(
                         histories,
@@ -245,6 +250,10 @@ public class CappingFunction
             auditIfNotApplied(a, outputs.to(ctx));
         }
         long now = ctx.timerService().currentProcessingTime();
+        if (!in.isMessage()) {
+            userInputs.apply(in, now, outputs.to(ctx));
+            return;
+        }
         Decided d =
                 step.decide(
                         in,
@@ -298,10 +307,12 @@ public class CappingFunction
 
     /**
      * Called by {@link CappingOperator} once open, keyed state restored: counts the messages
-     * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge).
+     * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge), and finds
+     * the users with preferences.
      */
-    void countHeld(KeyedStateBackend<Long> backend) throws Exception {
+    void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
         held.countLegacy(backend, keySetter);
+        preferences.load(backend);
     }
 
     @Override
@@ -351,8 +362,12 @@ public class CappingFunction
         ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> users.accept(user));
     }
 
-    /** The user's history erased; the channels it held. Package-private: tests inject faults. */
-    String[] eraseHistory(long user) throws Exception {
+    /**
+     * The user's history and preferences erased; the channels the history held. Package-private:
+     * tests inject faults.
+     */
+    String[] eraseUser(long user) throws Exception {
+        preferences.clear(user);
         return histories.forget(user);
     }
 }

@@ -3,6 +3,7 @@ package io.freqcap.operators.capping;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.decision.Decision;
 import java.util.HashMap;
@@ -16,8 +17,9 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 /**
  * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; held
  * messages ({@code held}, {@code released}, {@code forgotten}, {@code cancelled}, {@code
- * preempted}, {@code heldNow}); how far behind decisions run ({@code decisionLagMillis}); ALLOWED
- * and REJECTED per segment.
+ * preempted}, {@code heldNow}); preferences and receipts applied or ignored, and the users with
+ * preferences; how far behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per
+ * segment.
  */
 public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
@@ -41,6 +43,10 @@ public final class CappingMetrics {
     private final Counter forgotten;
     private final Counter cancelled;
     private final Counter preempted;
+    final Counter preferencesApplied;
+    final Counter preferencesIgnored;
+    final Counter receiptsApplied;
+    final Counter receiptsIgnored;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -73,6 +79,10 @@ public final class CappingMetrics {
         forgotten = metrics.counter("forgotten");
         cancelled = metrics.counter("cancelled");
         preempted = metrics.counter("preempted");
+        preferencesApplied = metrics.counter("preferencesApplied");
+        preferencesIgnored = metrics.counter("preferencesIgnored");
+        receiptsApplied = metrics.counter("receiptsApplied");
+        receiptsIgnored = metrics.counter("receiptsIgnored");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
@@ -81,6 +91,11 @@ public final class CappingMetrics {
     /** The gauge of the messages this task holds for a later send time. */
     void watch(HeldMessages heldMessages) {
         group.gauge("heldNow", heldMessages::heldNow);
+    }
+
+    /** The gauge of this task's users with preferences. */
+    void watch(PreferenceStore preferences) {
+        group.gauge("usersWithPreferences", preferences::users);
     }
 
     /** Gauges of the long histories a task holds in memory (heavy users). */

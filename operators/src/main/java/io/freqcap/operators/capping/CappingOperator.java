@@ -59,7 +59,7 @@ public class CappingOperator
                     }
                 });
         super.open();
-        function.countHeld(getKeyedStateBackend());
+        function.loadRestored(getKeyedStateBackend());
     }
 
     /** A held message's timer: the function delivers it (its user is the current key). */

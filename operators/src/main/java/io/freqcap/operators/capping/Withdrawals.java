@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 import org.slf4j.Logger;
@@ -22,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * The two commands that take counted messages back (contract.md §7), for {@link CappingFunction}:
  * {@code forget-user} erases a user (history, held messages as FORGOTTEN records, Redis keys) and
  * {@code cancel-held} withdraws a campaign's held messages (CANCELLED records, un-counted in the
- * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it.
+ * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it. A
+ * user's opt-out or pause cancels held messages the same way ({@link UserInputs}).
  */
 record Withdrawals(
         HistoryStore histories,
@@ -117,8 +119,24 @@ record Withdrawals(
     private int cancelHeld(long user, String campaignId, CappingOutputs.Sink sink)
             throws Exception {
         keySetter.accept(user);
-        List<HeldDelivery> cancelled =
-                held.withdraw(user, h -> campaignId.equals(Withdrawn.message(h).campaignId()));
+        return cancel(
+                user,
+                h ->
+                        campaignId.equals(Withdrawn.message(h).campaignId())
+                                ? ConfigRecord.Command.CANCEL_HELD
+                                : null,
+                sink);
+    }
+
+    /**
+     * Cancels the held messages of {@code user} (the current key) that {@code reasonOf} gives a
+     * reason for: each gets its CANCELLED record and stops counting, in the history and in Redis.
+     *
+     * @return how many
+     */
+    int cancel(long user, Function<HeldDelivery, String> reasonOf, CappingOutputs.Sink sink)
+            throws Exception {
+        List<HeldDelivery> cancelled = held.withdraw(user, h -> reasonOf.apply(h) != null);
         if (cancelled.isEmpty()) {
             return 0;
         }
@@ -129,7 +147,7 @@ record Withdrawals(
             histories.uncount(user, h.sendAt(), h.messageId());
             sink.audit(
                     Decision.CANCELLED,
-                    Withdrawn.cancelled(h, ConfigRecord.Command.CANCEL_HELD, out.maxRecordBytes()));
+                    Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()));
             ids[i] = h.messageId();
             channels[i] = Withdrawn.message(h).channel();
         }

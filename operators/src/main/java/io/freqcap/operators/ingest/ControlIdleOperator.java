@@ -1,6 +1,5 @@
 package io.freqcap.operators.ingest;
 
-import io.freqcap.schema.config.ControlRecord;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
@@ -16,9 +15,12 @@ import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
  * quiet minute, a source without splits), the operator's watermark would jump to +infinity and the
  * next cleanup sweep would clear histories that still matter. An idle control input can never move
  * the watermark; when the messages are idle too, nothing is cleaned, which is safe.
+ *
+ * <p>The preferences and receipts topics (contract.md §10, §11) join the messages' keyed input, and
+ * go through this operator first for the same reason: their records carry no message time.
  */
-public class ControlIdleOperator extends AbstractStreamOperator<ControlRecord>
-        implements OneInputStreamOperator<ControlRecord, ControlRecord> {
+public class ControlIdleOperator<T> extends AbstractStreamOperator<T>
+        implements OneInputStreamOperator<T, T> {
     private static final long serialVersionUID = 1L;
 
     @Override
@@ -28,7 +30,7 @@ public class ControlIdleOperator extends AbstractStreamOperator<ControlRecord>
     }
 
     @Override
-    public void processElement(StreamRecord<ControlRecord> element) {
+    public void processElement(StreamRecord<T> element) {
         output.collect(element);
     }
 

@@ -340,7 +340,8 @@ public final class CappingBenchmark {
                                                         value,
                                                         "outbound-messages",
                                                         part,
-                                                        n),
+                                                        n,
+                                                        InboundMessage.Kind.MESSAGE),
                                                 ts);
                                         if ((n + 1) % checkpointEvery == 0) {
                                             // as a job checkpoints: the cache's new histories

@@ -194,7 +194,8 @@ public final class PreemptionBenchmark {
                 VALUE,
                 "outbound-messages",
                 0,
-                0);
+                0,
+                InboundMessage.Kind.MESSAGE);
     }
 
     static void check(boolean ok, String what) {

@@ -165,7 +165,7 @@ class ForgetUserTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(TWO_A_DAY)) {
                             @Override
-                            String[] eraseHistory(long user) {
+                            String[] eraseUser(long user) {
                                 throw new IllegalStateException("disk gone");
                             }
                         },

@@ -263,6 +263,19 @@ public final class AuditRecords {
                 g.writeEndObject();
                 continue;
             }
+            if (v.isChoice()) {
+                if (v.channel() != null) {
+                    g.writeStringField("channel", v.channel());
+                }
+                if (v.category() != null) {
+                    g.writeStringField("category", v.category());
+                }
+                if (v.until() != null) {
+                    g.writeNumberField("until", v.until());
+                }
+                g.writeEndObject();
+                continue;
+            }
             if (v.calendar() != null) {
                 g.writeStringField("calendar", v.calendar());
             } else if (v.window() != null) {

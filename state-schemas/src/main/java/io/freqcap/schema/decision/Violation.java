@@ -15,6 +15,9 @@ import io.freqcap.schema.config.Limit;
  * @param reserved the places the limit keeps for messages of a higher priority than this one's
  *     (contract.md §3 {@code reserve}): the message could use only {@code max - reserved}; 0 when
  *     none are kept from it
+ * @param channel a {@code preference:opt-out} violation's channel (contract.md §10), else null
+ * @param category a {@code preference:opt-out} violation's category, else null
+ * @param until a {@code preference:paused} violation's end of the pause (epoch ms), else null
  */
 public record Violation(
         String scope,
@@ -24,16 +27,63 @@ public record Violation(
         int count,
         String from,
         String to,
-        int reserved) {
+        int reserved,
+        String channel,
+        String category,
+        Long until) {
 
     public static final String QUIET_HOURS = "quiet-hours";
 
     /** The scope of {@code maxHeld} (contract.md §3). */
     public static final String HOLD = "hold";
 
+    /** The prefix of the scopes of a user's preferences (contract.md §10). */
+    public static final String PREFERENCE = "preference:";
+
+    public static final String OPT_OUT = PREFERENCE + "opt-out";
+    public static final String PAUSED = PREFERENCE + "paused";
+
     /** A limit's violation: a rolling one (window) or a calendar one (calendar). */
     public Violation(String scope, String window, String calendar, int max, int count) {
         this(scope, window, calendar, max, count, null, null, 0);
+    }
+
+    /** A limit's violation that may keep places from the message. */
+    public Violation(
+            String scope,
+            String window,
+            String calendar,
+            int max,
+            int count,
+            String from,
+            String to,
+            int reserved) {
+        this(scope, window, calendar, max, count, from, to, reserved, null, null, null);
+    }
+
+    /** The user opted out of the message's channel. */
+    public static Violation optedOutOfChannel(String channel) {
+        return new Violation(OPT_OUT, null, null, 0, 0, null, null, 0, channel, null, null);
+    }
+
+    /** The user opted out of the message's category. */
+    public static Violation optedOutOfCategory(String category) {
+        return new Violation(OPT_OUT, null, null, 0, 0, null, null, 0, null, category, null);
+    }
+
+    /** The user paused messages until {@code until}. */
+    public static Violation paused(long until) {
+        return new Violation(PAUSED, null, null, 0, 0, null, null, 0, null, null, until);
+    }
+
+    /** Whether a preference of the user's (contract.md §10) rather than a rule breaks. */
+    public boolean isPreference() {
+        return scope.startsWith(PREFERENCE);
+    }
+
+    /** Whether this is an opt-out or a pause, which have no max and count. */
+    public boolean isChoice() {
+        return channel != null || category != null || until != null;
     }
 
     /** A rolling limit's violation. */

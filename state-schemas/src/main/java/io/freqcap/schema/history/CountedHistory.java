@@ -45,6 +45,12 @@ public interface CountedHistory {
     /** Whether an entry has this 56-bit fingerprint ({@link Fingerprints#of}). */
     boolean containsFingerprint(long fingerprint);
 
+    /**
+     * The latest entry with this 56-bit fingerprint, or null when none has it: what a failed
+     * delivery receipt un-counts (contract.md §11).
+     */
+    HistoryEntry withFingerprint(long fingerprint);
+
     /** The channels entries of this history use. */
     String[] channels();
 

@@ -82,6 +82,17 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
         return false;
     }
 
+    @Override
+    public HistoryEntry withFingerprint(long fingerprint) {
+        fingerprint &= Fingerprints.MASK;
+        for (int i = fingerprints.length - 1; i >= 0; i--) {
+            if (fingerprints[i] == fingerprint) {
+                return entry(i);
+            }
+        }
+        return null;
+    }
+
     /** Whether entry i counts for {@code scope}. */
     public boolean inScope(int i, Scope scope) {
         return scope.matches(channel(i), category(i), campaign(i));

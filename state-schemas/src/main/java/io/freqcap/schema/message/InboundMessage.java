@@ -2,6 +2,8 @@ package io.freqcap.schema.message;
 
 import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
@@ -9,6 +11,12 @@ import org.apache.flink.api.common.typeinfo.TypeInfo;
  * malformed ({@link #error} set). Malformed records travel through the capping operator too, so
  * that its {@code malformed} counter sees them (contract.md §9); they are keyed by {@link
  * #routingKey}, a negative number that no userId can take.
+ *
+ * <p>Records of the preferences and receipts topics (contract.md §10, §11) travel the same way,
+ * keyed by their user, so that they reach the task that holds the user's state: {@link #kind} says
+ * which topic a record came from. Only a message's fields are taken apart here; the capping
+ * operator reads the others' values again (they are a small share of the traffic), an unreadable
+ * one being INVALID_CONTROL rather than MALFORMED.
  */
 @TypeInfo(InboundMessageSerializer.Factory.class)
 public record InboundMessage(
@@ -25,7 +33,15 @@ public record InboundMessage(
         byte[] value,
         String topic,
         int partition,
-        long offset) {
+        long offset,
+        Kind kind) {
+
+    /** The topic a record came from. */
+    public enum Kind {
+        MESSAGE,
+        PREFERENCE,
+        RECEIPT
+    }
 
     @Override
     public boolean equals(Object o) {
@@ -40,6 +56,65 @@ public record InboundMessage(
 
     public boolean isMalformed() {
         return error != null;
+    }
+
+    /** Whether this is a message, not a record of the preferences or receipts topic. */
+    public boolean isMessage() {
+        return kind == Kind.MESSAGE;
+    }
+
+    /**
+     * A record of the preferences topic, keyed by the user it names (the record's key, or the
+     * value's {@code userId} for a record without one); an unreadable one carries its error.
+     */
+    public static InboundMessage preference(RawRecord raw) {
+        try {
+            return other(
+                    raw,
+                    PreferenceRecord.read(raw.key(), raw.value()).userId(),
+                    null,
+                    Kind.PREFERENCE);
+        } catch (MalformedRecordException e) {
+            return other(raw, -1 - (raw.offset() & 1023), e.getMessage(), Kind.PREFERENCE);
+        }
+    }
+
+    /** A record of the receipts topic, keyed by its user; an unreadable one carries its error. */
+    public static InboundMessage receipt(RawRecord raw) {
+        try {
+            return other(raw, DeliveryReceipt.parse(raw.value()).userId(), null, Kind.RECEIPT);
+        } catch (MalformedRecordException e) {
+            return other(raw, -1 - (raw.offset() & 1023), e.getMessage(), Kind.RECEIPT);
+        }
+    }
+
+    private static InboundMessage other(RawRecord raw, long routingKey, String error, Kind kind) {
+        return new InboundMessage(
+                routingKey,
+                null,
+                null,
+                null,
+                -1,
+                null,
+                null,
+                0,
+                error,
+                raw.key(),
+                raw.value(),
+                raw.topic(),
+                raw.partition(),
+                raw.offset(),
+                kind);
+    }
+
+    /** The preferences record this is (a record of {@link Kind#PREFERENCE} that is readable). */
+    public PreferenceRecord preferenceRecord() throws MalformedRecordException {
+        return PreferenceRecord.read(key, value);
+    }
+
+    /** The receipt this is (a record of {@link Kind#RECEIPT} that is readable). */
+    public DeliveryReceipt receipt() throws MalformedRecordException {
+        return DeliveryReceipt.parse(value);
     }
 
     /** The parsed fields; only for a record that is not malformed. */
@@ -95,7 +170,8 @@ public record InboundMessage(
                     raw.value(),
                     raw.topic(),
                     raw.partition(),
-                    raw.offset());
+                    raw.offset(),
+                    Kind.MESSAGE);
         } catch (MalformedRecordException e) {
             return malformed(raw, e.getMessage());
         }
@@ -130,7 +206,8 @@ public record InboundMessage(
                 raw.value(),
                 raw.topic(),
                 raw.partition(),
-                raw.offset());
+                raw.offset(),
+                Kind.MESSAGE);
     }
 
     @Override

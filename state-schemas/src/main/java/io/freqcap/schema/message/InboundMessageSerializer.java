@@ -30,7 +30,23 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
 
     private static final InboundMessage EMPTY =
             new InboundMessage(
-                    -1, null, null, null, -1, null, null, 0, "empty", null, null, null, 0, 0);
+                    -1,
+                    null,
+                    null,
+                    null,
+                    -1,
+                    null,
+                    null,
+                    0,
+                    "empty",
+                    null,
+                    null,
+                    null,
+                    0,
+                    0,
+                    InboundMessage.Kind.MESSAGE);
+
+    private static final InboundMessage.Kind[] KINDS = InboundMessage.Kind.values();
 
     @Override
     public InboundMessage createInstance() {
@@ -53,6 +69,7 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
         StringValue.writeString(m.topic(), out);
         out.writeInt(m.partition());
         out.writeLong(m.offset());
+        out.writeByte(m.kind().ordinal());
     }
 
     @Override
@@ -71,7 +88,8 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
                 ByteArrays.read(in),
                 StringValue.readString(in),
                 in.readInt(),
-                in.readLong());
+                in.readLong(),
+                KINDS[in.readByte()]);
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<InboundMessage> {

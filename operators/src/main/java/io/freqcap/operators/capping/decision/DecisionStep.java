@@ -11,6 +11,7 @@ import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -25,6 +26,7 @@ import java.util.function.Function;
 public final class DecisionStep {
     private final Histories histories;
     private final HeldQueue held;
+    private final Preferences preferences;
     private final boolean keepMessageIds;
 
     /**
@@ -34,8 +36,17 @@ public final class DecisionStep {
      *     before each (the Redis mirror needs both)
      */
     public DecisionStep(Histories histories, HeldQueue held, boolean keepMessageIds) {
+        this(histories, held, Preferences.NONE, keepMessageIds);
+    }
+
+    /**
+     * @param preferences the users' preferences, which every message must pass too
+     */
+    public DecisionStep(
+            Histories histories, HeldQueue held, Preferences preferences, boolean keepMessageIds) {
         this.histories = histories;
         this.held = held;
+        this.preferences = preferences;
         this.keepMessageIds = keepMessageIds;
     }
 
@@ -82,7 +93,10 @@ public final class DecisionStep {
         }
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
-        Verdict v = CappingRule.judge(before, m, config, segment, shadowSegment, sweptHorizon, now);
+        UserPreferences prefs = preferences.of(m.userId());
+        Verdict v =
+                CappingRule.judge(
+                        before, m, config, segment, shadowSegment, sweptHorizon, now, prefs);
         // Every channel the user may have in Redis, preempted messages' included: the mirror's
         // write trims them all. Read only for a message that is counted, before any un-count.
         String[] channelsBefore = null;
@@ -100,7 +114,8 @@ public final class DecisionStep {
                                             segment,
                                             shadowSegment,
                                             sweptHorizon,
-                                            now),
+                                            now,
+                                            prefs),
                             now);
             if (f != null) {
                 // m is decided against the history without them (contract.md §6)

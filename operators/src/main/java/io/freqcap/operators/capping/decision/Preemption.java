@@ -54,7 +54,7 @@ final class Preemption {
         }
         for (Violation x : v.violations()) {
             String scope = x.scope();
-            if (scope.equals(Violation.HOLD) || scope.startsWith("preference:")) {
+            if (scope.equals(Violation.HOLD) || scope.startsWith(Violation.PREFERENCE)) {
                 return false;
             }
         }

@@ -6,6 +6,8 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
+import java.time.Instant;
 
 /**
  * The outcome of a held message withdrawn before its send time (contract.md §5, §6, §7): its audit
@@ -22,6 +24,24 @@ public final class Withdrawn {
     /** The CANCELLED record of a held message, and why. */
     public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
         return record(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
+    }
+
+    /**
+     * Why a held message sent at {@code sendAt} is cancelled by its user's new preferences
+     * (contract.md §10): an opt-out of its channel or category, or a pause past its send time; null
+     * when they leave it be.
+     */
+    public static String cancelledBy(UserPreferences p, OutboundMessage m, long sendAt) {
+        if (p.optOutChannels().contains(m.channel())) {
+            return "opted out of channel " + m.channel();
+        }
+        if (p.optOutCategories().contains(m.category())) {
+            return "opted out of category " + m.category();
+        }
+        if (p.pausedUntil() != null && sendAt < p.pausedUntil()) {
+            return "paused until " + Instant.ofEpochMilli(p.pausedUntil());
+        }
+        return null;
     }
 
     /**

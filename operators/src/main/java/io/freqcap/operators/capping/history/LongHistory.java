@@ -302,6 +302,28 @@ public final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public HistoryEntry withFingerprint(long fingerprint) {
+        fingerprint &= Fingerprints.MASK;
+        if (!fingerprints.contains(fingerprint)) {
+            return null;
+        }
+        for (int i = e.end - 1; i >= e.start; i--) {
+            if (e.fps[i] == fingerprint) {
+                return new HistoryEntry(
+                        e.ts[i],
+                        e.fps[i],
+                        e.channel(i),
+                        e.id(i),
+                        e.category(i),
+                        e.campaign(i),
+                        e.offset(i),
+                        e.heldFor(i));
+            }
+        }
+        return null;
+    }
+
+    @Override
     public String[] channels() {
         List<String> used = new ArrayList<>();
         for (String c : e.channelNames) {

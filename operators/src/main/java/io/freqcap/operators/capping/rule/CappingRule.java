@@ -13,6 +13,7 @@ import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -70,6 +71,30 @@ public final class CappingRule {
             String shadowSegment,
             long sweptHorizon,
             long now) {
+        return judge(history, m, config, segment, shadowSegment, sweptHorizon, now, null);
+    }
+
+    /**
+     * Decides one message without counting it, as {@link #judge(CountedHistory, OutboundMessage,
+     * LimitConfig, String, String, long, long)} does, for a user with preferences (contract.md
+     * §10): the message must pass its rule and them. An opt-out rejects it (never held, no {@code
+     * retryAfter}); a pause closes the times before its end as quiet hours do, so a rule's {@code
+     * hold} may hold the message through it; the user's limits are checked with the rule's, against
+     * the same history, and reported as {@code preference:<scope>}. EXEMPT messages ignore them,
+     * and they never make a message STALE. Shadow rules read them too: they are the user's,
+     * whatever the rules.
+     *
+     * @param prefs the user's preferences, or null for none
+     */
+    public static Verdict judge(
+            CountedHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon,
+            long now,
+            UserPreferences prefs) {
         if (config.isExempt(m.category())) {
             return Verdict.passed(Decision.EXEMPT, segment);
         }
@@ -111,7 +136,7 @@ public final class CappingRule {
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         CalendarLimits calendar = new CalendarLimits(history, clock);
         Rule rule = config.ruleFor(segment);
-        Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld());
+        Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld(), prefs);
         if (!config.hasShadow()) {
             return v;
         }
@@ -127,7 +152,8 @@ public final class CappingRule {
                         calendar,
                         false,
                         now,
-                        Integer.MAX_VALUE);
+                        Integer.MAX_VALUE,
+                        prefs);
         return v.withShadow(
                 new ShadowDecision(s.decision(), shadowSegment, s.violations(), s.sendAt()));
     }
@@ -148,9 +174,16 @@ public final class CappingRule {
             CalendarLimits calendar,
             boolean findRetry,
             long now,
-            int maxHeld) {
-        List<ScopeLimits> scopes = scopes(rule, m);
-        if (!rule.defers()) {
+            int maxHeld,
+            UserPreferences prefs) {
+        List<ScopeLimits> scopes = scopes(rule, m, prefs);
+        long pausedUntil =
+                prefs == null || prefs.pausedUntil() == null ? Long.MIN_VALUE : prefs.pausedUntil();
+        boolean paused = m.timestamp() < pausedUntil;
+        if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
+            return optedOut(history, m, segment, rule, scopes, calendar, prefs, pausedUntil);
+        }
+        if (!rule.defers() && !paused) {
             return new LimitCheck(
                             history,
                             m.timestamp(),
@@ -163,7 +196,10 @@ public final class CappingRule {
                     .verdict();
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
-        QuietTimes quiet = hours == null ? null : new QuietTimes(hours, calendar.zone());
+        QuietTimes quiet =
+                hours == null && !paused
+                        ? null
+                        : new QuietTimes(hours, calendar.zone(), pausedUntil);
         Verdict v =
                 new LimitCheck(
                                 history,
@@ -171,7 +207,7 @@ public final class CappingRule {
                                 segment,
                                 scopes,
                                 calendar,
-                                findRetry || rule.holdMillis() > 0,
+                                findRetry || rule.holdMillis() > 0 || paused,
                                 quiet,
                                 campaigns(history, rule, m, calendar))
                         .verdict();
@@ -193,10 +229,71 @@ public final class CappingRule {
     }
 
     /**
-     * The scopes of contract.md §3 the message falls in, with their limits: every message, its
-     * channel, its category, its campaign (a message without one is not subject to campaign
-     * limits). Scopes without limits are left out.
+     * A message of a channel or category its user opted out of: REJECTED, never held, no {@code
+     * retryAfter} (contract.md §10), with whatever else it breaks at its timestamp.
      */
+    private static Verdict optedOut(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            Rule rule,
+            List<ScopeLimits> scopes,
+            CalendarLimits calendar,
+            UserPreferences prefs,
+            long pausedUntil) {
+        List<Violation> violations = new ArrayList<>(4);
+        if (prefs.optOutChannels().contains(m.channel())) {
+            violations.add(Violation.optedOutOfChannel(m.channel()));
+        }
+        if (prefs.optOutCategories().contains(m.category())) {
+            violations.add(Violation.optedOutOfCategory(m.category()));
+        }
+        QuietHours hours = rule.quietHoursFor(m.channel());
+        QuietTimes quiet =
+                hours == null && m.timestamp() >= pausedUntil
+                        ? null
+                        : new QuietTimes(hours, calendar.zone(), pausedUntil);
+        violations.addAll(
+                new LimitCheck(
+                                history,
+                                m.timestamp(),
+                                segment,
+                                scopes,
+                                calendar,
+                                false,
+                                quiet,
+                                campaigns(history, rule, m, calendar))
+                        .verdict()
+                        .violations());
+        return Verdict.rejected(segment, violations, null);
+    }
+
+    /**
+     * The scopes the message falls in, with their limits: the rule's (contract.md §3: every
+     * message, its channel, its category, its campaign; a message without one is not subject to
+     * campaign limits), then its user's (§10: every message, its channel, its category). Scopes
+     * without limits are left out.
+     */
+    static List<ScopeLimits> scopes(Rule rule, OutboundMessage m, UserPreferences prefs) {
+        List<ScopeLimits> out = scopes(rule, m);
+        if (prefs == null) {
+            return out;
+        }
+        if (!prefs.limits().isEmpty()) {
+            out.add(new ScopeLimits(Scope.ALL, prefs.limits(), true));
+        }
+        List<Limit> channel = prefs.channels().get(m.channel());
+        if (channel != null && !channel.isEmpty()) {
+            out.add(new ScopeLimits(Scope.channel(m.channel()), channel, true));
+        }
+        List<Limit> category = prefs.categories().get(m.category());
+        if (category != null && !category.isEmpty()) {
+            out.add(new ScopeLimits(Scope.category(m.category()), category, true));
+        }
+        return out;
+    }
+
+    /** The rule's scopes the message falls in (contract.md §3). */
     static List<ScopeLimits> scopes(Rule rule, OutboundMessage m) {
         int p = m.priority();
         List<ScopeLimits> out = new ArrayList<>(4);

@@ -87,7 +87,7 @@ record LimitCheck(
                     anyCalendar = true;
                     int count = calendar.count(s.scope(), l, t);
                     if (count >= l.max()) {
-                        violations = add(violations, Violation.of(s.scope().label(), l, count));
+                        violations = add(violations, Violation.of(s.label(), l, count));
                     }
                     continue;
                 }
@@ -95,7 +95,7 @@ record LimitCheck(
                 if (count < l.max()) {
                     continue;
                 }
-                violations = add(violations, Violation.of(s.scope().label(), l, count));
+                violations = add(violations, Violation.of(s.label(), l, count));
                 if (l.max() > 0) {
                     long b = history.kthLatest(s.scope(), l.max());
                     if (b > Long.MAX_VALUE - l.windowMillis()) {
@@ -176,7 +176,7 @@ record LimitCheck(
                                 ? calendar.count(s.scope(), l, t)
                                 : IntervalScan.fullestInterval(ts, ts.length, t, l.windowMillis());
                 if (count >= l.max()) {
-                    violations = add(violations, Violation.of(s.scope().label(), l, count));
+                    violations = add(violations, Violation.of(s.label(), l, count));
                 }
             }
         }
@@ -213,8 +213,7 @@ record LimitCheck(
         if (!quietNow) {
             return violations;
         }
-        List<Violation> all = new ArrayList<>(violations == null ? 1 : violations.size() + 1);
-        all.add(Violation.quietHours(quiet.hours().from(), quiet.hours().to()));
+        List<Violation> all = quiet.violationsAt(t);
         if (violations != null) {
             all.addAll(violations);
         }

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.QuietHours;
+import io.freqcap.schema.decision.Violation;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -8,40 +9,70 @@ import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * A rule's quiet hours in one message's zone (contract.md §3): whether an instant is quiet, and the
- * first instant at or after one that is not. Plain Java.
+ * The times a message may not be sent at, in one message's zone: its rule's quiet hours
+ * (contract.md §3) and its user's pause (§10, {@code pausedUntil}). Whether an instant is closed,
+ * and the first instant at or after one that is not. Plain Java.
  *
- * <p>An instant is quiet when its local wall-clock time lies in the quiet hours. Quiet time ends
+ * <p>An instant is in quiet hours when its local wall-clock time lies in them. Quiet time ends
  * where the wall clock reaches {@code to} (both times, where DST repeats it) or jumps out of the
- * quiet hours at a DST transition, so those instants are the only ones worth trying.
+ * quiet hours at a DST transition, so those instants are the only ones worth trying. A pause closes
+ * every instant before its end; after it only quiet hours do.
  */
 final class QuietTimes {
     private static final long DAY_MILLIS = 86_400_000L;
 
     private final QuietHours hours;
     private final ZoneClock zone;
+    private final long pausedUntil;
 
-    QuietTimes(QuietHours hours, ZoneClock zone) {
+    /**
+     * @param hours the rule's quiet hours for the message's channel, or null
+     * @param pausedUntil the end of the user's pause; {@link Long#MIN_VALUE} for none
+     */
+    QuietTimes(QuietHours hours, ZoneClock zone, long pausedUntil) {
         this.hours = hours;
         this.zone = zone;
+        this.pausedUntil = pausedUntil;
     }
 
-    QuietHours hours() {
-        return hours;
+    QuietTimes(QuietHours hours, ZoneClock zone) {
+        this(hours, zone, Long.MIN_VALUE);
     }
 
+    /** Whether {@code t} is closed, by quiet hours or the pause. */
     boolean isQuiet(long t) {
+        return t < pausedUntil || inHours(t);
+    }
+
+    /** What closes {@code t}: the quiet hours', then the pause's violation. */
+    List<Violation> violationsAt(long t) {
+        List<Violation> out = new ArrayList<>(2);
+        if (inHours(t)) {
+            out.add(Violation.quietHours(hours.from(), hours.to()));
+        }
+        if (t < pausedUntil) {
+            out.add(Violation.paused(pausedUntil));
+        }
+        return out;
+    }
+
+    private boolean inHours(long t) {
+        if (hours == null) {
+            return false;
+        }
         long local = t + zone.offsetAt(t) * 1000L;
         return hours.isQuiet(Math.floorMod(local, DAY_MILLIS));
     }
 
-    /** The first instant at or after {@code t} that is not quiet. */
+    /** The first instant at or after {@code t} that is not closed. */
     long nextOpen(long t) {
-        if (!isQuiet(t)) {
+        t = Math.max(t, pausedUntil);
+        if (!inHours(t)) {
             return t;
         }
         ZoneRules rules = zone.zone().getRules();
@@ -66,7 +97,7 @@ final class QuietTimes {
         }
         Arrays.sort(tries, 0, n);
         for (int i = 0; i < n; i++) {
-            if (tries[i] > t && !isQuiet(tries[i])) {
+            if (tries[i] > t && !inHours(tries[i])) {
                 return tries[i];
             }
         }

@@ -1,0 +1,137 @@
+package io.freqcap.operators.capping;
+
+import io.freqcap.operators.capping.decision.Withdrawn;
+import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.capping.state.PreferenceStore;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.held.HeldKey;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a user and the sender say, for {@link CappingFunction}: a record of the preferences topic
+ * (contract.md §10) puts the user's choice in force and cancels the held messages it rules out; a
+ * {@code failed} receipt (§11) un-counts the message it names. Each arrives keyed by its user, who
+ * is the current key. An unreadable record, or one whose application throws, becomes one
+ * INVALID_CONTROL record with its source; nothing here stops the job.
+ */
+record UserInputs(
+        HistoryStore histories,
+        HeldMessages held,
+        PreferenceStore preferences,
+        Withdrawals withdrawals,
+        CappingMetrics metrics,
+        CappingOutputs out) {
+    private static final Logger LOG = LoggerFactory.getLogger(UserInputs.class);
+
+    /**
+     * Applies a record of the preferences or receipts topic.
+     *
+     * @param now the job's wall clock: which held messages still wait
+     */
+    void apply(InboundMessage in, long now, CappingOutputs.Sink sink) {
+        if (in.isMalformed()) {
+            invalid(in, in.error(), sink);
+            return;
+        }
+        try {
+            if (in.kind() == InboundMessage.Kind.PREFERENCE) {
+                preference(in.preferenceRecord(), sink);
+            } else {
+                receipt(in.routingKey(), in.receipt(), now, sink);
+            }
+        } catch (MalformedRecordException e) {
+            invalid(in, e.getMessage(), sink); // read once already: only a changed reader
+        } catch (Exception e) {
+            LOG.error("{} of user {} not applied", in.kind(), in.routingKey(), e);
+            invalid(in, "not applied: " + e.getClass().getSimpleName(), sink);
+        }
+    }
+
+    private void preference(PreferenceRecord r, CappingOutputs.Sink sink) throws Exception {
+        if (r instanceof PreferenceRecord.Clear c) {
+            count(preferences.clear(c.userId()));
+            return;
+        }
+        UserPreferences p = ((PreferenceRecord.Update) r).preferences();
+        PreferenceStore.Change change = preferences.update(p);
+        count(change);
+        if (change == PreferenceStore.Change.APPLIED
+                && (p.pausedUntil() != null
+                        || !p.optOutChannels().isEmpty()
+                        || !p.optOutCategories().isEmpty())) {
+            withdrawals.cancel(
+                    p.userId(),
+                    h -> Withdrawn.cancelledBy(p, Withdrawn.message(h), h.sendAt()),
+                    sink);
+        }
+    }
+
+    private void count(PreferenceStore.Change change) {
+        if (change == PreferenceStore.Change.APPLIED) {
+            metrics.preferencesApplied.inc();
+        } else {
+            metrics.preferencesIgnored.inc();
+        }
+    }
+
+    /**
+     * Un-counts the message a {@code failed} receipt names, if it is counted and not still held
+     * (contract.md §11); decisions already made stand.
+     */
+    private void receipt(long user, DeliveryReceipt r, long now, CappingOutputs.Sink sink)
+            throws Exception {
+        if (!r.failed()) {
+            metrics.receiptsIgnored.inc();
+            return;
+        }
+        CountedHistory h = histories.get(user);
+        HistoryEntry e = h.isEmpty() ? null : h.withFingerprint(Fingerprints.of(r.messageId()));
+        if (e == null
+                || (e.messageId() != null && !e.messageId().equals(r.messageId()))
+                || stillHeld(user, e)) {
+            metrics.receiptsIgnored.inc();
+            return;
+        }
+        histories.uncount(user, e.timestamp(), r.messageId());
+        sink.mirror(
+                MirrorWrite.removal(
+                        user,
+                        out.windowMillis(),
+                        new String[] {r.messageId()},
+                        new String[] {e.channel()}));
+        metrics.receiptsApplied.inc();
+    }
+
+    /** Whether a held entry's message still waits for its send time in state. */
+    private boolean stillHeld(long user, HistoryEntry e) throws Exception {
+        return e.heldFor() > 0
+                && !held.waiting(user, List.of(new HeldKey(e.timestamp(), e.fingerprint())))
+                        .isEmpty();
+    }
+
+    private void invalid(InboundMessage in, String error, CappingOutputs.Sink sink) {
+        sink.audit(
+                Decision.INVALID_CONTROL,
+                AuditRecords.unreadable(
+                        Decision.INVALID_CONTROL,
+                        error,
+                        in.value(),
+                        in.topic(),
+                        in.partition(),
+                        in.offset(),
+                        out.maxRecordBytes()));
+    }
+}
