@@ -133,4 +133,41 @@ public final class Records {
     private static ControlRecord control(ControlRecord.Kind kind, String topic, String json) {
         return new ControlRecord(kind, json.getBytes(StandardCharsets.UTF_8), topic, 0, 1);
     }
+
+    /**
+     * A record of the preferences topic keyed by {@code userId} (null: no key), its value {@code
+     * json} (null: a tombstone), as read from partition 0 of {@code user-preferences} at {@code
+     * offset}.
+     */
+    public static InboundMessage preference(Long userId, String json, long offset) {
+        return InboundMessage.preference(
+                new RawRecord(
+                        userId == null ? null : userId.toString().getBytes(StandardCharsets.UTF_8),
+                        json == null ? null : json.getBytes(StandardCharsets.UTF_8),
+                        "user-preferences",
+                        0,
+                        offset));
+    }
+
+    /** A record of the receipts topic, as read from partition 0 of {@code delivery-receipts}. */
+    public static InboundMessage receipt(String json, long offset) {
+        return InboundMessage.receipt(
+                new RawRecord(
+                        null,
+                        json.getBytes(StandardCharsets.UTF_8),
+                        "delivery-receipts",
+                        0,
+                        offset));
+    }
+
+    /** A {@code failed} receipt of one message. */
+    public static InboundMessage failed(String messageId, long userId, long offset) {
+        return receipt(
+                "{\"messageId\":\""
+                        + messageId
+                        + "\",\"userId\":"
+                        + userId
+                        + ",\"status\":\"failed\"}",
+                offset);
+    }
 }

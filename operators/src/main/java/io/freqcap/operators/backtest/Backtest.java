@@ -2,11 +2,13 @@ package io.freqcap.operators.backtest;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
 import java.util.List;
@@ -30,7 +32,7 @@ public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
     private final MemoryHistories histories = new MemoryHistories();
     private final MemoryHeld held = new MemoryHeld();
-    private final DecisionStep step = new DecisionStep(histories, held, false);
+    private final DecisionStep step;
 
     /**
      * The replay's wall clock: the latest timestamp decided, this message's included (contract.md
@@ -38,8 +40,14 @@ public final class Backtest implements AutoCloseable {
      */
     private long clock = Long.MIN_VALUE;
 
-    private Backtest(ControlHandler control) {
+    private Backtest(ControlHandler control, Map<Long, UserPreferences> preferences) {
         this.control = control;
+        this.step =
+                new DecisionStep(
+                        histories,
+                        held,
+                        preferences.isEmpty() ? Preferences.NONE : preferences::get,
+                        false);
     }
 
     /**
@@ -52,8 +60,23 @@ public final class Backtest implements AutoCloseable {
             SegmentLoader loader,
             Consumer<String> log)
             throws IOException, MalformedRecordException {
+        return start(config, segments, loader, log, Map.of());
+    }
+
+    /**
+     * @param preferences users' preferences, in force for the whole replay (contract.md §8, {@code
+     *     freqcap-simulate --preferences})
+     */
+    public static Backtest start(
+            LimitConfig config,
+            List<SegmentUpdate> segments,
+            SegmentLoader loader,
+            Consumer<String> log,
+            Map<Long, UserPreferences> preferences)
+            throws IOException, MalformedRecordException {
         return new Backtest(
-                ControlHandler.start(config, List.of(), Map.of(), segments, loader, log));
+                ControlHandler.start(config, List.of(), Map.of(), segments, loader, log),
+                Map.copyOf(preferences));
     }
 
     public LimitConfig config() {

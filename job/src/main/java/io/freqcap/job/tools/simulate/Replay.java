@@ -7,6 +7,7 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -68,20 +69,22 @@ final class Replay implements AutoCloseable {
     /**
      * @param output the decision lines' file, or null for none
      * @param finals receives each record's final outcome, in input order
+     * @param preferences users' preferences in force for the whole replay
      */
     static Replay start(
             LimitConfig config,
             List<SegmentUpdate> segments,
             Bounds bounds,
             String output,
-            Consumer<Decided> finals)
+            Consumer<Decided> finals,
+            Map<Long, UserPreferences> preferences)
             throws IOException, MalformedRecordException {
         OutputStream out =
                 output == null
                         ? null
                         : new BufferedOutputStream(Files.newOutputStream(Path.of(output)), 1 << 20);
         return new Replay(
-                Backtest.start(config, segments, bounds.segmentLoader(), s -> {}),
+                Backtest.start(config, segments, bounds.segmentLoader(), s -> {}, preferences),
                 out,
                 bounds.maxRecordBytes(),
                 finals);

@@ -16,13 +16,16 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,7 +46,8 @@ public final class Simulate {
             "usage: freqcap-simulate (--input FILE.jsonl | --bootstrap-servers HOST:PORT"
                     + " [--input-topic outbound-messages] [--from TIME] [--until TIME]"
                     + " [--kafka-config FILE])\n"
-                    + "         --limits FILE [--segments FILE] [--compare FILE]"
+                    + "         --limits FILE [--segments FILE] [--preferences FILE.jsonl]"
+                    + " [--compare FILE]"
                     + " --output FILE [--compare-output FILE] [--summary FILE.json]\n"
                     + "         [--max-record-bytes N] [--max-future 1d|off] [--max-segment-bytes N]"
                     + " [--segment-uris PREFIXES]\n"
@@ -59,6 +63,7 @@ public final class Simulate {
                     "until",
                     "limits",
                     "segments",
+                    "preferences",
                     "compare",
                     "output",
                     "compare-output",
@@ -133,13 +138,18 @@ public final class Simulate {
             String segmentsJson = JobSettings.readSegments(conf);
             List<SegmentUpdate> segments =
                     segmentsJson == null ? List.of() : ControlHandler.initialSegments(segmentsJson);
+            Map<Long, UserPreferences> preferences =
+                    opts.containsKey("preferences")
+                            ? preferences(Path.of(opts.get("preferences")))
+                            : Map.of();
             main =
                     Replay.start(
                             config(opts, "limits"),
                             segments,
                             bounds,
                             opts.get("output"),
-                            opts.containsKey("compare") ? finalsA::add : d -> {});
+                            opts.containsKey("compare") ? finalsA::add : d -> {},
+                            preferences);
             if (opts.containsKey("compare")) {
                 other =
                         Replay.start(
@@ -147,7 +157,8 @@ public final class Simulate {
                                 segments,
                                 bounds,
                                 opts.get("compare-output"),
-                                finalsB::add);
+                                finalsB::add,
+                                preferences);
             }
             input =
                     opts.containsKey("input")
@@ -247,6 +258,36 @@ public final class Simulate {
             throw new InvalidOptionException(
                     "--" + option + ": invalid config in " + file + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * A JSONL file of UserPreferences records (contract.md §8, §10; no tombstones): the highest
+     * version per user wins; an invalid line names itself.
+     */
+    static Map<Long, UserPreferences> preferences(Path file) throws InvalidOptionException {
+        Map<Long, UserPreferences> out = new HashMap<>();
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new InvalidOptionException(
+                    "--preferences: cannot read " + file + ": " + e.getMessage());
+        }
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            if (line.isBlank()) {
+                continue;
+            }
+            try {
+                UserPreferences p =
+                        UserPreferences.parse(line.getBytes(StandardCharsets.UTF_8), null);
+                out.merge(p.userId(), p, (a, b) -> b.version() > a.version() ? b : a);
+            } catch (MalformedRecordException e) {
+                throw new InvalidOptionException(
+                        "--preferences: " + file + " line " + (i + 1) + ": " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     private static Long time(Map<String, String> opts, String option)

@@ -10,6 +10,7 @@ import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import java.util.List;
 
 /**
@@ -43,7 +44,29 @@ public final class RuleStep {
             LimitConfig config,
             String segment,
             boolean keepMessageId) {
-        Verdict v = CappingRule.judge(history, m, config, segment);
+        return decide(history, m, config, segment, keepMessageId, null);
+    }
+
+    /**
+     * @param prefs the user's preferences, or null for none
+     */
+    public static Result decide(
+            UserHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            boolean keepMessageId,
+            UserPreferences prefs) {
+        Verdict v =
+                CappingRule.judge(
+                        history,
+                        m,
+                        config,
+                        segment,
+                        segment,
+                        Long.MIN_VALUE,
+                        Long.MIN_VALUE,
+                        prefs);
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();

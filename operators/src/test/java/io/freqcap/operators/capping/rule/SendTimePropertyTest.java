@@ -10,6 +10,7 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
@@ -239,6 +240,9 @@ class SendTimePropertyTest {
         final List<String> ids = new ArrayList<>();
         final List<String> campaigns = new ArrayList<>(); // of each counted entry, or null
 
+        /** The user's preferences (contract.md §10), or null. */
+        UserPreferences prefs;
+
         Oracle(LimitConfig config, ZoneId zone) {
             this.config = config;
             this.zone = zone;
@@ -311,24 +315,55 @@ class SendTimePropertyTest {
                     shadowViolations);
         }
 
+        /** Un-counts the message a failed receipt names (contract.md §11). */
+        void uncount(String messageId) {
+            int i = ids.lastIndexOf(messageId);
+            counted.remove(i);
+            ids.remove(i);
+            campaigns.remove(i);
+        }
+
+        long pausedUntil() {
+            return prefs == null || prefs.pausedUntil() == null
+                    ? Long.MIN_VALUE
+                    : prefs.pausedUntil();
+        }
+
         Ruling rule(Rule rule, OutboundMessage m) {
             long t = m.timestamp();
             boolean quietApplies =
                     rule.quietHours() != null
                             && (rule.quietHours().channels().isEmpty()
                                     || rule.quietHours().channels().contains(m.channel()));
+            boolean quietNow = quietApplies && quiet(rule, t);
+            long pausedUntil = pausedUntil();
+            if (prefs != null && prefs.optOutChannels().contains(m.channel())) {
+                // §10: never held, no retryAfter; and whatever else it breaks at t
+                List<Violation> v = new ArrayList<>();
+                v.add(Violation.optedOutOfChannel(m.channel()));
+                if (quietNow) {
+                    v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+                }
+                if (t < pausedUntil) {
+                    v.add(Violation.paused(pausedUntil));
+                }
+                v.addAll(violations(rule, m, t));
+                return new Ruling(null, v, null);
+            }
             boolean zero = limits(rule, m).stream().anyMatch(l -> l.max() == 0);
             Long first = null;
             if (!zero) {
-                // The first grid instant outside quiet hours at which every limit passes.
+                // The first grid instant outside quiet hours and the pause at which every limit
+                // passes.
                 for (long at = t; ; at += GRID) {
-                    if (!(quietApplies && quiet(rule, at)) && violations(rule, m, at).isEmpty()) {
+                    if (!(quietApplies && quiet(rule, at))
+                            && at >= pausedUntil
+                            && violations(rule, m, at).isEmpty()) {
                         first = at;
                         break;
                     }
                 }
             }
-            boolean quietNow = quietApplies && quiet(rule, t);
             if (first != null && first == t) {
                 return new Ruling(t, List.of(), null);
             }
@@ -338,6 +373,9 @@ class SendTimePropertyTest {
             List<Violation> v = new ArrayList<>();
             if (quietNow) {
                 v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+            }
+            if (t < pausedUntil) {
+                v.add(Violation.paused(pausedUntil));
             }
             v.addAll(violations(rule, m, t));
             return new Ruling(null, v, first);
@@ -355,6 +393,10 @@ class SendTimePropertyTest {
         List<Limit> limits(Rule rule, OutboundMessage m) {
             List<Limit> all = new ArrayList<>(rule.limits());
             all.addAll(rule.channelLimits(m.channel()));
+            if (prefs != null) {
+                all.addAll(prefs.limits());
+                all.addAll(prefs.channels().getOrDefault(m.channel(), List.of()));
+            }
             return all;
         }
 
@@ -367,6 +409,15 @@ class SendTimePropertyTest {
                     rule.channelLimits(m.channel()),
                     at,
                     channel(m.channel()));
+            if (prefs != null) {
+                check(out, "preference:all", prefs.limits(), at, -1);
+                check(
+                        out,
+                        "preference:channel:" + m.channel(),
+                        prefs.channels().getOrDefault(m.channel(), List.of()),
+                        at,
+                        channel(m.channel()));
+            }
             if (m.campaignId() != null) {
                 for (Limit l : rule.campaigns()) {
                     distinct(out, l, m.campaignId(), at);
