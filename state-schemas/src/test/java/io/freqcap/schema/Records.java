@@ -4,6 +4,8 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -140,7 +142,7 @@ public final class Records {
      * offset}.
      */
     public static InboundMessage preference(Long userId, String json, long offset) {
-        return InboundMessage.preference(
+        return PreferenceRecord.inbound(
                 new RawRecord(
                         userId == null ? null : userId.toString().getBytes(StandardCharsets.UTF_8),
                         json == null ? null : json.getBytes(StandardCharsets.UTF_8),
@@ -151,7 +153,7 @@ public final class Records {
 
     /** A record of the receipts topic, as read from partition 0 of {@code delivery-receipts}. */
     public static InboundMessage receipt(String json, long offset) {
-        return InboundMessage.receipt(
+        return DeliveryReceipt.inbound(
                 new RawRecord(
                         null,
                         json.getBytes(StandardCharsets.UTF_8),

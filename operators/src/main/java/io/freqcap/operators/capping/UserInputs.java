@@ -48,9 +48,9 @@ record UserInputs(
         }
         try {
             if (in.kind() == InboundMessage.Kind.PREFERENCE) {
-                preference(in.preferenceRecord(), sink);
+                preference(PreferenceRecord.read(in.key(), in.value()), sink);
             } else {
-                receipt(in.routingKey(), in.receipt(), now, sink);
+                receipt(in.routingKey(), DeliveryReceipt.parse(in.value()), now, sink);
             }
         } catch (MalformedRecordException e) {
             invalid(in, e.getMessage(), sink); // read once already: only a changed reader

@@ -2,6 +2,8 @@ package io.freqcap.operators.ingest;
 
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import org.apache.flink.api.common.functions.MapFunction;
 
 /**
@@ -27,7 +29,7 @@ public class UserInputParse implements MapFunction<RawRecord, InboundMessage> {
     @Override
     public InboundMessage map(RawRecord raw) {
         return kind == InboundMessage.Kind.PREFERENCE
-                ? InboundMessage.preference(raw)
-                : InboundMessage.receipt(raw);
+                ? PreferenceRecord.inbound(raw)
+                : DeliveryReceipt.inbound(raw);
     }
 }

@@ -2,8 +2,6 @@ package io.freqcap.schema.message;
 
 import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.MalformedRecordException;
-import io.freqcap.schema.preference.PreferenceRecord;
-import io.freqcap.schema.receipt.DeliveryReceipt;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
@@ -64,31 +62,13 @@ public record InboundMessage(
     }
 
     /**
-     * A record of the preferences topic, keyed by the user it names (the record's key, or the
-     * value's {@code userId} for a record without one); an unreadable one carries its error.
+     * A record of the preferences or receipts topic, keyed by {@code routingKey} (its user), or
+     * unreadable ({@code error} set; then under a negative key, as a malformed message).
      */
-    public static InboundMessage preference(RawRecord raw) {
-        try {
-            return other(
-                    raw,
-                    PreferenceRecord.read(raw.key(), raw.value()).userId(),
-                    null,
-                    Kind.PREFERENCE);
-        } catch (MalformedRecordException e) {
-            return other(raw, -1 - (raw.offset() & 1023), e.getMessage(), Kind.PREFERENCE);
+    public static InboundMessage other(RawRecord raw, long routingKey, String error, Kind kind) {
+        if (error != null) {
+            routingKey = -1 - (raw.offset() & 1023);
         }
-    }
-
-    /** A record of the receipts topic, keyed by its user; an unreadable one carries its error. */
-    public static InboundMessage receipt(RawRecord raw) {
-        try {
-            return other(raw, DeliveryReceipt.parse(raw.value()).userId(), null, Kind.RECEIPT);
-        } catch (MalformedRecordException e) {
-            return other(raw, -1 - (raw.offset() & 1023), e.getMessage(), Kind.RECEIPT);
-        }
-    }
-
-    private static InboundMessage other(RawRecord raw, long routingKey, String error, Kind kind) {
         return new InboundMessage(
                 routingKey,
                 null,
@@ -105,16 +85,6 @@ public record InboundMessage(
                 raw.partition(),
                 raw.offset(),
                 kind);
-    }
-
-    /** The preferences record this is (a record of {@link Kind#PREFERENCE} that is readable). */
-    public PreferenceRecord preferenceRecord() throws MalformedRecordException {
-        return PreferenceRecord.read(key, value);
-    }
-
-    /** The receipt this is (a record of {@link Kind#RECEIPT} that is readable). */
-    public DeliveryReceipt receipt() throws MalformedRecordException {
-        return DeliveryReceipt.parse(value);
     }
 
     /** The parsed fields; only for a record that is not malformed. */

@@ -1,6 +1,8 @@
 package io.freqcap.schema.preference;
 
 import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -36,6 +38,23 @@ public sealed interface PreferenceRecord {
             return new Clear(keyUserId);
         }
         return new Update(UserPreferences.parse(value, keyUserId));
+    }
+
+    /**
+     * A record of the topic on its way to the capping operator, keyed by the user it names (the
+     * record's key, or the value's {@code userId} for a record without one); an unreadable one
+     * carries its error.
+     */
+    static InboundMessage inbound(RawRecord raw) {
+        try {
+            return InboundMessage.other(
+                    raw,
+                    read(raw.key(), raw.value()).userId(),
+                    null,
+                    InboundMessage.Kind.PREFERENCE);
+        } catch (MalformedRecordException e) {
+            return InboundMessage.other(raw, -1, e.getMessage(), InboundMessage.Kind.PREFERENCE);
+        }
     }
 
     private static long userIdOf(byte[] key) throws MalformedRecordException {

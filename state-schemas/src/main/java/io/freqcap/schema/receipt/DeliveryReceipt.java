@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.JsonFields;
 import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
 
 /**
  * What the sender reports after trying to deliver a message (contract.md §11): {@code failed} means
@@ -36,6 +38,16 @@ public record DeliveryReceipt(String messageId, long userId, String status, Long
                 userId,
                 status,
                 t == null ? null : JsonFields.nonNegativeLong(t, "timestamp"));
+    }
+
+    /** A record of the topic on its way to the capping operator, keyed by its user. */
+    public static InboundMessage inbound(RawRecord raw) {
+        try {
+            return InboundMessage.other(
+                    raw, parse(raw.value()).userId(), null, InboundMessage.Kind.RECEIPT);
+        } catch (MalformedRecordException e) {
+            return InboundMessage.other(raw, -1, e.getMessage(), InboundMessage.Kind.RECEIPT);
+        }
     }
 
     /** Whether the message never reached the user. */
