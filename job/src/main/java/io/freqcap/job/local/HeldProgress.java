@@ -10,15 +10,23 @@ import java.time.Duration;
 
 /**
  * The capping tasks' held-message counters ({@code held}, {@code released}, {@code heldNow}, summed
- * over tasks), read from the local Flink's REST API for the progress line: held messages wait in
- * the job's state, so the output topics cannot tell how many there are.
+ * over tasks) and those of preferences and receipts applied, read from the local Flink's REST API
+ * for the progress line: held messages wait in the job's state, so the output topics cannot tell
+ * how many there are.
  */
 final class HeldProgress {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Summed over the capping tasks; -1 where not known (yet). */
-    record Counts(long held, long released, long waiting, long preempted) {
-        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1);
+    record Counts(
+            long held,
+            long released,
+            long waiting,
+            long preempted,
+            long cancelled,
+            long preferences,
+            long uncounted) {
+        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1, -1, -1, -1);
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -43,7 +51,8 @@ final class HeldProgress {
                                         + v.path("id").asText()
                                         + "/subtasks/metrics?agg=sum&get="
                                         + "capping.held,capping.released,capping.heldNow,"
-                                        + "capping.preempted";
+                                        + "capping.preempted,capping.cancelled,"
+                                        + "capping.preferencesApplied,capping.receiptsApplied";
                     }
                 }
                 if (metrics == null) {
@@ -54,6 +63,9 @@ final class HeldProgress {
             long released = -1;
             long waiting = -1;
             long preempted = -1;
+            long cancelled = -1;
+            long preferences = -1;
+            long uncounted = -1;
             for (JsonNode m : get(metrics)) {
                 long sum = m.path("sum").asLong(-1);
                 switch (m.path("id").asText()) {
@@ -61,10 +73,14 @@ final class HeldProgress {
                     case "capping.released" -> released = sum;
                     case "capping.heldNow" -> waiting = sum;
                     case "capping.preempted" -> preempted = sum;
+                    case "capping.cancelled" -> cancelled = sum;
+                    case "capping.preferencesApplied" -> preferences = sum;
+                    case "capping.receiptsApplied" -> uncounted = sum;
                     default -> {}
                 }
             }
-            return new Counts(held, released, waiting, preempted);
+            return new Counts(
+                    held, released, waiting, preempted, cancelled, preferences, uncounted);
         } catch (Exception e) {
             return Counts.UNKNOWN; // the job restarting, or its tasks not yet running
         }

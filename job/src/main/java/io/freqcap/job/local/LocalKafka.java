@@ -30,6 +30,31 @@ public interface LocalKafka extends AutoCloseable {
         }
     }
 
+    /**
+     * Creates compacted topics (the preferences topic: its latest record per user is the user's
+     * choice) where they do not exist yet.
+     */
+    default void createCompactedTopics(int partitions, List<String> names) throws Exception {
+        try (Admin admin = admin()) {
+            for (String name : names) {
+                try {
+                    admin.createTopics(
+                                    List.of(
+                                            new NewTopic(name, partitions, (short) 1)
+                                                    .configs(
+                                                            java.util.Map.of(
+                                                                    "cleanup.policy", "compact"))))
+                            .all()
+                            .get();
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw e;
+                    }
+                }
+            }
+        }
+    }
+
     default Admin admin() {
         Properties p = new Properties();
         p.putAll(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()));

@@ -134,6 +134,15 @@ public final class LocalRunner {
                     List.of(
                             options.get(FreqcapOptions.CONFIG_TOPIC),
                             options.get(FreqcapOptions.SEGMENTS_TOPIC)));
+            // The users' say and the sender's word (contract.md §10, §11), on by default here.
+            if (options.getOptional(FreqcapOptions.PREFERENCES_TOPIC).isEmpty()) {
+                options.set(FreqcapOptions.PREFERENCES_TOPIC, "user-preferences");
+            }
+            if (options.getOptional(FreqcapOptions.RECEIPTS_TOPIC).isEmpty()) {
+                options.set(FreqcapOptions.RECEIPTS_TOPIC, "delivery-receipts");
+            }
+            kafka.createCompactedTopics(4, List.of(options.get(FreqcapOptions.PREFERENCES_TOPIC)));
+            kafka.createTopics(4, List.of(options.get(FreqcapOptions.RECEIPTS_TOPIC)));
         }
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
         if (embedded && options.getOptional(FreqcapOptions.REDIS).isEmpty()) {
@@ -186,7 +195,12 @@ public final class LocalRunner {
                     new TrafficGenerator(
                             bootstrap,
                             KafkaSettings.clientProperties(options),
-                            options.get(FreqcapOptions.INPUT_TOPIC),
+                            new TrafficGenerator.Topics(
+                                    options.get(FreqcapOptions.INPUT_TOPIC),
+                                    options.getOptional(FreqcapOptions.PREFERENCES_TOPIC)
+                                            .orElse(null),
+                                    options.getOptional(FreqcapOptions.RECEIPTS_TOPIC)
+                                            .orElse(null)),
                             options.get(RunnerOptions.USERS),
                             options.get(RunnerOptions.RATE));
             Thread t = new Thread(generator, "freqcap-generator");
@@ -218,11 +232,13 @@ public final class LocalRunner {
             }
         }
         out.printf(
-                "  in: %s  deliveries: %s  audit: %s  config: %s%n",
+                "  in: %s  deliveries: %s  audit: %s  config: %s  preferences: %s  receipts: %s%n",
                 options.get(FreqcapOptions.INPUT_TOPIC),
                 options.get(FreqcapOptions.DELIVERY_TOPIC),
                 options.get(FreqcapOptions.AUDIT_TOPIC),
-                options.get(FreqcapOptions.CONFIG_TOPIC));
+                options.get(FreqcapOptions.CONFIG_TOPIC),
+                options.getOptional(FreqcapOptions.PREFERENCES_TOPIC).orElse("-"),
+                options.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse("-"));
         if (mirror != null) {
             String shown = RedisConnection.redact(mirror.uri());
             out.printf(

@@ -32,7 +32,7 @@ final class ProgressLine implements AutoCloseable {
                     HeldProgress.Counts h =
                             held == null ? HeldProgress.Counts.UNKNOWN : held.counts();
                     out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | %,.0f decisions/s%s%n",
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | cancelled %s | preferences %s | un-counted %s | %,.0f decisions/s%s%n",
                             generator == null ? -1 : generator.sent(),
                             counter.count("ALLOWED"),
                             counter.count("EXEMPT"),
@@ -45,6 +45,9 @@ final class ProgressLine implements AutoCloseable {
                             known(h.waiting()),
                             known(h.released()),
                             known(h.preempted()),
+                            known(h.cancelled()),
+                            known(h.preferences()),
+                            known(h.uncounted()),
                             rate,
                             mirror == null ? "" : " | redis keys " + mirror.keys());
                 },

@@ -1,6 +1,7 @@
 package io.freqcap.job.local;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
@@ -31,11 +32,25 @@ public final class TrafficGenerator implements Runnable {
 
     private final String bootstrap;
     private final Map<String, String> clientProperties;
-    private final String topic;
+    private final Topics topics;
     private final int users;
     private final int ratePerSecond;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicLong sent = new AtomicLong();
+
+    /**
+     * Where the generator writes.
+     *
+     * @param preferences the preferences topic, or null: no opt-outs, pauses or limits
+     * @param receipts the receipts topic, or null: no receipts
+     */
+    public record Topics(String input, String preferences, String receipts) {}
+
+    /** A message sent, for a receipt a little later. */
+    private record Sent(long atNanos, long user, String messageId) {}
+
+    /** How long after a message its receipt goes out: it has been decided by then. */
+    private static final long RECEIPT_DELAY_NANOS = 2_000_000_000L;
 
     /**
      * @param clientProperties {@code --kafka-config}'s properties, none for the embedded Kafka
@@ -43,12 +58,12 @@ public final class TrafficGenerator implements Runnable {
     public TrafficGenerator(
             String bootstrap,
             Map<String, String> clientProperties,
-            String topic,
+            Topics topics,
             int users,
             int ratePerSecond) {
         this.bootstrap = bootstrap;
         this.clientProperties = clientProperties;
-        this.topic = topic;
+        this.topics = topics;
         this.users = users;
         this.ratePerSecond = ratePerSecond;
     }
@@ -73,9 +88,28 @@ public final class TrafficGenerator implements Runnable {
         long seq = 0;
         String lastId = "m-0";
         long lastUser = 0;
+        ArrayDeque<Sent> awaitingReceipt = new ArrayDeque<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
             long start = System.nanoTime();
             while (running.get()) {
+                while (!awaitingReceipt.isEmpty()
+                        && System.nanoTime() - awaitingReceipt.peek().atNanos()
+                                > RECEIPT_DELAY_NANOS) {
+                    Sent m = awaitingReceipt.poll();
+                    // Most receipts of this sample are bounces: each frees its message's place.
+                    String status = rnd.nextInt(10) == 0 ? "delivered" : "failed";
+                    send(
+                            producer,
+                            topics.receipts(),
+                            m.user(),
+                            "{\"messageId\": \""
+                                    + m.messageId()
+                                    + "\", \"userId\": "
+                                    + m.user()
+                                    + ", \"status\": \""
+                                    + status
+                                    + "\"}");
+                }
                 long due = (System.nanoTime() - start) / 1_000_000L * ratePerSecond / 1000L;
                 while (seq < due && running.get()) {
                     seq++;
@@ -129,10 +163,16 @@ public final class TrafficGenerator implements Runnable {
                     }
                     producer.send(
                             new ProducerRecord<>(
-                                    topic,
+                                    topics.input(),
                                     Long.toString(user).getBytes(StandardCharsets.UTF_8),
                                     value));
                     sent.incrementAndGet();
+                    if (topics.receipts() != null && rnd.nextInt(20) == 0) {
+                        awaitingReceipt.add(new Sent(System.nanoTime(), user, id));
+                    }
+                    if (topics.preferences() != null && rnd.nextInt(200) == 0) {
+                        send(producer, topics.preferences(), user, preference(rnd, user));
+                    }
                 }
                 Thread.sleep(5);
             }
@@ -140,5 +180,34 @@ public final class TrafficGenerator implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** A record keyed by the user; a null value is a tombstone. */
+    private static void send(
+            KafkaProducer<byte[], byte[]> producer, String topic, long user, String value) {
+        producer.send(
+                new ProducerRecord<>(
+                        topic,
+                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                        value == null ? null : value.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * What a user chooses now (contract.md §10): no more SMS, a pause of two minutes, one email a
+     * day, or a clearing of all of it. The version is the wall clock, so it only grows.
+     */
+    private static String preference(Random rnd, long user) {
+        int kind = rnd.nextInt(10);
+        if (kind == 9) {
+            return null; // tombstone
+        }
+        String head = "{\"userId\": " + user + ", \"version\": " + System.currentTimeMillis();
+        if (kind < 4) {
+            return head + ", \"optOut\": {\"channels\": [\"sms\"]}}";
+        }
+        if (kind < 7) {
+            return head + ", \"pausedUntil\": " + (System.currentTimeMillis() + 120_000) + "}";
+        }
+        return head + ", \"channels\": {\"email\": [{\"window\": \"1d\", \"max\": 1}]}}";
     }
 }

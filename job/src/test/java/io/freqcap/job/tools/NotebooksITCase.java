@@ -121,10 +121,24 @@ class NotebooksITCase {
                                         .encodeToString(
                                                 vip.build().write(SegmentBitmap.Format.ROARING32))
                                 + "\"}]");
+        // One user in seven has a say: no email, or at most one message in any 2 days.
+        List<String> preferences = new java.util.ArrayList<>();
+        for (long u = 0; u < 2_000; u += 7) {
+            preferences.add(
+                    u % 2 == 0
+                            ? "{\"userId\":"
+                                    + u
+                                    + ",\"version\":1,\"optOut\":{\"channels\":[\"email\"]}}"
+                            : "{\"userId\":"
+                                    + u
+                                    + ",\"version\":1,\"limits\":[{\"window\":\"2d\",\"max\":1}]}");
+        }
         SimulateAccess.simulate(
                 "--input", messages.toString(),
                 "--limits", Files.writeString(DATA.resolve("limits.json"), CONFIG).toString(),
                 "--segments", segments.toString(),
+                "--preferences",
+                        Files.write(DATA.resolve("preferences.jsonl"), preferences).toString(),
                 "--output", DATA.resolve("decisions.jsonl").toString());
         for (Map.Entry<String, String> c : CANDIDATES.entrySet()) {
             Path tuning = DATA.resolve("tuning");
@@ -219,7 +233,8 @@ class NotebooksITCase {
                 "capping-report-per-user-day.png",
                 "capping-report-retry-after.png",
                 "capping-report-held.png",
-                "capping-report-preemption.png");
+                "capping-report-preemption.png",
+                "capping-report-preferences.png");
         execute("limit-tuning");
         assertPlots("limit-tuning-frontier.png");
         JsonNode tuned = Json.MAPPER.readTree(OUT.resolve("limit-tuning.ipynb").toFile());

@@ -47,6 +47,7 @@ public final class CappingMetrics {
     final Counter preferencesIgnored;
     final Counter receiptsApplied;
     final Counter receiptsIgnored;
+    private final Counter preferenceRejected;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -83,6 +84,7 @@ public final class CappingMetrics {
         preferencesIgnored = metrics.counter("preferencesIgnored");
         receiptsApplied = metrics.counter("receiptsApplied");
         receiptsIgnored = metrics.counter("receiptsIgnored");
+        preferenceRejected = metrics.counter("preferenceRejected");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
@@ -119,6 +121,9 @@ public final class CappingMetrics {
         }
         for (int i = 0; i < decided.preempted().size(); i++) {
             preempted.inc();
+        }
+        if (d == Decision.REJECTED && decided.byPreference()) {
+            preferenceRejected.inc();
         }
         if (decided.shadowRejects()) {
             shadowRejected.inc();

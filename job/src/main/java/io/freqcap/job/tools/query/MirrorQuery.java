@@ -1,5 +1,6 @@
 package io.freqcap.job.tools.query;
 
+import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
@@ -40,7 +41,9 @@ public final class MirrorQuery {
 
     static final String USAGE =
             "usage: freqcap-query --redis URI [--redis-password-file FILE] --user USERID"
-                    + " [--redis-key-prefix fc] [--limits FILE] [--timezone ZONE]";
+                    + " [--redis-key-prefix fc] [--limits FILE] [--timezone ZONE]\n"
+                    + "       [--bootstrap-servers HOST:PORT --preferences-topic TOPIC"
+                    + " [--kafka-config FILE]]";
 
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = new TreeMap<>();
@@ -81,6 +84,9 @@ public final class MirrorQuery {
             System.exit(2);
             return;
         }
+        if (opts.containsKey("preferences-topic")) {
+            printPreferences(opts, user, System.out);
+        }
         try (RedisSync redis = RedisSync.open(opts.get("redis"), opts.get("redis-password-file"))) {
             print(
                     redis.commands(),
@@ -91,6 +97,29 @@ public final class MirrorQuery {
                     zone,
                     System.out);
         }
+    }
+
+    /**
+     * The user's preferences in force, read from the preferences topic (they live in the job's
+     * state, not in Redis), before what Redis counts.
+     */
+    static void printPreferences(Map<String, String> opts, long user, PrintStream out)
+            throws Exception {
+        if (!opts.containsKey("bootstrap-servers")) {
+            System.err.println("freqcap-query: --preferences-topic needs --bootstrap-servers");
+            System.exit(2);
+        }
+        java.util.Properties p = new java.util.Properties();
+        if (opts.containsKey("kafka-config")) {
+            p.putAll(KafkaClientConfig.read(Path.of(opts.get("kafka-config"))));
+        }
+        p.put("bootstrap.servers", opts.get("bootstrap-servers"));
+        String topic = opts.get("preferences-topic");
+        PreferenceLookup.Found f = PreferenceLookup.read(p, topic, user);
+        out.println(
+                f.preferences() == null
+                        ? "user " + user + ": no preferences in " + topic
+                        : "user " + user + ": preferences in force (" + topic + "): " + f.json());
     }
 
     /** Every rolling window of the config, shortest first, with its text ("1d"). */

@@ -408,6 +408,50 @@ class SimulateTest {
         assertTrue(missing.err().contains("none.jsonl"), missing.err());
     }
 
+    @Test
+    void preferencesAreInForceForTheWholeReplayTheHighestVersionWinning() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1d\",\"max\":3}]}]}";
+        Path prefs =
+                file(
+                        "prefs.jsonl",
+                        "{\"userId\":1,\"version\":2,\"limits\":[{\"window\":\"1d\",\"max\":1}]}\n"
+                                + "{\"userId\":1,\"version\":1,\"optOut\":{\"channels\":[\"push\"]}}\n"
+                                + "\n"
+                                + "{\"userId\":2,\"version\":1,\"optOut\":{\"channels\":[\"push\"]}}\n");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 2; i++) {
+            in.append(message("a" + i, 1, DAY_0 + i * HOUR, "")).append('\n');
+            in.append(message("b" + i, 2, DAY_0 + i * HOUR, "")).append('\n');
+            in.append(message("c" + i, 3, DAY_0 + i * HOUR, "")).append('\n');
+        }
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in.toString()).toString(),
+                        "--limits", file("limits.json", config).toString(),
+                        "--preferences", prefs.toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals("ALLOWED", lines.get(0).get("decision").asText(), "version 2: one a day");
+        assertEquals("preference:opt-out", lines.get(1).at("/violations/0/scope").asText());
+        assertEquals("ALLOWED", lines.get(2).get("decision").asText(), "no preferences");
+        assertEquals("preference:all", lines.get(3).at("/violations/0/scope").asText());
+        assertEquals("ALLOWED", lines.get(5).get("decision").asText());
+
+        Path bad = file("bad.jsonl", "{\"userId\":1,\"version\":1}\n{\"userId\":2}\n");
+        Result invalid =
+                simulate(
+                        "--input", file("in.jsonl", in.toString()).toString(),
+                        "--limits", file("limits.json", config).toString(),
+                        "--preferences", bad.toString(),
+                        "--output", output.toString());
+        assertEquals(2, invalid.code());
+        assertTrue(invalid.err().contains("line 2: version"), invalid.err());
+    }
+
     /** Quiet 21:00 to 08:00 UTC, one a day, held up to 12 h. */
     static final String HOLD_TILL_MORNING =
             "{\"version\":3,\"rules\":[{\"segment\":\"*\",\"limits\":"

@@ -7,6 +7,7 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.DeliveryLine;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -81,6 +82,19 @@ public record Decided(
     /** The segment whose rule applied; null for a malformed record. */
     public String segment() {
         return verdict == null ? null : verdict.segment();
+    }
+
+    /** Whether a preference of its user's (contract.md §10) is among what rejected it. */
+    public boolean byPreference() {
+        if (verdict == null) {
+            return false;
+        }
+        for (Violation v : verdict.violations()) {
+            if (v.isPreference()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether the shadow rules would have rejected it (contract.md §3). */

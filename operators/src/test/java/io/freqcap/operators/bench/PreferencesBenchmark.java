@@ -1,0 +1,213 @@
+package io.freqcap.operators.bench;
+
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.receipt.DeliveryReceipt;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Random;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What the user's say and the sender's word cost (issue 40), in the capping operator over RocksDB,
+ * one instance, the same traffic back to back:
+ *
+ * <ul>
+ *   <li><b>without</b>: N users' messages over a week (push, email, sms; the rolling config of
+ *       {@link CappingBenchmark}), no preferences;
+ *   <li><b>preferences</b>: the same, after 10% of the users got preferences (a third an SMS
+ *       opt-out, a third a pause until the middle of the week, a third their own limits: one email
+ *       a day, five messages in 7 days); decisions/s of the messages, and the state bytes per user
+ *       with preferences (RocksDB SST bytes after a checkpoint's flush, against the run without);
+ *   <li><b>receipts</b>: the same without preferences, 5% of the ALLOWED messages followed at once
+ *       by a {@code failed} receipt; messages per second, the receipts' time included.
+ * </ul>
+ *
+ * Goals: preferences ≥ 85% of without, receipts ≥ 90%.
+ *
+ * <p>Run: {@code mvn -q -pl operators exec:exec@preferences [-Dbench.prefUsers=1000000]
+ * [-Dbench.prefMessages=3000000] [-Dbench.rounds=3] [-Dbench.tmpdir=/dev/shm]}.
+ */
+public final class PreferencesBenchmark {
+    static final String CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                    + "\"max\":3},{\"window\":\"7d\",\"max\":10}],\"channels\":{\"email\":"
+                    + "[{\"window\":\"1d\",\"max\":1}]}}]}";
+
+    static final long START = Instant.parse("2025-11-17T00:00:00Z").toEpochMilli();
+    static final long WEEK = 7 * 86_400_000L;
+    static final String[] CHANNELS = {"push", "push", "email", "sms"};
+
+    private static final String TMP = System.getProperty("java.io.tmpdir");
+
+    record Result(double perSecond, long sstBytes, long allowed, long audited, long receipts) {}
+
+    enum Mode {
+        WITHOUT,
+        PREFERENCES,
+        RECEIPTS
+    }
+
+    public static void main(String[] args) throws Exception {
+        int users = Integer.getInteger("bench.users", 1_000_000);
+        int messages = Integer.getInteger("bench.messages", 3_000_000);
+        int rounds = Integer.getInteger("bench.rounds", 3);
+        System.out.printf(
+                "%,d users, %,d messages over a week, one capping instance on RocksDB%n",
+                users, messages);
+        for (int round = 0; round <= rounds; round++) {
+            // alternate which runs first, so that drift favours neither
+            Result without;
+            Result prefs;
+            Result receipts;
+            if (round % 2 == 0) {
+                without = run(Mode.WITHOUT, users, messages);
+                prefs = run(Mode.PREFERENCES, users, messages);
+                receipts = run(Mode.RECEIPTS, users, messages);
+            } else {
+                receipts = run(Mode.RECEIPTS, users, messages);
+                prefs = run(Mode.PREFERENCES, users, messages);
+                without = run(Mode.WITHOUT, users, messages);
+            }
+            System.out.printf(
+                    "%s: without %,.0f decisions/s (allowed %,d); with preferences %,.0f (%.0f%%,"
+                            + " allowed %,d); with receipts %,.0f (%.0f%%, %,d receipts); state"
+                            + " bytes per user with preferences %.0f%n",
+                    round == 0 ? "warm-up (not counted)" : "round " + round,
+                    without.perSecond(),
+                    without.allowed(),
+                    prefs.perSecond(),
+                    100 * prefs.perSecond() / without.perSecond(),
+                    prefs.allowed(),
+                    receipts.perSecond(),
+                    100 * receipts.perSecond() / without.perSecond(),
+                    receipts.receipts(),
+                    (prefs.sstBytes() - without.sstBytes()) / (users / 10.0));
+        }
+    }
+
+    static Result run(Mode mode, int users, int messages) throws Exception {
+        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-prefs-bench");
+        System.setProperty("java.io.tmpdir", dir.toString());
+        LongAdder delivered = new LongAdder();
+        LongAdder audited = new LongAdder();
+        var h =
+                CappingBenchmark.open(
+                        CONFIG, 0, 1, dir, new CappingBenchmark.CountingOutput(delivered, audited));
+        try {
+            h.setProcessingTime(START + WEEK);
+            if (mode == Mode.PREFERENCES) {
+                for (long u = 0; u < users; u += 10) {
+                    h.processElement(preference(u), START);
+                }
+                h.snapshot(0, START);
+            }
+            long audits = audited.sum();
+            Random rnd = new Random(7);
+            long receipts = 0;
+            long t0 = System.nanoTime();
+            for (int n = 0; n < messages; n++) {
+                long user = rnd.nextInt(users);
+                long t = START + (long) n * WEEK / messages;
+                long before = delivered.sum();
+                h.processElement(message(user, "m-" + n, CHANNELS[n & 3], t, n), t);
+                if (mode == Mode.RECEIPTS && n % 20 == 0 && delivered.sum() > before) {
+                    h.processElement(receipt(user, "m-" + n, n), t);
+                    receipts++;
+                }
+                if ((n + 1) % 500_000 == 0) {
+                    h.snapshot(n, t); // as a job checkpoints: the cache's histories to RocksDB
+                }
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            check(audited.sum() - audits + delivered.sum() == messages, "one output each");
+            h.snapshot(messages, START + WEEK); // flushes the memtables to SST files
+            return new Result(
+                    messages / seconds,
+                    CappingBenchmark.sstBytes(dir),
+                    delivered.sum(),
+                    audited.sum() - audits,
+                    receipts);
+        } finally {
+            h.close();
+            CappingBenchmark.deleteQuietly(dir);
+        }
+    }
+
+    /** A third an SMS opt-out, a third a pause to mid-week, a third limits of their own. */
+    static InboundMessage preference(long user) {
+        String json =
+                switch ((int) (user / 10 % 3)) {
+                    case 0 ->
+                            "{\"userId\":"
+                                    + user
+                                    + ",\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}";
+                    case 1 ->
+                            "{\"userId\":"
+                                    + user
+                                    + ",\"version\":1,\"pausedUntil\":"
+                                    + (START + WEEK / 2)
+                                    + "}";
+                    default ->
+                            "{\"userId\":"
+                                    + user
+                                    + ",\"version\":1,\"limits\":[{\"window\":\"7d\",\"max\":5}],"
+                                    + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":1}]}}";
+                };
+        return PreferenceRecord.inbound(
+                new RawRecord(
+                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                        json.getBytes(StandardCharsets.UTF_8),
+                        "user-preferences",
+                        0,
+                        user));
+    }
+
+    static InboundMessage receipt(long user, String id, long offset) {
+        return DeliveryReceipt.inbound(
+                new RawRecord(
+                        null,
+                        ("{\"messageId\":\""
+                                        + id
+                                        + "\",\"userId\":"
+                                        + user
+                                        + ",\"status\":\"failed\"}")
+                                .getBytes(StandardCharsets.UTF_8),
+                        "delivery-receipts",
+                        0,
+                        offset));
+    }
+
+    static final byte[] VALUE =
+            ("{\"messageId\":\"m-0\",\"userId\":0,\"channel\":\"push\",\"timestamp\":0,"
+                            + "\"payload\":{\"title\":\"20% off this weekend\"}}")
+                    .getBytes(StandardCharsets.UTF_8);
+
+    static InboundMessage message(long user, String id, String channel, long t, long offset) {
+        return new InboundMessage(
+                user,
+                id,
+                channel,
+                "marketing",
+                t,
+                null,
+                null,
+                0,
+                null,
+                null,
+                VALUE,
+                "outbound-messages",
+                0,
+                offset,
+                InboundMessage.Kind.MESSAGE);
+    }
+
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new IllegalStateException("benchmark broken: " + what);
+        }
+    }
+}
