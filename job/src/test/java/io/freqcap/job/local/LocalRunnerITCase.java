@@ -160,6 +160,14 @@ public class LocalRunnerITCase {
                         .matcher(text)
                         .find(),
                 "held, released and preempted in the progress lines: " + text);
+        // The generator's users opt out, pause and set limits, and its sender reports bounces:
+        // the job applies them (preferences) and frees the bounced messages' places.
+        assertTrue(
+                java.util.regex.Pattern.compile(
+                                "\\| preferences [1-9][0-9,]* \\| un-counted [1-9][0-9,]* \\|")
+                        .matcher(text)
+                        .find(),
+                "preferences and un-counted in the progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
         assertTrue(
                 summary.segments().getOrDefault("new", 0L) > 0,

@@ -62,11 +62,12 @@ public record InboundMessage(
     }
 
     /**
-     * A record of the preferences or receipts topic, keyed by {@code routingKey} (its user), or
-     * unreadable ({@code error} set; then under a negative key, as a malformed message).
+     * A record whose value is not taken apart here: of the preferences or receipts topic, keyed by
+     * {@code routingKey} (its user), or unreadable ({@code error} set; then under a negative key).
      */
     public static InboundMessage other(RawRecord raw, long routingKey, String error, Kind kind) {
         if (error != null) {
+            // Spread unreadable records over 1024 negative keys: they hold no state.
             routingKey = -1 - (raw.offset() & 1023);
         }
         return new InboundMessage(
@@ -160,24 +161,7 @@ public record InboundMessage(
     }
 
     private static InboundMessage malformed(RawRecord raw, String error) {
-        // Spread malformed records over 1024 negative keys: they hold no state.
-        long routingKey = -1 - (raw.offset() & 1023);
-        return new InboundMessage(
-                routingKey,
-                null,
-                null,
-                null,
-                -1,
-                null,
-                null,
-                0,
-                error,
-                raw.key(),
-                raw.value(),
-                raw.topic(),
-                raw.partition(),
-                raw.offset(),
-                Kind.MESSAGE);
+        return other(raw, -1, error, Kind.MESSAGE);
     }
 
     @Override
