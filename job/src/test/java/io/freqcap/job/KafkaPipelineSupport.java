@@ -425,6 +425,49 @@ final class KafkaPipelineSupport {
             CappingSettings settings,
             RedisMirrorSink mirror) {
         KafkaSettings kafka = KafkaSettings.of(options);
+        failingOnceJob(env, kafka, failAfter, settings, mirror, null, null);
+    }
+
+    /**
+     * The same, with the preferences and receipts topics of the options when they name them
+     * (contract.md §10, §11).
+     */
+    static void failingOnceJobWithUserInputs(
+            StreamExecutionEnvironment env,
+            Configuration options,
+            int failAfter,
+            CappingSettings settings) {
+        KafkaSettings kafka = KafkaSettings.of(options);
+        failingOnceJob(
+                env,
+                kafka,
+                failAfter,
+                settings,
+                null,
+                kafka.preferencesTopic() == null
+                        ? null
+                        : env.fromSource(
+                                        KafkaConnectors.preferencesSource(kafka),
+                                        WatermarkStrategy.noWatermarks(),
+                                        "preferences")
+                                .uid("preferences"),
+                kafka.receiptsTopic() == null
+                        ? null
+                        : env.fromSource(
+                                        KafkaConnectors.receiptsSource(kafka),
+                                        WatermarkStrategy.noWatermarks(),
+                                        "receipts")
+                                .uid("receipts"));
+    }
+
+    private static void failingOnceJob(
+            StreamExecutionEnvironment env,
+            KafkaSettings kafka,
+            int failAfter,
+            CappingSettings settings,
+            RedisMirrorSink mirror,
+            DataStream<RawRecord> preferences,
+            DataStream<RawRecord> receipts) {
         DataStream<RawRecord> input =
                 env.fromSource(
                                 KafkaConnectors.inputSource(kafka),
@@ -444,6 +487,8 @@ final class KafkaPipelineSupport {
         FreqcapJob.build(
                 settings,
                 input,
+                preferences,
+                receipts,
                 control,
                 KafkaConnectors.deliverySink(kafka),
                 KafkaConnectors.auditSink(kafka),

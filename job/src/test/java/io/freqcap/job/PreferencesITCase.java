@@ -250,4 +250,124 @@ class PreferencesITCase {
             KafkaPipelineSupport.cancel(job);
         }
     }
+
+    /**
+     * A failure while preferences and receipts are in force: the job restarts from a checkpoint
+     * that holds them (a checkpoint taken after the receipts' sentinel was audited holds every
+     * receipt before it), and every message still ends in exactly one output, decided as they say.
+     */
+    @Test
+    @Timeout(300)
+    void preferencesAndReceiptsSurviveAFailure() throws Exception {
+        String name = "prefs-fail";
+        String prefs = name + "-preferences";
+        String receipts = name + "-receipts";
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                        + "\"max\":2}]}]}";
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka,
+                        tmp,
+                        name,
+                        config,
+                        2,
+                        "--preferences-topic",
+                        prefs,
+                        "--receipts-topic",
+                        receipts);
+        try (Admin admin = kafka.admin()) {
+            admin.createTopics(
+                            List.of(
+                                    new NewTopic(prefs, 1, (short) 1)
+                                            .configs(Map.of("cleanup.policy", "compact")),
+                                    new NewTopic(receipts, 1, (short) 1)))
+                    .all()
+                    .get();
+        }
+        int users = 100;
+        for (int u = 0; u < users; u += 2) {
+            send(
+                    prefs,
+                    Integer.toString(u),
+                    "{\"userId\":"
+                            + u
+                            + ",\"version\":1,"
+                            + "\"optOut\":{\"channels\":[\"sms\"]}}");
+        }
+        for (int u = 0; u < 10; u += 2) {
+            send(prefs, Integer.toString(u), null);
+        }
+        send(prefs, null, "{\"version\":1}");
+        long t = Instant.now().toEpochMilli();
+        FailOnce.reset();
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        KafkaPipelineSupport.failingOnceJobWithUserInputs(
+                env,
+                options,
+                2 * users + users / 2,
+                io.freqcap.operators.capping.CappingSettings.of(config));
+        JobClient job = env.executeAsync("freqcap-preferences-failure");
+        try {
+            await(name + "-audit", "\"topic\":\"" + prefs + "\"");
+            for (int u = 0; u < users; u++) {
+                message(name, "a-" + u, u, "push", t);
+                message(name, "s-" + u, u, "sms", t + 1000);
+            }
+            KafkaPipelineSupport.readOutputs(
+                    kafka.bootstrapServers(), name, 2 * users + 1, Duration.ofSeconds(90));
+            for (int u = 0; u < users; u += 3) {
+                send(
+                        receipts,
+                        Integer.toString(u),
+                        "{\"messageId\":\"a-"
+                                + u
+                                + "\",\"userId\":"
+                                + u
+                                + ",\"status\":\"failed\"}");
+            }
+            send(receipts, null, "{}");
+            await(name + "-audit", "\"topic\":\"" + receipts + "\"");
+            // the retries; the failure comes in their middle
+            for (int u = 0; u < users; u++) {
+                message(name, "a-" + u, u, "push", t + 2000);
+            }
+            var out =
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, 3 * users + 2, Duration.ofSeconds(120));
+            assertTrue(FailOnce.FAILED.get(), "the failure was injected");
+            Map<String, List<String>> outcomes = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
+                outcomes.computeIfAbsent(
+                                Json.MAPPER.readTree(r.value()).get("messageId").asText(),
+                                k -> new ArrayList<>())
+                        .add("ALLOWED");
+            }
+            for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-audit")) {
+                JsonNode a = Json.MAPPER.readTree(r.value());
+                if (a.has("messageId")) {
+                    outcomes.computeIfAbsent(a.get("messageId").asText(), k -> new ArrayList<>())
+                            .add(a.get("decision").asText());
+                }
+            }
+            for (int u = 0; u < users; u++) {
+                boolean optedOut = u % 2 == 0 && u >= 10;
+                assertEquals(
+                        List.of(optedOut ? "REJECTED" : "ALLOWED"),
+                        outcomes.get("s-" + u),
+                        "sms of user " + u);
+                // the first try, then the retry: decided anew where the first failed
+                List<String> a = new ArrayList<>(outcomes.get("a-" + u));
+                a.sort(null);
+                assertEquals(
+                        u % 3 == 0
+                                ? List.of("ALLOWED", "ALLOWED")
+                                : List.of("ALLOWED", "DUPLICATE"),
+                        a,
+                        "push of user " + u);
+            }
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
 }

@@ -3,7 +3,9 @@ package io.freqcap.operators.capping.state;
 import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.preference.UserPreferencesSerializer;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
@@ -24,8 +26,18 @@ public final class PreferenceStore implements Preferences {
     public static final ValueStateDescriptor<UserPreferences> STATE =
             new ValueStateDescriptor<>("preferences-v1", UserPreferencesSerializer.INSTANCE);
 
+    /** Users whose preferences stay on the heap: a few hundred bytes each. */
+    static final int CACHED = 100_000;
+
     private final ValueState<UserPreferences> state;
     private final Roaring64Bitmap users = new Roaring64Bitmap();
+    private final Map<Long, UserPreferences> cache =
+            new LinkedHashMap<>(1024, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Long, UserPreferences> eldest) {
+                    return size() > CACHED;
+                }
+            };
 
     public PreferenceStore(ValueState<UserPreferences> state) {
         this.state = state;
@@ -54,7 +66,15 @@ public final class PreferenceStore implements Preferences {
 
     @Override
     public UserPreferences of(long user) throws Exception {
-        return users.contains(user) ? state.value() : null;
+        if (!users.contains(user)) {
+            return null;
+        }
+        UserPreferences p = cache.get(user);
+        if (p == null) {
+            p = state.value();
+            cache.put(user, p);
+        }
+        return p;
     }
 
     /**
@@ -68,6 +88,7 @@ public final class PreferenceStore implements Preferences {
         }
         state.update(p);
         users.addLong(p.userId());
+        cache.put(p.userId(), p);
         return Change.APPLIED;
     }
 
@@ -78,6 +99,7 @@ public final class PreferenceStore implements Preferences {
         }
         state.clear();
         users.removeLong(user);
+        cache.remove(user);
         return Change.APPLIED;
     }
 
