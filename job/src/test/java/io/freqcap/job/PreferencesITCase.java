@@ -298,7 +298,7 @@ class PreferencesITCase {
         for (int u = 0; u < 10; u += 2) {
             send(prefs, Integer.toString(u), null);
         }
-        send(prefs, null, "{\"version\":1}");
+        send(prefs, "end", "{\"version\":1}"); // unreadable: the sentinel
         long t = Instant.now().toEpochMilli();
         FailOnce.reset();
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
