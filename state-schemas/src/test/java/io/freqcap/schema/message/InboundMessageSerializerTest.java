@@ -3,6 +3,7 @@ package io.freqcap.schema.message;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
@@ -63,6 +64,19 @@ class InboundMessageSerializerTest {
 
         InboundMessage tombstone = InboundMessage.of(new RawRecord(new byte[0], null, "in", 0, 6));
         assertSameFields(tombstone, roundTrip(tombstone));
+
+        // records of the preferences and receipts topics keep their kind on the way
+        InboundMessage preference =
+                io.freqcap.schema.preference.PreferenceRecord.inbound(
+                        new RawRecord("42".getBytes(), null, "user-preferences", 0, 7));
+        assertEquals(42, preference.routingKey());
+        assertEquals(InboundMessage.Kind.PREFERENCE, roundTrip(preference).kind());
+        assertSameFields(preference, roundTrip(preference));
+        InboundMessage receipt =
+                io.freqcap.schema.receipt.DeliveryReceipt.inbound(
+                        new RawRecord(null, "{oops".getBytes(), "delivery-receipts", 0, 8));
+        assertTrue(receipt.routingKey() < 0, "unreadable: under a negative key");
+        assertEquals(InboundMessage.Kind.RECEIPT, roundTrip(receipt).kind());
     }
 
     @Test
