@@ -68,6 +68,11 @@ import org.slf4j.LoggerFactory;
  * messages of lower priority ({@link DecisionStep}): they end as PREEMPTED records in the same
  * step, so a checkpoint has either both or neither. The control side's operator state is {@link
  * ControlInput}'s.
+ *
+ * <p><b>The user's say and the sender's word.</b> Records of the preferences and receipts topics
+ * arrive on the keyed input too, under their user (contract.md §10, §11): {@link UserInputs} puts a
+ * user's preferences in force ({@link PreferenceStore}, which every decision of that user reads)
+ * and cancels the held messages they rule out, and un-counts a message whose delivery failed.
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
