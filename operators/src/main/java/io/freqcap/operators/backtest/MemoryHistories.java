@@ -2,7 +2,6 @@ package io.freqcap.operators.backtest;
 
 import io.freqcap.operators.capping.decision.Histories;
 import io.freqcap.operators.capping.history.HistoryGrowth;
-import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
@@ -18,8 +17,8 @@ public final class MemoryHistories implements Histories {
     }
 
     @Override
-    public void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config) {
-        all.put(user, HistoryGrowth.grown(before, entry, config));
+    public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis) {
+        all.put(user, HistoryGrowth.grown(before, entry, keptMillis));
     }
 
     @Override

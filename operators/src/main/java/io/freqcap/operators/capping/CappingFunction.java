@@ -203,7 +203,8 @@ public class CappingFunction
                         histories,
                         control,
                         metrics,
-                        () -> getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+                        () -> getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                        preferences::has);
     }
 
     @Override

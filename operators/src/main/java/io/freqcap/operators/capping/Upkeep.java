@@ -2,7 +2,9 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.schema.config.Limit;
 import java.util.function.IntSupplier;
+import java.util.function.LongPredicate;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.slf4j.Logger;
@@ -16,7 +18,8 @@ record Upkeep(
         HistoryStore histories,
         ControlInput control,
         CappingMetrics metrics,
-        IntSupplier maxParallelism) {
+        IntSupplier maxParallelism,
+        LongPredicate hasPreferences) {
     private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
 
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
@@ -30,7 +33,9 @@ record Upkeep(
      * Clears every history of this instance whose latest counted message is at least twice the
      * longest window kept behind the watermark, and moves the swept horizon past what it cleared: a
      * later message that could share a window with a cleared entry is STALE, never decided on a
-     * history that lacks it (docs/design.md, "State cleanup").
+     * history that lacks it (docs/design.md, "State cleanup"). A user with preferences may have
+     * limits of its own up to the longest window a limit may have ({@link
+     * Limit#MAX_WINDOW_MILLIS}): that user's history is cleared only twice that behind.
      */
     void sweep(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) throws Exception {
         flush(); // the scan reads keyed state
@@ -39,11 +44,31 @@ record Upkeep(
         if (watermark < Long.MIN_VALUE + 2 * kept) {
             return; // no event time yet
         }
+        long longest = control.config().longestWindowMillis();
+        long plain = watermark - 2 * kept;
+        long ownKept = Math.max(kept, Limit.MAX_WINDOW_MILLIS);
+        long own =
+                watermark < Long.MIN_VALUE + 2 * ownKept ? Long.MIN_VALUE : watermark - 2 * ownKept;
         HistoryScans.Swept swept =
-                HistoryScans.sweep(ctx, histories.states(), watermark - 2 * kept);
+                HistoryScans.sweep(
+                        ctx,
+                        histories.states(),
+                        new HistoryScans.Reach() {
+                            @Override
+                            public long clearBefore(long user) {
+                                return hasPreferences.test(user) ? own : plain;
+                            }
+
+                            @Override
+                            public long window(long user) {
+                                return hasPreferences.test(user)
+                                        ? Math.max(longest, Limit.MAX_WINDOW_MILLIS)
+                                        : longest;
+                            }
+                        });
         histories.clearCache(); // it may hold what was just cleared
-        if (swept.newestCleared() != Long.MIN_VALUE) {
-            control.sweptTo(swept.newestCleared() + control.config().longestWindowMillis());
+        if (swept.horizon() != Long.MIN_VALUE) {
+            control.sweptTo(swept.horizon());
         }
         metrics.cleared.inc(swept.histories());
         LOG.debug(

@@ -384,4 +384,40 @@ class PreferencesTest {
         }
         assertEquals(users.size(), rejected);
     }
+
+    /**
+     * "One email a week" under rules of a day: the history the rules would keep (two days) is too
+     * short for it, so the user's is kept for the week, and a sweep leaves it be.
+     */
+    @Test
+    void aUsersWeekIsKeptUnderRulesOfADayAlsoThroughASweep() throws Exception {
+        var h = open(ONE_A_DAY, null);
+        long day = 86_400_000L;
+        h.processElement(
+                preference(
+                        "{\"userId\":42,\"version\":1,\"channels\":{\"email\":[{\"window\":\"7d\","
+                                + "\"max\":1}]}}"),
+                0);
+        h.processElement(message("e1", NOV_22_10H, "email"), NOV_22_10H);
+        h.processElement(message("p1", NOV_22_10H + day, "push"), NOV_22_10H);
+        h.processElement(message("p2", NOV_22_10H + 3 * day, "push"), NOV_22_10H);
+        h.processElement(message("e2", NOV_22_10H + 4 * day, "email"), NOV_22_10H);
+        assertEquals(3, deliveries(h).size());
+        JsonNode a = audits(h).get(0);
+        assertEquals("e2", a.get("messageId").asText());
+        assertEquals("preference:channel:email", a.at("/violations/0/scope").asText());
+
+        // Event time ten days on: the rules alone would clear the history, two days their window.
+        h.watermark(NOV_22_10H + 9 * day);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        h.processElement(message("e3", NOV_22_10H + 6 * day, "email"), NOV_22_10H);
+        assertEquals(2, audits(h).size());
+        assertEquals("REJECTED", decision(audits(h).get(1)), "e1 is within the week");
+        // Without preferences the same sweep clears a user's history, as before.
+        h.processElement(Records.message("x1", 43, NOV_22_10H).inbound(harnesses.nextOffset()), 0);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
+        h.processElement(
+                Records.message("x2", 43, NOV_22_10H + day / 2).inbound(harnesses.nextOffset()), 0);
+        assertEquals("STALE", decision(audits(h).get(2)), "behind what the sweep cleared");
+    }
 }

@@ -103,6 +103,28 @@ public record UserPreferences(
         return Collections.unmodifiableSet(out);
     }
 
+    /**
+     * The longest window of the user's limits (a calendar limit's as it counts for history: 3d, 9d,
+     * 33d); 0 without limits. The user's history is kept long enough for it.
+     */
+    public long longestWindowMillis() {
+        long longest = 0;
+        for (Limit l : limits) {
+            longest = Math.max(longest, l.windowMillis());
+        }
+        for (List<Limit> list : channels.values()) {
+            for (Limit l : list) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+        }
+        for (List<Limit> list : categories.values()) {
+            for (Limit l : list) {
+                longest = Math.max(longest, l.windowMillis());
+            }
+        }
+        return longest;
+    }
+
     /** Whether the user opted out of this message's channel or category. */
     public boolean optsOut(String channel, String category) {
         return optOutChannels.contains(channel) || optOutCategories.contains(category);

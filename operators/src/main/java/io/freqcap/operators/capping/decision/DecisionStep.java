@@ -145,7 +145,7 @@ public final class DecisionStep {
                     m.userId(),
                     before,
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
-                    config);
+                    HistoryGrowth.keptMillis(config, prefs));
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
     }

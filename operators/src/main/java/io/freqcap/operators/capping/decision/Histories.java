@@ -1,6 +1,5 @@
 package io.freqcap.operators.capping.decision;
 
-import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.HistoryEntry;
 
@@ -15,8 +14,11 @@ public interface Histories {
     /**
      * Counts an ALLOWED message in the history of {@code user}; {@code before} is what {@link #get}
      * gave (a long history is changed in place).
+     *
+     * @param keptMillis the longest window the history must serve ({@code
+     *     HistoryGrowth.keptMillis})
      */
-    void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config)
+    void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis)
             throws Exception;
 
     /**

@@ -7,6 +7,7 @@ import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
 
 /**
  * How a user's history grows when a message is counted, and what it forgets: the one owner of
@@ -75,14 +76,34 @@ public final class HistoryGrowth {
      */
     public static CountedHistory grown(
             CountedHistory before, HistoryEntry entry, LimitConfig config) {
+        return grown(before, entry, config.keptWindowMillis());
+    }
+
+    /**
+     * The history with {@code entry} counted, keeping what limits of windows up to {@code
+     * keptMillis} can need ({@link #keptMillis}).
+     */
+    public static CountedHistory grown(CountedHistory before, HistoryEntry entry, long keptMillis) {
         if (before instanceof LongHistory l) {
             l.add(entry);
-            l.pruneThrough(pruneCutoff(l.latestStamped(), config));
+            l.pruneThrough(pruneCutoff(l.latestStamped(), keptMillis));
             return l.size() <= SHORT_AT ? l.toUserHistory() : l;
         }
         UserHistory next = ((UserHistory) before).with(entry);
-        next = next.prunedBefore(pruneCutoff(next.latestStamped(), config));
+        next = next.prunedBefore(pruneCutoff(next.latestStamped(), keptMillis));
         return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
+    }
+
+    /**
+     * The longest window a user's history must serve: the config's (rules and shadow rules), or the
+     * user's own limits' where longer (contract.md §10: "one email a week" under rules of a day
+     * must still see the week).
+     *
+     * @param prefs the user's preferences, or null
+     */
+    public static long keptMillis(LimitConfig config, UserPreferences prefs) {
+        long kept = config.keptWindowMillis();
+        return prefs == null ? kept : Math.max(kept, prefs.longestWindowMillis());
     }
 
     /**
@@ -90,7 +111,12 @@ public final class HistoryGrowth {
      * {@code latestStamped} is counted.
      */
     public static long pruneCutoff(long latestStamped, LimitConfig config) {
-        return latestStamped - 2 * config.keptWindowMillis();
+        return pruneCutoff(latestStamped, config.keptWindowMillis());
+    }
+
+    /** The same, for limits of windows up to {@code keptMillis}. */
+    public static long pruneCutoff(long latestStamped, long keptMillis) {
+        return latestStamped - 2 * keptMillis;
     }
 
     /**

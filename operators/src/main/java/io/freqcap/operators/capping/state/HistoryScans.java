@@ -32,29 +32,40 @@ import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction
 public final class HistoryScans {
     private HistoryScans() {}
 
-    /** What a sweep cleared: how many histories, and the newest counted message among them. */
-    public record Swept(long histories, long newestCleared) {}
+    /**
+     * What a sweep cleared: how many histories, and the swept horizon they call for: the latest
+     * instant a message could have and still need one of their entries ({@link Long#MIN_VALUE} when
+     * none were cleared).
+     */
+    public record Swept(long histories, long horizon) {}
+
+    /** Per user, what a sweep may clear and how far a cleared history's entries reach. */
+    public interface Reach {
+        /** A history whose latest counted message is at or before this is cleared. */
+        long clearBefore(long user);
+
+        /** How long after its latest entry a message may still count that entry. */
+        long window(long user);
+    }
 
     /**
-     * Clears each history whose latest counted message is at or before {@code before}. A long
-     * history is judged by its newest bucket, never read whole.
-     *
-     * @return how many were cleared and the latest timestamp any of them held ({@link
-     *     Long#MIN_VALUE} when none)
+     * Clears each history whose latest counted message is at or before {@code
+     * reach.clearBefore(user)}. A long history is judged by its newest bucket, never read whole.
      */
     public static Swept sweep(
             KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
             HistoryStore.States states,
-            long before)
+            Reach reach)
             throws Exception {
         long[] count = {0, Long.MIN_VALUE};
         ctx.applyToKeyedState(
                 HistoryStore.STATE,
                 (user, state) -> {
+                    long before = reach.clearBefore(user);
                     UserHistory h = StoredHistorySerializer.decoded(state.value());
                     if (h != null && (h.isEmpty() || h.latest() <= before)) {
                         if (!h.isEmpty()) {
-                            count[1] = Math.max(count[1], h.latest());
+                            count[1] = Math.max(count[1], h.latest() + reach.window(user));
                         }
                         state.clear();
                         count[0]++;
@@ -68,6 +79,7 @@ public final class HistoryScans {
                     if (width == null) {
                         return;
                     }
+                    long before = reach.clearBefore(user);
                     long newest = Long.MIN_VALUE;
                     for (long b : buckets.keys()) {
                         newest = Math.max(newest, b);
@@ -75,7 +87,8 @@ public final class HistoryScans {
                     if (newest != Long.MIN_VALUE && newest < Math.floorDiv(before, width)) {
                         // Every entry is before the bucket holding `before`: clear it unread,
                         // its bucket's last instant standing in for its latest entry.
-                        count[1] = Math.max(count[1], (newest + 1) * width - 1);
+                        count[1] =
+                                Math.max(count[1], (newest + 1) * width - 1 + reach.window(user));
                         buckets.clear();
                         mark.clear();
                         count[0]++;
@@ -84,7 +97,7 @@ public final class HistoryScans {
                     UserHistory last = newest == Long.MIN_VALUE ? null : buckets.get(newest);
                     if (last == null || last.isEmpty() || last.latest() <= before) {
                         if (last != null && !last.isEmpty()) {
-                            count[1] = Math.max(count[1], last.latest());
+                            count[1] = Math.max(count[1], last.latest() + reach.window(user));
                         }
                         buckets.clear();
                         mark.clear();

@@ -3,7 +3,6 @@ package io.freqcap.operators.capping.state;
 import io.freqcap.operators.capping.decision.Histories;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.history.LongHistory;
-import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.EncodedHistory;
 import io.freqcap.schema.history.HistoryEntry;
@@ -140,12 +139,12 @@ public final class HistoryStore implements Histories {
      * being what {@link #get} gave, and drops what no message can need any more.
      */
     @Override
-    public void count(long user, CountedHistory before, HistoryEntry entry, LimitConfig config)
+    public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis)
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = HistoryGrowth.grown(l, entry, config);
+            CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -159,7 +158,7 @@ public final class HistoryStore implements Histories {
             evictOver(user);
             return;
         }
-        CountedHistory next = HistoryGrowth.grown(before, entry, config);
+        CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;

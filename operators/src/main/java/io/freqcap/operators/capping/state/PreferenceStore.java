@@ -64,6 +64,11 @@ public final class PreferenceStore implements Preferences {
         }
     }
 
+    /** Whether {@code user} has preferences (no state read). */
+    public boolean has(long user) {
+        return users.contains(user);
+    }
+
     @Override
     public UserPreferences of(long user) throws Exception {
         if (!users.contains(user)) {

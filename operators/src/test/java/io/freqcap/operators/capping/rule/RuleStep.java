@@ -71,7 +71,10 @@ public final class RuleStep {
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
             CountedHistory grown =
-                    HistoryGrowth.grown(history, m, countedAt, keepMessageId, config);
+                    HistoryGrowth.grown(
+                            history,
+                            HistoryGrowth.entry(m, countedAt, keepMessageId, config),
+                            HistoryGrowth.keptMillis(config, prefs));
             next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
         }
         return new Result(
