@@ -370,4 +370,84 @@ class PreferencesITCase {
             KafkaPipelineSupport.cancel(job);
         }
     }
+
+    /**
+     * An upgrade: a job that ran without the two topics is stopped with a savepoint and resumed
+     * with them. The histories come back; the preferences topic, which has no offsets in the
+     * savepoint, is read from its beginning.
+     */
+    @Test
+    @Timeout(300)
+    void aJobRestoredWithoutThemTakesTheTopicsOn() throws Exception {
+        String name = "prefs-upgrade";
+        String prefs = name + "-preferences";
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                        + "\"max\":1}]}]}";
+        Configuration before = KafkaPipelineSupport.jobOptions(kafka, tmp, name, config, 2);
+        try (Admin admin = kafka.admin()) {
+            admin.createTopics(
+                            List.of(
+                                    new NewTopic(prefs, 1, (short) 1)
+                                            .configs(Map.of("cleanup.policy", "compact")),
+                                    new NewTopic(name + "-receipts", 1, (short) 1)))
+                    .all()
+                    .get();
+        }
+        long t = Instant.now().toEpochMilli();
+        JobClient job = start(before, config, null);
+        try {
+            message(name, "m-1", 1, "push", t);
+            message(name, "m-2", 2, "push", t);
+            await(name + "-deliveries", "\"messageId\":\"m-2\"");
+            String savepoint =
+                    job.stopWithSavepoint(
+                                    false,
+                                    tmp.resolve("savepoints").toUri().toString(),
+                                    SavepointFormatType.CANONICAL)
+                            .get();
+            send(prefs, "2", "{\"userId\":2,\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}");
+            send(prefs, "end", "{}"); // unreadable: the sentinel
+            List<String> args =
+                    new ArrayList<>(
+                            KafkaPipelineSupport.args(
+                                    kafka, name, tmp.resolve(name + "-limits.json")));
+            args.addAll(
+                    List.of("--preferences-topic", prefs, "--receipts-topic", name + "-receipts"));
+            job =
+                    start(
+                            CommandLine.parse(args.toArray(new String[0]), List.of()),
+                            config,
+                            savepoint);
+            await(name + "-audit", "\"topic\":\"" + prefs + "\"");
+            message(name, "m-1b", 1, "push", t + MINUTE); // the history came back: the day is full
+            message(name, "m-2b", 2, "sms", t + 2 * MINUTE);
+            var out =
+                    KafkaPipelineSupport.readOutputs(
+                            kafka.bootstrapServers(), name, 5, Duration.ofSeconds(90));
+            Map<String, String> decided = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
+                decided.put(Json.MAPPER.readTree(r.value()).get("messageId").asText(), "ALLOWED");
+            }
+            for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-audit")) {
+                JsonNode a = Json.MAPPER.readTree(r.value());
+                if (a.has("messageId")) {
+                    decided.put(
+                            a.get("messageId").asText(),
+                            a.get("decision").asText()
+                                    + " "
+                                    + a.at("/violations/0/scope").asText());
+                }
+            }
+            assertEquals(
+                    Map.of(
+                            "m-1", "ALLOWED",
+                            "m-2", "ALLOWED",
+                            "m-1b", "REJECTED all",
+                            "m-2b", "REJECTED preference:opt-out"),
+                    decided);
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
 }
