@@ -19,9 +19,11 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.preference.UserPreferences;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -185,7 +187,7 @@ public class CappingFunction
                         holdNumbers,
                         heldTimers);
         metrics.watch(held);
-        preferences = new PreferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
+        preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
         metrics.watch(preferences);
         step = new DecisionStep(histories, held, preferences, settings.mirror());
         outputs =
@@ -366,6 +368,11 @@ public class CappingFunction
     private static void heldUsers(Context ctx, LongConsumer users) throws Exception {
         ctx.applyToKeyedState(HeldMessages.STATE, (user, state) -> users.accept(user));
         ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> users.accept(user));
+    }
+
+    /** The users' preferences over their keyed state. Package-private: tests inject faults. */
+    PreferenceStore preferenceStore(ValueState<UserPreferences> state) {
+        return new PreferenceStore(state);
     }
 
     /**

@@ -13,10 +13,13 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.preference.UserPreferences;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
@@ -419,5 +422,54 @@ class PreferencesTest {
         h.processElement(
                 Records.message("x2", 43, NOV_22_10H + day / 2).inbound(harnesses.nextOffset()), 0);
         assertEquals("STALE", decision(audits(h).get(2)), "behind what the sweep cleared");
+    }
+
+    /** A state that fails when a preference is written: the disk, say. */
+    record FailingWrites(ValueState<UserPreferences> state) implements ValueState<UserPreferences> {
+        @Override
+        public UserPreferences value() throws IOException {
+            return state.value();
+        }
+
+        @Override
+        public void update(UserPreferences value) throws IOException {
+            throw new IOException("disk gone");
+        }
+
+        @Override
+        public void clear() {
+            state.clear();
+        }
+    }
+
+    @Test
+    void aFailureWhileApplyingAPreferenceIsAuditedAndTheTaskGoesOn() throws Exception {
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(ONE_A_DAY)) {
+                            @Override
+                            io.freqcap.operators.capping.state.PreferenceStore preferenceStore(
+                                    ValueState<UserPreferences> state) {
+                                return new io.freqcap.operators.capping.state.PreferenceStore(
+                                        new FailingWrites(state));
+                            }
+                        },
+                        null,
+                        1,
+                        0);
+        h.processElement(
+                Records.preference(
+                        42L,
+                        "{\"userId\":42,\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}",
+                        3),
+                0);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size());
+        assertEquals("INVALID_CONTROL", decision(audits.get(0)));
+        assertEquals("not applied: IOException", audits.get(0).get("error").asText());
+        assertEquals(3, audits.get(0).at("/source/offset").asLong());
+        // Not in force, and the task goes on deciding.
+        h.processElement(message("m-1", NOV_22_10H, "sms"), NOV_22_10H);
+        assertEquals(1, deliveries(h).size());
     }
 }
