@@ -7,6 +7,7 @@ import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
@@ -16,7 +17,9 @@ import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +51,7 @@ record UserInputs(
         }
         try {
             if (in.kind() == InboundMessage.Kind.PREFERENCE) {
-                preference(PreferenceRecord.read(in.key(), in.value()), sink);
+                preference(PreferenceRecord.read(in.key(), in.value()), now, sink);
             } else {
                 receipt(in.routingKey(), DeliveryReceipt.parse(in.value()), now, sink);
             }
@@ -60,7 +63,8 @@ record UserInputs(
         }
     }
 
-    private void preference(PreferenceRecord r, CappingOutputs.Sink sink) throws Exception {
+    private void preference(PreferenceRecord r, long now, CappingOutputs.Sink sink)
+            throws Exception {
         if (r instanceof PreferenceRecord.Clear c) {
             count(preferences.clear(c.userId()));
             return;
@@ -68,14 +72,35 @@ record UserInputs(
         UserPreferences p = ((PreferenceRecord.Update) r).preferences();
         PreferenceStore.Change change = preferences.update(p);
         count(change);
-        if (change == PreferenceStore.Change.APPLIED
-                && (p.pausedUntil() != null
-                        || !p.optOutChannels().isEmpty()
-                        || !p.optOutCategories().isEmpty())) {
-            withdrawals.cancel(
-                    p.userId(),
-                    h -> Withdrawn.cancelledBy(p, Withdrawn.message(h), h.sendAt()),
-                    sink);
+        if (change != PreferenceStore.Change.APPLIED
+                || (p.pausedUntil() == null
+                        && p.optOutChannels().isEmpty()
+                        && p.optOutCategories().isEmpty())) {
+            return;
+        }
+        Function<HeldDelivery, String> reason =
+                h -> Withdrawn.cancelledBy(p, Withdrawn.message(h), h.sendAt());
+        if (held.hasLegacy()) {
+            // freqcap 0.3's held lists are not in the history: read them all
+            withdrawals.cancel(p.userId(), reason, sink);
+            return;
+        }
+        // The history says which held messages wait, with their channel, category and send
+        // time: only those the choice rules out are read, so a flood of one user's preferences
+        // costs what messages cost, however many the user has waiting.
+        List<HeldKey> ruledOut = new ArrayList<>();
+        histories
+                .get(p.userId())
+                .forEachHeldWaitingEntry(
+                        now,
+                        e -> {
+                            if (Withdrawn.cancelledBy(p, e.channel(), e.category(), e.timestamp())
+                                    != null) {
+                                ruledOut.add(new HeldKey(e.timestamp(), e.fingerprint()));
+                            }
+                        });
+        if (!ruledOut.isEmpty()) {
+            withdrawals.cancel(p.userId(), ruledOut, reason, sink);
         }
     }
 

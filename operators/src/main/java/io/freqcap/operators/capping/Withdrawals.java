@@ -8,6 +8,7 @@ import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -136,7 +137,31 @@ record Withdrawals(
      */
     int cancel(long user, Function<HeldDelivery, String> reasonOf, CappingOutputs.Sink sink)
             throws Exception {
-        List<HeldDelivery> cancelled = held.withdraw(user, h -> reasonOf.apply(h) != null);
+        return cancelled(user, held.withdraw(user, h -> reasonOf.apply(h) != null), reasonOf, sink);
+    }
+
+    /**
+     * Cancels the held messages of {@code user} (the current key) waiting under these keys (their
+     * send time and fingerprint, as the history counts them): a point read each, no scan.
+     */
+    int cancel(
+            long user,
+            List<HeldKey> keys,
+            Function<HeldDelivery, String> reasonOf,
+            CappingOutputs.Sink sink)
+            throws Exception {
+        List<HeldDelivery> found = held.waiting(user, keys);
+        held.take(user, found);
+        return cancelled(user, found, reasonOf, sink);
+    }
+
+    /** The records of held messages taken out: CANCELLED, un-counted, removed from Redis. */
+    private int cancelled(
+            long user,
+            List<HeldDelivery> cancelled,
+            Function<HeldDelivery, String> reasonOf,
+            CappingOutputs.Sink sink)
+            throws Exception {
         if (cancelled.isEmpty()) {
             return 0;
         }

@@ -26,10 +26,13 @@ import java.util.concurrent.atomic.LongAdder;
  *       by a {@code failed} receipt; messages per second, the receipts' time included.
  * </ul>
  *
- * Goals: preferences ≥ 85% of without, receipts ≥ 90%.
+ * Goals: preferences ≥ 85% of without, receipts ≥ 90%. Then a flood: one user's 100,000 preference
+ * records (opt-outs and pauses, each a higher version) against the time a message takes, for a user
+ * without held messages and for one with 100 waiting (the default {@code maxHeld}).
  *
  * <p>Run: {@code mvn -q -pl operators exec:exec@preferences [-Dbench.prefUsers=1000000]
- * [-Dbench.prefMessages=3000000] [-Dbench.rounds=3] [-Dbench.tmpdir=/dev/shm]}.
+ * [-Dbench.prefMessages=3000000] [-Dbench.rounds=3] [-Dbench.tmpdir=/dev/shm]}; the flood alone:
+ * {@code -Dbench.only=flood}.
  */
 public final class PreferencesBenchmark {
     static final String CONFIG =
@@ -58,7 +61,8 @@ public final class PreferencesBenchmark {
         System.out.printf(
                 "%,d users, %,d messages over a week, one capping instance on RocksDB%n",
                 users, messages);
-        for (int round = 0; round <= rounds; round++) {
+        boolean floodOnly = "flood".equals(System.getProperty("bench.only"));
+        for (int round = 0; round <= rounds && !floodOnly; round++) {
             // alternate which runs first, so that drift favours neither
             Result without;
             Result prefs;
@@ -86,6 +90,70 @@ public final class PreferencesBenchmark {
                     100 * receipts.perSecond() / without.perSecond(),
                     receipts.receipts(),
                     (prefs.sstBytes() - without.sstBytes()) / (users / 10.0));
+        }
+        for (int round = 0; round <= rounds; round++) {
+            double[] none = flood(100_000, 1);
+            double[] hundred = flood(100_000, 101);
+            System.out.printf(
+                    "%s: one user's preference flood %.2f us a record (a message of another user"
+                            + " %.2f us); with 100 held messages waiting %.2f us (a message %.2f"
+                            + " us)%n",
+                    round == 0 ? "flood warm-up (not counted)" : "flood round " + round,
+                    none[0],
+                    none[1],
+                    hundred[0],
+                    hundred[1]);
+        }
+    }
+
+    /** Microseconds per preference record of one user's flood, and per message for comparison. */
+    static double[] flood(int records, int held) throws Exception {
+        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-prefs-flood");
+        System.setProperty("java.io.tmpdir", dir.toString());
+        LongAdder delivered = new LongAdder();
+        LongAdder audited = new LongAdder();
+        // one a minute, held up to half a day: the user's messages wait a minute apart
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1m\","
+                        + "\"max\":1},{\"window\":\"1d\",\"max\":1000}],\"hold\":\"12h\"}]}";
+        var h =
+                CappingBenchmark.open(
+                        config, 0, 1, dir, new CappingBenchmark.CountingOutput(delivered, audited));
+        try {
+            h.setProcessingTime(START);
+            for (int i = 0; i < held; i++) {
+                h.processElement(message(7, "h-" + i, "push", START, i), START);
+            }
+            check(delivered.sum() == 1 && audited.sum() == 0, "held " + delivered.sum());
+            long t0 = System.nanoTime();
+            for (int n = 0; n < records; n++) {
+                String json =
+                        "{\"userId\":7,\"version\":"
+                                + (n + 1)
+                                + (n % 2 == 0
+                                        ? ",\"optOut\":{\"channels\":[\"sms\"]}}"
+                                        : ",\"pausedUntil\":" + START + "}");
+                h.processElement(
+                        PreferenceRecord.inbound(
+                                new RawRecord(
+                                        "7".getBytes(StandardCharsets.UTF_8),
+                                        json.getBytes(StandardCharsets.UTF_8),
+                                        "user-preferences",
+                                        0,
+                                        n)),
+                        START);
+            }
+            double perRecord = (System.nanoTime() - t0) / 1e3 / records;
+            check(audited.sum() == 0, "nothing cancelled: held push messages after the pause");
+            // messages of other users, for the comparison
+            long t1 = System.nanoTime();
+            for (int n = 0; n < records; n++) {
+                h.processElement(message(1000 + n, "m-" + n, "push", START, n), START);
+            }
+            return new double[] {perRecord, (System.nanoTime() - t1) / 1e3 / records};
+        } finally {
+            h.close();
+            CappingBenchmark.deleteQuietly(dir);
         }
     }
 

@@ -162,16 +162,21 @@ final class ColumnQueries {
     }
 
     /** Whether two histories hold the same entries, whatever their tables' order. */
+    /**
+     * Whether both hold the same entries, field by field: a column that is null where every entry
+     * has the default equals one that holds the defaults (a history that had a held or identified
+     * entry removed keeps its column).
+     */
     static boolean sameEntries(HistoryColumns a, HistoryColumns b) {
         if (!Arrays.equals(a.timestamps, b.timestamps)
-                || !Arrays.equals(a.fingerprints, b.fingerprints)
-                || !Arrays.equals(a.messageIds, b.messageIds)
-                || !Arrays.equals(a.offsets, b.offsets)
-                || !Arrays.equals(a.heldFor, b.heldFor)) {
+                || !Arrays.equals(a.fingerprints, b.fingerprints)) {
             return false;
         }
         for (int i = 0; i < a.timestamps.length; i++) {
-            if (!a.channel(i).equals(b.channel(i))
+            if (!java.util.Objects.equals(a.messageId(i), b.messageId(i))
+                    || a.offsetSeconds(i) != b.offsetSeconds(i)
+                    || a.heldFor(i) != b.heldFor(i)
+                    || !a.channel(i).equals(b.channel(i))
                     || !a.category(i).equals(b.category(i))
                     || !java.util.Objects.equals(a.campaign(i), b.campaign(i))) {
                 return false;

@@ -42,6 +42,12 @@ public interface CountedHistory {
      */
     void forEachHeldWaiting(long now, HeldVisitor v);
 
+    /**
+     * Hands {@code v} the held entries still waiting at {@code now}, whole: their channel and
+     * category say which a user's opt-out or pause rules out, without reading held state.
+     */
+    void forEachHeldWaitingEntry(long now, java.util.function.Consumer<HistoryEntry> v);
+
     /** Whether an entry has this 56-bit fingerprint ({@link Fingerprints#of}). */
     boolean containsFingerprint(long fingerprint);
 

@@ -83,6 +83,15 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
     }
 
     @Override
+    public void forEachHeldWaitingEntry(long now, java.util.function.Consumer<HistoryEntry> v) {
+        for (int i = timestamps.length - 1; heldFor != null && i >= 0 && timestamps[i] > now; i--) {
+            if (heldFor[i] > 0) {
+                v.accept(entry(i));
+            }
+        }
+    }
+
+    @Override
     public HistoryEntry withFingerprint(long fingerprint) {
         fingerprint &= Fingerprints.MASK;
         for (int i = fingerprints.length - 1; i >= 0; i--) {

@@ -32,11 +32,17 @@ public final class Withdrawn {
      * when they leave it be.
      */
     public static String cancelledBy(UserPreferences p, OutboundMessage m, long sendAt) {
-        if (p.optOutChannels().contains(m.channel())) {
-            return "opted out of channel " + m.channel();
+        return cancelledBy(p, m.channel(), m.category(), sendAt);
+    }
+
+    /** The same, for a held message of this channel and category. */
+    public static String cancelledBy(
+            UserPreferences p, String channel, String category, long sendAt) {
+        if (p.optOutChannels().contains(channel)) {
+            return "opted out of channel " + channel;
         }
-        if (p.optOutCategories().contains(m.category())) {
-            return "opted out of category " + m.category();
+        if (p.optOutCategories().contains(category)) {
+            return "opted out of category " + category;
         }
         if (p.pausedUntil() != null && sendAt < p.pausedUntil()) {
             return "paused until " + Instant.ofEpochMilli(p.pausedUntil());

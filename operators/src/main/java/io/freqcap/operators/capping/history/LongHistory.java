@@ -309,18 +309,33 @@ public final class LongHistory implements CountedHistory {
         }
         for (int i = e.end - 1; i >= e.start; i--) {
             if (e.fps[i] == fingerprint) {
-                return new HistoryEntry(
-                        e.ts[i],
-                        e.fps[i],
-                        e.channel(i),
-                        e.id(i),
-                        e.category(i),
-                        e.campaign(i),
-                        e.offset(i),
-                        e.heldFor(i));
+                return entry(i);
             }
         }
         return null;
+    }
+
+    @Override
+    public void forEachHeldWaitingEntry(long now, java.util.function.Consumer<HistoryEntry> v) {
+        if (e.held != null) {
+            for (int i = e.firstAfter(now); i < e.end; i++) {
+                if (e.held[i] > 0) {
+                    v.accept(entry(i));
+                }
+            }
+        }
+    }
+
+    private HistoryEntry entry(int i) {
+        return new HistoryEntry(
+                e.ts[i],
+                e.fps[i],
+                e.channel(i),
+                e.id(i),
+                e.category(i),
+                e.campaign(i),
+                e.offset(i),
+                e.heldFor(i));
     }
 
     @Override

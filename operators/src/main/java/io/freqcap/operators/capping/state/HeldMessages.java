@@ -226,6 +226,11 @@ public final class HeldMessages implements HeldQueue {
         return taken;
     }
 
+    /** Whether this task still holds messages in freqcap 0.3's lists. */
+    public boolean hasLegacy() {
+        return legacyCount > 0;
+    }
+
     /** Held messages of this task now (for the {@code heldNow} gauge). */
     public long heldNow() {
         return counts.total() + legacyCount;

@@ -100,6 +100,16 @@ class LongHistoryTest {
             assertTrue(l.containsFingerprint(s.fingerprint(i)));
         }
         assertFalse(l.containsFingerprint(Fingerprints.of("never-" + random.nextLong())));
+        // what a receipt and a user's opt-out read (contract.md §10, §11)
+        int pick = random.nextInt(s.size());
+        assertEquals(
+                s.withFingerprint(s.fingerprint(pick)), l.withFingerprint(s.fingerprint(pick)));
+        long now = s.latest() - random.nextInt(30);
+        java.util.Set<HistoryEntry> shortWaiting = new java.util.HashSet<>();
+        java.util.Set<HistoryEntry> longWaiting = new java.util.HashSet<>();
+        s.forEachHeldWaitingEntry(now, shortWaiting::add);
+        l.forEachHeldWaitingEntry(now, longWaiting::add);
+        assertEquals(shortWaiting, longWaiting, "held entries waiting at " + now);
         for (Scope channel :
                 new Scope[] {
                     Scope.ALL,
