@@ -1,5 +1,7 @@
 package io.freqcap.operators.bench;
 
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.preference.PreferenceRecord;
@@ -10,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Random;
 import java.util.concurrent.atomic.LongAdder;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 
 /**
  * What the user's say and the sender's word cost (issue 40), in the capping operator over RocksDB,
@@ -116,10 +119,15 @@ public final class PreferencesBenchmark {
         String config =
                 "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1m\","
                         + "\"max\":1},{\"window\":\"1d\",\"max\":1000}],\"hold\":\"12h\"}]}";
-        var h =
-                CappingBenchmark.open(
-                        config, 0, 1, dir, new CappingBenchmark.CountingOutput(delivered, audited));
+        KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h = null;
         try {
+            h =
+                    CappingBenchmark.open(
+                            config,
+                            0,
+                            1,
+                            dir,
+                            new CappingBenchmark.CountingOutput(delivered, audited));
             h.setProcessingTime(START);
             for (int i = 0; i < held; i++) {
                 h.processElement(message(7, "h-" + i, "push", START, i), START);
@@ -152,8 +160,10 @@ public final class PreferencesBenchmark {
             }
             return new double[] {perRecord, (System.nanoTime() - t1) / 1e3 / records};
         } finally {
-            h.close();
-            CappingBenchmark.deleteQuietly(dir);
+            if (h != null) {
+                h.close();
+            }
+            CappingBenchmark.deleteQuietly(dir); // also when the operator could not open
         }
     }
 
@@ -162,10 +172,15 @@ public final class PreferencesBenchmark {
         System.setProperty("java.io.tmpdir", dir.toString());
         LongAdder delivered = new LongAdder();
         LongAdder audited = new LongAdder();
-        var h =
-                CappingBenchmark.open(
-                        CONFIG, 0, 1, dir, new CappingBenchmark.CountingOutput(delivered, audited));
+        KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h = null;
         try {
+            h =
+                    CappingBenchmark.open(
+                            CONFIG,
+                            0,
+                            1,
+                            dir,
+                            new CappingBenchmark.CountingOutput(delivered, audited));
             h.setProcessingTime(START + WEEK);
             if (mode == Mode.PREFERENCES) {
                 for (long u = 0; u < users; u += 10) {
@@ -200,8 +215,10 @@ public final class PreferencesBenchmark {
                     audited.sum() - audits,
                     receipts);
         } finally {
-            h.close();
-            CappingBenchmark.deleteQuietly(dir);
+            if (h != null) {
+                h.close();
+            }
+            CappingBenchmark.deleteQuietly(dir); // also when the operator could not open
         }
     }
 
