@@ -452,6 +452,43 @@ class SimulateTest {
         assertTrue(invalid.err().contains("line 2: version"), invalid.err());
     }
 
+    @Test
+    void aPauseForGoodAndTheLastMillisecondUnderQuietHoursAreDecidedNotFatal() throws Exception {
+        // Long.MAX_VALUE is 07:12 UTC: inside HOLD_TILL_MORNING's quiet hours.
+        Path prefs =
+                file(
+                        "prefs.jsonl",
+                        "{\"userId\":1,\"version\":1,\"pausedUntil\":9223372036854775807}\n"
+                                + "{\"userId\":2,\"version\":1,\"pausedUntil\":253402300800000}\n");
+        String in =
+                message("a", 1, DAY_0 + 2 * HOUR, "")
+                        + "\n"
+                        + message("b", 2, DAY_0 + 2 * HOUR, "")
+                        + "\n"
+                        + message("c", 3, Long.MAX_VALUE, "")
+                        + "\n"
+                        + message("d", 4, DAY_0 + 10 * HOUR, "")
+                        + "\n";
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in).toString(),
+                        "--limits", file("limits.json", HOLD_TILL_MORNING).toString(),
+                        "--preferences", prefs.toString(),
+                        "--max-future", "off",
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<JsonNode> lines = lines(output);
+        assertEquals(4, lines.size(), lines.toString());
+        for (int i = 0; i < 2; i++) {
+            assertEquals("REJECTED", lines.get(i).get("decision").asText(), lines.toString());
+            assertTrue(lines.get(i).get("retryAfter").isNull(), "paused for good: " + lines);
+        }
+        assertEquals("REJECTED", lines.get(2).get("decision").asText(), "never out of quiet hours");
+        assertTrue(lines.get(2).get("retryAfter").isNull(), lines.toString());
+        assertEquals("ALLOWED", lines.get(3).get("decision").asText());
+    }
+
     /** Quiet 21:00 to 08:00 UTC, one a day, held up to 12 h. */
     static final String HOLD_TILL_MORNING =
             "{\"version\":3,\"rules\":[{\"segment\":\"*\",\"limits\":"

@@ -22,9 +22,19 @@ import java.util.List;
  * where the wall clock reaches {@code to} (both times, where DST repeats it) or jumps out of the
  * quiet hours at a DST transition, so those instants are the only ones worth trying. A pause closes
  * every instant before its end; after it only quiet hours do.
+ *
+ * <p>A pause from {@link #FOR_GOOD} (the year 10000) on never ends (contract.md §10), and times
+ * past the last instant an epoch-ms value can name are never open: {@link #nextOpen} says {@link
+ * #NEVER} for both, so no value of a pause or a timestamp can make the arithmetic overflow.
  */
 final class QuietTimes {
     private static final long DAY_MILLIS = 86_400_000L;
+
+    /** A pause ending at or after this instant (0:00 UTC on 1 January 10000) is for good. */
+    static final long FOR_GOOD = 253_402_300_800_000L;
+
+    /** What {@link #nextOpen} gives when no instant after is open. */
+    static final long NEVER = Long.MAX_VALUE;
 
     private final QuietHours hours;
     private final ZoneClock zone;
@@ -65,12 +75,19 @@ final class QuietTimes {
         if (hours == null) {
             return false;
         }
-        long local = t + zone.offsetAt(t) * 1000L;
+        // Each term reduced to a day first: near Long.MAX_VALUE the sum would overflow.
+        long local = Math.floorMod(t, DAY_MILLIS) + zone.offsetAt(t) * 1000L;
         return hours.isQuiet(Math.floorMod(local, DAY_MILLIS));
     }
 
-    /** The first instant at or after {@code t} that is not closed. */
+    /**
+     * The first instant at or after {@code t} that is not closed; {@link #NEVER} when none is (a
+     * pause for good, or quiet hours whose end lies past the last instant a timestamp can name).
+     */
     long nextOpen(long t) {
+        if (pausedUntil >= FOR_GOOD) {
+            return NEVER;
+        }
         t = Math.max(t, pausedUntil);
         if (!inHours(t)) {
             return t;
@@ -86,12 +103,18 @@ final class QuietTimes {
             // None in a gap: the transition that skips it, tried below, ends quiet time then.
             List<ZoneOffset> offsets = rules.getValidOffsets(end);
             for (ZoneOffset o : offsets) {
-                tries[n++] = end.toEpochSecond(o) * 1000L;
+                long seconds = end.toEpochSecond(o);
+                if (seconds < Long.MAX_VALUE / 1000) {
+                    tries[n++] = seconds * 1000L;
+                }
             }
         }
         Instant from = Instant.ofEpochMilli(t);
         for (ZoneOffsetTransition tr = rules.nextTransition(from);
-                tr != null && n < tries.length && tr.toEpochSecond() * 1000L - t < 3 * DAY_MILLIS;
+                tr != null
+                        && n < tries.length
+                        && tr.toEpochSecond() < Long.MAX_VALUE / 1000
+                        && tr.toEpochSecond() * 1000L - t < 3 * DAY_MILLIS;
                 tr = rules.nextTransition(tr.getInstant())) {
             tries[n++] = tr.toEpochSecond() * 1000L;
         }
@@ -101,6 +124,7 @@ final class QuietTimes {
                 return tries[i];
             }
         }
-        throw new IllegalStateException("no end of quiet hours after " + t + " in " + zone.zone());
+        // Only past the last representable instant: quiet hours span less than a day.
+        return NEVER;
     }
 }

@@ -18,13 +18,16 @@ final class SendTimes {
      * @param candidates ascending in {@code [0, n)}: every instant after t at which the limits may
      *     start to pass
      * @param passes whether the limits pass at an instant at or after t
-     * @return null when no instant passes (a limit of 0)
+     * @return null when no instant passes (a limit of 0, a pause for good)
      */
     static Long earliest(long t, long[] candidates, int n, LongPredicate passes, QuietTimes quiet) {
         int next = 0;
         long at = t;
         while (true) {
             at = quiet.nextOpen(at);
+            if (at == QuietTimes.NEVER) {
+                return null;
+            }
             if (passes.test(at)) {
                 return at;
             }

@@ -1,0 +1,126 @@
+package io.freqcap.operators.capping;
+
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.InboundMessage;
+import java.util.List;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The cases of issue 46, each at the edge of an input (contract.md §10, §2): the capping operator
+ * on RocksDB decides them, one outcome each, and goes on deciding for the user and everyone else.
+ */
+class InputEdgesTest {
+    /** Quiet 21:00-08:00 in Berlin, hold 12h, preempt: what a pause meets in the job. */
+    static final String QUIET_CONFIG = PreemptionTest.PRIORITY_CONFIG;
+
+    static final long NOV_22_10H = PreemptionTest.NOV_22_10H;
+    static final long NOV_22_22H10 = PreemptionTest.NOV_22_22H10;
+
+    /** 0:00 UTC on 1 January 10000: a pause from here on is for good (contract.md §10). */
+    static final long YEAR_10000 = 253_402_300_800_000L;
+
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
+
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open()
+            throws Exception {
+        return harnesses.open(CappingSettings.of(QUIET_CONFIG).withMirror(true), null, 1, 0);
+    }
+
+    InboundMessage pausedUntil(long user, long until) {
+        return Records.preference(
+                user,
+                "{\"userId\":" + user + ",\"version\":1,\"pausedUntil\":" + until + "}",
+                harnesses.nextOffset());
+    }
+
+    InboundMessage message(String id, long user, long t) {
+        return message(id, user, t, "Europe/Berlin");
+    }
+
+    InboundMessage message(String id, long user, long t, String zone) {
+        return Records.message(id, user, t)
+                .channel("push")
+                .timezone(zone)
+                .inbound(harnesses.nextOffset());
+    }
+
+    @Test
+    void aUserPausedForGoodIsRejectedWithoutRetryUnderQuietHoursAndEveryoneElseGoesOn()
+            throws Exception {
+        var h = open();
+        h.setProcessingTime(NOV_22_22H10);
+        h.processElement(pausedUntil(42, Long.MAX_VALUE), NOV_22_22H10);
+        h.processElement(pausedUntil(43, YEAR_10000), NOV_22_22H10);
+        // In quiet hours and out of them: neither may ever be sent.
+        // Long.MAX_VALUE is 07:12 UTC, in quiet hours that end at 08:00 UTC after it.
+        h.processElement(message("m-1", 42, NOV_22_22H10, "UTC"), NOV_22_22H10);
+        h.processElement(message("m-2", 42, NOV_22_10H), NOV_22_22H10);
+        h.processElement(message("m-3", 43, NOV_22_22H10, "UTC"), NOV_22_22H10);
+        h.processElement(message("m-4", 44, NOV_22_10H), NOV_22_22H10);
+
+        List<JsonNode> audits = audits(h);
+        assertEquals(3, audits.size(), audits.toString());
+        for (JsonNode a : audits) {
+            assertEquals("REJECTED", a.get("decision").asText(), a.toString());
+            assertTrue(a.get("retryAfter").isNull(), "paused for good: " + a);
+            assertTrue(a.get("violations").toString().contains("preference:paused"), a.toString());
+        }
+        assertEquals(0, h.numProcessingTimeTimers(), "nothing is held through a pause for good");
+        assertEquals(1, deliveries(h).size(), "user 44 is decided as ever");
+    }
+
+    @Test
+    void aPauseEndingJustBeforeTheYear10000IsHeldOrRetriedAtItsEnd() throws Exception {
+        var h = open();
+        h.setProcessingTime(NOV_22_10H);
+        long end = YEAR_10000 - 1;
+        h.processElement(pausedUntil(42, end), NOV_22_10H);
+        h.processElement(message("m-1", 42, NOV_22_10H), NOV_22_10H);
+        JsonNode a = audits(h).get(0);
+        assertEquals("REJECTED", a.get("decision").asText());
+        assertTrue(a.get("retryAfter").asLong() >= end, a.toString());
+    }
+
+    @Test
+    void messagesStampedAtTheLastMillisecondsAreDecidedUnderQuietHours() throws Exception {
+        var h = open();
+        h.setProcessingTime(NOV_22_10H);
+        long[] stamps = {
+            Long.MAX_VALUE, Long.MAX_VALUE - 1, Long.MAX_VALUE - 86_400_000L, YEAR_10000
+        };
+        String[] zones = {"UTC", "Europe/Berlin", "Pacific/Kiritimati", "Pacific/Pago_Pago"};
+        for (int i = 0; i < stamps.length; i++) {
+            for (int z = 0; z < zones.length; z++) {
+                h.processElement(message("m-" + i + z, 42, stamps[i], zones[z]), NOV_22_10H);
+                h.processElement(message("n-" + i + z, 100 + i, stamps[i], zones[z]), NOV_22_10H);
+            }
+        }
+        h.processElement(message("last", 7, NOV_22_10H), NOV_22_10H);
+        int held = h.numProcessingTimeTimers();
+        assertEquals(
+                2 * stamps.length * zones.length + 1,
+                audits(h).size() + deliveries(h).size() + held,
+                "one outcome each: " + audits(h));
+        assertEquals("last", lastDelivered(h));
+    }
+
+    private static String lastDelivered(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
+            throws Exception {
+        List<Delivery> d = deliveries(h);
+        return io.freqcap.schema.common.Json.MAPPER
+                .readTree(d.get(d.size() - 1).value())
+                .get("messageId")
+                .asText();
+    }
+}
