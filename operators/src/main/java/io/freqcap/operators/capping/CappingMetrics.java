@@ -48,6 +48,7 @@ public final class CappingMetrics {
     final Counter receiptsApplied;
     final Counter receiptsIgnored;
     private final Counter preferenceRejected;
+    final Counter undecided;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -71,6 +72,7 @@ public final class CappingMetrics {
         duplicate = metrics.counter("duplicate");
         stale = metrics.counter("stale");
         malformed = metrics.counter("malformed");
+        undecided = metrics.counter("undecided");
         invalidControl = metrics.counter("invalidControl");
         cleared = metrics.counter("historiesCleared");
         cacheHits = metrics.counter("historyCacheHits");

@@ -114,6 +114,34 @@ class InputEdgesTest {
         assertEquals("last", lastDelivered(h));
     }
 
+    @Test
+    void aMessageWhoseDecisionThrowsIsAuditedMalformedAndTheTaskGoesOn() throws Exception {
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(QUIET_CONFIG)) {
+                            @Override
+                            io.freqcap.operators.capping.decision.Decided decide(
+                                    InboundMessage in, long now) throws Exception {
+                                if (in.messageId().equals("poison")) {
+                                    throw new IllegalStateException("a bug at an edge");
+                                }
+                                return super.decide(in, now);
+                            }
+                        },
+                        null,
+                        1,
+                        0);
+        h.setProcessingTime(NOV_22_10H);
+        h.processElement(message("poison", 42, NOV_22_10H), NOV_22_10H);
+        h.processElement(message("m-1", 42, NOV_22_10H + 1), NOV_22_10H);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals("MALFORMED", audits.get(0).get("decision").asText());
+        assertEquals(
+                "could not be decided: IllegalStateException", audits.get(0).get("error").asText());
+        assertEquals("m-1", lastDelivered(h), "the user's next message is decided as ever");
+    }
+
     private static String lastDelivered(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
             throws Exception {

@@ -56,6 +56,29 @@ public record InboundMessage(
         return error != null;
     }
 
+    /**
+     * This record as a MALFORMED one with {@code error}, under the same key: a message the job
+     * could not decide, audited instead of failing the task.
+     */
+    public InboundMessage undecided(String error) {
+        return new InboundMessage(
+                routingKey,
+                messageId,
+                channel,
+                category,
+                timestamp,
+                timezone,
+                campaignId,
+                priority,
+                error,
+                key,
+                value,
+                topic,
+                partition,
+                offset,
+                kind);
+    }
+
     /** Whether this is a message, not a record of the preferences or receipts topic. */
     public boolean isMessage() {
         return kind == Kind.MESSAGE;
