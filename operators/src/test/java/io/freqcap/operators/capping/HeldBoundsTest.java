@@ -100,6 +100,31 @@ class HeldBoundsTest {
         assertEquals(1, audits(h).size(), "held, not rejected");
     }
 
+    @Test
+    void theHoldViolationCountsEveryWaitingMessageAboveALoweredMaxHeld() throws Exception {
+        String four =
+                HeldMessagesTest.HOLD_TILL_MORNING.replace(
+                        "{\"version\":1,", "{\"version\":1,\"maxHeld\":4,");
+        var h = open(CappingSettings.of(four), null);
+        h.setProcessingTime(NIGHT);
+        for (int i = 0; i < 4; i++) {
+            h.processElement(message(42, NIGHT + i * MINUTE, null), NIGHT);
+        }
+        assertEquals(4, heldNow(h));
+        h.processBroadcastElement(
+                io.freqcap.schema.Records.config(
+                        four.replace("\"version\":1,", "\"version\":2,")
+                                .replace("\"maxHeld\":4", "\"maxHeld\":2")),
+                NIGHT);
+        h.processElement(message(42, NIGHT + 10 * MINUTE, null), NIGHT);
+        JsonNode a = audits(h).get(audits(h).size() - 1);
+        assertEquals("REJECTED", a.get("decision").asText(), a.toString());
+        JsonNode hold = a.get("violations").get(a.get("violations").size() - 1);
+        assertEquals("hold", hold.get("scope").asText());
+        assertEquals(2, hold.get("max").asInt());
+        assertEquals(4, hold.get("count").asInt(), "all that wait, not the bound: " + a);
+    }
+
     /**
      * One user's 10,000 messages, each held to its own second: each is released by its own timer
      * (in order, once), also after a restore, and {@code heldNow} is right at once after the

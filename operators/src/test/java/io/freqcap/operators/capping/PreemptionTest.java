@@ -92,6 +92,45 @@ class PreemptionTest {
         return h;
     }
 
+    /**
+     * contract.md v5 §6: a message its rule rejects may preempt also when its user's own limit is
+     * broken too, each step decided in full; its shadow decision reads the history it found.
+     */
+    @Test
+    void anAlertTakesTheSlotAlsoUnderTheUsersOwnOneADayAndItsShadowSeesTheSlotTaken()
+            throws Exception {
+        String shadowed =
+                PRIORITY_CONFIG.replace(
+                        ",\"exempt\"",
+                        ",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":"
+                                + "\"day\",\"max\":1}],\"hold\":\"12h\",\"quietHours\":"
+                                + "{\"from\":\"21:00\",\"to\":\"08:00\"}}]},\"exempt\"");
+        var h = open(shadowed, null);
+        h.processElement(
+                Records.preference(
+                        42L,
+                        "{\"userId\":42,\"version\":1,\"limits\":[{\"calendar\":\"day\","
+                                + "\"max\":1}]}",
+                        harnesses.nextOffset()),
+                0);
+        h.setProcessingTime(NOV_22_10H);
+        h.processElement(message("m-000390", NOV_22_10H, "daily", 0), NOV_22_10H);
+        h.setProcessingTime(NOV_22_22H10);
+        h.processElement(promotion(), NOV_22_22H10);
+        assertEquals(1, h.numProcessingTimeTimers(), "the promotion held for 08:00");
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals("PREEMPTED", audits.get(0).get("decision").asText(), audits.toString());
+        h.setProcessingTime(NOV_23_8H);
+        Delivery alert = deliveries(h).get(deliveries(h).size() - 1);
+        assertTrue(new String(alert.value()).contains("m-000412"));
+        assertEquals(NOV_23_8H, alert.sendAt());
+        assertEquals("REJECTED", alert.shadow(), "the shadow rule found 08:00 taken");
+    }
+
     @Test
     void aPriceAlertTakesTheMorningSlotFromAPromotionAcrossARestore() throws Exception {
         var h = promotionHeld(PRIORITY_CONFIG);

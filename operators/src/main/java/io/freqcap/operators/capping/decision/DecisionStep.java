@@ -101,7 +101,9 @@ public final class DecisionStep {
         // write trims them all. Read only for a message that is counted, before any un-count.
         String[] channelsBefore = null;
         List<HeldDelivery> preempted = List.of();
-        if (Preemption.mayHelp(v) && config.ruleFor(segment).preempt()) {
+        if (v.decision() == Decision.REJECTED
+                && config.ruleFor(segment).preempt()
+                && CappingRule.rejectsAlone(before, m, config, segment)) {
             Preemption.Found f =
                     preemption(
                             before,
@@ -118,8 +120,9 @@ public final class DecisionStep {
                                             prefs),
                             now);
             if (f != null) {
-                // m is decided against the history without them (contract.md §6)
-                v = f.verdict();
+                // m is decided against the history without them, its shadow decision against
+                // the history it found: shadow rules never preempt (contract.md §6).
+                v = f.verdict().withShadow(v.shadow());
                 preempted = f.taken();
                 channelsBefore = keepMessageIds ? before.channels() : null;
                 held.take(m.userId(), preempted);

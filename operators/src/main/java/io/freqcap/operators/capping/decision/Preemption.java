@@ -3,7 +3,6 @@ package io.freqcap.operators.capping.decision;
 import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
-import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
@@ -40,26 +39,6 @@ final class Preemption {
                     .thenComparing(Comparator.comparingLong(HeldDelivery::sendAt).reversed())
                     .thenComparing(Comparator.comparingLong(HeldDelivery::decided).reversed())
                     .thenComparing(HeldDelivery::messageId);
-
-    /**
-     * Whether un-counting held messages may let a REJECTED message pass: not when {@code maxHeld}
-     * or a preference rejected it (contract.md §6). Quiet hours alone (a message whose rule cannot
-     * hold it to their end) never pass by un-counting: {@link #find} finds nothing for them. A
-     * message in quiet hours whose earliest send time after them the limits push beyond its {@code
-     * hold} is the limits' doing, though its only violation at its timestamp may be quiet hours.
-     */
-    static boolean mayHelp(Verdict v) {
-        if (v.decision() != Decision.REJECTED) {
-            return false;
-        }
-        for (Violation x : v.violations()) {
-            String scope = x.scope();
-            if (scope.equals(Violation.HOLD) || scope.startsWith(Violation.PREFERENCE)) {
-                return false;
-            }
-        }
-        return true;
-    }
 
     /**
      * @param before the user's history

@@ -159,6 +159,28 @@ public final class CappingRule {
     }
 
     /**
+     * Whether the segment's rule alone, as if the user had no preferences and {@code maxHeld} were
+     * not there (its limits, quiet hours and {@code hold}), rejects a message that reaches it: the
+     * one case in which the message may take held messages' places (contract.md §6, "Preemption").
+     */
+    public static boolean rejectsAlone(
+            CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
+        ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
+        Verdict v =
+                decide(
+                        history,
+                        m,
+                        segment,
+                        config.ruleFor(segment),
+                        new CalendarLimits(history, clock),
+                        false,
+                        Long.MIN_VALUE,
+                        Integer.MAX_VALUE,
+                        null);
+        return v.decision() == Decision.REJECTED;
+    }
+
+    /**
      * The rule's verdict on a message at its timestamp, or, when the rule holds messages, at the
      * send time it is held to (contract.md §6).
      *
@@ -215,10 +237,11 @@ public final class CappingRule {
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null
                 && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
-            int waiting = history.heldWaiting(now, maxHeld);
-            if (waiting >= maxHeld) {
+            if (history.heldWaiting(now, maxHeld) >= maxHeld) {
                 // Held messages are bounded (contract.md §3, §6): what it breaks at its
                 // timestamp, then the bound; it may retry once the first waiting one is sent.
+                // The count is all that wait, above a maxHeld a config lowered too (§5).
+                int waiting = history.heldWaiting(now, Integer.MAX_VALUE);
                 List<Violation> violations = new ArrayList<>(v.violations());
                 violations.add(Violation.hold(maxHeld, waiting));
                 return Verdict.rejected(segment, violations, history.firstHeldWaiting(now));

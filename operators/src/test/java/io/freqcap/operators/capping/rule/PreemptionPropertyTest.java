@@ -201,7 +201,8 @@ class PreemptionPropertyTest {
             }
             Rule rule = config.ruleFor("*");
             Result r = ruling(rule, m, now);
-            if (r.decision() == Decision.REJECTED && byLimits(r.violations())) {
+            // Its rule alone (no maxHeld) rejects it; then each step is decided in full.
+            if (r.decision() == Decision.REJECTED && base.rule(rule, m).sendAt() == null) {
                 List<Integer> waiting = new ArrayList<>();
                 for (int i = 0; i < base.counted.size(); i++) {
                     long[] e = base.counted.get(i);
@@ -294,19 +295,6 @@ class PreemptionPropertyTest {
                 return new Result(Decision.REJECTED, null, v, first, List.of(), false);
             }
             return new Result(Decision.ALLOWED, r.sendAt(), List.of(), null, List.of(), false);
-        }
-
-        /**
-         * Not maxHeld's doing (contract.md §6). Quiet hours alone are let through here: with every
-         * waiting message un-counted the message still does not pass.
-         */
-        static boolean byLimits(List<Violation> violations) {
-            for (Violation v : violations) {
-                if (v.scope().equals(Violation.HOLD)) {
-                    return false;
-                }
-            }
-            return true;
         }
 
         /** What {@code ruling} says with these entries un-counted; they are put back after. */
