@@ -50,7 +50,7 @@ public final class ConfigTopic {
         } else if (campaign != null
                 && campaign.isTextual()
                 && !campaign.textValue().isEmpty()
-                && campaign.textValue().length() <= 128) {
+                && campaign.textValue().codePointCount(0, campaign.textValue().length()) <= 128) {
             campaignId = campaign.textValue();
         } else {
             throw new MalformedRecordException(

@@ -19,10 +19,18 @@ public final class LimitLists {
                 : RuleParser.limits(node, path, true, false);
     }
 
-    /** Limits by channel or category name, {@code field} under {@code path}. */
+    /** Limits by channel name (the channel pattern of §2), {@code field} under {@code path}. */
     public static Map<String, List<Limit>> named(
             JsonNode node, String path, String field, String what) throws MalformedRecordException {
         return RuleParser.named(node, path, field, what, false);
+    }
+
+    /**
+     * Limits by category: any category a message may carry (1..64 code points, contract.md §10).
+     */
+    public static Map<String, List<Limit>> byCategory(JsonNode node, String path, String field)
+            throws MalformedRecordException {
+        return RuleParser.named(node, path, field, "category", false, true);
     }
 
     /** How many names a by-name map (or a list of names) may have. */

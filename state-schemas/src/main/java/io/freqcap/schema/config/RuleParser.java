@@ -124,6 +124,21 @@ final class RuleParser {
     static Map<String, List<Limit>> named(
             JsonNode node, String path, String field, String what, boolean reservable)
             throws MalformedRecordException {
+        return named(node, path, field, what, reservable, false);
+    }
+
+    /**
+     * @param anyCategory names are any category a message may carry (1..64 code points, contract.md
+     *     §10), not the channel pattern
+     */
+    static Map<String, List<Limit>> named(
+            JsonNode node,
+            String path,
+            String field,
+            String what,
+            boolean reservable,
+            boolean anyCategory)
+            throws MalformedRecordException {
         Map<String, List<Limit>> out = new LinkedHashMap<>();
         if (node == null || node.isNull()) {
             return Collections.unmodifiableMap(out);
@@ -145,7 +160,19 @@ final class RuleParser {
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             String name = e.getKey();
-            if (!OutboundMessage.CHANNEL.matcher(name).matches()) {
+            if (anyCategory && !OutboundMessage.isCategory(name)) {
+                throw new MalformedRecordException(
+                        path
+                                + "."
+                                + field
+                                + ": "
+                                + what
+                                + " names must be 1.."
+                                + OutboundMessage.MAX_CATEGORY_CHARS
+                                + " characters, got "
+                                + name.codePointCount(0, name.length()));
+            }
+            if (!anyCategory && !OutboundMessage.CHANNEL.matcher(name).matches()) {
                 throw new MalformedRecordException(
                         path
                                 + "."

@@ -182,6 +182,12 @@ public record OutboundMessage(
         return p.getIntValue();
     }
 
+    /** Whether {@code v} is a category a message may carry: 1..64 characters (code points). */
+    public static boolean isCategory(String v) {
+        int n = v.codePointCount(0, v.length());
+        return n >= 1 && n <= MAX_CATEGORY_CHARS;
+    }
+
     /** {@code v}, checked to be 1..max characters (code points) long. */
     private static String chars(String v, String field, int max) throws MalformedRecordException {
         int n = v.codePointCount(0, v.length());

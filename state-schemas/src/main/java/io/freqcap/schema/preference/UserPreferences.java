@@ -64,8 +64,8 @@ public record UserPreferences(
             if (!optOut.isObject()) {
                 throw new MalformedRecordException("optOut: expected an object, got " + optOut);
             }
-            optOutChannels = names(optOut.get("channels"), "optOut.channels");
-            optOutCategories = names(optOut.get("categories"), "optOut.categories");
+            optOutChannels = names(optOut.get("channels"), "optOut.channels", false);
+            optOutCategories = names(optOut.get("categories"), "optOut.categories", true);
         }
         JsonNode paused = JsonFields.optional(o, "pausedUntil");
         return new UserPreferences(
@@ -76,11 +76,15 @@ public record UserPreferences(
                 paused == null ? null : JsonFields.nonNegativeLong(paused, "pausedUntil"),
                 LimitLists.list(o.get("limits"), "limits"),
                 LimitLists.named(o.get("channels"), "preferences", "channels", "channel"),
-                LimitLists.named(o.get("categories"), "preferences", "categories", "category"));
+                LimitLists.byCategory(o.get("categories"), "preferences", "categories"));
     }
 
-    /** A list of channel or category names (the channel pattern of §2), at most 64. */
-    private static Set<String> names(JsonNode node, String path) throws MalformedRecordException {
+    /**
+     * A list of at most 64 channel names (the channel pattern of §2) or categories (any a message
+     * may carry: 1..64 code points).
+     */
+    private static Set<String> names(JsonNode node, String path, boolean categories)
+            throws MalformedRecordException {
         if (node == null || node.isNull()) {
             return Set.of();
         }
@@ -94,7 +98,21 @@ public record UserPreferences(
         Set<String> out = new LinkedHashSet<>();
         for (int i = 0; i < node.size(); i++) {
             JsonNode n = node.get(i);
-            if (!n.isTextual() || !OutboundMessage.CHANNEL.matcher(n.textValue()).matches()) {
+            if (categories && !(n.isTextual() && OutboundMessage.isCategory(n.textValue()))) {
+                throw new MalformedRecordException(
+                        path
+                                + "["
+                                + i
+                                + "]: expected a category of 1.."
+                                + OutboundMessage.MAX_CATEGORY_CHARS
+                                + " characters, got "
+                                + (n.isTextual()
+                                        ? n.textValue().codePointCount(0, n.textValue().length())
+                                        : n.getNodeType().toString().toLowerCase()));
+            }
+            if (!categories
+                    && !(n.isTextual()
+                            && OutboundMessage.CHANNEL.matcher(n.textValue()).matches())) {
                 throw new MalformedRecordException(
                         path + "[" + i + "]: expected a name matching [a-z0-9_-]{1,32}, got " + n);
             }

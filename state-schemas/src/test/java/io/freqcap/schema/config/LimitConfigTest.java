@@ -311,6 +311,24 @@ class LimitConfigTest {
     }
 
     @Test
+    void cancelHeldCampaignIdsAreMeasuredInCodePointsAsMessagesAre() throws Exception {
+        String longest = "\uD83D\uDE00".repeat(128); // 128 code points, 256 chars
+        assertEquals(
+                new ConfigRecord.CancelHeld(longest, null),
+                ConfigTopic.parse(
+                        ("{\"command\":\"cancel-held\",\"campaignId\":\"" + longest + "\"}")
+                                .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        assertThrows(
+                MalformedRecordException.class,
+                () ->
+                        ConfigTopic.parse(
+                                ("{\"command\":\"cancel-held\",\"campaignId\":\""
+                                                + longest
+                                                + "x\"}")
+                                        .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+
+    @Test
     void readsReservedPlacesOfTheContractsPriorityExample() throws Exception {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-priority.json"));

@@ -133,4 +133,39 @@ class UserPreferencesTest {
                                         + "]}}")
                         .contains("at most 64 names, got 65"));
     }
+
+    @Test
+    void categoriesAreAnyAMessageMayCarryMeasuredInCodePoints() throws Exception {
+        String longest = "\uD83D\uDE00".repeat(64); // 64 astral code points, 128 chars
+        UserPreferences p =
+                read(
+                        "1",
+                        "{\"userId\": 1, \"version\": 1, \"optOut\": {\"categories\":"
+                                + " [\"Weekly Newsletter\", \""
+                                + longest
+                                + "\"]}, \"categories\": {\"Weekly Newsletter\":"
+                                + " [{\"calendar\": \"month\", \"max\": 2}]}}");
+        assertTrue(p.optsOut("email", "Weekly Newsletter"));
+        assertTrue(p.optsOut("email", longest));
+        assertEquals(1, p.categories().get("Weekly Newsletter").size());
+        assertTrue(
+                error(
+                                null,
+                                "{\"userId\": 1, \"version\": 1, \"optOut\": {\"categories\": [\""
+                                        + longest
+                                        + "x\"]}}")
+                        .startsWith("optOut.categories[0]: expected a category of 1..64"));
+        assertTrue(
+                error(null, "{\"userId\": 1, \"version\": 1, \"optOut\": {\"categories\": [\"\"]}}")
+                        .startsWith("optOut.categories[0]:"));
+        assertTrue(
+                error(null, "{\"userId\": 1, \"version\": 1, \"categories\": {\"\": []}}")
+                        .contains("category names must be 1..64"));
+        // Channels keep the channel pattern.
+        assertTrue(
+                error(
+                                null,
+                                "{\"userId\": 1, \"version\": 1, \"optOut\": {\"channels\": [\"Sms\"]}}")
+                        .startsWith("optOut.channels[0]:"));
+    }
 }
