@@ -79,7 +79,7 @@ record UserInputs(
             return;
         }
         Function<HeldDelivery, String> reason =
-                h -> Withdrawn.cancelledBy(p, Withdrawn.message(h), h.sendAt());
+                h -> Withdrawn.cancelledBy(p, h.channel(), h.category(), h.sendAt());
         if (held.hasLegacy()) {
             // freqcap 0.3's held lists are not in the history: read them all
             withdrawals.cancel(p.userId(), reason, sink);

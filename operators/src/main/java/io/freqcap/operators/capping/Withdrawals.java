@@ -122,10 +122,7 @@ record Withdrawals(
         keySetter.accept(user);
         return cancel(
                 user,
-                h ->
-                        campaignId.equals(Withdrawn.message(h).campaignId())
-                                ? ConfigRecord.Command.CANCEL_HELD
-                                : null,
+                h -> campaignId.equals(h.campaignId()) ? ConfigRecord.Command.CANCEL_HELD : null,
                 sink);
     }
 
@@ -174,7 +171,7 @@ record Withdrawals(
                     Decision.CANCELLED,
                     Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()));
             ids[i] = h.messageId();
-            channels[i] = Withdrawn.message(h).channel();
+            channels[i] = h.channel();
         }
         sink.mirror(MirrorWrite.removal(user, out.windowMillis(), ids, channels));
         return cancelled.size();

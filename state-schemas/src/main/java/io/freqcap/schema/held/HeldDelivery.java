@@ -4,6 +4,7 @@ import io.freqcap.schema.common.ArrayRecords;
 import io.freqcap.schema.common.Bytes;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.message.OutboundMessage;
 
 /**
  * A message ALLOWED with a later send time, waiting in keyed state for it (contract.md §5): what
@@ -17,6 +18,9 @@ import io.freqcap.schema.decision.Delivery;
  * @param decided when it was decided, as a number that grows with every message its holder holds
  *     (so that preemption takes the most recently decided first among equals, contract.md §6); 0
  *     for messages held before freqcap knew priorities
+ * @param userId, channel, category, campaignId the message's own (campaignId null for none): what
+ *     withdrawing it needs (cancelling, forgetting, preempting, an opt-out), so that none of them
+ *     reads its value again
  */
 public record HeldDelivery(
         String messageId,
@@ -28,22 +32,35 @@ public record HeldDelivery(
         long configVersion,
         String shadow,
         int priority,
-        long decided) {
+        long decided,
+        long userId,
+        String channel,
+        String category,
+        String campaignId) {
 
     /** A held message and the delivery it will be. */
-    public static HeldDelivery of(
-            String messageId, long timestamp, int priority, long decided, Delivery d) {
+    public static HeldDelivery of(OutboundMessage m, long decided, Delivery d) {
         return new HeldDelivery(
-                messageId,
-                timestamp,
+                m.messageId(),
+                m.timestamp(),
                 d.sendAt(),
                 d.key(),
                 d.value(),
                 d.segment(),
                 d.configVersion(),
                 d.shadow(),
-                priority,
-                decided);
+                m.priority(),
+                decided,
+                m.userId(),
+                m.channel(),
+                m.category(),
+                m.campaignId());
+    }
+
+    /** The message it is, as far as capping reads one (no time zone: withdrawing needs none). */
+    public OutboundMessage message() {
+        return new OutboundMessage(
+                messageId, userId, channel, category, timestamp, null, campaignId, priority);
     }
 
     /** The same message held with another decision number (a holder numbers what it holds). */
@@ -58,7 +75,11 @@ public record HeldDelivery(
                 configVersion,
                 shadow,
                 priority,
-                decided);
+                decided,
+                userId,
+                channel,
+                category,
+                campaignId);
     }
 
     /** Its ALLOWED delivery, with the send time header. */

@@ -19,6 +19,13 @@ import org.apache.flink.types.StringValue;
  * format 1. A message of format 1 was held by a version without priorities: its priority is read
  * from its value where that carries a valid one, as the message's own (else 0), and its decision
  * number is 0, before anything held since.
+ *
+ * <p>Format 3 (contract v5) adds what withdrawing the message needs: its userId, channel, category
+ * and campaignId (a boolean, then the text). Formats 1 and 2 read them from the value, leniently
+ * ({@link OutboundMessage#parseDecided}): a field an earlier reader let through and this one would
+ * refuse (0.3's {@code "priority": "high"}) reads as absent, so no old entry makes withdrawing
+ * throw. A value unreadable even so (none is known) reads as channel {@code unknown} of the key's
+ * user.
  */
 public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelivery> {
     private static final long serialVersionUID = 1L;
@@ -28,7 +35,7 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         super(Snapshot.class);
     }
 
-    static final byte FORMAT = 2;
+    static final byte FORMAT = 3;
 
     @Override
     public HeldDelivery createInstance() {
@@ -48,6 +55,13 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         StringValue.writeString(h.shadow(), out);
         out.writeByte(h.priority());
         out.writeLong(h.decided());
+        out.writeLong(h.userId());
+        StringValue.writeString(h.channel(), out);
+        StringValue.writeString(h.category(), out);
+        out.writeBoolean(h.campaignId() != null);
+        if (h.campaignId() != null) {
+            StringValue.writeString(h.campaignId(), out);
+        }
     }
 
     @Override
@@ -63,6 +77,31 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         String shadow = StringValue.readString(in);
         int priority = format == 1 ? OutboundMessage.priorityIn(value) : in.readByte();
         long decided = format == 1 ? 0 : in.readLong();
+        if (format < 3) {
+            OutboundMessage m = OutboundMessage.parseDecided(value);
+            if (m == null) {
+                m = new OutboundMessage(messageId, userOf(key), "unknown", null, timestamp);
+            }
+            return new HeldDelivery(
+                    messageId,
+                    timestamp,
+                    sendAt,
+                    key,
+                    value,
+                    segment,
+                    configVersion,
+                    shadow,
+                    priority,
+                    decided,
+                    m.userId(),
+                    m.channel(),
+                    m.category(),
+                    m.campaignId());
+        }
+        long userId = in.readLong();
+        String channel = StringValue.readString(in);
+        String category = StringValue.readString(in);
+        String campaignId = in.readBoolean() ? StringValue.readString(in) : null;
         return new HeldDelivery(
                 messageId,
                 timestamp,
@@ -73,7 +112,22 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                 configVersion,
                 shadow,
                 priority,
-                decided);
+                decided,
+                userId,
+                channel,
+                category,
+                campaignId);
+    }
+
+    /** The user a held record's key names (its userId text, §1), or -1. */
+    private static long userOf(byte[] key) {
+        try {
+            return key == null
+                    ? -1
+                    : Long.parseLong(new String(key, java.nio.charset.StandardCharsets.UTF_8));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<HeldDelivery> {

@@ -70,6 +70,25 @@ public record OutboundMessage(
      *     not exactly one JSON object with the required fields of the right types and ranges
      */
     public static OutboundMessage parse(byte[] value) throws MalformedRecordException {
+        return parse(value, false);
+    }
+
+    /**
+     * Reads a value decided already, by this version or an earlier one whose reader was less strict
+     * (freqcap 0.3 held {@code "priority": "high"}, an unknown field then): a field this version
+     * would refuse reads as absent (priority 0, category {@code marketing}, no zone, no campaign)
+     * instead. Null when even that leaves a required field missing.
+     */
+    public static OutboundMessage parseDecided(byte[] value) {
+        try {
+            return parse(value, true);
+        } catch (MalformedRecordException e) {
+            return null;
+        }
+    }
+
+    private static OutboundMessage parse(byte[] value, boolean lenient)
+            throws MalformedRecordException {
         if (value == null) {
             throw new MalformedRecordException("record has no value (tombstone)");
         }
@@ -90,6 +109,23 @@ public record OutboundMessage(
             while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 p.nextToken();
+                if (lenient && !"messageId".equals(field)) {
+                    try {
+                        switch (field) {
+                            case "category" -> category = orDefault(string(p, field));
+                            case "timezone" -> timezone = knownOrNull(p);
+                            case "campaignId" -> campaignId = campaignId(p);
+                            case "priority" -> priority = priority(p);
+                            case "userId" -> userId = nonNegativeLong(p, field);
+                            case "channel" -> channel = string(p, field);
+                            case "timestamp" -> timestamp = nonNegativeLong(p, field);
+                            default -> p.skipChildren();
+                        }
+                    } catch (MalformedRecordException e) {
+                        p.skipChildren(); // read as absent
+                    }
+                    continue;
+                }
                 switch (field) {
                     case "messageId":
                         messageId = chars(string(p, field), field, MAX_MESSAGE_ID_CHARS);
@@ -152,16 +188,26 @@ public record OutboundMessage(
                 messageId, userId, channel, category, timestamp, timezone, campaignId, priority);
     }
 
+    private static String orDefault(String category) {
+        return category == null || category.isEmpty() ? DEFAULT_CATEGORY : category;
+    }
+
+    private static String knownOrNull(JsonParser p) throws IOException {
+        if (p.currentToken() != JsonToken.VALUE_STRING) {
+            p.skipChildren();
+            return null;
+        }
+        String zone = p.getText();
+        return isKnownZone(zone) ? zone : null;
+    }
+
     /**
      * The priority a value read by a version without priorities carries: its own where it is valid
      * (and the value one message), else 0. Never throws: the value was decided already.
      */
     public static int priorityIn(byte[] value) {
-        try {
-            return parse(value).priority();
-        } catch (MalformedRecordException e) {
-            return 0;
-        }
+        OutboundMessage m = parseDecided(value);
+        return m == null ? 0 : m.priority();
     }
 
     /** A JSON integer 0..100, or null (0). */

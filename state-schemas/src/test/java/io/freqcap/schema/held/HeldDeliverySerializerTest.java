@@ -21,9 +21,8 @@ class HeldDeliverySerializerTest {
 
     static HeldDelivery held(byte[] key, String shadow) {
         return HeldDelivery.of(
-                "m-\u00e9",
-                1_763_845_200_000L,
-                30,
+                new io.freqcap.schema.message.OutboundMessage(
+                        "m-\u00e9", 42, "push", "marketing", 1_763_845_200_000L, null, null, 30),
                 7,
                 new Delivery(
                         key,
@@ -59,23 +58,52 @@ class HeldDeliverySerializerTest {
 
     /** The layout's start as checkpoints hold it: these bytes must keep reading back. */
     static final String FORMAT_START =
-            "02" // format
+            "03" // format
                     + "046d2de901" // m-é in Flink's string coding (length + 1, then chars)
                     + "0000019aad5dd880" // timestamp
                     + "0000019aaf832980" // sendAt
                     + "ffffffff"; // no key
 
+    /** Format 3's tail: userId 42, channel push, category marketing, no campaign. */
+    static final String FORMAT_3_TAIL =
+            "1e" // priority 30
+                    + "0000000000000007" // decided
+                    + "000000000000002a" // userId
+                    + "0570757368" // push
+                    + "0a6d61726b6574696e67" // marketing
+                    + "00"; // no campaign
+
     @Test
-    void formatTwoIsFixedAndAnUnknownFormatIsRefused() throws IOException {
+    void formatThreeIsFixedAndAnUnknownFormatIsRefused() throws IOException {
         byte[] bytes = write(held(null, null));
-        assertEquals(2, bytes[0]);
+        assertEquals(3, bytes[0]);
         String hex = HexFormat.of().formatHex(bytes);
         assertEquals(FORMAT_START, hex.substring(0, FORMAT_START.length()));
-        assertEquals("1e" + "0000000000000007", hex.substring(hex.length() - 18)); // 30, 7
+        assertEquals(FORMAT_3_TAIL, hex.substring(hex.length() - FORMAT_3_TAIL.length()));
         assertEquals(held(null, null), read(bytes));
-        bytes[0] = 3;
+        HeldDelivery campaign =
+                HeldDelivery.of(
+                        new io.freqcap.schema.message.OutboundMessage(
+                                "m", 7, "sms", "Weekly Newsletter", 5, null, "spring-sale", 0),
+                        1,
+                        new Delivery(null, new byte[] {'{', '}'}, "ALLOWED", "*", 1, null, 9L));
+        assertEquals(campaign, read(write(campaign)));
+        assertEquals("spring-sale", read(write(campaign)).message().campaignId());
+        bytes[0] = 4;
         IOException e = assertThrows(IOException.class, () -> read(bytes));
-        assertTrue(e.getMessage().contains("format 3"), e.getMessage());
+        assertTrue(e.getMessage().contains("format 4"), e.getMessage());
+    }
+
+    /** Format 2 (contract v4) ends after the decision number: the rest is read from its value. */
+    @Test
+    void formatTwoReadsWhatWithdrawingNeedsFromItsValue() throws IOException {
+        byte[] three = write(held("k".getBytes(), "HELD"));
+        // Without userId, channel, category and campaign: all but priority and decided.
+        byte[] two =
+                java.util.Arrays.copyOf(three, three.length - (FORMAT_3_TAIL.length() / 2 - 9));
+        two[0] = 2;
+        HeldDelivery h = read(two);
+        assertEquals(held("k".getBytes(), "HELD"), h);
     }
 
     /**
@@ -84,12 +112,41 @@ class HeldDeliverySerializerTest {
      */
     @Test
     void formatOneReadsItsPriorityFromItsValue() throws IOException {
-        byte[] two = write(held("k".getBytes(), "HELD"));
-        byte[] one = java.util.Arrays.copyOf(two, two.length - 9);
+        byte[] three = write(held("k".getBytes(), "HELD"));
+        byte[] one = java.util.Arrays.copyOf(three, three.length - FORMAT_3_TAIL.length() / 2);
         one[0] = 1;
         HeldDelivery h = read(one);
         assertEquals(30, h.priority());
         assertEquals(0, h.decided());
         assertEquals(held("k".getBytes(), "HELD").decidedAs(0), h);
+    }
+
+    /**
+     * freqcap 0.3 held what this version refuses ({@code "priority": "high"}, an unknown field
+     * then): it reads as priority 0, and what withdrawing it needs is still there.
+     */
+    @Test
+    void aHeldValueOfFreqcap03WithPriorityHighReadsWithoutThrowing() throws IOException {
+        byte[] value =
+                ("{\"messageId\":\"m-1\",\"userId\":42,\"channel\":\"sms\",\"category\":"
+                                + "\"promo\",\"campaignId\":\"spring\",\"timestamp\":5,"
+                                + "\"priority\":\"high\",\"timezone\":\"Mars/Olympus\"}")
+                        .getBytes(StandardCharsets.UTF_8);
+        HeldDelivery three =
+                HeldDelivery.of(
+                        new io.freqcap.schema.message.OutboundMessage(
+                                "m-1", 42, "sms", "promo", 5, null, "spring", 0),
+                        0,
+                        new Delivery("42".getBytes(), value, "ALLOWED", "*", 1, null, 9L));
+        byte[] bytes = write(three);
+        byte[] one = java.util.Arrays.copyOf(bytes, bytes.length - 9 - (8 + 4 + 6 + 1 + 7));
+        one[0] = 1;
+        HeldDelivery h = read(one);
+        assertEquals(0, h.priority());
+        assertEquals("sms", h.channel());
+        assertEquals("promo", h.category());
+        assertEquals("spring", h.campaignId());
+        assertEquals(42, h.userId());
+        assertEquals("m-1", h.message().messageId());
     }
 }

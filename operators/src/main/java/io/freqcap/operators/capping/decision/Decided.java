@@ -130,8 +130,7 @@ public record Decided(
      * holder numbers it, {@link HeldDelivery#decidedAs}).
      */
     public HeldDelivery heldDelivery() {
-        return HeldDelivery.of(
-                message.messageId(), message.timestamp(), message.priority(), 0, delivery());
+        return HeldDelivery.of(message, 0, delivery());
     }
 
     /** A delivery as one line of {@code freqcap-simulate}'s output (contract.md §8). */
@@ -208,7 +207,7 @@ public record Decided(
         String[] channels = new String[preempted.size()];
         for (int i = 0; i < ids.length; i++) {
             ids[i] = preempted.get(i).messageId();
-            channels[i] = Withdrawn.message(preempted.get(i)).channel();
+            channels[i] = preempted.get(i).channel();
         }
         return MirrorWrite.removal(message.userId(), config.longestWindowMillis(), ids, channels);
     }

@@ -1,6 +1,5 @@
 package io.freqcap.operators.capping.decision;
 
-import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Verdict;
@@ -72,16 +71,6 @@ public final class Withdrawn {
     }
 
     private static AuditEvent record(HeldDelivery h, Verdict v, int maxRecordBytes) {
-        return AuditRecords.decision(v, message(h), h.configVersion(), h.value(), maxRecordBytes);
-    }
-
-    /** The message a held delivery carries. */
-    public static OutboundMessage message(HeldDelivery h) {
-        try {
-            return OutboundMessage.parse(h.value());
-        } catch (MalformedRecordException e) {
-            // It was read when it was decided: only a changed reader could refuse it now.
-            throw new IllegalStateException("held message " + h.messageId() + " unreadable", e);
-        }
+        return AuditRecords.decision(v, h.message(), h.configVersion(), h.value(), maxRecordBytes);
     }
 }
