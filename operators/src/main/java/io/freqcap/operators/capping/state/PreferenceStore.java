@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.state;
 
 import io.freqcap.operators.capping.decision.Preferences;
+import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.preference.UserPreferencesSerializer;
 import java.util.LinkedHashMap;
@@ -26,21 +27,91 @@ public final class PreferenceStore implements Preferences {
     public static final ValueStateDescriptor<UserPreferences> STATE =
             new ValueStateDescriptor<>("preferences-v1", UserPreferencesSerializer.INSTANCE);
 
-    /** Users whose preferences stay on the heap: a few hundred bytes each. */
+    /** Users whose preferences stay on the heap: a few hundred bytes each, most of them. */
     static final int CACHED = 100_000;
+
+    /**
+     * The heap the cached preferences may take, by {@link #weight}: a maximal record (64 opted-out
+     * categories of 64 astral characters, 64 category limit lists of 16 limits) weighs about 400
+     * KB, so this many users' worth of those cannot take a TaskManager's heap.
+     */
+    static final long CACHED_BYTES = 32L << 20;
 
     private final ValueState<UserPreferences> state;
     private final Roaring64Bitmap users = new Roaring64Bitmap();
-    private final Map<Long, UserPreferences> cache =
-            new LinkedHashMap<>(1024, 0.75f, true) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<Long, UserPreferences> eldest) {
-                    return size() > CACHED;
-                }
-            };
+    private final long maxBytes;
+    private final LinkedHashMap<Long, Cached> cache = new LinkedHashMap<>(1024, 0.75f, true);
+    private long cachedBytes;
+
+    private record Cached(UserPreferences prefs, long bytes) {}
 
     public PreferenceStore(ValueState<UserPreferences> state) {
+        this(state, CACHED_BYTES);
+    }
+
+    /** Package-private: tests bound the cache's bytes. */
+    PreferenceStore(ValueState<UserPreferences> state, long maxBytes) {
         this.state = state;
+        this.maxBytes = maxBytes;
+    }
+
+    private UserPreferences cached(long user) {
+        Cached c = cache.get(user);
+        return c == null ? null : c.prefs();
+    }
+
+    private void cache(long user, UserPreferences p) {
+        uncache(user);
+        long bytes = weight(p);
+        if (bytes > maxBytes) {
+            return; // read from state each time: it alone would fill the cache
+        }
+        cache.put(user, new Cached(p, bytes));
+        cachedBytes += bytes;
+        var eldest = cache.values().iterator();
+        while (cache.size() > CACHED || cachedBytes > maxBytes) {
+            cachedBytes -= eldest.next().bytes();
+            eldest.remove();
+        }
+    }
+
+    private void uncache(long user) {
+        Cached c = cache.remove(user);
+        if (c != null) {
+            cachedBytes -= c.bytes();
+        }
+    }
+
+    /**
+     * A generous estimate of the heap {@code p} takes: an object header and a few references per
+     * record, two bytes a char per name, a limit's fields per limit.
+     */
+    static long weight(UserPreferences p) {
+        long bytes = 160;
+        for (String c : p.optOutChannels()) {
+            bytes += 64 + 2L * c.length();
+        }
+        for (String c : p.optOutCategories()) {
+            bytes += 64 + 2L * c.length();
+        }
+        bytes += 96L * p.limits().size();
+        for (Map.Entry<String, List<Limit>> e : p.channels().entrySet()) {
+            bytes += 96 + 2L * e.getKey().length() + 96L * e.getValue().size();
+        }
+        for (Map.Entry<String, List<Limit>> e : p.categories().entrySet()) {
+            bytes += 96 + 2L * e.getKey().length() + 96L * e.getValue().size();
+        }
+        return bytes;
+    }
+
+    /** Bytes the cached preferences weigh (for tests). */
+    long cachedBytes() {
+        return cachedBytes;
+    }
+
+    /** Users whose preferences are cached (for tests). */
+    int cachedUsers() {
+        return cache.size();
     }
 
     /** What applying a record did. */
@@ -74,10 +145,12 @@ public final class PreferenceStore implements Preferences {
         if (!users.contains(user)) {
             return null;
         }
-        UserPreferences p = cache.get(user);
+        UserPreferences p = cached(user);
         if (p == null) {
             p = state.value();
-            cache.put(user, p);
+            if (p != null) {
+                cache(user, p);
+            }
         }
         return p;
     }
@@ -93,7 +166,7 @@ public final class PreferenceStore implements Preferences {
         }
         state.update(p);
         users.addLong(p.userId());
-        cache.put(p.userId(), p);
+        cache(p.userId(), p);
         return Change.APPLIED;
     }
 
@@ -104,7 +177,7 @@ public final class PreferenceStore implements Preferences {
         }
         state.clear();
         users.removeLong(user);
-        cache.remove(user);
+        uncache(user);
         return Change.APPLIED;
     }
 
