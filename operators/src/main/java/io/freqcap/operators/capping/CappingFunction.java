@@ -262,7 +262,16 @@ public class CappingFunction
             userInputs.apply(in, now, outputs.to(ctx));
             return;
         }
-        Decided d = decideOrAudit(in, now);
+        Decided d =
+                step.decide(
+                        in,
+                        control.config(),
+                        control.handler().segments(),
+                        control.sweptHorizon(),
+                        now);
+        if (d.undecided()) {
+            metrics.undecided.inc(); // the rule threw on it: see DecisionStep
+        }
         metrics.decided(d);
         if (!d.preempted().isEmpty()) {
             // Their place is taken: their records, and Redis without them before the new write.
@@ -280,31 +289,6 @@ public class CappingFunction
         if (w != null) {
             outputs.to(ctx).mirror(w);
         }
-    }
-
-    /**
-     * The last guard of "no input stops the job" (contract.md §5): a message whose decision throws
-     * (a bug met by some value at an edge) is audited as MALFORMED with the error, counted in
-     * {@code undecided} and logged, and the task goes on; restarting would meet it again, forever.
-     * The rule writes nothing before it has judged, so such a message leaves the user's state as it
-     * found it. A failing state backend (a checked exception) still fails the task: a restart helps
-     * there.
-     */
-    private Decided decideOrAudit(InboundMessage in, long now) throws Exception {
-        try {
-            return decide(in, now);
-        } catch (RuntimeException e) {
-            LOG.error("Message {} could not be decided; audited as MALFORMED", in, e);
-            metrics.undecided.inc();
-            String error = "could not be decided: " + e.getClass().getSimpleName();
-            return Decided.malformed(in.undecided(error), control.config());
-        }
-    }
-
-    /** One message's decision. Package-private: tests inject faults. */
-    Decided decide(InboundMessage in, long now) throws Exception {
-        return step.decide(
-                in, control.config(), control.handler().segments(), control.sweptHorizon(), now);
     }
 
     /**

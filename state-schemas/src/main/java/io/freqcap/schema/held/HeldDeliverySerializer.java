@@ -80,7 +80,13 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         if (format < 3) {
             OutboundMessage m = OutboundMessage.parseDecided(value);
             if (m == null) {
-                m = new OutboundMessage(messageId, userOf(key), "unknown", null, timestamp);
+                m =
+                        new OutboundMessage(
+                                messageId,
+                                userOf(key),
+                                "unknown",
+                                OutboundMessage.DEFAULT_CATEGORY,
+                                timestamp);
             }
             return new HeldDelivery(
                     messageId,

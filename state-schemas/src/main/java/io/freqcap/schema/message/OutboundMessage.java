@@ -109,9 +109,10 @@ public record OutboundMessage(
             while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 p.nextToken();
-                if (lenient && !"messageId".equals(field)) {
+                if (lenient) {
                     try {
                         switch (field) {
+                            case "messageId" -> messageId = string(p, field);
                             case "category" -> category = orDefault(string(p, field));
                             case "timezone" -> timezone = knownOrNull(p);
                             case "campaignId" -> campaignId = campaignId(p);

@@ -143,6 +143,14 @@ public record UserPreferences(
         return longest;
     }
 
+    /** A pause ending at or after this instant (the year 10000) is for good (contract.md §10). */
+    public static final long PAUSED_FOR_GOOD = 253_402_300_800_000L;
+
+    /** Whether the user's pause closes instant {@code t}: before its end, or any for good. */
+    public boolean pausedAt(long t) {
+        return pausedUntil != null && (t < pausedUntil || pausedUntil >= PAUSED_FOR_GOOD);
+    }
+
     /** Whether the user opted out of this message's channel or category. */
     public boolean optsOut(String channel, String category) {
         return optOutChannels.contains(channel) || optOutCategories.contains(category);

@@ -58,6 +58,14 @@ public record Decided(
         return new Decided(in, null, config, null, null, Long.MIN_VALUE, Long.MIN_VALUE, List.of());
     }
 
+    /**
+     * Whether the rule threw on it ({@link DecisionStep#UNDECIDED}): audited as MALFORMED, counted
+     * in {@code undecided}.
+     */
+    public boolean undecided() {
+        return in.error() != null && in.error().startsWith(DecisionStep.UNDECIDED);
+    }
+
     public Decision decision() {
         return verdict == null ? Decision.MALFORMED : verdict.decision();
     }

@@ -15,6 +15,8 @@ import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One message's way through capping, the same in the job and in a backtest ({@code
@@ -24,6 +26,8 @@ import java.util.function.Function;
  * in memory. Plain Java.
  */
 public final class DecisionStep {
+    private static final Logger LOG = LoggerFactory.getLogger(DecisionStep.class);
+
     private final Histories histories;
     private final HeldQueue held;
     private final Preferences preferences;
@@ -94,30 +98,86 @@ public final class DecisionStep {
         OutboundMessage m = in.message();
         CountedHistory before = histories.get(m.userId());
         UserPreferences prefs = preferences.of(m.userId());
+        try {
+            return decide(in, m, before, prefs, config, segment, shadowSegment, sweptHorizon, now);
+        } catch (RuleFailure e) {
+            // The last guard of "no input stops the job" (contract.md §5): the rule threw on a
+            // value at some edge (a bug), before anything was written. Audited, not fatal: a
+            // restart would meet the same message again, forever.
+            LOG.error("Message {} could not be decided; audited as MALFORMED", in, e.getCause());
+            return Decided.malformed(
+                    in.undecided(UNDECIDED + e.getCause().getClass().getSimpleName()), config);
+        }
+    }
+
+    /** The error of a message the rule threw on: then its exception's class. */
+    public static final String UNDECIDED = "could not be decided: ";
+
+    /** What the plain rule threw: only that becomes an audit record, never a state failure. */
+    private static final class RuleFailure extends RuntimeException {
+        RuleFailure(RuntimeException cause) {
+            super(cause);
+        }
+    }
+
+    /** A call into the plain rule: whatever it throws is a {@link RuleFailure}. */
+    private static <T> T rule(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (RuleFailure e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new RuleFailure(e);
+        }
+    }
+
+    private Decided decide(
+            InboundMessage in,
+            OutboundMessage m,
+            CountedHistory found,
+            UserPreferences prefs,
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon,
+            long now)
+            throws Exception {
         Verdict v =
-                CappingRule.judge(
-                        before, m, config, segment, shadowSegment, sweptHorizon, now, prefs);
+                rule(
+                        () ->
+                                CappingRule.judge(
+                                        found,
+                                        m,
+                                        config,
+                                        segment,
+                                        shadowSegment,
+                                        sweptHorizon,
+                                        now,
+                                        prefs));
+        CountedHistory before = found;
         // Every channel the user may have in Redis, preempted messages' included: the mirror's
         // write trims them all. Read only for a message that is counted, before any un-count.
         String[] channelsBefore = null;
         List<HeldDelivery> preempted = List.of();
         if (v.decision() == Decision.REJECTED
                 && config.ruleFor(segment).preempt()
-                && CappingRule.rejectsAlone(before, m, config, segment)) {
+                && rule(() -> CappingRule.rejectsAlone(found, m, config, segment))) {
             Preemption.Found f =
                     preemption(
                             before,
                             m,
                             h ->
-                                    CappingRule.judge(
-                                            h,
-                                            m,
-                                            config,
-                                            segment,
-                                            shadowSegment,
-                                            sweptHorizon,
-                                            now,
-                                            prefs),
+                                    rule(
+                                            () ->
+                                                    CappingRule.judge(
+                                                            h,
+                                                            m,
+                                                            config,
+                                                            segment,
+                                                            shadowSegment,
+                                                            sweptHorizon,
+                                                            now,
+                                                            prefs)),
                             now);
             if (f != null) {
                 // m is decided against the history without them, its shadow decision against
@@ -176,6 +236,6 @@ public final class DecisionStep {
                 lower.add(h);
             }
         }
-        return lower.isEmpty() ? null : Preemption.find(before, lower, judge);
+        return lower.isEmpty() ? null : rule(() -> Preemption.find(before, lower, judge));
     }
 }

@@ -37,13 +37,13 @@ public final class Withdrawn {
     /** The same, for a held message of this channel and category. */
     public static String cancelledBy(
             UserPreferences p, String channel, String category, long sendAt) {
-        if (p.optOutChannels().contains(channel)) {
+        if (channel != null && p.optOutChannels().contains(channel)) {
             return "opted out of channel " + channel;
         }
-        if (p.optOutCategories().contains(category)) {
+        if (category != null && p.optOutCategories().contains(category)) {
             return "opted out of category " + category;
         }
-        if (p.pausedUntil() != null && sendAt < p.pausedUntil()) {
+        if (p.pausedAt(sendAt)) {
             return "paused until " + Instant.ofEpochMilli(p.pausedUntil());
         }
         return null;

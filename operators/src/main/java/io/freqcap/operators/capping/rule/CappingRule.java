@@ -201,7 +201,7 @@ public final class CappingRule {
         List<ScopeLimits> scopes = scopes(rule, m, prefs);
         long pausedUntil =
                 prefs == null || prefs.pausedUntil() == null ? Long.MIN_VALUE : prefs.pausedUntil();
-        boolean paused = m.timestamp() < pausedUntil;
+        boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
             return optedOut(history, m, segment, rule, scopes, calendar, prefs, pausedUntil);
         }
@@ -273,7 +273,7 @@ public final class CappingRule {
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
         QuietTimes quiet =
-                hours == null && m.timestamp() >= pausedUntil
+                hours == null && !prefs.pausedAt(m.timestamp())
                         ? null
                         : new QuietTimes(hours, calendar.zone(), pausedUntil);
         violations.addAll(

@@ -2,6 +2,7 @@ package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.preference.UserPreferences;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -31,7 +32,7 @@ final class QuietTimes {
     private static final long DAY_MILLIS = 86_400_000L;
 
     /** A pause ending at or after this instant (0:00 UTC on 1 January 10000) is for good. */
-    static final long FOR_GOOD = 253_402_300_800_000L;
+    static final long FOR_GOOD = UserPreferences.PAUSED_FOR_GOOD;
 
     /** What {@link #nextOpen} gives when no instant after is open. */
     static final long NEVER = Long.MAX_VALUE;
@@ -56,7 +57,7 @@ final class QuietTimes {
 
     /** Whether {@code t} is closed, by quiet hours or the pause. */
     boolean isQuiet(long t) {
-        return t < pausedUntil || inHours(t);
+        return paused(t) || inHours(t);
     }
 
     /** What closes {@code t}: the quiet hours', then the pause's violation. */
@@ -65,10 +66,14 @@ final class QuietTimes {
         if (inHours(t)) {
             out.add(Violation.quietHours(hours.from(), hours.to()));
         }
-        if (t < pausedUntil) {
+        if (paused(t)) {
             out.add(Violation.paused(pausedUntil));
         }
         return out;
+    }
+
+    private boolean paused(long t) {
+        return t < pausedUntil || pausedUntil >= FOR_GOOD;
     }
 
     private boolean inHours(long t) {

@@ -49,8 +49,8 @@ public final class PreferenceStore implements Preferences {
         this(state, CACHED_BYTES);
     }
 
-    /** Package-private: tests bound the cache's bytes. */
-    PreferenceStore(ValueState<UserPreferences> state, long maxBytes) {
+    /** A store whose cache holds at most {@code maxBytes} of preferences (tests bound it). */
+    public PreferenceStore(ValueState<UserPreferences> state, long maxBytes) {
         this.state = state;
         this.maxBytes = maxBytes;
     }

@@ -1,0 +1,99 @@
+package io.freqcap.operators.capping.decision;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.backtest.MemoryHistories;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.HistoryEntry;
+import io.freqcap.schema.message.InboundMessage;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The last guard of "no input stops the job": what the plain rule throws becomes one MALFORMED
+ * outcome, and only that; a failure of state (a write) is never taken for one.
+ */
+class DecisionStepGuardTest {
+    static final LimitConfig ONE_A_DAY =
+            parse(
+                    "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                            + "\"max\":1}]}]}");
+
+    static LimitConfig parse(String json) {
+        try {
+            return LimitConfig.parse(json);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Histories whose writes fail: the disk, say. */
+    static final class FailingWrites implements Histories {
+        final MemoryHistories memory = new MemoryHistories();
+
+        @Override
+        public CountedHistory get(long user) {
+            return memory.get(user);
+        }
+
+        @Override
+        public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis) {
+            throw new IllegalStateException("disk gone");
+        }
+
+        @Override
+        public void uncount(long user, long countedAt, String messageId) {
+            throw new IllegalStateException("disk gone");
+        }
+    }
+
+    static InboundMessage message(String id, long user) {
+        return Records.message(id, user, 1_763_798_400_000L).inbound(0);
+    }
+
+    @Test
+    void whatTheRuleThrowsIsOneMalformedOutcomeAndNothingIsCounted() throws Exception {
+        MemoryHistories histories = new MemoryHistories();
+        Preferences poisoned =
+                user ->
+                        new io.freqcap.schema.preference.UserPreferences(
+                                user,
+                                1,
+                                java.util.Set.of(),
+                                io.freqcap.operators.capping.InputEdgesAccess.THROWS,
+                                null,
+                                java.util.List.of(),
+                                java.util.Map.of(),
+                                java.util.Map.of());
+        DecisionStep step = new DecisionStep(histories, HeldQueue.NONE, poisoned, true);
+        Decided d = step.decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+        assertEquals(Decision.MALFORMED, d.decision());
+        assertTrue(d.undecided());
+        assertEquals(0, histories.users(), "nothing counted");
+        Decided ok =
+                new DecisionStep(histories, HeldQueue.NONE, true)
+                        .decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+        assertEquals(Decision.ALLOWED, ok.decision());
+    }
+
+    @Test
+    void aFailingWriteIsNotTakenForTheRules() {
+        DecisionStep step = new DecisionStep(new FailingWrites(), HeldQueue.NONE, true);
+        IllegalStateException e =
+                assertThrows(
+                        IllegalStateException.class,
+                        () ->
+                                step.decide(
+                                        message("m-1", 42),
+                                        ONE_A_DAY,
+                                        "*",
+                                        "*",
+                                        Long.MIN_VALUE,
+                                        0));
+        assertEquals("disk gone", e.getMessage(), "the task fails, and restores, as before");
+    }
+}
