@@ -1,0 +1,252 @@
+package io.freqcap.operators.bench;
+
+import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.rule.DistinctCampaignsOracle;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Random;
+
+/**
+ * What a {@code campaigns} limit costs a heavy user's decisions (issue 46: one user with 9,000
+ * messages of campaign A and one of B in the week took ~1 s to reject each message of a campaign
+ * C), in plain Java ({@link CappingRule#judge} and {@link HistoryGrowth}, as the operator decides;
+ * no Flink, no RocksDB), one thread:
+ *
+ * <ul>
+ *   <li><b>single</b>: one rejected decision of a campaign-C message, the rule having {@code
+ *       campaigns} (7d, at most 2) and a {@code hold} of an hour (so its {@code retryAfter} is
+ *       worked out, and lies past the hold), against a history of n − 1 messages of A over six days
+ *       and one of B: microseconds per decision at each n of {@code -Dbench.sizes}; and the same
+ *       limits' answers (violations, then the earliest passing time) from {@link
+ *       DistinctCampaignsOracle}, the algorithm before issue 46, at the same n, unless {@code
+ *       -Dbench.oracle=false}. The growth from one n to the next tells n log n from n².
+ *   <li><b>heavy</b>: everyone's decisions per second, N ordinary users' messages over the last day
+ *       of that week (campaigns c0..c19) under the same rule, with and without the heavy user
+ *       (9,000 messages of A and one of B in the six days before) receiving a stream of campaign-C
+ *       messages interleaved with them; alternating, the ratio per pair. Goal: with ≥ 50% of
+ *       without.
+ * </ul>
+ *
+ * <p>Run: {@code mvn -q -pl operators exec:exec@campaigns [-Dbench.campaignUsers=100000]
+ * [-Dbench.campaignMessages=200000] [-Dbench.heavyEntries=9000] [-Dbench.heavyMessages=200]
+ * [-Dbench.rounds=5]}; one part: {@code -Dbench.only=single} or {@code heavy}.
+ */
+public final class CampaignsBenchmark {
+    static final String CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                    + "\"max\":2000},{\"window\":\"7d\",\"max\":20000}],"
+                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":2}],\"hold\":\"1h\"}]}";
+
+    /** A Monday: the heavy user's week starts here. */
+    static final long START = Instant.parse("2025-11-17T00:00:00Z").toEpochMilli();
+
+    static final long DAY = 86_400_000L;
+
+    public static void main(String[] args) throws Exception {
+        String only = System.getProperty("bench.only", "");
+        LimitConfig config = LimitConfig.parse(CONFIG);
+        if (!only.equals("heavy")) {
+            String sizes = System.getProperty("bench.sizes", "1000,10000");
+            boolean oracle = !"false".equals(System.getProperty("bench.oracle"));
+            for (String s : sizes.split(",")) {
+                single(config, Integer.parseInt(s.trim()), oracle);
+            }
+        }
+        if (!only.equals("single")) {
+            heavy(config);
+        }
+    }
+
+    /**
+     * A history of {@code n - 1} messages of campaign A evenly over six days from {@link #START}
+     * and one of B on the third day, as the job keeps one that long.
+     */
+    static CountedHistory heavyHistory(int n) {
+        long[] ts = new long[n];
+        String[] campaigns = new String[n];
+        long step = 6 * DAY / n;
+        for (int i = 0; i < n; i++) {
+            ts[i] = START + i * step;
+            campaigns[i] = i == n / 3 ? "B" : "A";
+        }
+        long[] fps = new long[n];
+        for (int i = 0; i < n; i++) {
+            fps[i] = i + 1;
+        }
+        UserHistory h =
+                UserHistory.of(
+                        ts,
+                        fps,
+                        new int[n],
+                        new String[] {"push"},
+                        null,
+                        null,
+                        campaigns,
+                        null,
+                        null);
+        return n > HistoryGrowth.LONG_AT ? LongHistory.of(h, HistoryGrowth.BUCKET_MILLIS) : h;
+    }
+
+    static OutboundMessage campaignC(String id, long userId, long t) {
+        return new OutboundMessage(id, userId, "push", "marketing", t, null, "C", 0);
+    }
+
+    private static void single(LimitConfig config, int n, boolean oracle) {
+        CountedHistory h = heavyHistory(n);
+        long t = START + 6 * DAY + 12 * 3_600_000L;
+        OutboundMessage m = campaignC("c-0", 0, t);
+        Verdict v = CappingRule.judge(h, m, config, "*");
+        if (v.decision() != Decision.REJECTED || v.retryAfter() == null) {
+            throw new IllegalStateException("expected a rejection with retryAfter: " + v);
+        }
+        double perDecision = timed(() -> CappingRule.judge(h, m, config, "*"));
+        System.out.printf(
+                "single n=%d: judge %.1f us/decision (REJECTED %s, retryAfter t+%.2f days)%n",
+                n, perDecision / 1000, v.violations(), (v.retryAfter() - t) / (double) DAY);
+        if (!oracle) {
+            return;
+        }
+        var limits = config.ruleFor("*").campaigns();
+        DistinctCampaignsOracle first = DistinctCampaignsOracle.of(h, limits, "C", "UTC");
+        Long old = first.earliest(t);
+        if (first.violations(t).isEmpty() || !v.retryAfter().equals(old)) {
+            throw new IllegalStateException("the oracle disagrees: " + old + " " + v);
+        }
+        double perOld =
+                timed(
+                        () -> {
+                            DistinctCampaignsOracle o =
+                                    DistinctCampaignsOracle.of(h, limits, "C", "UTC");
+                            o.violations(t);
+                            return o.earliest(t);
+                        });
+        System.out.printf(
+                "single n=%d: before issue 46 (oracle: violations, earliest) %.1f us/decision%n",
+                n, perOld / 1000);
+    }
+
+    /** Where the timed calls' answers go, so that none is optimized away. */
+    static volatile Object sink;
+
+    /** Mean nanoseconds per call over at least a second (after as long a warm-up), ≥ 3 calls. */
+    private static double timed(java.util.function.Supplier<Object> call) {
+        long minNanos = Long.getLong("bench.minMillis", 1000) * 1_000_000L;
+        for (long t0 = System.nanoTime(); System.nanoTime() - t0 < minNanos / 2; ) {
+            sink = call.get();
+        }
+        int calls = 0;
+        long t0 = System.nanoTime();
+        long elapsed;
+        do {
+            sink = call.get();
+            calls++;
+            elapsed = System.nanoTime() - t0;
+        } while (elapsed < minNanos || calls < 3);
+        return (double) elapsed / calls;
+    }
+
+    private static void heavy(LimitConfig config) {
+        int users = Integer.getInteger("bench.users", 100_000);
+        int count = Integer.getInteger("bench.messages", 200_000);
+        int heavyEntries = Integer.getInteger("bench.heavyEntries", 9_000);
+        int heavyCount = Integer.getInteger("bench.heavyMessages", 200);
+        int rounds = Integer.getInteger("bench.rounds", 5);
+        // Ordinary users 1..users over the seventh day; the heavy user (0) every count/heavyCount
+        // messages, at the same times.
+        Random rnd = new Random(46);
+        OutboundMessage[] without = new OutboundMessage[count];
+        OutboundMessage[] with = new OutboundMessage[count + heavyCount];
+        int every = heavyCount == 0 ? Integer.MAX_VALUE : Math.max(1, count / heavyCount);
+        double step = (double) DAY / count;
+        int k = 0;
+        int heavySent = 0;
+        for (int i = 0; i < count; i++) {
+            long time = START + 6 * DAY + (long) (i * step) + rnd.nextInt(600_000);
+            without[i] =
+                    new OutboundMessage(
+                            "m-" + i,
+                            1 + rnd.nextInt(users),
+                            "push",
+                            "marketing",
+                            time,
+                            null,
+                            "c" + rnd.nextInt(20),
+                            0);
+            with[k++] = without[i];
+            if (i % every == every - 1 && heavySent < heavyCount) {
+                with[k++] = campaignC("h-" + heavySent++, 0, time);
+            }
+        }
+        with = Arrays.copyOf(with, k);
+        CountedHistory heavyHistory = heavyHistory(heavyEntries + 1);
+        System.out.printf(
+                "heavy: %d users, %d messages over a day; with the heavy user (%d entries of A, 1"
+                        + " of B): %d of campaign C among them%n",
+                users, count, heavyEntries, heavySent);
+        double[] ratios = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            // Alternate which goes first, so neither always runs on a warmer JVM.
+            Run a;
+            Run b;
+            if (r % 2 == 0) {
+                a = run(config, without, users, null);
+                b = run(config, with, users, heavyHistory);
+            } else {
+                b = run(config, with, users, heavyHistory);
+                a = run(config, without, users, null);
+            }
+            ratios[r] = b.perSecond / a.perSecond;
+            System.out.printf(
+                    "round %d: without %,.0f decisions/s (%d allowed), with %,.0f decisions/s (%d"
+                            + " allowed, heavy user's: %d REJECTED), %.0f%%%n",
+                    r + 1,
+                    a.perSecond,
+                    a.allowed,
+                    b.perSecond,
+                    b.allowed,
+                    b.heavyRejected,
+                    100 * ratios[r]);
+        }
+        double[] sorted = ratios.clone();
+        Arrays.sort(sorted);
+        System.out.printf(
+                "heavy: with / without %.0f%%-%.0f%%, median %.0f%% (goal >= 50%%)%n",
+                100 * sorted[0], 100 * sorted[rounds - 1], 100 * sorted[rounds / 2]);
+    }
+
+    record Run(double perSecond, long allowed, long heavyRejected) {}
+
+    /** Decides every message from empty histories (the heavy user's given), counting ALLOWED. */
+    private static Run run(
+            LimitConfig config, OutboundMessage[] messages, int users, CountedHistory heavy) {
+        CountedHistory[] histories = new CountedHistory[users + 1];
+        Arrays.fill(histories, UserHistory.EMPTY);
+        if (heavy != null) {
+            histories[0] = heavy;
+        }
+        long allowed = 0;
+        long heavyRejected = 0;
+        long t0 = System.nanoTime();
+        for (OutboundMessage m : messages) {
+            int user = (int) m.userId();
+            Verdict v = CappingRule.judge(histories[user], m, config, "*");
+            if (v.decision() == Decision.ALLOWED) {
+                allowed++;
+                long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+                histories[user] = HistoryGrowth.grown(histories[user], m, countedAt, false, config);
+            } else if (user == 0 && v.decision() == Decision.REJECTED) {
+                heavyRejected++;
+            }
+        }
+        long nanos = System.nanoTime() - t0;
+        return new Run(messages.length * 1e9 / nanos, allowed, heavyRejected);
+    }
+}
