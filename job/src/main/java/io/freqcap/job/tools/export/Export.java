@@ -2,7 +2,6 @@ package io.freqcap.job.tools.export;
 
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.tools.ToolOptions;
-import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.DeliveryLine;
 import io.freqcap.schema.message.OutboundMessage;
@@ -134,10 +133,10 @@ public final class Export {
 
     /** A delivery's line: its headers and its message's fields; null for a value not a message. */
     private static String delivery(ConsumerRecord<byte[], byte[]> r) {
-        OutboundMessage m;
-        try {
-            m = OutboundMessage.parse(r.value());
-        } catch (MalformedRecordException e) {
+        // Decided already, maybe by an earlier version whose reader let more through (0.3 held
+        // "priority": "high"): read as the job reads its held messages.
+        OutboundMessage m = OutboundMessage.parseDecided(r.value());
+        if (m == null) {
             return null;
         }
         String version = header(r, Delivery.HEADER_CONFIG_VERSION);

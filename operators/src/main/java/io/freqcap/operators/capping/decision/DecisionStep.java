@@ -161,6 +161,7 @@ public final class DecisionStep {
         List<HeldDelivery> preempted = List.of();
         if (v.decision() == Decision.REJECTED
                 && config.ruleFor(segment).preempt()
+                && !neverPasses(prefs, m)
                 && rule(() -> CappingRule.rejectsAlone(found, m, config, segment))) {
             Preemption.Found f =
                     preemption(
@@ -211,6 +212,15 @@ public final class DecisionStep {
                     HistoryGrowth.keptMillis(config, prefs));
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
+    }
+
+    /**
+     * Whether the user's preferences reject {@code m} whatever is counted (an opt-out, a pause for
+     * good): then no held message is worth reading for it.
+     */
+    private static boolean neverPasses(UserPreferences prefs, OutboundMessage m) {
+        return prefs != null
+                && (prefs.optsOut(m.channel(), m.category()) || prefs.pausedAt(Long.MAX_VALUE));
     }
 
     /**
