@@ -201,6 +201,87 @@ class InputEdgesTest {
         assertEquals(2, audits(h).size());
     }
 
+    /**
+     * A message held with value bytes today's reader refuses, as freqcap 0.3 held {@code
+     * "priority": "high"} (an unknown field then): its fields were read when it was decided.
+     */
+    InboundMessage heldByAnEarlierReader(String id, long user, long t, String campaign) {
+        InboundMessage in =
+                Records.message(id, user, t)
+                        .channel("push")
+                        .timezone("Europe/Berlin")
+                        .campaign(campaign)
+                        .inbound(harnesses.nextOffset());
+        String value =
+                "{\"messageId\":\""
+                        + id
+                        + "\",\"userId\":"
+                        + user
+                        + ",\"channel\":\"push\",\"campaignId\":\""
+                        + campaign
+                        + "\",\"timestamp\":"
+                        + t
+                        + ",\"timezone\":\"Europe/Berlin\",\"priority\":\"high\"}";
+        return new InboundMessage(
+                in.routingKey(),
+                in.messageId(),
+                in.channel(),
+                in.category(),
+                in.timestamp(),
+                in.timezone(),
+                in.campaignId(),
+                in.priority(),
+                null,
+                in.key(),
+                value.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                in.topic(),
+                in.partition(),
+                in.offset(),
+                in.kind());
+    }
+
+    @Test
+    void heldMessagesWhoseValueTodaysReaderRefusesAreWithdrawnEveryWayWithoutReadingIt()
+            throws Exception {
+        var h = open();
+        h.setProcessingTime(NOV_22_22H10);
+        for (long user = 1; user <= 4; user++) {
+            h.processElement(
+                    heldByAnEarlierReader("h-" + user, user, NOV_22_22H10, "promo-" + user),
+                    NOV_22_22H10);
+        }
+        assertEquals(4, h.numProcessingTimeTimers(), "each held for 08:00");
+        // An opt-out, forget-user, cancel-held and a preempting alert: one record each.
+        h.processElement(
+                Records.preference(
+                        1L,
+                        "{\"userId\":1,\"version\":1,\"optOut\":{\"channels\":[\"push\"]}}",
+                        harnesses.nextOffset()),
+                NOV_22_22H10);
+        h.processBroadcastElement(Records.forgetUser(2), NOV_22_22H10);
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"promo-3\"}"),
+                NOV_22_22H10);
+        h.processElement(
+                Records.message("alert", 4, NOV_22_22H10 + 60_000)
+                        .channel("push")
+                        .timezone("Europe/Berlin")
+                        .campaign("price-alert")
+                        .priority(80)
+                        .inbound(harnesses.nextOffset()),
+                NOV_22_22H10);
+        List<String> outcomes = new java.util.ArrayList<>();
+        for (JsonNode a : audits(h)) {
+            outcomes.add(a.get("messageId").asText() + " " + a.get("decision").asText());
+        }
+        assertEquals(
+                List.of("h-1 CANCELLED", "h-2 FORGOTTEN", "h-3 CANCELLED", "h-4 PREEMPTED"),
+                outcomes.stream().sorted().toList());
+        h.setProcessingTime(NOV_22_22H10 + 86_400_000L);
+        assertEquals("alert", lastDelivered(h));
+        assertEquals(1, deliveries(h).size(), "only the alert goes out");
+    }
+
     private static String lastDelivered(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
             throws Exception {
