@@ -1,0 +1,772 @@
+package io.freqcap.operators.capping;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.segments.FlinkFileLoader;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.config.ConfigRecord;
+import io.freqcap.schema.config.ConfigTopic;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.AuditEvent;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.edges.EdgeInput;
+import io.freqcap.schema.edges.EdgeSequence;
+import io.freqcap.schema.edges.EdgeSequence.Advance;
+import io.freqcap.schema.edges.EdgeSequence.Input;
+import io.freqcap.schema.edges.EdgeSequence.Restore;
+import io.freqcap.schema.edges.EdgeSequence.Step;
+import io.freqcap.schema.edges.EdgeSequence.Sweep;
+import io.freqcap.schema.edges.Validity;
+import io.freqcap.schema.message.FutureBound;
+import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.preference.PreferenceRecord;
+import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+
+/**
+ * Runs one {@link EdgeSequence} through the capping operator in Flink's harness on RocksDB, one
+ * task or two, each keyed record routed to the task that owns its key and each control record to
+ * every task, as the job wires them; and checks, after every step, what the contract promises of
+ * what came out (§5): each message one outcome, now or (held) later, each held message released or
+ * withdrawn once, no output record over {@code --max-record-bytes}, no user with more than {@code
+ * maxHeld} held messages waiting, records the contract calls valid accepted and those it calls
+ * invalid refused, no failure swallowed into an INVALID_CONTROL record.
+ *
+ * <p>A broken promise is a {@link Broken} with a short signature that names the promise, so that
+ * the failures of many sequences group by cause; an exception from the operator fails the run with
+ * its class and the first freqcap frame it came from.
+ */
+final class EdgeRun implements AutoCloseable {
+    static final int MAX_PARALLELISM = 128;
+
+    /** A promise of the contract that one step broke. */
+    static final class Broken extends RuntimeException {
+        final String signature;
+
+        Broken(String signature, String detail) {
+            super(signature + ": " + detail);
+            this.signature = signature;
+        }
+    }
+
+    /** Where and why a run failed. */
+    record Failure(String signature, int step, Throwable cause) {
+        String describe() {
+            return signature + " (at step " + step + ")";
+        }
+    }
+
+    private final EdgeSequence sequence;
+    private final CappingHarnesses harnesses = new CappingHarnesses();
+    private final List<
+                    KeyedBroadcastOperatorTestHarness<
+                            Long, InboundMessage, ControlRecord, Delivery>>
+            tasks = new ArrayList<>();
+    private final int maxRecordBytes;
+    private final FutureBound maxFuture;
+    private CappingSettings settings;
+    private int parallelism = 1;
+    private long clock;
+    private long offset;
+    private long checkpoint;
+    private long sweeps;
+    private int at = -1;
+    private final Map<String, Failure> soft = new java.util.LinkedHashMap<>();
+
+    // ---- the ledger: what the outputs so far say
+
+    /** A held message waiting, as its input said. */
+    private record Held(
+            long user, String channel, String category, String campaign, long timestamp) {}
+
+    /** Per user and messageId: messages read, final outcomes seen, held ones waiting. */
+    private static final class Pair {
+        int inputs;
+        int finals;
+        final Deque<Held> waiting = new ArrayDeque<>();
+    }
+
+    private final Map<String, Pair> pairs = new HashMap<>();
+    private final Map<Long, Integer> waitingByUser = new HashMap<>();
+    private final Map<Long, Long> preferenceVersions = new HashMap<>();
+    private LimitConfig inForce;
+
+    /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
+    private final Map<String, Long> tally;
+
+    EdgeRun(EdgeSequence sequence) {
+        this(sequence, new HashMap<>());
+    }
+
+    EdgeRun(EdgeSequence sequence, Map<String, Long> tally) {
+        this.sequence = sequence;
+        this.tally = tally;
+        this.maxRecordBytes = sequence.start().maxRecordBytes();
+        this.maxFuture = FutureBound.parse(sequence.start().maxFuture());
+        this.clock = sequence.start().clock();
+    }
+
+    /**
+     * Runs every step, then lets the clock run out: the promises broken, each once, in the order
+     * they were first broken. A broken promise that leaves the outputs' count whole (a record
+     * refused that should be read, one too large) lets the run go on, to find more; an exception,
+     * or a count that no longer adds up, ends it.
+     */
+    List<Failure> run() {
+        List<Failure> out = new ArrayList<>();
+        try {
+            open();
+            List<Step> steps = sequence.steps();
+            for (at = 0; at < steps.size(); at++) {
+                step(steps.get(at));
+            }
+            at = steps.size();
+            finish();
+        } catch (Broken b) {
+            soft.putIfAbsent(b.signature, new Failure(b.signature, at, b));
+        } catch (Throwable t) {
+            soft.putIfAbsent(signature(t), new Failure(signature(t), at, t));
+        } finally {
+            try {
+                close();
+            } catch (Exception ignored) {
+                // a harness that failed may fail to close too; the first failure is the one
+            }
+        }
+        out.addAll(soft.values());
+        return out;
+    }
+
+    /** A promise broken that leaves the outputs' count whole: noted once, and the run goes on. */
+    private void soft(String signature, String detail) {
+        soft.putIfAbsent(signature, new Failure(signature, at, new Broken(signature, detail)));
+    }
+
+    /** An exception's class and the first freqcap frame of its root cause. */
+    static String signature(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String where = "?";
+        for (StackTraceElement e : root.getStackTrace()) {
+            if (e.getClassName().startsWith("io.freqcap.")) {
+                String cls = e.getClassName().substring(e.getClassName().lastIndexOf('.') + 1);
+                where = cls + "." + e.getMethodName();
+                break;
+            }
+        }
+        return root.getClass().getSimpleName() + " at " + where;
+    }
+
+    // ---- setup
+
+    private void open() throws Exception {
+        EdgeSequence.Start s = sequence.start();
+        try {
+            settings = CappingSettings.of(LimitConfig.parse(s.initialConfig()));
+        } catch (MalformedRecordException e) {
+            throw new Broken(
+                    "valid initial config refused: " + field(e.getMessage()),
+                    e.getMessage() + " in " + s.initialConfig());
+        }
+        inForce = settings.initialConfig();
+        settings =
+                settings.withSegments(s.initialSegments())
+                        .withMirror(s.mirror())
+                        .withHistoryCache(s.historyCacheSlots())
+                        .withLiveHistoryBytes(s.liveHistoryBytes())
+                        .withBounds(
+                                new Bounds(
+                                        maxRecordBytes,
+                                        FlinkFileLoader.DEFAULT_MAX_BYTES,
+                                        List.of(),
+                                        maxFuture));
+        openTasks(null, 1);
+    }
+
+    private void openTasks(OperatorSubtaskState merged, int newParallelism) throws Exception {
+        for (int i = 0; i < newParallelism; i++) {
+            OperatorSubtaskState restore =
+                    merged == null
+                            ? null
+                            : AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                                    merged, MAX_PARALLELISM, parallelism, newParallelism, i);
+            var h = harnesses.open(settings, restore, newParallelism, i);
+            tasks.add(h);
+        }
+        parallelism = newParallelism;
+        for (var h : tasks) {
+            h.setProcessingTime(clock); // restored timers already due fire now
+        }
+        released(drain(), "a restore");
+        checkHeldNow();
+    }
+
+    @Override
+    public void close() throws Exception {
+        tasks.clear();
+        harnesses.close();
+    }
+
+    private KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> task(
+            long key) {
+        return tasks.get(
+                KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                        key, MAX_PARALLELISM, parallelism));
+    }
+
+    // ---- steps
+
+    private void step(Step step) throws Exception {
+        if (step instanceof Input i) {
+            input(i.input());
+        } else if (step instanceof Advance a) {
+            advance(a.to());
+        } else if (step instanceof Restore r) {
+            restore(r.parallelism());
+        } else if (step instanceof Sweep s) {
+            sweep(s.watermark());
+        }
+        checkHeldNow();
+    }
+
+    private void advance(long to) throws Exception {
+        clock = Math.max(clock, to);
+        for (var h : tasks) {
+            h.setProcessingTime(clock);
+        }
+        released(drain(), "the clock moving on");
+    }
+
+    private void restore(int newParallelism) throws Exception {
+        List<OperatorSubtaskState> snapshots = new ArrayList<>();
+        checkpoint++;
+        for (var h : tasks) {
+            snapshots.add(h.snapshot(checkpoint, clock));
+        }
+        released(drain(), "a snapshot"); // none: a snapshot sends nothing
+        for (var h : tasks) {
+            harnesses.close(h);
+        }
+        tasks.clear();
+        OperatorSubtaskState merged =
+                AbstractStreamOperatorTestHarness.repackageState(
+                        snapshots.toArray(new OperatorSubtaskState[0]));
+        openTasks(merged, newParallelism);
+    }
+
+    private void sweep(long watermark) throws Exception {
+        for (var h : tasks) {
+            h.watermark(watermark);
+            h.processBroadcastElement(ControlRecord.sweep(++sweeps), clock);
+        }
+        released(drain(), "a sweep");
+    }
+
+    private void input(EdgeInput e) throws Exception {
+        long at = offset++;
+        String topic = e.topic().defaultName;
+        switch (e.topic()) {
+            case MESSAGES -> {
+                RawRecord raw = new RawRecord(e.key(), e.value(), topic, 0, at);
+                InboundMessage in = InboundMessage.of(raw, maxRecordBytes, maxFuture, clock);
+                task(in.routingKey()).processElement(in, clock);
+                message(e, in, at, drain());
+            }
+            case PREFERENCES, RECEIPTS -> {
+                RawRecord raw = new RawRecord(e.key(), e.value(), topic, 0, at);
+                InboundMessage in =
+                        e.topic() == EdgeInput.Topic.PREFERENCES
+                                ? PreferenceRecord.inbound(raw)
+                                : DeliveryReceipt.inbound(raw);
+                task(in.routingKey()).processElement(in, clock);
+                userInput(e, in, at, drain());
+            }
+            case CONFIG, SEGMENTS -> {
+                ControlRecord rec =
+                        new ControlRecord(
+                                e.topic() == EdgeInput.Topic.CONFIG
+                                        ? ControlRecord.Kind.CONFIG
+                                        : ControlRecord.Kind.SEGMENT,
+                                e.value(),
+                                topic,
+                                0,
+                                at);
+                for (var h : tasks) {
+                    h.processBroadcastElement(rec, clock);
+                }
+                control(e, at, drain());
+            }
+        }
+    }
+
+    /** The end: the clock runs out, every held message goes, and each message had one outcome. */
+    private void finish() throws Exception {
+        advance(Long.MAX_VALUE);
+        checkHeldNow();
+        for (var h : tasks) {
+            if (h.numProcessingTimeTimers() != 0) {
+                throw new Broken(
+                        "timers left after the clock ran out",
+                        h.numProcessingTimeTimers() + " timers");
+            }
+        }
+        for (Map.Entry<String, Pair> e : pairs.entrySet()) {
+            Pair p = e.getValue();
+            if (!p.waiting.isEmpty()) {
+                throw new Broken(
+                        "held message never released",
+                        e.getKey() + ": " + p.waiting.size() + " still waiting at the end of time");
+            }
+            if (p.inputs != p.finals) {
+                throw new Broken(
+                        "not one outcome per message",
+                        e.getKey() + ": " + p.inputs + " read, " + p.finals + " outcomes");
+            }
+        }
+    }
+
+    // ---- what came out
+
+    /** The records one step made, every task's. */
+    private record Out(List<Delivery> deliveries, List<JsonNode> audits) {
+        List<JsonNode> audits(String decision) {
+            return audits.stream().filter(a -> decision.equals(decision(a))).toList();
+        }
+    }
+
+    static String decision(JsonNode a) {
+        return a.path("decision").asText();
+    }
+
+    private Out drain() throws Exception {
+        List<Delivery> deliveries = new ArrayList<>();
+        List<JsonNode> audits = new ArrayList<>();
+        for (var h : tasks) {
+            Object o;
+            while ((o = h.getOutput().poll()) != null) {
+                if (o instanceof StreamRecord<?> r && r.getValue() instanceof Delivery d) {
+                    deliveries.add(d);
+                    count(d.sendAt() == null ? d.decision() : "ALLOWED (held, sent)");
+                    overBound("delivery", d.key(), d.value());
+                }
+            }
+            var audit = h.getSideOutput(CappingFunction.AUDIT);
+            StreamRecord<AuditEvent> a;
+            while (audit != null && (a = audit.poll()) != null) {
+                AuditEvent ev = a.getValue();
+                overBound("audit record", ev.key(), ev.json());
+                JsonNode json;
+                try {
+                    json = Json.MAPPER.readTree(ev.json());
+                } catch (Exception x) {
+                    String text = EdgeInput.show(ev.json());
+                    throw new Broken(
+                            "audit record is not JSON",
+                            x.getMessage()
+                                    + ": "
+                                    + text.substring(0, Math.min(300, text.length())));
+                }
+                if (json == null || !json.isObject() || !json.has("decision")) {
+                    throw new Broken("audit record without a decision", String.valueOf(json));
+                }
+                String error = json.path("error").asText("");
+                if (error.startsWith("not applied:")) {
+                    soft("failure swallowed: " + error.replaceAll("\\d+", "N"), error);
+                }
+                audits.add(json);
+                count(decision(json));
+            }
+            var mirror = h.getSideOutput(CappingFunction.MIRROR);
+            while (mirror != null && mirror.poll() != null) {
+                // the Redis mirror's writes: not an outcome
+            }
+        }
+        return new Out(deliveries, audits);
+    }
+
+    /**
+     * An output record over {@code --max-record-bytes} (§5): by its value alone, or by its key and
+     * value together (a Kafka record's size counts both; headers are the sink's small overhead).
+     */
+    private void overBound(String what, byte[] key, byte[] value) {
+        int k = length(key);
+        int v = length(value);
+        if (v > maxRecordBytes) {
+            String text = EdgeInput.show(value);
+            soft(
+                    what + " over --max-record-bytes",
+                    v
+                            + " > "
+                            + maxRecordBytes
+                            + ": "
+                            + text.substring(0, Math.min(400, text.length())));
+        } else if (k + v > maxRecordBytes) {
+            soft(
+                    what + " over --max-record-bytes with its key",
+                    v + " + key " + k + " > " + maxRecordBytes);
+        }
+    }
+
+    private void count(String what) {
+        tally.merge(what, 1L, Long::sum);
+    }
+
+    private static int length(byte[] b) {
+        return b == null ? 0 : b.length;
+    }
+
+    // ---- messages
+
+    private void message(EdgeInput e, InboundMessage in, long at, Out out) {
+        if (in.isMalformed()) {
+            List<JsonNode> malformed = out.audits("MALFORMED");
+            if (malformed.size() != 1
+                    || out.audits().size() != 1
+                    || !out.deliveries().isEmpty()
+                    || malformed.get(0).at("/source/offset").asLong(-1) != at) {
+                throw new Broken("malformed message not one MALFORMED record", out.toString());
+            }
+            if (shouldBeRead(e)) {
+                soft("valid message refused: " + field(in.error()), in.error() + " of " + e);
+            }
+            return;
+        }
+        if (e.validity() == Validity.INVALID) {
+            soft("invalid message decided", e.toString());
+        }
+        OutboundMessage m = in.message();
+        String key = m.userId() + "/" + m.messageId();
+        Pair p = pairs.computeIfAbsent(key, k -> new Pair());
+        p.inputs++;
+        int own = 0;
+        for (Delivery d : out.deliveries()) {
+            if (!key.equals(pairOf(d))) {
+                throw new Broken("another message delivered by a message", d + " by " + key);
+            }
+            if (d.sendAt() != null && (d.sendAt() > clock || d.sendAt() < m.timestamp())) {
+                throw new Broken(
+                        "released at a send time not between its timestamp and now",
+                        d.sendAt() + " for " + m.timestamp() + " at " + clock);
+            }
+            own++;
+        }
+        for (JsonNode a : out.audits()) {
+            String decision = decision(a);
+            if (decision.equals("PREEMPTED")) {
+                if (!a.path("preemptedBy").asText().equals(m.messageId())
+                        || a.path("userId").asLong() != m.userId()) {
+                    throw new Broken("preempted by another message", a.toString());
+                }
+                withdrawn(a, "PREEMPTED");
+            } else if (Set.of("REJECTED", "DUPLICATE", "STALE").contains(decision)) {
+                if (!key.equals(pairOf(a))) {
+                    throw new Broken("another message decided by a message", a + " by " + key);
+                }
+                own++;
+            } else {
+                throw new Broken("unexpected " + decision + " for a message", a.toString());
+            }
+        }
+        if (own > 1) {
+            throw new Broken("two outcomes for one message", out.toString());
+        }
+        if (own == 1) {
+            p.finals++;
+            return;
+        }
+        // Held: its outcome comes later.
+        count("held");
+        p.waiting.add(
+                new Held(m.userId(), m.channel(), m.category(), m.campaignId(), m.timestamp()));
+        int waiting = waitingByUser.merge(m.userId(), 1, Integer::sum);
+        if (waiting > inForce.maxHeld()) {
+            throw new Broken(
+                    "more than maxHeld waiting",
+                    "user " + m.userId() + ": " + waiting + " > " + inForce.maxHeld());
+        }
+    }
+
+    /** Whether the contract says this message must be read (not MALFORMED). */
+    private boolean shouldBeRead(EdgeInput e) {
+        if (e.validity() != Validity.VALID) {
+            return false;
+        }
+        if (length(e.key()) + length(e.value()) > maxRecordBytes) {
+            return false; // record too large
+        }
+        try {
+            long t = OutboundMessage.parse(e.value()).timestamp();
+            return maxFuture.millis() == Long.MAX_VALUE || t - clock <= maxFuture.millis();
+        } catch (MalformedRecordException x) {
+            return true; // the contract says valid; the reader does not: that is the finding
+        }
+    }
+
+    /** A field's path from an error text ({@code rules[2].limits[0].max: ...}), numbers as n. */
+    static String field(String error) {
+        if (error == null) {
+            return "?";
+        }
+        int colon = error.indexOf(':');
+        String f = colon < 0 ? error : error.substring(0, colon);
+        f = f.replaceAll("\\d+", "n");
+        return f.length() > 60 ? f.substring(0, 60) : f;
+    }
+
+    private static String pairOf(Delivery d) {
+        try {
+            OutboundMessage m = OutboundMessage.parse(d.value());
+            return m.userId() + "/" + m.messageId();
+        } catch (MalformedRecordException e) {
+            throw new Broken("delivered a value that is no message", e.getMessage());
+        }
+    }
+
+    private static String pairOf(JsonNode a) {
+        return a.path("userId").asLong() + "/" + a.path("messageId").asText();
+    }
+
+    /** A held message's end by a withdrawal (FORGOTTEN, PREEMPTED, CANCELLED): one waited. */
+    private Held withdrawn(JsonNode a, String decision) {
+        if (!a.has("sendAt")) {
+            throw new Broken(decision + " without sendAt", a.toString());
+        }
+        return endWaiting(pairOf(a), decision + " of a message not waiting");
+    }
+
+    private Held endWaiting(String key, String brokenIfNone) {
+        Pair p = pairs.get(key);
+        if (p == null || p.waiting.isEmpty()) {
+            throw new Broken(brokenIfNone, key);
+        }
+        Held h = p.waiting.poll();
+        p.finals++;
+        waitingByUser.merge(h.user(), -1, Integer::sum);
+        return h;
+    }
+
+    /** Deliveries of held messages whose time came (releases): each waited, each once. */
+    private void released(Out out, String by) {
+        for (Delivery d : out.deliveries()) {
+            if (d.sendAt() == null || !"ALLOWED".equals(d.decision())) {
+                throw new Broken("a delivery by " + by + " that was not held", d.toString());
+            }
+            if (d.sendAt() > clock) {
+                throw new Broken("released before its send time", d.sendAt() + " > " + clock);
+            }
+            Held h = endWaiting(pairOf(d), "released a message not waiting");
+            if (d.sendAt() < h.timestamp()) {
+                throw new Broken("sent before its timestamp", d.sendAt() + " < " + h.timestamp());
+            }
+        }
+        if (!out.audits().isEmpty()) {
+            throw new Broken("audit records from " + by, out.audits().toString());
+        }
+    }
+
+    /** The heldNow gauges of the tasks: what waits by the outputs' count. */
+    private void checkHeldNow() {
+        long gauges = 0;
+        for (var h : tasks) {
+            gauges +=
+                    ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                            .heldNow();
+        }
+        long waiting = 0;
+        for (int n : waitingByUser.values()) {
+            waiting += n;
+        }
+        if (gauges != waiting) {
+            soft(
+                    "heldNow differs from the messages waiting",
+                    "heldNow " + gauges + ", waiting by the outputs " + waiting);
+        }
+    }
+
+    // ---- preferences and receipts
+
+    private void userInput(EdgeInput e, InboundMessage in, long at, Out out) throws Exception {
+        String what = e.topic() == EdgeInput.Topic.PREFERENCES ? "preference" : "receipt";
+        if (!out.deliveries().isEmpty()) {
+            throw new Broken("a delivery by a " + what, out.deliveries().toString());
+        }
+        int invalid = 0;
+        String error = null;
+        for (JsonNode a : out.audits()) {
+            String decision = decision(a);
+            if (decision.equals("INVALID_CONTROL")
+                    && a.at("/source/offset").asLong(-1) == at
+                    && a.at("/source/topic").asText().equals(e.topic().defaultName)) {
+                invalid++;
+                error = a.path("error").asText();
+            } else if (decision.equals("CANCELLED") && what.equals("preference")) {
+                if (a.path("userId").asLong() != in.routingKey()) {
+                    throw new Broken("a preference cancelled another user's message", a.toString());
+                }
+                withdrawn(a, "CANCELLED");
+            } else {
+                throw new Broken("unexpected " + decision + " for a " + what, a.toString());
+            }
+        }
+        if (invalid > 1) {
+            throw new Broken("two INVALID_CONTROL records for one " + what, out.toString());
+        }
+        if (e.validity() == Validity.VALID && invalid == 1) {
+            soft("valid " + what + " refused: " + field(error), error + " of " + e);
+        }
+        if (e.validity() == Validity.INVALID && invalid == 0) {
+            soft("invalid " + what + " applied", e.toString());
+        }
+        if (invalid == 0 && what.equals("preference")) {
+            preferenceApplied(e, in.routingKey());
+        }
+    }
+
+    /**
+     * A preference the task read: in force when its version is above the user's (§10), and then
+     * none of the user's held messages of a channel or category it opts out of still waits.
+     */
+    private void preferenceApplied(EdgeInput e, long user) throws Exception {
+        PreferenceRecord r = readPreference(e);
+        if (r instanceof PreferenceRecord.Clear) {
+            preferenceVersions.remove(user);
+            return;
+        }
+        UserPreferences p = ((PreferenceRecord.Update) r).preferences();
+        Long inForceVersion = preferenceVersions.get(user);
+        if (inForceVersion != null && p.version() <= inForceVersion) {
+            return;
+        }
+        preferenceVersions.put(user, p.version());
+        for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+            for (Held h : entry.getValue().waiting) {
+                if (h.user() == user && p.optsOut(h.channel(), h.category())) {
+                    soft(
+                            "held message of an opted-out channel or category still waits",
+                            entry.getKey() + " after " + e);
+                }
+            }
+        }
+    }
+
+    private static PreferenceRecord readPreference(EdgeInput e) throws Exception {
+        return PreferenceRecord.read(e.key(), e.value());
+    }
+
+    // ---- control records
+
+    private void control(EdgeInput e, long at, Out out) {
+        if (!out.deliveries().isEmpty()) {
+            throw new Broken("a delivery by a control record", out.deliveries().toString());
+        }
+        ConfigRecord parsed = null;
+        if (e.topic() == EdgeInput.Topic.CONFIG) {
+            try {
+                parsed = ConfigTopic.parse(e.value());
+            } catch (MalformedRecordException x) {
+                // refused: an INVALID_CONTROL record must say so
+            }
+        }
+        String what =
+                e.topic() == EdgeInput.Topic.SEGMENTS
+                        ? "segment update"
+                        : utf8(e.value()).contains("\"command\"") ? "command" : "config";
+        int invalid = 0;
+        String error = null;
+        List<Held> withdrawn = new ArrayList<>();
+        for (JsonNode a : out.audits()) {
+            String decision = decision(a);
+            if (decision.equals("INVALID_CONTROL")
+                    && a.at("/source/offset").asLong(-1) == at
+                    && a.at("/source/topic").asText().equals(e.topic().defaultName)) {
+                invalid++;
+                error = a.path("error").asText();
+            } else if ((decision.equals("FORGOTTEN") && parsed instanceof ConfigRecord.ForgetUser)
+                    || (decision.equals("CANCELLED")
+                            && parsed instanceof ConfigRecord.CancelHeld)) {
+                withdrawn.add(withdrawn(a, decision));
+            } else {
+                throw new Broken("unexpected " + decision + " for a " + what, a.toString());
+            }
+        }
+        if (invalid > 1) {
+            throw new Broken("two INVALID_CONTROL records for one " + what, out.toString());
+        }
+        boolean stateful =
+                error != null
+                        && (error.startsWith("stale version")
+                                || error.startsWith("unknown segment"));
+        if (e.validity() == Validity.VALID && invalid == 1 && !stateful) {
+            soft("valid " + what + " refused: " + field(error), error + " of " + e);
+        }
+        if (e.validity() == Validity.INVALID && invalid == 0) {
+            soft("invalid " + what + " applied", e.toString());
+        }
+        if (parsed instanceof LimitConfig c) {
+            boolean stale = c.version() <= inForce.version();
+            if (stale != (error != null && error.startsWith("stale version"))) {
+                soft(
+                        "stale version misjudged",
+                        "v" + c.version() + " against v" + inForce.version() + ": " + error);
+            }
+            if (invalid == 0) {
+                inForce = c;
+            }
+        } else if (parsed instanceof ConfigRecord.ForgetUser f && invalid == 0) {
+            for (Held h : withdrawn) {
+                if (h.user() != f.userId()) {
+                    throw new Broken("forget-user forgot another user's message", f + "");
+                }
+            }
+            if (waitingByUser.getOrDefault(f.userId(), 0) != 0) {
+                soft("held message of a forgotten user still waits", f + "");
+            }
+            preferenceVersions.remove(f.userId());
+        } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
+            for (Held h : withdrawn) {
+                if (!c.campaignId().equals(h.campaign())
+                        || (c.userId() != null && h.user() != c.userId())) {
+                    throw new Broken("cancel-held cancelled another message", c + " took " + h);
+                }
+            }
+            for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+                for (Held h : entry.getValue().waiting) {
+                    if (c.campaignId().equals(h.campaign())
+                            && (c.userId() == null || h.user() == c.userId())) {
+                        soft(
+                                "held message of a cancelled campaign still waits",
+                                entry.getKey() + " after " + e);
+                    }
+                }
+            }
+        } else if (parsed instanceof ConfigRecord.ForgetUser
+                || parsed instanceof ConfigRecord.CancelHeld) {
+            // not applied (audited): nothing withdrawn
+            if (!withdrawn.isEmpty()) {
+                throw new Broken("a command refused yet withdrew messages", error);
+            }
+        }
+    }
+
+    static String utf8(byte[] b) {
+        return b == null ? "null" : new String(b, StandardCharsets.UTF_8);
+    }
+}
