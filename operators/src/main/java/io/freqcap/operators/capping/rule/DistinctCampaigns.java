@@ -32,10 +32,10 @@ final class DistinctCampaigns {
 
     private final List<Limit> limits;
     private final ZoneClock zone;
-    private long[] ts = new long[16];
-    private int[] offsets = new int[16];
+    private long[] ts;
+    private int[] offsets;
     // Each entry's campaign as a number: 0 .. campaigns - 1, in order of first appearance.
-    private int[] ids = new int[16];
+    private int[] ids;
     private int n;
     private String[] names = new String[4];
     private int campaigns;
@@ -67,6 +67,12 @@ final class DistinctCampaigns {
     DistinctCampaigns(CountedHistory history, List<Limit> limits, String own, ZoneClock zone) {
         this.limits = limits;
         this.zone = zone;
+        // As many as the history holds (it is read whole anyway): growing the arrays as the entries
+        // came took a tenth of a heavy user's decision.
+        int size = Math.max(1, history.size());
+        ts = new long[size];
+        offsets = new int[size];
+        ids = new int[size];
         history.forEachCampaign(Long.MIN_VALUE, Long.MAX_VALUE, this::add);
         int o = idOf(own);
         this.own = o < 0 ? campaigns : o;
