@@ -32,10 +32,10 @@ final class DistinctCampaigns {
 
     private final List<Limit> limits;
     private final ZoneClock zone;
-    private long[] ts = new long[16];
-    private int[] offsets = new int[16];
+    private long[] ts;
+    private int[] offsets;
     // Each entry's campaign as a number: 0 .. campaigns - 1, in order of first appearance.
-    private int[] ids = new int[16];
+    private int[] ids;
     private int n;
     private String[] names = new String[4];
     private int campaigns;
@@ -50,6 +50,10 @@ final class DistinctCampaigns {
     private final int[] seen;
     private int stamp;
 
+    // A time violations found a limit broken at: the rule asks earliest from it next.
+    private boolean failing;
+    private long failingAt;
+
     // Worked out when first asked, as they do not depend on the time: each entry's period label by
     // period (day, week, month), and each limit's counts ({@link PeriodCounts} or bad starts).
     private final long[][] labels = new long[3][];
@@ -63,6 +67,12 @@ final class DistinctCampaigns {
     DistinctCampaigns(CountedHistory history, List<Limit> limits, String own, ZoneClock zone) {
         this.limits = limits;
         this.zone = zone;
+        // As many as the history holds (it is read whole anyway): growing the arrays as the entries
+        // came took a tenth of a heavy user's decision.
+        int size = Math.max(1, history.size());
+        ts = new long[size];
+        offsets = new int[size];
+        ids = new int[size];
         history.forEachCampaign(Long.MIN_VALUE, Long.MAX_VALUE, this::add);
         int o = idOf(own);
         this.own = o < 0 ? campaigns : o;
@@ -129,6 +139,10 @@ final class DistinctCampaigns {
                 out = out == null ? new ArrayList<>(2) : out;
                 out.add(Violation.of(SCOPE, l, most[0]));
             }
+        }
+        if (out != null) {
+            failing = true;
+            failingAt = at;
         }
         return out == null ? List.of() : out;
     }
@@ -250,9 +264,10 @@ final class DistinctCampaigns {
      * does (a limit of 0: the message's own campaign is one too many). Passing can start only at
      * {@code from}, where an entry leaves every interval of a window, or at a period start.
      *
-     * <p>{@code from} is checked alone first: it usually passes. Otherwise the candidates are tried
-     * in ascending order, and since the times only grow, each rolling limit moves its ends on
-     * ({@link Rolling}) and each calendar limit looks up its period's count ({@link PeriodCounts}).
+     * <p>{@code from} is checked alone first, unless {@link #violations} found it failing: it
+     * usually passes. Otherwise the candidates are tried in ascending order, and since the times
+     * only grow, each rolling limit moves its ends on ({@link Rolling}) and each calendar limit
+     * looks up its period's count ({@link PeriodCounts}).
      */
     Long earliest(long from) {
         for (Limit l : limits) {
@@ -260,7 +275,7 @@ final class DistinctCampaigns {
                 return null;
             }
         }
-        if (passes(from)) {
+        if (!(failing && failingAt == from) && passes(from)) {
             return from;
         }
         long[] at = new long[n * limits.size() + 16];

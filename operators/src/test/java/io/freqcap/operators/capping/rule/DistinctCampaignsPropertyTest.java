@@ -311,7 +311,8 @@ class DistinctCampaignsPropertyTest {
         CountedHistory h = c.history();
         for (long at : queries) {
             // Each asks a fresh pair, and the same one once more: the new one keeps what it worked
-            // out between calls.
+            // out between calls (and what violations found); one more new one is asked only for
+            // the earliest time.
             DistinctCampaignsOracle oracle =
                     new DistinctCampaignsOracle(
                             h, c.limits(), c.own(), new ZoneClock(Zones.zone(c.zone())));
@@ -323,6 +324,10 @@ class DistinctCampaignsPropertyTest {
             assertEquals(violations, outcome(() -> sut.violations(at)), "violations " + what);
             Object earliest = outcome(() -> oracle.earliest(at));
             assertEquals(earliest, outcome(() -> sut.earliest(at)), "earliest " + what);
+            DistinctCampaigns unasked =
+                    new DistinctCampaigns(
+                            h, c.limits(), c.own(), new ZoneClock(Zones.zone(c.zone())));
+            assertEquals(earliest, outcome(() -> unasked.earliest(at)), "earliest, alone " + what);
             long again = plus(at, 1);
             assertEquals(
                     outcome(() -> oracle.earliest(again)),
