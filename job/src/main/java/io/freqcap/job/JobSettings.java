@@ -126,8 +126,9 @@ public record JobSettings(
         if (conf.get(FreqcapOptions.CLEANUP_INTERVAL).toMillis() < 1000) {
             throw new FreqcapOptions.InvalidOptionException("--cleanup-interval: at least 1s");
         }
-        if (conf.get(FreqcapOptions.MAX_RECORD_BYTES) < 1024) {
-            throw new FreqcapOptions.InvalidOptionException("--max-record-bytes: at least 1024");
+        if (conf.get(FreqcapOptions.MAX_RECORD_BYTES) < Bounds.MIN_RECORD_BYTES) {
+            throw new FreqcapOptions.InvalidOptionException(
+                    "--max-record-bytes: at least " + Bounds.MIN_RECORD_BYTES);
         }
         try {
             FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE));

@@ -25,15 +25,25 @@ public record Bounds(
                     List.of(),
                     FutureBound.ONE_DAY);
 
+    /**
+     * The smallest {@code --max-record-bytes}: an audit record's own fields with every id at its
+     * bound (a messageId, a preempting one and its reason, segments of astral characters) take up
+     * to about 2.5 KB, and a record must fit them whatever it leaves out.
+     */
+    public static final int MIN_RECORD_BYTES = AuditRecords.MIN_MAX_BYTES;
+
     /** Bounds with the default {@code --max-future}. */
     public Bounds(int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris) {
         this(maxRecordBytes, maxSegmentBytes, segmentUris, FutureBound.ONE_DAY);
     }
 
     public Bounds {
-        if (maxRecordBytes < 1024) {
+        if (maxRecordBytes < MIN_RECORD_BYTES) {
             throw new IllegalArgumentException(
-                    "max record bytes must be at least 1024, got " + maxRecordBytes);
+                    "max record bytes must be at least "
+                            + MIN_RECORD_BYTES
+                            + ", got "
+                            + maxRecordBytes);
         }
         segmentUris = List.copyOf(segmentUris);
     }

@@ -513,7 +513,12 @@ final class EdgeRun implements AutoCloseable {
             return false; // record too large
         }
         try {
-            long t = OutboundMessage.parse(e.value()).timestamp();
+            OutboundMessage m = OutboundMessage.parse(e.value());
+            if (e.key() == null
+                    && length(e.value()) + Long.toString(m.userId()).length() > maxRecordBytes) {
+                return false; // too large for its delivery, keyed by the userId text (§1)
+            }
+            long t = m.timestamp();
             return maxFuture.millis() == Long.MAX_VALUE || t - clock <= maxFuture.millis();
         } catch (MalformedRecordException x) {
             return true; // the contract says valid; the reader does not: that is the finding

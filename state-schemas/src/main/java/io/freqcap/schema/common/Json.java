@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,7 +15,12 @@ import java.io.IOException;
 public final class Json {
     /** Duplicate keys make a record ambiguous, so they make it malformed. */
     public static final JsonFactory FACTORY =
-            JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+            JsonFactory.builder()
+                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                    // An astral character is 4 bytes of UTF-8, not a 12-byte pair of escapes:
+                    // records of ids at their bounds stay within --max-record-bytes.
+                    .enable(JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8)
+                    .build();
 
     /** Reads whole documents: anything after the first value makes the record malformed. */
     public static final ObjectMapper MAPPER =

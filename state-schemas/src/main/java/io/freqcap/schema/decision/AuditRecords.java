@@ -23,6 +23,13 @@ public final class AuditRecords {
     /** The contract's default {@code --max-record-bytes}, under Kafka's default record limit. */
     public static final int DEFAULT_MAX_BYTES = 1_000_000;
 
+    /**
+     * The smallest bound a record may be given: its own fields with every id at its bound (a
+     * messageId of 128 astral characters, a preempting one and its reason, segments of 64) take up
+     * to about 2.5 KB, and those are never cut.
+     */
+    public static final int MIN_MAX_BYTES = 4096;
+
     /** Error texts are cut here: a parser's message may quote what it read. */
     static final int MAX_ERROR_CHARS = 1000;
 
@@ -42,6 +49,8 @@ public final class AuditRecords {
     public static AuditEvent decision(
             Verdict v, OutboundMessage m, long configVersion, byte[] rawMessage, int maxBytes) {
         byte[] json = null;
+        byte[] key = Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8);
+        maxBytes -= key.length; // a record's size counts its key
         // The last guard: a record that the config's size bounds should keep small, but that is
         // too large anyway, keeps as many violations as fit, never failing its send.
         ShadowDecision shadow = v.shadow();
@@ -55,7 +64,7 @@ public final class AuditRecords {
             }
             keep = Math.min(keep, most) / 2;
         }
-        return new AuditEvent(Long.toString(m.userId()).getBytes(StandardCharsets.UTF_8), json);
+        return new AuditEvent(key, json);
     }
 
     private static byte[] decisionJson(
@@ -164,6 +173,23 @@ public final class AuditRecords {
                         maxBytes));
     }
 
+    /**
+     * An error text short enough that its record fits {@code maxBytes} with a topic name (at most
+     * 249 ASCII characters) beside it, however it is escaped (six bytes a char at worst): at most
+     * {@link #MAX_ERROR_CHARS}, and cut between code points, never inside a surrogate pair.
+     */
+    static String shortened(String error, int maxBytes) {
+        int most = Math.min(MAX_ERROR_CHARS, Math.max(16, (maxBytes - 512) / 6));
+        if (error.length() <= most) {
+            return error;
+        }
+        int end = most;
+        if (Character.isHighSurrogate(error.charAt(end - 1))) {
+            end--;
+        }
+        return error.substring(0, end) + "...";
+    }
+
     private static byte[] unreadableJson(
             Decision decision,
             String error,
@@ -173,10 +199,7 @@ public final class AuditRecords {
             int partition,
             long offset,
             int maxBytes) {
-        String shortError =
-                error.length() <= MAX_ERROR_CHARS
-                        ? error
-                        : error.substring(0, MAX_ERROR_CHARS) + "...";
+        String shortError = shortened(error, maxBytes);
         Fields head =
                 g -> {
                     g.writeStringField("decision", decision.name());
@@ -217,6 +240,13 @@ public final class AuditRecords {
         return cut.length <= maxBytes ? cut : write(head, tail, raw, rawLength, false, 0);
     }
 
+    private static boolean hasBom(byte[] raw) {
+        return raw.length >= 3
+                && (raw[0] & 0xff) == 0xef
+                && (raw[1] & 0xff) == 0xbb
+                && (raw[2] & 0xff) == 0xbf;
+    }
+
     /**
      * @param prefix -1 for the whole input, else how many of its first bytes go into {@code raw},
      *     with {@code rawBytes} and {@code rawTruncated}
@@ -229,7 +259,10 @@ public final class AuditRecords {
             head.write(g);
             if (prefix < 0 && asMessage) {
                 g.writeFieldName("message");
-                g.writeRawValue(new String(raw, StandardCharsets.UTF_8));
+                // A byte order mark before the object is read past (RFC 8259 §8.1), but is no
+                // JSON inside one: the record embeds the object without it.
+                int bom = hasBom(raw) ? 3 : 0;
+                g.writeRawValue(new String(raw, bom, raw.length - bom, StandardCharsets.UTF_8));
             } else {
                 g.writeFieldName("raw");
                 if (raw == null) {

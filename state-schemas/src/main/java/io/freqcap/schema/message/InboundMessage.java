@@ -136,8 +136,9 @@ public record InboundMessage(
 
     /**
      * Parses a record; one whose key and value together exceed {@code maxRecordBytes} is malformed
-     * ("record too large"), since its delivery could not carry it byte for byte, and so is one
-     * stamped later than {@code now} plus {@code maxFuture}.
+     * ("record too large"), since its delivery could not carry it byte for byte (a record without a
+     * key: its value and the userId text its delivery is keyed by), and so is one stamped later
+     * than {@code now} plus {@code maxFuture}.
      */
     public static InboundMessage of(
             RawRecord raw, int maxRecordBytes, FutureBound maxFuture, long now) {
@@ -149,6 +150,13 @@ public record InboundMessage(
                 throw new MalformedRecordException(tooLargeError(size, maxRecordBytes));
             }
             OutboundMessage m = OutboundMessage.parse(raw.value());
+            if (raw.key() == null) {
+                // Its delivery is keyed by the userId text (contract.md §1): that counts too.
+                long delivered = size + Long.toString(m.userId()).length();
+                if (delivered > maxRecordBytes) {
+                    throw new MalformedRecordException(tooLargeError(delivered, maxRecordBytes));
+                }
+            }
             maxFuture.check(m.timestamp(), now);
             return new InboundMessage(
                     m.userId(),

@@ -77,7 +77,7 @@ class AuditRecordsTest {
             many.add(new Violation("all", (61 + i) + "m", 1, 1));
         }
         ShadowDecision shadow = new ShadowDecision(Decision.REJECTED, "*", many);
-        for (int max : List.of(AuditRecords.DEFAULT_MAX_BYTES, 4096, 1024)) {
+        for (int max : List.of(AuditRecords.DEFAULT_MAX_BYTES, 8192, AuditRecords.MIN_MAX_BYTES)) {
             AuditEvent e =
                     AuditRecords.decision(
                             Verdict.rejected("*", many, null).withShadow(shadow),
@@ -103,6 +103,56 @@ class AuditRecordsTest {
         JsonNode json = Json.MAPPER.readTree(few.json());
         assertEquals(3, json.get("violations").size());
         assertNull(json.get("violationsTruncated"));
+    }
+
+    @Test
+    void everyRecordWithItsIdsAtTheirBoundsFitsTheSmallestBoundWithItsKey() throws Exception {
+        String id = "\uD83D\uDE00".repeat(128);
+        String segment = "\uD83D\uDE00".repeat(64);
+        OutboundMessage m =
+                new OutboundMessage(
+                        id, Long.MAX_VALUE, "z".repeat(32), "marketing", Long.MAX_VALUE);
+        byte[] raw = ("{\"messageId\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8);
+        List<Violation> many = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            many.add(new Violation("campaign:" + id, "90d", 1_000_000, 1_000_000));
+        }
+        int max = AuditRecords.MIN_MAX_BYTES;
+        List<Verdict> verdicts =
+                List.of(
+                        Verdict.rejected(segment, many, Long.MAX_VALUE)
+                                .withShadow(new ShadowDecision(Decision.REJECTED, segment, many)),
+                        Verdict.preempted(
+                                segment,
+                                Long.MAX_VALUE,
+                                id,
+                                "preempted by " + id + " (priority 100 over 99)"),
+                        Verdict.cancelled(segment, Long.MAX_VALUE, "opted out of category " + id));
+        for (Verdict v : verdicts) {
+            AuditEvent e = AuditRecords.decision(v, m, Long.MAX_VALUE, raw, max);
+            assertTrue(
+                    e.json().length + e.key().length <= max,
+                    v.decision()
+                            + " "
+                            + e.json().length
+                            + " > "
+                            + max
+                            + new String(e.json(), StandardCharsets.UTF_8).substring(0, 300));
+            Json.MAPPER.readTree(e.json());
+        }
+        String error = "x: " + "\uD83D\uDE00".repeat(5000);
+        AuditEvent bad =
+                AuditRecords.unreadable(
+                        Decision.INVALID_CONTROL,
+                        error,
+                        raw,
+                        "t".repeat(249),
+                        0,
+                        Long.MAX_VALUE,
+                        max);
+        assertTrue(bad.json().length <= max, bad.json().length + " > " + max);
+        String shown = Json.MAPPER.readTree(bad.json()).get("error").asText();
+        assertTrue(shown.endsWith("\uD83D\uDE00..."), "cut between code points: " + shown);
     }
 
     @Test

@@ -456,6 +456,16 @@ final class EdgeRecords {
     /** A rule (or shadow rule): its parts, its hold put in once the config's longest is known. */
     record RuleParts(Obj obj, Longest longest, boolean wantsHold) {}
 
+    /** The text a JSON string value holds; null for another value. */
+    private static String textOf(Value v) {
+        try {
+            var node = io.freqcap.schema.common.Json.MAPPER.readTree(v.json());
+            return node != null && node.isTextual() ? node.textValue() : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
     RuleParts rule(Value segment, boolean forceDeep, boolean shadow) {
         Obj o = new Obj();
         Longest longest = new Longest();
@@ -605,6 +615,11 @@ final class EdgeRecords {
                 seg = str("s" + i);
             } else if (v.chance(v.breakShare() / 2)) {
                 seg = segmentName(false);
+                // A valid name drawn twice is the same segment twice, refused: keep them distinct.
+                String text = seg.validity() == Validity.VALID ? textOf(seg) : null;
+                if (text != null && !names.add(text)) {
+                    seg = str("s" + i);
+                }
             } else {
                 String name = v.one(segments);
                 // The same segment twice is refused: keep them distinct (as text: the same name
@@ -743,7 +758,13 @@ final class EdgeRecords {
                 }
                 o.put("campaignId", campaign);
                 if (v.chance(0.4)) {
-                    o.put("userId", v.userId(this::user));
+                    Value user = v.userId(this::user);
+                    // Optional here: left out or null is the whole campaign (§7).
+                    o.put(
+                            "userId",
+                            user.absent() || "null".equals(user.json())
+                                    ? Value.valid(user.json())
+                                    : user);
                 }
             }
             case 7 -> o.put("command", str("rebuild-mirror"));

@@ -41,8 +41,8 @@ public final class EdgeSequences {
         EdgeValues v = coherent ? new EdgeValues(r, 0.05, 0.015) : new EdgeValues(r, 0.75, 0.1);
         int maxRecordBytes =
                 coherent
-                        ? v.one(List.of(1_000_000, 4096, 2048))
-                        : v.one(List.of(1024, 1025, 1500, 4096, 1_000_000));
+                        ? v.one(List.of(1_000_000, 4096, 8192))
+                        : v.one(List.of(4096, 4097, 6000, 1_000_000));
         String maxFuture = v.one(List.of("off", "off", "1d", "1d", "1s"));
         String zone = v.one(EdgeValues.ZONES);
         long base = base(r, zone, coherent);
