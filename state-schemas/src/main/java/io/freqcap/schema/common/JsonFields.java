@@ -31,7 +31,28 @@ public final class JsonFields {
             throw new MalformedRecordException(
                     field + ": must be 1.." + max + " characters, got " + n);
         }
+        if (!isWellFormed(v.textValue())) {
+            throw new MalformedRecordException(field + ": half a surrogate pair is no character");
+        }
         return v.textValue();
+    }
+
+    /**
+     * Whether {@code v} has no unpaired surrogate: a JSON escape of half a pair ({@code "\ud800"})
+     * names no character, and no output could carry it as it came.
+     */
+    public static boolean isWellFormed(String v) {
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < v.length()
+                    && Character.isLowSurrogate(v.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A required integer 0..2^63-1. */

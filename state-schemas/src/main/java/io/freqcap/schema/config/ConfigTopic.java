@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
+import io.freqcap.schema.message.OutboundMessage;
 
 /** Reads the values of the config topic: limit configs and commands. */
 public final class ConfigTopic {
@@ -45,12 +46,13 @@ public final class ConfigTopic {
             throws MalformedRecordException {
         JsonNode campaign = root.get("campaignId");
         String campaignId;
-        if (campaign != null && campaign.isIntegralNumber()) {
+        if (campaign != null && campaign.isIntegralNumber() && campaign.asText().length() <= 128) {
             campaignId = campaign.asText();
         } else if (campaign != null
                 && campaign.isTextual()
                 && !campaign.textValue().isEmpty()
-                && campaign.textValue().codePointCount(0, campaign.textValue().length()) <= 128) {
+                && campaign.textValue().codePointCount(0, campaign.textValue().length()) <= 128
+                && OutboundMessage.isWellFormed(campaign.textValue())) {
             campaignId = campaign.textValue();
         } else {
             throw new MalformedRecordException(

@@ -232,17 +232,29 @@ public record OutboundMessage(
     /** Whether {@code v} is a category a message may carry: 1..64 characters (code points). */
     public static boolean isCategory(String v) {
         int n = v.codePointCount(0, v.length());
-        return n >= 1 && n <= MAX_CATEGORY_CHARS;
+        return n >= 1 && n <= MAX_CATEGORY_CHARS && isWellFormed(v);
     }
 
-    /** {@code v}, checked to be 1..max characters (code points) long. */
+    /**
+     * {@code v}, checked to be 1..max characters (code points) long and well-formed: a JSON escape
+     * of half a surrogate pair ({@code "\ud800"}) names no character, and no output could carry it
+     * as it came.
+     */
     private static String chars(String v, String field, int max) throws MalformedRecordException {
         int n = v.codePointCount(0, v.length());
         if (n < 1 || n > max) {
             throw new MalformedRecordException(
                     field + ": must be 1.." + max + " characters, got " + n);
         }
+        if (!isWellFormed(v)) {
+            throw new MalformedRecordException(field + ": half a surrogate pair is no character");
+        }
         return v;
+    }
+
+    /** Whether {@code v} has no unpaired surrogate (it is Unicode text, as UTF-8 can carry it). */
+    public static boolean isWellFormed(String v) {
+        return io.freqcap.schema.common.JsonFields.isWellFormed(v);
     }
 
     /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
@@ -251,7 +263,8 @@ public record OutboundMessage(
             case VALUE_NULL:
                 return null;
             case VALUE_NUMBER_INT:
-                return p.getBigIntegerValue().toString();
+                return chars(
+                        p.getBigIntegerValue().toString(), "campaignId", MAX_CAMPAIGN_ID_CHARS);
             case VALUE_STRING:
                 return chars(p.getText(), "campaignId", MAX_CAMPAIGN_ID_CHARS);
             default:

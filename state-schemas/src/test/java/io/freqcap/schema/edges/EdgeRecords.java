@@ -136,8 +136,9 @@ final class EdgeRecords {
             return v.chance(0.5) ? Value.ABSENT : Value.valid("null");
         }
         if (!coherent && v.chance(0.1)) {
-            // A JSON integer whose decimal text is longer than a string campaignId may be.
-            return Value.unsettled(repeat("9", 200));
+            // A JSON integer whose decimal text is longer than a string campaignId may be:
+            // MALFORMED, as the string would be (decided in issue 46).
+            return Value.invalid(repeat("9", 200));
         }
         return Value.valid(v.one(campaignJson));
     }

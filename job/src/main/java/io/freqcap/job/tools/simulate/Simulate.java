@@ -222,9 +222,14 @@ public final class Simulate {
                     json.set("compare", b.summary.toJson());
                     json.set("changes", changes.toJson());
                 }
-                Files.writeString(
+                // As bytes: a name of a config's that is not well-formed Unicode is written as
+                // '?', never refused by the encoder after the replay.
+                Files.write(
                         Path.of(opts.get("summary")),
-                        Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(json));
+                        Json.MAPPER
+                                .writerWithDefaultPrettyPrinter()
+                                .writeValueAsString(json)
+                                .getBytes(StandardCharsets.UTF_8));
             }
             return 0;
         } catch (IOException e) {

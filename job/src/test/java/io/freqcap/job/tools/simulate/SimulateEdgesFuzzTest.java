@@ -265,7 +265,11 @@ class SimulateEdgesFuzzTest {
                 }
                 if (in.validity() == Validity.VALID && size <= start.maxRecordBytes()) {
                     try {
-                        long t = OutboundMessage.parse(in.value()).timestamp();
+                        OutboundMessage m = OutboundMessage.parse(in.value());
+                        long t = m.timestamp();
+                        if (size + Long.toString(m.userId()).length() > start.maxRecordBytes()) {
+                            continue; // too large for its delivery, keyed by the userId text
+                        }
                         // simulate's clock is the machine's: a margin of a minute for the run
                         if (future.millis() == Long.MAX_VALUE
                                 || t - now <= future.millis() - 60_000) {
