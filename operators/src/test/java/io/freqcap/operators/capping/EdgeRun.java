@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -13,11 +14,14 @@ import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.edges.EdgeInput;
 import io.freqcap.schema.edges.EdgeSequence;
 import io.freqcap.schema.edges.EdgeSequence.Advance;
+import io.freqcap.schema.edges.EdgeSequence.Crash;
 import io.freqcap.schema.edges.EdgeSequence.Input;
 import io.freqcap.schema.edges.EdgeSequence.Restore;
 import io.freqcap.schema.edges.EdgeSequence.Step;
 import io.freqcap.schema.edges.EdgeSequence.Sweep;
 import io.freqcap.schema.edges.Validity;
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -33,8 +37,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
@@ -83,7 +90,6 @@ final class EdgeRun implements AutoCloseable {
     private CappingSettings settings;
     private int parallelism = 1;
     private long clock;
-    private long offset;
     private long checkpoint;
     private long sweeps;
     private int at = -1;
@@ -91,21 +97,54 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- the ledger: what the outputs so far say
 
-    /** A held message waiting, as its input said. */
+    /** A held message waiting: what its input said, and its send time as held state has it. */
     private record Held(
-            long user, String channel, String category, String campaign, long timestamp) {}
+            long user,
+            String messageId,
+            String channel,
+            String category,
+            String campaign,
+            long timestamp,
+            long sendAt) {}
 
     /** Per user and messageId: messages read, final outcomes seen, held ones waiting. */
     private static final class Pair {
         int inputs;
         int finals;
         final Deque<Held> waiting = new ArrayDeque<>();
+
+        Pair copy() {
+            Pair p = new Pair();
+            p.inputs = inputs;
+            p.finals = finals;
+            p.waiting.addAll(waiting);
+            return p;
+        }
     }
 
-    private final Map<String, Pair> pairs = new HashMap<>();
-    private final Map<Long, Integer> waitingByUser = new HashMap<>();
-    private final Map<Long, Long> preferenceVersions = new HashMap<>();
-    private LimitConfig inForce;
+    /** What the outputs so far say: rolled back with the job when it restarts after a crash. */
+    private static final class Ledger {
+        final Map<String, Pair> pairs = new HashMap<>();
+        final Map<Long, Integer> waitingByUser = new HashMap<>();
+        final Map<Long, Long> preferenceVersions = new HashMap<>();
+
+        /** Users that had a message held: their held state is compared with what waits. */
+        final java.util.Set<Long> heldUsers = new java.util.HashSet<>();
+
+        LimitConfig inForce;
+
+        Ledger copy() {
+            Ledger l = new Ledger();
+            l.heldUsers.addAll(heldUsers);
+            pairs.forEach((k, v) -> l.pairs.put(k, v.copy()));
+            l.waitingByUser.putAll(waitingByUser);
+            l.preferenceVersions.putAll(preferenceVersions);
+            l.inForce = inForce;
+            return l;
+        }
+    }
+
+    private Ledger ledger = new Ledger();
 
     /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
     private final Map<String, Long> tally;
@@ -134,7 +173,11 @@ final class EdgeRun implements AutoCloseable {
             open();
             List<Step> steps = sequence.steps();
             for (at = 0; at < steps.size(); at++) {
-                step(steps.get(at));
+                if (steps.get(at) instanceof Crash) {
+                    crash(at);
+                } else {
+                    step(steps.get(at), at);
+                }
             }
             at = steps.size();
             finish();
@@ -186,7 +229,7 @@ final class EdgeRun implements AutoCloseable {
                     "valid initial config refused: " + field(e.getMessage()),
                     e.getMessage() + " in " + s.initialConfig());
         }
-        inForce = settings.initialConfig();
+        ledger.inForce = settings.initialConfig();
         settings =
                 settings.withSegments(s.initialSegments())
                         .withMirror(s.mirror())
@@ -234,17 +277,19 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- steps
 
-    private void step(Step step) throws Exception {
+    /** One step; {@code index} is also the offset an input is read at (the same when replayed). */
+    private void step(Step step, int index) throws Exception {
         if (step instanceof Input i) {
-            input(i.input());
+            input(i.input(), index);
         } else if (step instanceof Advance a) {
             advance(a.to());
         } else if (step instanceof Restore r) {
-            restore(r.parallelism());
+            restore(r.parallelism(), index);
         } else if (step instanceof Sweep s) {
             sweep(s.watermark());
         }
         checkHeldNow();
+        checkHeldState();
     }
 
     private void advance(long to) throws Exception {
@@ -255,21 +300,56 @@ final class EdgeRun implements AutoCloseable {
         released(drain(), "the clock moving on");
     }
 
-    private void restore(int newParallelism) throws Exception {
+    /** The latest checkpoint: the tasks' state, the ledger then, the step it was taken at. */
+    private record Checkpoint(
+            OperatorSubtaskState state, int parallelism, Ledger ledger, int step) {}
+
+    private Checkpoint latest;
+
+    private void restore(int newParallelism, int index) throws Exception {
         List<OperatorSubtaskState> snapshots = new ArrayList<>();
         checkpoint++;
         for (var h : tasks) {
             snapshots.add(h.snapshot(checkpoint, clock));
         }
         released(drain(), "a snapshot"); // none: a snapshot sends nothing
+        OperatorSubtaskState merged =
+                AbstractStreamOperatorTestHarness.repackageState(
+                        snapshots.toArray(new OperatorSubtaskState[0]));
+        latest = new Checkpoint(merged, parallelism, ledger.copy(), index);
+        closeTasks();
+        openTasks(merged, newParallelism);
+    }
+
+    /**
+     * The job fails at step {@code index} and restarts from the latest checkpoint: what the tasks
+     * wrote since is rolled back (the sinks' transactions abort), the ledger with it, and the steps
+     * since are taken again, on a clock that has moved on meanwhile. Without a checkpoint yet,
+     * nothing happens (a start without state is another story: §7, §8).
+     */
+    private void crash(int index) throws Exception {
+        if (latest == null) {
+            return;
+        }
+        Checkpoint from = latest;
+        drain(); // written since the checkpoint, never committed
+        closeTasks();
+        ledger = from.ledger().copy();
+        parallelism = from.parallelism();
+        openTasks(from.state(), from.parallelism());
+        for (int i = from.step() + 1; i < index; i++) {
+            Step again = sequence.steps().get(i);
+            if (!(again instanceof Crash)) {
+                step(again, i);
+            }
+        }
+    }
+
+    private void closeTasks() throws Exception {
         for (var h : tasks) {
             harnesses.close(h);
         }
         tasks.clear();
-        OperatorSubtaskState merged =
-                AbstractStreamOperatorTestHarness.repackageState(
-                        snapshots.toArray(new OperatorSubtaskState[0]));
-        openTasks(merged, newParallelism);
     }
 
     private void sweep(long watermark) throws Exception {
@@ -280,8 +360,7 @@ final class EdgeRun implements AutoCloseable {
         released(drain(), "a sweep");
     }
 
-    private void input(EdgeInput e) throws Exception {
-        long at = offset++;
+    private void input(EdgeInput e, long at) throws Exception {
         String topic = e.topic().defaultName;
         switch (e.topic()) {
             case MESSAGES -> {
@@ -328,7 +407,7 @@ final class EdgeRun implements AutoCloseable {
                         h.numProcessingTimeTimers() + " timers");
             }
         }
-        for (Map.Entry<String, Pair> e : pairs.entrySet()) {
+        for (Map.Entry<String, Pair> e : ledger.pairs.entrySet()) {
             Pair p = e.getValue();
             if (!p.waiting.isEmpty()) {
                 throw new Broken(
@@ -435,7 +514,7 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- messages
 
-    private void message(EdgeInput e, InboundMessage in, long at, Out out) {
+    private void message(EdgeInput e, InboundMessage in, long at, Out out) throws Exception {
         if (in.isMalformed()) {
             List<JsonNode> malformed = out.audits("MALFORMED");
             if (malformed.size() != 1
@@ -454,7 +533,7 @@ final class EdgeRun implements AutoCloseable {
         }
         OutboundMessage m = in.message();
         String key = m.userId() + "/" + m.messageId();
-        Pair p = pairs.computeIfAbsent(key, k -> new Pair());
+        Pair p = ledger.pairs.computeIfAbsent(key, k -> new Pair());
         p.inputs++;
         int own = 0;
         for (Delivery d : out.deliveries()) {
@@ -494,13 +573,30 @@ final class EdgeRun implements AutoCloseable {
         }
         // Held: its outcome comes later.
         count("held");
+        long sendAt = -1;
+        for (HeldDelivery h : heldInState(m.userId())) {
+            if (h.messageId().equals(m.messageId()) && h.timestamp() == m.timestamp()) {
+                sendAt = Math.max(sendAt, h.sendAt());
+            }
+        }
+        if (sendAt < 0) {
+            throw new Broken("no outcome and not held", key + " at " + m.timestamp());
+        }
         p.waiting.add(
-                new Held(m.userId(), m.channel(), m.category(), m.campaignId(), m.timestamp()));
-        int waiting = waitingByUser.merge(m.userId(), 1, Integer::sum);
-        if (waiting > inForce.maxHeld()) {
+                new Held(
+                        m.userId(),
+                        m.messageId(),
+                        m.channel(),
+                        m.category(),
+                        m.campaignId(),
+                        m.timestamp(),
+                        sendAt));
+        ledger.heldUsers.add(m.userId());
+        int waiting = ledger.waitingByUser.merge(m.userId(), 1, Integer::sum);
+        if (waiting > ledger.inForce.maxHeld()) {
             throw new Broken(
                     "more than maxHeld waiting",
-                    "user " + m.userId() + ": " + waiting + " > " + inForce.maxHeld());
+                    "user " + m.userId() + ": " + waiting + " > " + ledger.inForce.maxHeld());
         }
     }
 
@@ -553,13 +649,13 @@ final class EdgeRun implements AutoCloseable {
     }
 
     private Held endWaiting(String key, String brokenIfNone) {
-        Pair p = pairs.get(key);
+        Pair p = ledger.pairs.get(key);
         if (p == null || p.waiting.isEmpty()) {
             throw new Broken(brokenIfNone, key);
         }
         Held h = p.waiting.poll();
         p.finals++;
-        waitingByUser.merge(h.user(), -1, Integer::sum);
+        ledger.waitingByUser.merge(h.user(), -1, Integer::sum);
         return h;
     }
 
@@ -576,6 +672,11 @@ final class EdgeRun implements AutoCloseable {
             if (d.sendAt() < h.timestamp()) {
                 throw new Broken("sent before its timestamp", d.sendAt() + " < " + h.timestamp());
             }
+            if (d.sendAt() != h.sendAt()) {
+                soft(
+                        "released with another send time than it was held for",
+                        d.sendAt() + " for " + h);
+            }
         }
         if (!out.audits().isEmpty()) {
             throw new Broken("audit records from " + by, out.audits().toString());
@@ -591,13 +692,69 @@ final class EdgeRun implements AutoCloseable {
                             .heldNow();
         }
         long waiting = 0;
-        for (int n : waitingByUser.values()) {
+        for (int n : ledger.waitingByUser.values()) {
             waiting += n;
         }
         if (gauges != waiting) {
             soft(
                     "heldNow differs from the messages waiting",
                     "heldNow " + gauges + ", waiting by the outputs " + waiting);
+        }
+    }
+
+    /** The current user's held messages as keyed state holds them (on the task owning it). */
+    private List<HeldDelivery> heldInState(long user) throws Exception {
+        var backend = task(user).getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(user);
+        MapState<HeldKey, HeldDelivery> state =
+                backend.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        HeldMessages.STATE);
+        List<HeldDelivery> out = new ArrayList<>();
+        for (Map.Entry<HeldKey, HeldDelivery> e : state.entries()) {
+            out.add(e.getValue());
+        }
+        return out;
+    }
+
+    /**
+     * Held state holds what waits by the outputs' count, message for message, and nothing whose
+     * send time the clock has passed (its timer fired).
+     */
+    private void checkHeldState() throws Exception {
+        for (long user : ledger.heldUsers) {
+            List<String> inState = new ArrayList<>();
+            for (HeldDelivery h : heldInState(user)) {
+                inState.add(h.messageId() + "@" + h.sendAt());
+                if (h.sendAt() <= clock) {
+                    soft(
+                            "a held message past its send time still waits",
+                            "user "
+                                    + user
+                                    + ": "
+                                    + h.messageId()
+                                    + " at "
+                                    + h.sendAt()
+                                    + ", clock "
+                                    + clock);
+                }
+            }
+            List<String> waiting = new ArrayList<>();
+            for (Pair p : ledger.pairs.values()) {
+                for (Held h : p.waiting) {
+                    if (h.user() == user) {
+                        waiting.add(h.messageId() + "@" + h.sendAt());
+                    }
+                }
+            }
+            java.util.Collections.sort(inState);
+            java.util.Collections.sort(waiting);
+            if (!inState.equals(waiting)) {
+                soft(
+                        "held state differs from the messages waiting",
+                        "user " + user + ": state " + inState + ", waiting " + waiting);
+            }
         }
     }
 
@@ -647,16 +804,25 @@ final class EdgeRun implements AutoCloseable {
     private void preferenceApplied(EdgeInput e, long user) throws Exception {
         PreferenceRecord r = readPreference(e);
         if (r instanceof PreferenceRecord.Clear) {
-            preferenceVersions.remove(user);
+            ledger.preferenceVersions.remove(user);
             return;
         }
         UserPreferences p = ((PreferenceRecord.Update) r).preferences();
-        Long inForceVersion = preferenceVersions.get(user);
+        Long inForceVersion = ledger.preferenceVersions.get(user);
         if (inForceVersion != null && p.version() <= inForceVersion) {
             return;
         }
-        preferenceVersions.put(user, p.version());
-        for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+        ledger.preferenceVersions.put(user, p.version());
+        if (p.pausedUntil() != null) {
+            for (HeldDelivery h : heldInState(user)) {
+                if (h.sendAt() < p.pausedUntil()) {
+                    soft(
+                            "held message within a pause still waits",
+                            h.messageId() + " at " + h.sendAt() + " after " + e);
+                }
+            }
+        }
+        for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
             for (Held h : entry.getValue().waiting) {
                 if (h.user() == user && p.optsOut(h.channel(), h.category())) {
                     soft(
@@ -721,14 +887,14 @@ final class EdgeRun implements AutoCloseable {
             soft("invalid " + what + " applied", e.toString());
         }
         if (parsed instanceof LimitConfig c) {
-            boolean stale = c.version() <= inForce.version();
+            boolean stale = c.version() <= ledger.inForce.version();
             if (stale != (error != null && error.startsWith("stale version"))) {
                 soft(
                         "stale version misjudged",
-                        "v" + c.version() + " against v" + inForce.version() + ": " + error);
+                        "v" + c.version() + " against v" + ledger.inForce.version() + ": " + error);
             }
             if (invalid == 0) {
-                inForce = c;
+                ledger.inForce = c;
             }
         } else if (parsed instanceof ConfigRecord.ForgetUser f && invalid == 0) {
             for (Held h : withdrawn) {
@@ -736,10 +902,10 @@ final class EdgeRun implements AutoCloseable {
                     throw new Broken("forget-user forgot another user's message", f + "");
                 }
             }
-            if (waitingByUser.getOrDefault(f.userId(), 0) != 0) {
+            if (ledger.waitingByUser.getOrDefault(f.userId(), 0) != 0) {
                 soft("held message of a forgotten user still waits", f + "");
             }
-            preferenceVersions.remove(f.userId());
+            ledger.preferenceVersions.remove(f.userId());
         } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
             for (Held h : withdrawn) {
                 if (!c.campaignId().equals(h.campaign())
@@ -747,7 +913,7 @@ final class EdgeRun implements AutoCloseable {
                     throw new Broken("cancel-held cancelled another message", c + " took " + h);
                 }
             }
-            for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+            for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
                 for (Held h : entry.getValue().waiting) {
                     if (c.campaignId().equals(h.campaign())
                             && (c.userId() == null || h.user() == c.userId())) {

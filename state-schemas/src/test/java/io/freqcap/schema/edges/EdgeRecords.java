@@ -558,19 +558,18 @@ final class EdgeRecords {
         return str(v.one(fits));
     }
 
-    Value segmentName(boolean star) {
-        if (star) {
-            return str("*");
-        }
-        if (v.chance(v.breakShare() / 2)) {
-            return v.one(
-                    List.of(
-                            Value.invalid("\"\""),
-                            Value.invalid(quote(repeat(ASTRAL, 65), false)),
-                            Value.invalid("1"),
-                            Value.MISSING));
-        }
-        return v.text(v.one(segments));
+    /** A segment id (§3, §4: 1..64 code points), or now and then one the contract refuses. */
+    Value segmentName() {
+        return v.chance(v.breakShare() / 2) ? brokenSegmentName() : v.text(v.one(segments));
+    }
+
+    Value brokenSegmentName() {
+        return v.one(
+                List.of(
+                        Value.invalid("\"\""),
+                        Value.invalid(quote(repeat(ASTRAL, 65), false)),
+                        Value.invalid("1"),
+                        Value.MISSING));
     }
 
     /** Rules with exactly one {@code *}, or sometimes none or two. */
@@ -604,7 +603,7 @@ final class EdgeRecords {
             } else if (n > 3) {
                 seg = str("s" + i);
             } else if (v.chance(v.breakShare() / 2)) {
-                seg = segmentName(false);
+                seg = brokenSegmentName();
             } else {
                 String name = v.one(segments);
                 // The same segment twice is refused: keep them distinct (as text: the same name
@@ -743,7 +742,13 @@ final class EdgeRecords {
                 }
                 o.put("campaignId", campaign);
                 if (v.chance(0.4)) {
-                    o.put("userId", v.userId(this::user));
+                    // Optional: absent is every user's; null the contract does not settle here.
+                    Value u = v.userId(this::user);
+                    o.put(
+                            "userId",
+                            u.absent()
+                                    ? Value.ABSENT
+                                    : u.json().equals("null") ? Value.unsettled("null") : u);
                 }
             }
             case 7 -> o.put("command", str("rebuild-mirror"));
@@ -768,7 +773,7 @@ final class EdgeRecords {
 
     EdgeInput segmentUpdate() {
         Obj o = new Obj();
-        Value id = segmentName(false);
+        Value id = segmentName();
         o.put("segmentId", id);
         String idText = id.json() == null ? "?" : id.json();
         long next = segmentVersions.merge(idText, 1L, Long::sum);
