@@ -9,6 +9,8 @@ import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ConfigTopic;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.QuietHours;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.edges.EdgeInput;
@@ -30,6 +32,8 @@ import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -545,6 +549,14 @@ final class EdgeRun implements AutoCloseable {
                         "released at a send time not between its timestamp and now",
                         d.sendAt() + " for " + m.timestamp() + " at " + clock);
             }
+            if (d.sendAt() != null) {
+                checkSendTime(m, d.segment(), d.sendAt());
+            }
+            if (d.configVersion() != ledger.inForce.version()) {
+                soft(
+                        "decided under another config than the one in force",
+                        "v" + d.configVersion() + ", in force v" + ledger.inForce.version());
+            }
             own++;
         }
         for (JsonNode a : out.audits()) {
@@ -558,6 +570,14 @@ final class EdgeRun implements AutoCloseable {
             } else if (Set.of("REJECTED", "DUPLICATE", "STALE").contains(decision)) {
                 if (!key.equals(pairOf(a))) {
                     throw new Broken("another message decided by a message", a + " by " + key);
+                }
+                if (a.path("configVersion").asLong() != ledger.inForce.version()) {
+                    soft(
+                            "decided under another config than the one in force",
+                            a.path("configVersion") + ", in force v" + ledger.inForce.version());
+                }
+                if (decision.equals("REJECTED")) {
+                    checkRetryAfter(a, m);
                 }
                 own++;
             } else {
@@ -577,6 +597,15 @@ final class EdgeRun implements AutoCloseable {
         for (HeldDelivery h : heldInState(m.userId())) {
             if (h.messageId().equals(m.messageId()) && h.timestamp() == m.timestamp()) {
                 sendAt = Math.max(sendAt, h.sendAt());
+                checkSendTime(m, h.segment(), h.sendAt());
+                if (h.configVersion() != ledger.inForce.version()) {
+                    soft(
+                            "decided under another config than the one in force",
+                            "held under v"
+                                    + h.configVersion()
+                                    + ", in force v"
+                                    + ledger.inForce.version());
+                }
             }
         }
         if (sendAt < 0) {
@@ -596,8 +625,84 @@ final class EdgeRun implements AutoCloseable {
         if (waiting > ledger.inForce.maxHeld()) {
             throw new Broken(
                     "more than maxHeld waiting",
-                    "user " + m.userId() + ": " + waiting + " > " + ledger.inForce.maxHeld());
+                    "user "
+                            + m.userId()
+                            + ": "
+                            + waiting
+                            + " > "
+                            + ledger.inForce.maxHeld()
+                            + " at clock "
+                            + clock
+                            + ": "
+                            + waitingOf(m.userId()));
         }
+    }
+
+    /**
+     * A held message's send time t' (§3, §6): after its timestamp, within its rule's {@code hold},
+     * outside its rule's quiet hours for its channel in its zone.
+     */
+    private void checkSendTime(OutboundMessage m, String segment, long sendAt) {
+        Rule rule = ledger.inForce.ruleFor(segment);
+        if (sendAt <= m.timestamp() || sendAt - m.timestamp() > rule.holdMillis()) {
+            soft(
+                    "held beyond its rule's hold",
+                    "send time "
+                            + sendAt
+                            + " for timestamp "
+                            + m.timestamp()
+                            + ", hold "
+                            + rule.hold()
+                            + " of rule "
+                            + segment);
+        }
+        QuietHours quiet = rule.quietHoursFor(m.channel());
+        if (quiet != null) {
+            ZoneId zone =
+                    ZoneId.of(m.timezone() != null ? m.timezone() : ledger.inForce.timezone());
+            long offset = zone.getRules().getOffset(Instant.ofEpochMilli(sendAt)).getTotalSeconds();
+            if (quiet.isQuiet(Math.floorMod(sendAt + offset * 1000L, 86_400_000L))) {
+                soft(
+                        "held to a send time inside quiet hours",
+                        sendAt + " in " + zone + " for " + quiet.from() + "-" + quiet.to());
+            }
+        }
+    }
+
+    /**
+     * A REJECTED record's {@code retryAfter} (§5, §10): null where waiting cannot help (an opt-out,
+     * a pause for good from the year 10000 on), else later than the timestamp (unless the user's
+     * held messages are what it waits for: {@code maxHeld}'s retry is the first of them).
+     */
+    private void checkRetryAfter(JsonNode a, OutboundMessage m) {
+        JsonNode retry = a.path("retryAfter");
+        boolean never = false;
+        boolean byHeld = false;
+        for (JsonNode v : a.path("violations")) {
+            String scope = v.path("scope").asText();
+            never |= scope.equals("preference:opt-out");
+            never |= scope.equals("preference:paused") && v.path("until").asLong() >= YEAR_10000;
+            byHeld |= scope.equals("hold");
+        }
+        if (never && !retry.isNull()) {
+            soft("a retryAfter where no time would pass", a.toString());
+        } else if (!retry.isNull() && !byHeld && retry.asLong() <= m.timestamp()) {
+            soft("a retryAfter not after the timestamp", retry + " for " + m.timestamp());
+        }
+    }
+
+    private static final long YEAR_10000 = 253_402_300_800_000L;
+
+    private List<Held> waitingOf(long user) {
+        List<Held> out = new ArrayList<>();
+        for (Pair p : ledger.pairs.values()) {
+            for (Held h : p.waiting) {
+                if (h.user() == user) {
+                    out.add(h);
+                }
+            }
+        }
+        return out;
     }
 
     /** Whether the contract says this message must be read (not MALFORMED). */
