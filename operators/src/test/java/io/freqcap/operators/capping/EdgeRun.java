@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.state.HeldMessages;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -8,16 +9,21 @@ import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ConfigTopic;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.QuietHours;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.edges.EdgeInput;
 import io.freqcap.schema.edges.EdgeSequence;
 import io.freqcap.schema.edges.EdgeSequence.Advance;
+import io.freqcap.schema.edges.EdgeSequence.Crash;
 import io.freqcap.schema.edges.EdgeSequence.Input;
 import io.freqcap.schema.edges.EdgeSequence.Restore;
 import io.freqcap.schema.edges.EdgeSequence.Step;
 import io.freqcap.schema.edges.EdgeSequence.Sweep;
 import io.freqcap.schema.edges.Validity;
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -26,6 +32,8 @@ import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -33,8 +41,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
@@ -83,7 +94,6 @@ final class EdgeRun implements AutoCloseable {
     private CappingSettings settings;
     private int parallelism = 1;
     private long clock;
-    private long offset;
     private long checkpoint;
     private long sweeps;
     private int at = -1;
@@ -91,21 +101,54 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- the ledger: what the outputs so far say
 
-    /** A held message waiting, as its input said. */
+    /** A held message waiting: what its input said, and its send time as held state has it. */
     private record Held(
-            long user, String channel, String category, String campaign, long timestamp) {}
+            long user,
+            String messageId,
+            String channel,
+            String category,
+            String campaign,
+            long timestamp,
+            long sendAt) {}
 
     /** Per user and messageId: messages read, final outcomes seen, held ones waiting. */
     private static final class Pair {
         int inputs;
         int finals;
         final Deque<Held> waiting = new ArrayDeque<>();
+
+        Pair copy() {
+            Pair p = new Pair();
+            p.inputs = inputs;
+            p.finals = finals;
+            p.waiting.addAll(waiting);
+            return p;
+        }
     }
 
-    private final Map<String, Pair> pairs = new HashMap<>();
-    private final Map<Long, Integer> waitingByUser = new HashMap<>();
-    private final Map<Long, Long> preferenceVersions = new HashMap<>();
-    private LimitConfig inForce;
+    /** What the outputs so far say: rolled back with the job when it restarts after a crash. */
+    private static final class Ledger {
+        final Map<String, Pair> pairs = new HashMap<>();
+        final Map<Long, Integer> waitingByUser = new HashMap<>();
+        final Map<Long, Long> preferenceVersions = new HashMap<>();
+
+        /** Users that had a message held: their held state is compared with what waits. */
+        final java.util.Set<Long> heldUsers = new java.util.HashSet<>();
+
+        LimitConfig inForce;
+
+        Ledger copy() {
+            Ledger l = new Ledger();
+            l.heldUsers.addAll(heldUsers);
+            pairs.forEach((k, v) -> l.pairs.put(k, v.copy()));
+            l.waitingByUser.putAll(waitingByUser);
+            l.preferenceVersions.putAll(preferenceVersions);
+            l.inForce = inForce;
+            return l;
+        }
+    }
+
+    private Ledger ledger = new Ledger();
 
     /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
     private final Map<String, Long> tally;
@@ -134,7 +177,11 @@ final class EdgeRun implements AutoCloseable {
             open();
             List<Step> steps = sequence.steps();
             for (at = 0; at < steps.size(); at++) {
-                step(steps.get(at));
+                if (steps.get(at) instanceof Crash) {
+                    crash(at);
+                } else {
+                    step(steps.get(at), at);
+                }
             }
             at = steps.size();
             finish();
@@ -186,7 +233,7 @@ final class EdgeRun implements AutoCloseable {
                     "valid initial config refused: " + field(e.getMessage()),
                     e.getMessage() + " in " + s.initialConfig());
         }
-        inForce = settings.initialConfig();
+        ledger.inForce = settings.initialConfig();
         settings =
                 settings.withSegments(s.initialSegments())
                         .withMirror(s.mirror())
@@ -234,17 +281,19 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- steps
 
-    private void step(Step step) throws Exception {
+    /** One step; {@code index} is also the offset an input is read at (the same when replayed). */
+    private void step(Step step, int index) throws Exception {
         if (step instanceof Input i) {
-            input(i.input());
+            input(i.input(), index);
         } else if (step instanceof Advance a) {
             advance(a.to());
         } else if (step instanceof Restore r) {
-            restore(r.parallelism());
+            restore(r.parallelism(), index);
         } else if (step instanceof Sweep s) {
             sweep(s.watermark());
         }
         checkHeldNow();
+        checkHeldState();
     }
 
     private void advance(long to) throws Exception {
@@ -255,21 +304,56 @@ final class EdgeRun implements AutoCloseable {
         released(drain(), "the clock moving on");
     }
 
-    private void restore(int newParallelism) throws Exception {
+    /** The latest checkpoint: the tasks' state, the ledger then, the step it was taken at. */
+    private record Checkpoint(
+            OperatorSubtaskState state, int parallelism, Ledger ledger, int step) {}
+
+    private Checkpoint latest;
+
+    private void restore(int newParallelism, int index) throws Exception {
         List<OperatorSubtaskState> snapshots = new ArrayList<>();
         checkpoint++;
         for (var h : tasks) {
             snapshots.add(h.snapshot(checkpoint, clock));
         }
         released(drain(), "a snapshot"); // none: a snapshot sends nothing
+        OperatorSubtaskState merged =
+                AbstractStreamOperatorTestHarness.repackageState(
+                        snapshots.toArray(new OperatorSubtaskState[0]));
+        latest = new Checkpoint(merged, parallelism, ledger.copy(), index);
+        closeTasks();
+        openTasks(merged, newParallelism);
+    }
+
+    /**
+     * The job fails at step {@code index} and restarts from the latest checkpoint: what the tasks
+     * wrote since is rolled back (the sinks' transactions abort), the ledger with it, and the steps
+     * since are taken again, on a clock that has moved on meanwhile. Without a checkpoint yet,
+     * nothing happens (a start without state is another story: §7, §8).
+     */
+    private void crash(int index) throws Exception {
+        if (latest == null) {
+            return;
+        }
+        Checkpoint from = latest;
+        drain(); // written since the checkpoint, never committed
+        closeTasks();
+        ledger = from.ledger().copy();
+        parallelism = from.parallelism();
+        openTasks(from.state(), from.parallelism());
+        for (int i = from.step() + 1; i < index; i++) {
+            Step again = sequence.steps().get(i);
+            if (!(again instanceof Crash)) {
+                step(again, i);
+            }
+        }
+    }
+
+    private void closeTasks() throws Exception {
         for (var h : tasks) {
             harnesses.close(h);
         }
         tasks.clear();
-        OperatorSubtaskState merged =
-                AbstractStreamOperatorTestHarness.repackageState(
-                        snapshots.toArray(new OperatorSubtaskState[0]));
-        openTasks(merged, newParallelism);
     }
 
     private void sweep(long watermark) throws Exception {
@@ -280,8 +364,7 @@ final class EdgeRun implements AutoCloseable {
         released(drain(), "a sweep");
     }
 
-    private void input(EdgeInput e) throws Exception {
-        long at = offset++;
+    private void input(EdgeInput e, long at) throws Exception {
         String topic = e.topic().defaultName;
         switch (e.topic()) {
             case MESSAGES -> {
@@ -328,7 +411,7 @@ final class EdgeRun implements AutoCloseable {
                         h.numProcessingTimeTimers() + " timers");
             }
         }
-        for (Map.Entry<String, Pair> e : pairs.entrySet()) {
+        for (Map.Entry<String, Pair> e : ledger.pairs.entrySet()) {
             Pair p = e.getValue();
             if (!p.waiting.isEmpty()) {
                 throw new Broken(
@@ -435,7 +518,7 @@ final class EdgeRun implements AutoCloseable {
 
     // ---- messages
 
-    private void message(EdgeInput e, InboundMessage in, long at, Out out) {
+    private void message(EdgeInput e, InboundMessage in, long at, Out out) throws Exception {
         if (in.isMalformed()) {
             List<JsonNode> malformed = out.audits("MALFORMED");
             if (malformed.size() != 1
@@ -454,7 +537,7 @@ final class EdgeRun implements AutoCloseable {
         }
         OutboundMessage m = in.message();
         String key = m.userId() + "/" + m.messageId();
-        Pair p = pairs.computeIfAbsent(key, k -> new Pair());
+        Pair p = ledger.pairs.computeIfAbsent(key, k -> new Pair());
         p.inputs++;
         int own = 0;
         for (Delivery d : out.deliveries()) {
@@ -465,6 +548,14 @@ final class EdgeRun implements AutoCloseable {
                 throw new Broken(
                         "released at a send time not between its timestamp and now",
                         d.sendAt() + " for " + m.timestamp() + " at " + clock);
+            }
+            if (d.sendAt() != null) {
+                checkSendTime(m, d.segment(), d.sendAt());
+            }
+            if (d.configVersion() != ledger.inForce.version()) {
+                soft(
+                        "decided under another config than the one in force",
+                        "v" + d.configVersion() + ", in force v" + ledger.inForce.version());
             }
             own++;
         }
@@ -480,6 +571,14 @@ final class EdgeRun implements AutoCloseable {
                 if (!key.equals(pairOf(a))) {
                     throw new Broken("another message decided by a message", a + " by " + key);
                 }
+                if (a.path("configVersion").asLong() != ledger.inForce.version()) {
+                    soft(
+                            "decided under another config than the one in force",
+                            a.path("configVersion") + ", in force v" + ledger.inForce.version());
+                }
+                if (decision.equals("REJECTED")) {
+                    checkRetryAfter(a, m);
+                }
                 own++;
             } else {
                 throw new Broken("unexpected " + decision + " for a message", a.toString());
@@ -494,14 +593,116 @@ final class EdgeRun implements AutoCloseable {
         }
         // Held: its outcome comes later.
         count("held");
+        long sendAt = -1;
+        for (HeldDelivery h : heldInState(m.userId())) {
+            if (h.messageId().equals(m.messageId()) && h.timestamp() == m.timestamp()) {
+                sendAt = Math.max(sendAt, h.sendAt());
+                checkSendTime(m, h.segment(), h.sendAt());
+                if (h.configVersion() != ledger.inForce.version()) {
+                    soft(
+                            "decided under another config than the one in force",
+                            "held under v"
+                                    + h.configVersion()
+                                    + ", in force v"
+                                    + ledger.inForce.version());
+                }
+            }
+        }
+        if (sendAt < 0) {
+            throw new Broken("no outcome and not held", key + " at " + m.timestamp());
+        }
         p.waiting.add(
-                new Held(m.userId(), m.channel(), m.category(), m.campaignId(), m.timestamp()));
-        int waiting = waitingByUser.merge(m.userId(), 1, Integer::sum);
-        if (waiting > inForce.maxHeld()) {
+                new Held(
+                        m.userId(),
+                        m.messageId(),
+                        m.channel(),
+                        m.category(),
+                        m.campaignId(),
+                        m.timestamp(),
+                        sendAt));
+        ledger.heldUsers.add(m.userId());
+        int waiting = ledger.waitingByUser.merge(m.userId(), 1, Integer::sum);
+        if (waiting > ledger.inForce.maxHeld()) {
             throw new Broken(
                     "more than maxHeld waiting",
-                    "user " + m.userId() + ": " + waiting + " > " + inForce.maxHeld());
+                    "user "
+                            + m.userId()
+                            + ": "
+                            + waiting
+                            + " > "
+                            + ledger.inForce.maxHeld()
+                            + " at clock "
+                            + clock
+                            + ": "
+                            + waitingOf(m.userId()));
         }
+    }
+
+    /**
+     * A held message's send time t' (§3, §6): after its timestamp, within its rule's {@code hold},
+     * outside its rule's quiet hours for its channel in its zone.
+     */
+    private void checkSendTime(OutboundMessage m, String segment, long sendAt) {
+        Rule rule = ledger.inForce.ruleFor(segment);
+        if (sendAt <= m.timestamp() || sendAt - m.timestamp() > rule.holdMillis()) {
+            soft(
+                    "held beyond its rule's hold",
+                    "send time "
+                            + sendAt
+                            + " for timestamp "
+                            + m.timestamp()
+                            + ", hold "
+                            + rule.hold()
+                            + " of rule "
+                            + segment);
+        }
+        QuietHours quiet = rule.quietHoursFor(m.channel());
+        if (quiet != null) {
+            ZoneId zone =
+                    ZoneId.of(m.timezone() != null ? m.timezone() : ledger.inForce.timezone());
+            long offset = zone.getRules().getOffset(Instant.ofEpochMilli(sendAt)).getTotalSeconds();
+            if (quiet.isQuiet(Math.floorMod(sendAt + offset * 1000L, 86_400_000L))) {
+                soft(
+                        "held to a send time inside quiet hours",
+                        sendAt + " in " + zone + " for " + quiet.from() + "-" + quiet.to());
+            }
+        }
+    }
+
+    /**
+     * A REJECTED record's {@code retryAfter} (§5, §10): null where waiting cannot help (an opt-out,
+     * a pause for good from the year 10000 on), else later than the timestamp (unless the user's
+     * held messages are what it waits for: {@code maxHeld}'s retry is the first of them).
+     */
+    private void checkRetryAfter(JsonNode a, OutboundMessage m) {
+        JsonNode retry = a.path("retryAfter");
+        boolean never = false;
+        boolean byHeld = false;
+        for (JsonNode v : a.path("violations")) {
+            String scope = v.path("scope").asText();
+            never |= scope.equals("preference:opt-out");
+            never |= scope.equals("preference:paused") && v.path("until").asLong() >= YEAR_10000;
+            byHeld |= scope.equals("hold");
+        }
+        if (never && !retry.isNull()) {
+            soft("a retryAfter where no time would pass", a.toString());
+        } else if (!retry.isNull() && !byHeld && retry.asLong() <= m.timestamp()) {
+            soft("a retryAfter not after the timestamp", retry + " for " + m.timestamp());
+        }
+    }
+
+    private static final long YEAR_10000 = 253_402_300_800_000L;
+
+    private List<Held> waitingOf(long user) {
+        List<Held> out = new ArrayList<>();
+        for (Pair p : ledger.pairs.values()) {
+            for (Held h : p.waiting) {
+                if (h.user() == user) {
+                    out.add(h);
+                }
+            }
+        }
+        return out;
     }
 
     /** Whether the contract says this message must be read (not MALFORMED). */
@@ -558,13 +759,13 @@ final class EdgeRun implements AutoCloseable {
     }
 
     private Held endWaiting(String key, String brokenIfNone) {
-        Pair p = pairs.get(key);
+        Pair p = ledger.pairs.get(key);
         if (p == null || p.waiting.isEmpty()) {
             throw new Broken(brokenIfNone, key);
         }
         Held h = p.waiting.poll();
         p.finals++;
-        waitingByUser.merge(h.user(), -1, Integer::sum);
+        ledger.waitingByUser.merge(h.user(), -1, Integer::sum);
         return h;
     }
 
@@ -581,6 +782,11 @@ final class EdgeRun implements AutoCloseable {
             if (d.sendAt() < h.timestamp()) {
                 throw new Broken("sent before its timestamp", d.sendAt() + " < " + h.timestamp());
             }
+            if (d.sendAt() != h.sendAt()) {
+                soft(
+                        "released with another send time than it was held for",
+                        d.sendAt() + " for " + h);
+            }
         }
         if (!out.audits().isEmpty()) {
             throw new Broken("audit records from " + by, out.audits().toString());
@@ -596,13 +802,69 @@ final class EdgeRun implements AutoCloseable {
                             .heldNow();
         }
         long waiting = 0;
-        for (int n : waitingByUser.values()) {
+        for (int n : ledger.waitingByUser.values()) {
             waiting += n;
         }
         if (gauges != waiting) {
             soft(
                     "heldNow differs from the messages waiting",
                     "heldNow " + gauges + ", waiting by the outputs " + waiting);
+        }
+    }
+
+    /** The current user's held messages as keyed state holds them (on the task owning it). */
+    private List<HeldDelivery> heldInState(long user) throws Exception {
+        var backend = task(user).getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(user);
+        MapState<HeldKey, HeldDelivery> state =
+                backend.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        HeldMessages.STATE);
+        List<HeldDelivery> out = new ArrayList<>();
+        for (Map.Entry<HeldKey, HeldDelivery> e : state.entries()) {
+            out.add(e.getValue());
+        }
+        return out;
+    }
+
+    /**
+     * Held state holds what waits by the outputs' count, message for message, and nothing whose
+     * send time the clock has passed (its timer fired).
+     */
+    private void checkHeldState() throws Exception {
+        for (long user : ledger.heldUsers) {
+            List<String> inState = new ArrayList<>();
+            for (HeldDelivery h : heldInState(user)) {
+                inState.add(h.messageId() + "@" + h.sendAt());
+                if (h.sendAt() <= clock) {
+                    soft(
+                            "a held message past its send time still waits",
+                            "user "
+                                    + user
+                                    + ": "
+                                    + h.messageId()
+                                    + " at "
+                                    + h.sendAt()
+                                    + ", clock "
+                                    + clock);
+                }
+            }
+            List<String> waiting = new ArrayList<>();
+            for (Pair p : ledger.pairs.values()) {
+                for (Held h : p.waiting) {
+                    if (h.user() == user) {
+                        waiting.add(h.messageId() + "@" + h.sendAt());
+                    }
+                }
+            }
+            java.util.Collections.sort(inState);
+            java.util.Collections.sort(waiting);
+            if (!inState.equals(waiting)) {
+                soft(
+                        "held state differs from the messages waiting",
+                        "user " + user + ": state " + inState + ", waiting " + waiting);
+            }
         }
     }
 
@@ -652,16 +914,25 @@ final class EdgeRun implements AutoCloseable {
     private void preferenceApplied(EdgeInput e, long user) throws Exception {
         PreferenceRecord r = readPreference(e);
         if (r instanceof PreferenceRecord.Clear) {
-            preferenceVersions.remove(user);
+            ledger.preferenceVersions.remove(user);
             return;
         }
         UserPreferences p = ((PreferenceRecord.Update) r).preferences();
-        Long inForceVersion = preferenceVersions.get(user);
+        Long inForceVersion = ledger.preferenceVersions.get(user);
         if (inForceVersion != null && p.version() <= inForceVersion) {
             return;
         }
-        preferenceVersions.put(user, p.version());
-        for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+        ledger.preferenceVersions.put(user, p.version());
+        if (p.pausedUntil() != null) {
+            for (HeldDelivery h : heldInState(user)) {
+                if (h.sendAt() < p.pausedUntil()) {
+                    soft(
+                            "held message within a pause still waits",
+                            h.messageId() + " at " + h.sendAt() + " after " + e);
+                }
+            }
+        }
+        for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
             for (Held h : entry.getValue().waiting) {
                 if (h.user() == user && p.optsOut(h.channel(), h.category())) {
                     soft(
@@ -726,14 +997,14 @@ final class EdgeRun implements AutoCloseable {
             soft("invalid " + what + " applied", e.toString());
         }
         if (parsed instanceof LimitConfig c) {
-            boolean stale = c.version() <= inForce.version();
+            boolean stale = c.version() <= ledger.inForce.version();
             if (stale != (error != null && error.startsWith("stale version"))) {
                 soft(
                         "stale version misjudged",
-                        "v" + c.version() + " against v" + inForce.version() + ": " + error);
+                        "v" + c.version() + " against v" + ledger.inForce.version() + ": " + error);
             }
             if (invalid == 0) {
-                inForce = c;
+                ledger.inForce = c;
             }
         } else if (parsed instanceof ConfigRecord.ForgetUser f && invalid == 0) {
             for (Held h : withdrawn) {
@@ -741,10 +1012,10 @@ final class EdgeRun implements AutoCloseable {
                     throw new Broken("forget-user forgot another user's message", f + "");
                 }
             }
-            if (waitingByUser.getOrDefault(f.userId(), 0) != 0) {
+            if (ledger.waitingByUser.getOrDefault(f.userId(), 0) != 0) {
                 soft("held message of a forgotten user still waits", f + "");
             }
-            preferenceVersions.remove(f.userId());
+            ledger.preferenceVersions.remove(f.userId());
         } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
             for (Held h : withdrawn) {
                 if (!c.campaignId().equals(h.campaign())
@@ -752,7 +1023,7 @@ final class EdgeRun implements AutoCloseable {
                     throw new Broken("cancel-held cancelled another message", c + " took " + h);
                 }
             }
-            for (Map.Entry<String, Pair> entry : pairs.entrySet()) {
+            for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
                 for (Held h : entry.getValue().waiting) {
                     if (c.campaignId().equals(h.campaign())
                             && (c.userId() == null || h.user() == c.userId())) {

@@ -457,16 +457,6 @@ final class EdgeRecords {
     /** A rule (or shadow rule): its parts, its hold put in once the config's longest is known. */
     record RuleParts(Obj obj, Longest longest, boolean wantsHold) {}
 
-    /** The text a JSON string value holds; null for another value. */
-    private static String textOf(Value v) {
-        try {
-            var node = io.freqcap.schema.common.Json.MAPPER.readTree(v.json());
-            return node != null && node.isTextual() ? node.textValue() : null;
-        } catch (Exception e) {
-            return null;
-        }
-    }
-
     RuleParts rule(Value segment, boolean forceDeep, boolean shadow) {
         Obj o = new Obj();
         Longest longest = new Longest();
@@ -569,19 +559,18 @@ final class EdgeRecords {
         return str(v.one(fits));
     }
 
-    Value segmentName(boolean star) {
-        if (star) {
-            return str("*");
-        }
-        if (v.chance(v.breakShare() / 2)) {
-            return v.one(
-                    List.of(
-                            Value.invalid("\"\""),
-                            Value.invalid(quote(repeat(ASTRAL, 65), false)),
-                            Value.invalid("1"),
-                            Value.MISSING));
-        }
-        return v.text(v.one(segments));
+    /** A segment id (§3, §4: 1..64 code points), or now and then one the contract refuses. */
+    Value segmentName() {
+        return v.chance(v.breakShare() / 2) ? brokenSegmentName() : v.text(v.one(segments));
+    }
+
+    Value brokenSegmentName() {
+        return v.one(
+                List.of(
+                        Value.invalid("\"\""),
+                        Value.invalid(quote(repeat(ASTRAL, 65), false)),
+                        Value.invalid("1"),
+                        Value.MISSING));
     }
 
     /** Rules with exactly one {@code *}, or sometimes none or two. */
@@ -615,12 +604,7 @@ final class EdgeRecords {
             } else if (n > 3) {
                 seg = str("s" + i);
             } else if (v.chance(v.breakShare() / 2)) {
-                seg = segmentName(false);
-                // A valid name drawn twice is the same segment twice, refused: keep them distinct.
-                String text = seg.validity() == Validity.VALID ? textOf(seg) : null;
-                if (text != null && !names.add(text)) {
-                    seg = str("s" + i);
-                }
+                seg = brokenSegmentName();
             } else {
                 String name = v.one(segments);
                 // The same segment twice is refused: keep them distinct (as text: the same name
@@ -759,13 +743,13 @@ final class EdgeRecords {
                 }
                 o.put("campaignId", campaign);
                 if (v.chance(0.4)) {
-                    Value user = v.userId(this::user);
-                    // Optional here: left out or null is the whole campaign (§7).
+                    // Optional: absent is every user's; null the contract does not settle here.
+                    Value u = v.userId(this::user);
                     o.put(
                             "userId",
-                            user.absent() || "null".equals(user.json())
-                                    ? Value.valid(user.json())
-                                    : user);
+                            u.absent()
+                                    ? Value.ABSENT
+                                    : u.json().equals("null") ? Value.unsettled("null") : u);
                 }
             }
             case 7 -> o.put("command", str("rebuild-mirror"));
@@ -790,7 +774,7 @@ final class EdgeRecords {
 
     EdgeInput segmentUpdate() {
         Obj o = new Obj();
-        Value id = segmentName(false);
+        Value id = segmentName();
         o.put("segmentId", id);
         String idText = id.json() == null ? "?" : id.json();
         long next = segmentVersions.merge(idText, 1L, Long::sum);

@@ -37,7 +37,7 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
             String compareConfig) {}
 
     /** What happens next. */
-    public sealed interface Step permits Input, Advance, Restore, Sweep {}
+    public sealed interface Step permits Input, Advance, Restore, Sweep, Crash {}
 
     /** A record arrives on its topic. */
     public record Input(EdgeInput input) implements Step {
@@ -63,6 +63,17 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
         }
     }
 
+    /**
+     * The job fails: it restarts from its latest checkpoint (the latest {@link Restore}'s), what it
+     * wrote since is rolled back (exactly-once), and it reads the records since again.
+     */
+    public record Crash() implements Step {
+        @Override
+        public String toString() {
+            return "crash: restart from the latest checkpoint and read what came since again";
+        }
+    }
+
     /** Event time reaches {@code watermark} and a cleanup tick sweeps the histories. */
     public record Sweep(long watermark) implements Step {
         @Override
@@ -73,6 +84,49 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
 
     public EdgeSequence withSteps(List<Step> fewer) {
         return new EdgeSequence(seed, shape, start, List.copyOf(fewer));
+    }
+
+    /** The same steps from a plainer start, where it still fails: for a shorter reproducer. */
+    public List<EdgeSequence> plainerStarts() {
+        Start s = start;
+        return List.of(
+                withStart(
+                        new Start(
+                                s.initialConfig(),
+                                null,
+                                s.maxRecordBytes(),
+                                s.maxFuture(),
+                                s.mirror(),
+                                s.historyCacheSlots(),
+                                s.liveHistoryBytes(),
+                                s.clock(),
+                                null)),
+                withStart(
+                        new Start(
+                                s.initialConfig(),
+                                s.initialSegments(),
+                                s.maxRecordBytes(),
+                                s.maxFuture(),
+                                false,
+                                s.historyCacheSlots(),
+                                s.liveHistoryBytes(),
+                                s.clock(),
+                                s.compareConfig())),
+                withStart(
+                        new Start(
+                                s.initialConfig(),
+                                s.initialSegments(),
+                                s.maxRecordBytes(),
+                                s.maxFuture(),
+                                s.mirror(),
+                                0,
+                                256L << 20,
+                                s.clock(),
+                                s.compareConfig())));
+    }
+
+    private EdgeSequence withStart(Start plainer) {
+        return new EdgeSequence(seed, shape, plainer, steps);
     }
 
     /** The whole sequence, one line a step, long values cut, for a failure's report. */

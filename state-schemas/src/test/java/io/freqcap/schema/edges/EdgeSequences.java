@@ -83,6 +83,8 @@ public final class EdgeSequences {
             } else if (pick < 11) {
                 steps.add(new Restore(parallelism));
             } else if (pick < 12) {
+                steps.add(new EdgeSequence.Crash());
+            } else if (pick < 13) {
                 long mark =
                         coherent || r.nextBoolean()
                                 ? Math.min(now, records.cursor) - 5 * MINUTE

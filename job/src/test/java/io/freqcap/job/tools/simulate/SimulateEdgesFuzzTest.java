@@ -70,7 +70,8 @@ class SimulateEdgesFuzzTest {
             List<Failure> failures = run(s, dir);
             runs++;
             if (VERBOSE) {
-                System.out.printf("seed %d (%s): %s%n", seed, s.shape(), failures);
+                System.out.printf(
+                        "seed %d (%s): %s%n", seed, s.shape(), ascii(failures.toString()));
             }
             for (Failure f : failures) {
                 found.merge(
@@ -94,14 +95,32 @@ class SimulateEdgesFuzzTest {
                             f.seed(),
                             f.seed(),
                             cut(f.failure().detail()));
-            System.out.println(line);
+            System.out.println(ascii(line));
             if (!(known && SKIP_KNOWN)) {
                 failing.add(line);
             }
         }
         if (!failing.isEmpty()) {
-            fail(failing.size() + " distinct failures of simulate:\n" + String.join("\n", failing));
+            fail(
+                    ascii(
+                            failing.size()
+                                    + " distinct failures of simulate:\n"
+                                    + String.join("\n", failing)));
         }
+    }
+
+    /** Printable ASCII, the rest escaped: the fork's console loses what follows the others. */
+    static String ascii(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if ((c >= 0x20 && c < 0x7F) || c == '\n') {
+                b.append(c);
+            } else {
+                b.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return b.toString();
     }
 
     private static String cut(String s) {
