@@ -17,8 +17,9 @@ public final class MemoryHistories implements Histories {
     }
 
     @Override
-    public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis) {
-        all.put(user, HistoryGrowth.grown(before, entry, keptMillis));
+    public void count(
+            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom) {
+        all.put(user, HistoryGrowth.grown(before, entry, keptMillis, keepFrom));
     }
 
     @Override

@@ -661,7 +661,9 @@ final class EdgeRun implements AutoCloseable {
             ZoneId zone =
                     ZoneId.of(m.timezone() != null ? m.timezone() : ledger.inForce.timezone());
             long offset = zone.getRules().getOffset(Instant.ofEpochMilli(sendAt)).getTotalSeconds();
-            if (quiet.isQuiet(Math.floorMod(sendAt + offset * 1000L, 86_400_000L))) {
+            // Each term reduced to a day first: near Long.MAX_VALUE the sum would overflow.
+            long local = Math.floorMod(sendAt, 86_400_000L) + offset * 1000L;
+            if (quiet.isQuiet(Math.floorMod(local, 86_400_000L))) {
                 soft(
                         "held to a send time inside quiet hours",
                         sendAt + " in " + zone + " for " + quiet.from() + "-" + quiet.to());

@@ -282,6 +282,38 @@ class InputEdgesTest {
         assertEquals(1, deliveries(h).size(), "only the alert goes out");
     }
 
+    /**
+     * Messages stamped ahead of the wall clock (as {@code --max-future} allows): counting a later
+     * one must not drop a held message that still waits from the history, where a pause, an
+     * opt-out, preemption and {@code maxHeld} find it (found by the fuzz test).
+     */
+    @Test
+    void aHeldMessageStillWaitingStaysInTheHistoryThatLaterMessagesPrune() throws Exception {
+        String config =
+                "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
+                        + "\"limits\":[{\"window\":\"1h\",\"max\":5}],\"hold\":\"1h\","
+                        + "\"quietHours\":{\"from\":\"07:30\",\"to\":\"08:00\"}}]}";
+        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
+        long midnight = java.time.Instant.parse("2025-11-23T23:00:00Z").toEpochMilli();
+        long quiet = midnight + (7 * 60 + 40) * 60_000L; // 07:40 Berlin on the 24th
+        long noon = midnight + 12 * 3_600_000L;
+        h.setProcessingTime(midnight);
+        h.processElement(message("early", 42, quiet), midnight);
+        assertEquals(1, h.numProcessingTimeTimers(), "held for 08:00");
+        h.processElement(message("noon", 42, noon), midnight);
+        h.processElement(
+                Records.preference(
+                        42L,
+                        "{\"userId\":42,\"version\":1,\"pausedUntil\":" + (noon - 1) + "}",
+                        harnesses.nextOffset()),
+                midnight);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals("CANCELLED", audits.get(0).get("decision").asText());
+        assertEquals("early", audits.get(0).get("messageId").asText());
+        assertEquals(0, h.numProcessingTimeTimers());
+    }
+
     private static String lastDelivered(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
             throws Exception {

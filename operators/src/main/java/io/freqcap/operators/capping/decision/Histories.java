@@ -17,8 +17,11 @@ public interface Histories {
      *
      * @param keptMillis the longest window the history must serve ({@code
      *     HistoryGrowth.keptMillis})
+     * @param keepFrom entries counted at or after this stay, however old: the held messages still
+     *     waiting, which preferences, preemption and {@code maxHeld} read in the history ({@link
+     *     Long#MAX_VALUE}: none)
      */
-    void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis)
+    void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom)
             throws Exception;
 
     /**

@@ -84,13 +84,25 @@ public final class HistoryGrowth {
      * keptMillis} can need ({@link #keptMillis}).
      */
     public static CountedHistory grown(CountedHistory before, HistoryEntry entry, long keptMillis) {
+        return grown(before, entry, keptMillis, Long.MAX_VALUE);
+    }
+
+    /**
+     * The same, never dropping an entry counted at or after {@code keepFrom}: the held messages
+     * still waiting stay in the history, however far ahead of the wall clock the messages are
+     * stamped, since preferences, preemption and {@code maxHeld} find them there.
+     */
+    public static CountedHistory grown(
+            CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom) {
         if (before instanceof LongHistory l) {
             l.add(entry);
-            l.pruneThrough(pruneCutoff(l.latestStamped(), keptMillis));
+            l.pruneThrough(Math.min(pruneCutoff(l.latestStamped(), keptMillis), keepFrom - 1));
             return l.size() <= SHORT_AT ? l.toUserHistory() : l;
         }
         UserHistory next = ((UserHistory) before).with(entry);
-        next = next.prunedBefore(pruneCutoff(next.latestStamped(), keptMillis));
+        next =
+                next.prunedBefore(
+                        Math.min(pruneCutoff(next.latestStamped(), keptMillis), keepFrom - 1));
         return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
     }
 

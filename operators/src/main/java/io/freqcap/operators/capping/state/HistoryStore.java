@@ -139,12 +139,13 @@ public final class HistoryStore implements Histories {
      * being what {@link #get} gave, and drops what no message can need any more.
      */
     @Override
-    public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis)
+    public void count(
+            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom)
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis);
+            CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis, keepFrom);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -158,7 +159,7 @@ public final class HistoryStore implements Histories {
             evictOver(user);
             return;
         }
-        CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis);
+        CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis, keepFrom);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;

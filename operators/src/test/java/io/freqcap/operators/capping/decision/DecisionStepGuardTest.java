@@ -41,7 +41,12 @@ class DecisionStepGuardTest {
         }
 
         @Override
-        public void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis) {
+        public void count(
+                long user,
+                CountedHistory before,
+                HistoryEntry entry,
+                long keptMillis,
+                long keepFrom) {
             throw new IllegalStateException("disk gone");
         }
 
