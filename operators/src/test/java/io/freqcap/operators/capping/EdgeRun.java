@@ -8,6 +8,7 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ConfigTopic;
 import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.config.Rule;
@@ -126,6 +127,19 @@ final class EdgeRun implements AutoCloseable {
         }
     }
 
+    /**
+     * A counted message: its send time (its timestamp, unless held), its scopes, and the config and
+     * segment whose rule admitted it.
+     */
+    private record Counted(
+            String messageId,
+            long at,
+            String channel,
+            String category,
+            String campaign,
+            long configVersion,
+            String segment) {}
+
     /** What the outputs so far say: rolled back with the job when it restarts after a crash. */
     private static final class Ledger {
         final Map<String, Pair> pairs = new HashMap<>();
@@ -135,11 +149,19 @@ final class EdgeRun implements AutoCloseable {
         /** Users that had a message held: their held state is compared with what waits. */
         final java.util.Set<Long> heldUsers = new java.util.HashSet<>();
 
+        /** Each user's counted messages, by the outputs: ALLOWED ones, until withdrawn. */
+        final Map<Long, List<Counted>> counted = new HashMap<>();
+
+        /** Every config that was in force, by version. */
+        final Map<Long, LimitConfig> configs = new HashMap<>();
+
         LimitConfig inForce;
 
         Ledger copy() {
             Ledger l = new Ledger();
             l.heldUsers.addAll(heldUsers);
+            counted.forEach((u, list) -> l.counted.put(u, new ArrayList<>(list)));
+            l.configs.putAll(configs);
             pairs.forEach((k, v) -> l.pairs.put(k, v.copy()));
             l.waitingByUser.putAll(waitingByUser);
             l.preferenceVersions.putAll(preferenceVersions);
@@ -234,6 +256,7 @@ final class EdgeRun implements AutoCloseable {
                     e.getMessage() + " in " + s.initialConfig());
         }
         ledger.inForce = settings.initialConfig();
+        ledger.configs.put(ledger.inForce.version(), ledger.inForce);
         settings =
                 settings.withSegments(s.initialSegments())
                         .withMirror(s.mirror())
@@ -294,6 +317,7 @@ final class EdgeRun implements AutoCloseable {
         }
         checkHeldNow();
         checkHeldState();
+        checkLimits();
     }
 
     private void advance(long to) throws Exception {
@@ -552,6 +576,13 @@ final class EdgeRun implements AutoCloseable {
             if (d.sendAt() != null) {
                 checkSendTime(m, d.segment(), d.sendAt());
             }
+            if ("ALLOWED".equals(d.decision())) {
+                count(
+                        m,
+                        d.sendAt() != null ? d.sendAt() : m.timestamp(),
+                        d.configVersion(),
+                        d.segment());
+            }
             if (d.configVersion() != ledger.inForce.version()) {
                 soft(
                         "decided under another config than the one in force",
@@ -596,6 +627,9 @@ final class EdgeRun implements AutoCloseable {
         long sendAt = -1;
         for (HeldDelivery h : heldInState(m.userId())) {
             if (h.messageId().equals(m.messageId()) && h.timestamp() == m.timestamp()) {
+                if (sendAt < 0) {
+                    count(m, h.sendAt(), h.configVersion(), h.segment());
+                }
                 sendAt = Math.max(sendAt, h.sendAt());
                 checkSendTime(m, h.segment(), h.sendAt());
                 if (h.configVersion() != ledger.inForce.version()) {
@@ -752,12 +786,133 @@ final class EdgeRun implements AutoCloseable {
         return a.path("userId").asLong() + "/" + a.path("messageId").asText();
     }
 
-    /** A held message's end by a withdrawal (FORGOTTEN, PREEMPTED, CANCELLED): one waited. */
+    /**
+     * A held message's end by a withdrawal (FORGOTTEN, PREEMPTED, CANCELLED): one waited, and it
+     * stops counting.
+     */
     private Held withdrawn(JsonNode a, String decision) {
         if (!a.has("sendAt")) {
             throw new Broken(decision + " without sendAt", a.toString());
         }
-        return endWaiting(pairOf(a), decision + " of a message not waiting");
+        Held h = endWaiting(pairOf(a), decision + " of a message not waiting");
+        uncount(h.user(), h.messageId(), h.sendAt());
+        return h;
+    }
+
+    private void count(OutboundMessage m, long at, long configVersion, String segment) {
+        ledger.counted
+                .computeIfAbsent(m.userId(), u -> new ArrayList<>())
+                .add(
+                        new Counted(
+                                m.messageId(),
+                                at,
+                                m.channel(),
+                                m.category(),
+                                m.campaignId(),
+                                configVersion,
+                                segment));
+    }
+
+    /** Un-counts a message (at {@code at}, or at any time for {@code Long.MIN_VALUE}). */
+    private void uncount(long user, String messageId, long at) {
+        List<Counted> list = ledger.counted.get(user);
+        if (list != null) {
+            list.removeIf(
+                    c -> c.messageId().equals(messageId) && (at == Long.MIN_VALUE || c.at() == at));
+        }
+    }
+
+    /**
+     * The decision rule's promise (§6): no interval of a rolling limit's window holds more than its
+     * max of counted messages in its scope (every message, a channel's, a category's, a
+     * campaign's), for every limit in force when they were counted. Checked, for each config and
+     * segment, on the messages its rule admitted: each of them was admitted against all of them
+     * counted before it. Calendar limits and {@code campaigns} are left to other tests.
+     */
+    private void checkLimits() {
+        for (Map.Entry<Long, List<Counted>> e : ledger.counted.entrySet()) {
+            Map<String, List<Counted>> byRule = new HashMap<>();
+            for (Counted c : e.getValue()) {
+                byRule.computeIfAbsent(
+                                c.configVersion() + "/" + c.segment(), k -> new ArrayList<>())
+                        .add(c);
+            }
+            for (List<Counted> admitted : byRule.values()) {
+                Counted first = admitted.get(0);
+                LimitConfig config = ledger.configs.get(first.configVersion());
+                if (config == null) {
+                    continue;
+                }
+                Rule rule = config.ruleFor(first.segment());
+                within(e.getKey(), rule.limits(), admitted, "all");
+                for (String channel : rule.channels().keySet()) {
+                    within(
+                            e.getKey(),
+                            rule.channelLimits(channel),
+                            admitted.stream().filter(c -> channel.equals(c.channel())).toList(),
+                            "channel:" + channel);
+                }
+                for (String category : rule.categories().keySet()) {
+                    within(
+                            e.getKey(),
+                            rule.categoryLimits(category),
+                            admitted.stream().filter(c -> category.equals(c.category())).toList(),
+                            "category:" + category);
+                }
+                java.util.Set<String> campaigns = new java.util.HashSet<>();
+                admitted.forEach(c -> campaigns.add(c.campaign()));
+                for (String campaign : campaigns) {
+                    if (campaign != null) {
+                        within(
+                                e.getKey(),
+                                rule.campaign(),
+                                admitted.stream()
+                                        .filter(c -> campaign.equals(c.campaign()))
+                                        .toList(),
+                                "campaign");
+                    }
+                }
+            }
+        }
+    }
+
+    private void within(long user, List<Limit> limits, List<Counted> scope, String what) {
+        if (scope.isEmpty()) {
+            return;
+        }
+        long[] at = scope.stream().mapToLong(Counted::at).sorted().toArray();
+        for (Limit l : limits) {
+            if (l.isCalendar()) {
+                continue;
+            }
+            for (int i = 0, j = 0; i < at.length; i++) {
+                // the interval [at[i], at[i] + w) holds entries i..j-1
+                while (j < at.length && at[j] - at[i] < l.windowMillis()) {
+                    j++;
+                }
+                if (j - i > l.max()) {
+                    soft(
+                            "more counted in a window than its limit",
+                            "user "
+                                    + user
+                                    + ", scope "
+                                    + what
+                                    + ", "
+                                    + l.window()
+                                    + " max "
+                                    + l.max()
+                                    + ": "
+                                    + (j - i)
+                                    + " counted in ["
+                                    + at[i]
+                                    + ", +"
+                                    + l.window()
+                                    + "): "
+                                    + scope);
+                    return;
+                }
+            }
+        }
     }
 
     private Held endWaiting(String key, String brokenIfNone) {
@@ -907,6 +1062,13 @@ final class EdgeRun implements AutoCloseable {
         if (invalid == 0 && what.equals("preference")) {
             preferenceApplied(e, in.routingKey());
         }
+        if (invalid == 0 && what.equals("receipt")) {
+            // A failed delivery stops counting (§11): at most this; held ones stay (safe here).
+            DeliveryReceipt r = DeliveryReceipt.parse(e.value());
+            if (r.failed()) {
+                uncount(r.userId(), r.messageId(), Long.MIN_VALUE);
+            }
+        }
     }
 
     /**
@@ -1007,6 +1169,7 @@ final class EdgeRun implements AutoCloseable {
             }
             if (invalid == 0) {
                 ledger.inForce = c;
+                ledger.configs.put(c.version(), c);
             }
         } else if (parsed instanceof ConfigRecord.ForgetUser f && invalid == 0) {
             for (Held h : withdrawn) {
@@ -1018,6 +1181,7 @@ final class EdgeRun implements AutoCloseable {
                 soft("held message of a forgotten user still waits", f + "");
             }
             ledger.preferenceVersions.remove(f.userId());
+            ledger.counted.remove(f.userId());
         } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
             for (Held h : withdrawn) {
                 if (!c.campaignId().equals(h.campaign())

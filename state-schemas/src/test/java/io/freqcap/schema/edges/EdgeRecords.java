@@ -106,11 +106,17 @@ final class EdgeRecords {
         return id;
     }
 
-    /** A time near the cursor, mostly at or after it; sometimes days before (STALE). */
+    /**
+     * A time near the cursor, mostly at or after it; sometimes days before (STALE), or most of a
+     * day ahead (a campaign scheduled for tomorrow: within the default {@code --max-future}).
+     */
     long messageTime() {
         cursor = sat(cursor + (long) (r.nextDouble() * 90 * MINUTE));
         if (v.chance(0.05)) {
             return sat(cursor - (1 + r.nextInt(10)) * DAY);
+        }
+        if (v.chance(0.04)) {
+            return sat(cursor + 12 * HOUR + r.nextInt((int) (11 * HOUR)));
         }
         return sat(cursor + r.nextInt((int) (2 * HOUR)) - HOUR);
     }
@@ -306,9 +312,15 @@ final class EdgeRecords {
     Value limit(boolean reservable, Longest longest) {
         Obj o = new Obj();
         int kind = v.chance(v.breakShare() / 3) ? 2 + r.nextInt(2) : r.nextInt(10) < 6 ? 0 : 1;
+        if (shortWindows && kind == 1) {
+            kind = 0;
+        }
         if (kind == 0 || kind == 2) {
-            EdgeValues.Window w =
-                    v.window(() -> v.one(List.of("1h", "1d", "7d", "3d", "30m", "2h")));
+            List<String> ordinary =
+                    shortWindows
+                            ? List.of("30m", "1h", "2h")
+                            : List.of("1h", "1d", "7d", "3d", "30m", "2h");
+            EdgeValues.Window w = v.window(() -> v.one(ordinary));
             o.put("window", w.value());
             longest.millis = Math.max(longest.millis, w.millis());
         }
@@ -649,8 +661,16 @@ final class EdgeRecords {
         return l;
     }
 
+    /**
+     * Whether the config being written has only short rolling windows (hours): its histories are
+     * kept for hours, so that a message stamped most of a day ahead (within {@code --max-future})
+     * outruns them.
+     */
+    private boolean shortWindows;
+
     /** A limit config; {@code forceDeep}: the {@code *} rule holds, is quiet and preempts. */
     Value config(long version, boolean forceDeep) {
+        shortWindows = coherent && v.chance(0.3);
         Obj o = new Obj();
         o.put("version", v.version(() -> version));
         Longest longest = new Longest();
@@ -1004,11 +1024,20 @@ final class EdgeRecords {
 
     // ---- receipts (§11)
 
+    /** One of the last messageIds, mostly: a receipt follows its message closely. */
+    String recentMessageId() {
+        if (messageIds.isEmpty()) {
+            return "m-0";
+        }
+        int n = messageIds.size();
+        return v.chance(0.7)
+                ? messageIds.get(Math.max(0, n - 1 - r.nextInt(Math.min(n, 4))))
+                : v.one(messageIds);
+    }
+
     EdgeInput receipt() {
         Obj o = new Obj();
-        o.put(
-                "messageId",
-                v.codePoints(128, () -> messageIds.isEmpty() ? "m-0" : v.one(messageIds), true));
+        o.put("messageId", v.codePoints(128, this::recentMessageId, true));
         long user = user();
         o.put("userId", v.userId(() -> user));
         o.put(

@@ -232,7 +232,9 @@ class SimulateEdgesFuzzTest {
             return failures;
         }
         if (code != 0) {
-            failures.add(new Failure("exit " + code, err));
+            String[] lines = err.strip().split("\n");
+            String last = lines[lines.length - 1].replaceAll("\\d+", "n");
+            failures.add(new Failure("exit " + code + ": " + last, err));
             return failures;
         }
         if (expected == Validity.INVALID) {
