@@ -232,8 +232,8 @@ class SimulateEdgesFuzzTest {
             return failures;
         }
         if (code != 0) {
-            String[] lines = err.strip().split("\n");
-            String last = lines[lines.length - 1].replaceAll("\\d+", "n");
+            String[] errLines = err.strip().split("\n");
+            String last = errLines[errLines.length - 1].replaceAll("\\d+", "n");
             failures.add(new Failure("exit " + code + ": " + last, err));
             return failures;
         }
