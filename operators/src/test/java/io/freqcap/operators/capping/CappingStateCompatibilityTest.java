@@ -377,6 +377,71 @@ public class CappingStateCompatibilityTest {
     }
 
     /** Writes the fixture of this build's state format (run from the operators module). */
+    /**
+     * freqcap 0.3 held four messages (users 1 to 4, campaigns promo-1 to promo-4, stamped 22:00 UTC
+     * on 1 January 2030 in quiet hours 21:00-08:00, held for 08:00) whose values carry {@code
+     * "priority": "high"}, an unknown field then and a field this version refuses (issue 46).
+     * Written once by that release's code ({@code capping-held-priority-0.3.snapshot}, processing
+     * time 31 December 2029 noon). Restored, three are withdrawn by a different road with one
+     * record each, none throws; the fourth goes out at 08:00. (0.3's held lists are not marked in
+     * the history, so a message of a preempt rule does not see them: they drain within their hold
+     * after the upgrade, and an alert of that window is REJECTED as before preemption existed.)
+     */
+    @Test
+    void heldMessagesOfRelease03WithPriorityHighAreWithdrawnEveryWay() throws Exception {
+        Path file = Path.of("src/test/resources/state-compat/capping-held-priority-0.3.snapshot");
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                        + "\"max\":1}],\"hold\":\"12h\",\"quietHours\":{\"from\":\"21:00\","
+                        + "\"to\":\"08:00\"}}]}";
+        long before = java.time.Instant.parse("2029-12-31T12:00:00Z").toEpochMilli();
+        long night = java.time.Instant.parse("2030-01-01T22:00:00Z").toEpochMilli();
+        long morning = java.time.Instant.parse("2030-01-02T08:00:00Z").toEpochMilli();
+        var h =
+                harnesses.open(
+                        new CappingFunction(CappingSettings.of(config)),
+                        OperatorSnapshotUtil.readStateHandle(file.toString()),
+                        1,
+                        0);
+        h.setProcessingTime(before);
+        assertEquals(4, h.numProcessingTimeTimers(), "0.3's four held messages wait");
+        h.processElement(
+                io.freqcap.schema.Records.preference(
+                        1L,
+                        "{\"userId\":1,\"version\":1,\"optOut\":{\"channels\":[\"push\"]}}",
+                        100),
+                before);
+        h.processBroadcastElement(io.freqcap.schema.Records.forgetUser(2), before);
+        h.processBroadcastElement(
+                io.freqcap.schema.Records.config(
+                        "{\"command\":\"cancel-held\",\"campaignId\":\"promo-3\"}"),
+                before);
+        h.processBroadcastElement(
+                io.freqcap.schema.Records.config(
+                        config.replace("\"version\":1", "\"version\":2")
+                                .replace("\"hold\"", "\"preempt\":true,\"hold\"")),
+                before);
+        h.processElement(
+                io.freqcap.schema.Records.message("alert", 4, night + 60_000)
+                        .campaign("price-alert")
+                        .priority(80)
+                        .inbound(101),
+                before);
+        List<String> outcomes = new ArrayList<>();
+        for (String a : audits(h)) {
+            var json = io.freqcap.schema.common.Json.MAPPER.readTree(a);
+            outcomes.add(json.get("messageId").asText() + " " + json.get("decision").asText());
+        }
+        assertEquals(
+                List.of("alert REJECTED", "h-1 CANCELLED", "h-2 FORGOTTEN", "h-3 CANCELLED"),
+                outcomes.stream().sorted().toList());
+        h.setProcessingTime(morning);
+        List<Delivery> out = h.extractOutputValues();
+        assertEquals(1, out.size(), "h-4 goes out, once");
+        assertTrue(new String(out.get(0).value(), StandardCharsets.UTF_8).contains("h-4"));
+        assertEquals(0, h.numProcessingTimeTimers());
+    }
+
     public static void main(String[] args) throws Exception {
         String version = args[0];
         if (args.length > 1 && args[1].equals("extended")) {
