@@ -77,8 +77,9 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         String shadow = StringValue.readString(in);
         int priority = format == 1 ? OutboundMessage.priorityIn(value) : in.readByte();
         long decided = format == 1 ? 0 : in.readLong();
+        OutboundMessage m;
         if (format < 3) {
-            OutboundMessage m = OutboundMessage.parseDecided(value);
+            m = OutboundMessage.parseDecided(value);
             if (m == null) {
                 m =
                         new OutboundMessage(
@@ -88,26 +89,22 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                                 OutboundMessage.DEFAULT_CATEGORY,
                                 timestamp);
             }
-            return new HeldDelivery(
-                    messageId,
-                    timestamp,
-                    sendAt,
-                    key,
-                    value,
-                    segment,
-                    configVersion,
-                    shadow,
-                    priority,
-                    decided,
-                    m.userId(),
-                    m.channel(),
-                    m.category(),
-                    m.campaignId());
+        } else {
+            long userId = in.readLong();
+            String channel = StringValue.readString(in);
+            String category = StringValue.readString(in);
+            String campaignId = in.readBoolean() ? StringValue.readString(in) : null;
+            m =
+                    new OutboundMessage(
+                            messageId,
+                            userId,
+                            channel,
+                            category,
+                            timestamp,
+                            null,
+                            campaignId,
+                            priority);
         }
-        long userId = in.readLong();
-        String channel = StringValue.readString(in);
-        String category = StringValue.readString(in);
-        String campaignId = in.readBoolean() ? StringValue.readString(in) : null;
         return new HeldDelivery(
                 messageId,
                 timestamp,
@@ -119,10 +116,10 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                 shadow,
                 priority,
                 decided,
-                userId,
-                channel,
-                category,
-                campaignId);
+                m.userId(),
+                m.channel(),
+                m.category(),
+                m.campaignId());
     }
 
     /** The user a held record's key names (its userId text, §1), or -1. */
