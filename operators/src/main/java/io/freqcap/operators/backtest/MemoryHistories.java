@@ -18,8 +18,8 @@ public final class MemoryHistories implements Histories {
 
     @Override
     public void count(
-            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom) {
-        all.put(user, HistoryGrowth.grown(before, entry, keptMillis, keepFrom));
+            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now) {
+        all.put(user, HistoryGrowth.grown(before, entry, keptMillis, now));
     }
 
     @Override

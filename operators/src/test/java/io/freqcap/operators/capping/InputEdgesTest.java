@@ -314,6 +314,42 @@ class InputEdgesTest {
         assertEquals(0, h.numProcessingTimeTimers());
     }
 
+    /**
+     * A message stamped most of a day ahead (within the default {@code --max-future}), then failed:
+     * what it would have pruned is still there, so a later message meets the one it must (found by
+     * the fuzz test: d was ALLOWED beside a in one hour of max 1, and b waited past an opt-out).
+     */
+    @Test
+    void aMessageStampedAheadThenFailedLeavesTheHourItWouldHavePrunedIntact() throws Exception {
+        String config =
+                "{\"version\":1,\"maxHeld\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1h\",\"max\":1}],\"hold\":\"1h\"}]}";
+        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
+        long t = 1_763_798_400_000L;
+        h.setProcessingTime(t);
+        h.processElement(Records.message("a", 42, t).inbound(harnesses.nextOffset()), t);
+        h.processElement(Records.message("b", 42, t + 60_000).inbound(harnesses.nextOffset()), t);
+        assertEquals(1, h.numProcessingTimeTimers(), "b held for t + 1h");
+        h.processElement(
+                Records.message("c", 42, t + 23 * 3_600_000L)
+                        .channel("email")
+                        .inbound(harnesses.nextOffset()),
+                t);
+        h.processElement(Records.failed("c", 42, harnesses.nextOffset()), t);
+        h.processElement(Records.message("d", 42, t + 120_000).inbound(harnesses.nextOffset()), t);
+        JsonNode d = audits(h).get(audits(h).size() - 1);
+        assertEquals("d", d.get("messageId").asText(), audits(h).toString());
+        assertEquals("REJECTED", d.get("decision").asText(), "a fills the hour: " + d);
+        h.processElement(
+                Records.preference(
+                        42L,
+                        "{\"userId\":42,\"version\":1,\"optOut\":{\"channels\":[\"push\"]}}",
+                        harnesses.nextOffset()),
+                t);
+        JsonNode b = audits(h).get(audits(h).size() - 1);
+        assertEquals("b CANCELLED", b.get("messageId").asText() + " " + b.get("decision").asText());
+    }
+
     private static String lastDelivered(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
             throws Exception {

@@ -205,13 +205,12 @@ public final class DecisionStep {
                             : Math.max(before.latestStamped(), m.timestamp());
             // A held message is counted at its send time (contract.md §6).
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-            Long firstWaiting = before.firstHeldWaiting(now);
             histories.count(
                     m.userId(),
                     before,
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
                     HistoryGrowth.keptMillis(config, prefs),
-                    firstWaiting == null ? Long.MAX_VALUE : firstWaiting);
+                    now);
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
     }

@@ -17,11 +17,11 @@ public interface Histories {
      *
      * @param keptMillis the longest window the history must serve ({@code
      *     HistoryGrowth.keptMillis})
-     * @param keepFrom entries counted at or after this stay, however old: the held messages still
-     *     waiting, which preferences, preemption and {@code maxHeld} read in the history ({@link
-     *     Long#MAX_VALUE}: none)
+     * @param now the job's wall clock, or a replay's ({@link Long#MIN_VALUE}: none): what is
+     *     dropped is dropped behind the earlier of it and the latest stamped timestamp ({@code
+     *     HistoryGrowth.grown})
      */
-    void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom)
+    void count(long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now)
             throws Exception;
 
     /**

@@ -84,26 +84,34 @@ public final class HistoryGrowth {
      * keptMillis} can need ({@link #keptMillis}).
      */
     public static CountedHistory grown(CountedHistory before, HistoryEntry entry, long keptMillis) {
-        return grown(before, entry, keptMillis, Long.MAX_VALUE);
+        return grown(before, entry, keptMillis, Long.MIN_VALUE);
     }
 
     /**
-     * The same, never dropping an entry counted at or after {@code keepFrom}: the held messages
-     * still waiting stay in the history, however far ahead of the wall clock the messages are
-     * stamped, since preferences, preemption and {@code maxHeld} find them there.
+     * The same, dropping only what lies twice {@code keptMillis} behind the earlier of the latest
+     * stamped timestamp and the wall clock {@code now} ({@link Long#MIN_VALUE}: the former alone).
+     * A message stamped far ahead of the clock (within {@code --max-future}) so drops nothing the
+     * present can still need: the held messages still waiting (their send time is after {@code
+     * now}), which preferences, preemption and {@code maxHeld} find in the history, and the
+     * messages a later one would meet again if that one stopped counting (a failed receipt). A
+     * replay's clock is the latest timestamp it decided, never before a user's latest stamped one,
+     * so it prunes as before.
      */
     public static CountedHistory grown(
-            CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom) {
+            CountedHistory before, HistoryEntry entry, long keptMillis, long now) {
         if (before instanceof LongHistory l) {
             l.add(entry);
-            l.pruneThrough(Math.min(pruneCutoff(l.latestStamped(), keptMillis), keepFrom - 1));
+            l.pruneThrough(pruneCutoff(present(l.latestStamped(), now), keptMillis));
             return l.size() <= SHORT_AT ? l.toUserHistory() : l;
         }
         UserHistory next = ((UserHistory) before).with(entry);
-        next =
-                next.prunedBefore(
-                        Math.min(pruneCutoff(next.latestStamped(), keptMillis), keepFrom - 1));
+        next = next.prunedBefore(pruneCutoff(present(next.latestStamped(), now), keptMillis));
         return next.size() <= LONG_AT ? next : LongHistory.of(next, BUCKET_MILLIS);
+    }
+
+    /** The earlier of the latest stamped timestamp and the clock, where there is one. */
+    private static long present(long latestStamped, long now) {
+        return now == Long.MIN_VALUE ? latestStamped : Math.min(latestStamped, now);
     }
 
     /**

@@ -140,12 +140,12 @@ public final class HistoryStore implements Histories {
      */
     @Override
     public void count(
-            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long keepFrom)
+            long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now)
             throws Exception {
         if (before instanceof LongHistory l) {
             liveEntries -= l.size();
             liveBytes -= l.bytes();
-            CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis, keepFrom);
+            CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis, now);
             if (next instanceof UserHistory shortAgain) {
                 live.remove(user);
                 l.markWritten();
@@ -159,7 +159,7 @@ public final class HistoryStore implements Histories {
             evictOver(user);
             return;
         }
-        CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis, keepFrom);
+        CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis, now);
         if (next instanceof UserHistory h) {
             put(user, h);
             return;

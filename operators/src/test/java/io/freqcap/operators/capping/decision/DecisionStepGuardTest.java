@@ -42,11 +42,7 @@ class DecisionStepGuardTest {
 
         @Override
         public void count(
-                long user,
-                CountedHistory before,
-                HistoryEntry entry,
-                long keptMillis,
-                long keepFrom) {
+                long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now) {
             throw new IllegalStateException("disk gone");
         }
 

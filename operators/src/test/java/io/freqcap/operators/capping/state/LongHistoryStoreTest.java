@@ -65,6 +65,7 @@ class LongHistoryStoreTest {
         Map<Long, Long> clock = new HashMap<>();
         var h = open(null);
         int allowed = 0;
+        long wall = 0; // the wall clock follows the traffic, as it does in the job
         for (int i = 0; i < 40_000; i++) {
             long user = random.nextInt(8); // eight users, room for about two long ones
             long t = clock.merge(user, (long) random.nextInt(20) * 1000, Long::sum) + T0;
@@ -81,6 +82,8 @@ class LongHistoryStoreTest {
                             .channel(channel)
                             .inbound(harnesses.nextOffset());
             OutboundMessage m = in.message();
+            wall = Math.max(wall, m.timestamp());
+            h.setProcessingTime(wall);
             RuleStep.Result expected =
                     RuleStep.decide(
                             reference.getOrDefault(user, UserHistory.EMPTY), m, config, "*");
@@ -105,6 +108,8 @@ class LongHistoryStoreTest {
         // Four users come back after a pause: their long histories are pruned to short ones.
         for (long user = 0; user < 4; user++) {
             long t = T0 + clock.get(user) + 7 * 60 * MINUTE;
+            wall = Math.max(wall, t);
+            h.setProcessingTime(wall);
             h.processElement(
                     Records.message("back-" + user, user, t).inbound(harnesses.nextOffset()), t);
             assertEquals("ALLOWED", decision(h));
