@@ -34,12 +34,7 @@ import org.junit.jupiter.api.Test;
  * seed; every distinct failure is reported with its seed, and {@code -Dfuzz.seed=N} runs that one
  * sequence again. {@code -Dfuzz.shrink=true} cuts each failing sequence down to the steps that
  * still fail the same way and prints them (a minimal reproducer). {@code -Dfuzz.steps} bounds a
- * sequence's length (120; the {@code campaigns} scope costs quadratic time in a user's entries, so
- * the budget keeps sequences short).
- *
- * <p>{@code -Dfuzz.knownBugs=skip} is a temporary switch: it reports, but does not fail on, the
- * failures listed in {@link #KNOWN} (bugs being fixed elsewhere), so that a long run can look past
- * them for others. Remove each entry once its fix has landed.
+ * sequence's length (120).
  */
 class InputEdgesFuzzTest {
     static final long SECONDS = Long.getLong("fuzz.seconds", 15);
@@ -47,13 +42,6 @@ class InputEdgesFuzzTest {
     static final boolean SHRINK = Boolean.getBoolean("fuzz.shrink");
     static final int STEPS = Integer.getInteger("fuzz.steps", 120);
     static final boolean VERBOSE = Boolean.getBoolean("fuzz.verbose");
-    static final boolean SKIP_KNOWN = "skip".equals(System.getProperty("fuzz.knownBugs"));
-
-    /**
-     * Failures known and being fixed (issue 46): a pause or a timestamp near Long.MAX_VALUE under a
-     * rule with quiet hours finds no end of quiet time.
-     */
-    static final List<String> KNOWN = List.of("IllegalStateException at QuietTimes.nextOpen");
 
     private static final List<String> NOISY = List.of("io.freqcap", "org.apache.flink");
     private static final Map<String, Level> LEVELS = new LinkedHashMap<>();
@@ -115,11 +103,9 @@ class InputEdgesFuzzTest {
         List<String> failing = new ArrayList<>();
         StringBuilder report = new StringBuilder();
         for (Found f : found.values()) {
-            boolean known = KNOWN.contains(f.failure().signature());
             String line =
                     String.format(
-                            "%s%s: %d sequences, first seed %d (-Dfuzz.seed=%d)",
-                            known ? "[known] " : "",
+                            "%s: %d sequences, first seed %d (-Dfuzz.seed=%d)",
                             f.failure().describe(),
                             f.times(),
                             f.sequence().seed(),
@@ -137,9 +123,7 @@ class InputEdgesFuzzTest {
                     f.failure().cause().printStackTrace(System.out);
                 }
             }
-            if (!(known && SKIP_KNOWN)) {
-                failing.add(line);
-            }
+            failing.add(line);
         }
         System.out.print(ascii(report.toString()));
         if (!failing.isEmpty()) {

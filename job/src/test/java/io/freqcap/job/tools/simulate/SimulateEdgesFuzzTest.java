@@ -37,17 +37,13 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>A fixed budget ({@code -Dfuzz.seconds}, 5 s by default), a seed per sequence, {@code
  * -Dfuzz.seed=N} to run one again; the same properties as the capping operator's {@code
- * InputEdgesFuzzTest}, and the same temporary {@code -Dfuzz.knownBugs=skip}.
+ * InputEdgesFuzzTest}.
  */
 class SimulateEdgesFuzzTest {
     static final long SECONDS = Long.getLong("fuzz.seconds", 5);
     static final Long SEED = Long.getLong("fuzz.seed");
     static final int STEPS = Integer.getInteger("fuzz.steps", 120);
     static final boolean VERBOSE = Boolean.getBoolean("fuzz.verbose");
-    static final boolean SKIP_KNOWN = "skip".equals(System.getProperty("fuzz.knownBugs"));
-
-    /** As in InputEdgesFuzzTest: being fixed elsewhere (issue 46). */
-    static final List<String> KNOWN = List.of("IllegalStateException at QuietTimes.nextOpen");
 
     @TempDir Path tmp;
 
@@ -85,20 +81,16 @@ class SimulateEdgesFuzzTest {
                 runs, (System.nanoTime() - started) / 1e9, found.size());
         List<String> failing = new ArrayList<>();
         for (Found f : found.values()) {
-            boolean known = KNOWN.contains(f.failure().signature());
             String line =
                     String.format(
-                            "%s%s: %d sequences, first seed %d (-Dfuzz.seed=%d)%n  %s",
-                            known ? "[known] " : "",
+                            "%s: %d sequences, first seed %d (-Dfuzz.seed=%d)%n  %s",
                             f.failure().signature(),
                             f.times(),
                             f.seed(),
                             f.seed(),
                             cut(f.failure().detail()));
             System.out.println(ascii(line));
-            if (!(known && SKIP_KNOWN)) {
-                failing.add(line);
-            }
+            failing.add(line);
         }
         if (!failing.isEmpty()) {
             fail(
