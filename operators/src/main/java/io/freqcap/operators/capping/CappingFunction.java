@@ -189,7 +189,15 @@ public class CappingFunction
         metrics.watch(held);
         preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
         metrics.watch(preferences);
-        step = new DecisionStep(histories, held, preferences, settings.mirror());
+        long ahead = settings.bounds().maxFuture().millis();
+        step =
+                new DecisionStep(
+                        histories,
+                        held,
+                        preferences,
+                        settings.mirror(),
+                        // off: as far as the default bound, so every history stays bounded
+                        ahead == Long.MAX_VALUE ? DecisionStep.AHEAD_MILLIS : ahead);
         outputs =
                 new CappingOutputs(
                         metrics,

@@ -350,6 +350,68 @@ class InputEdgesTest {
         assertEquals("b CANCELLED", b.get("messageId").asText() + " " + b.get("decision").asText());
     }
 
+    /**
+     * What the job keeps beyond pruning by stamped timestamps (messages stamped ahead of its clock)
+     * never makes a message a DUPLICATE that a replay, or the job at another hour, would decide
+     * anew (contract.md §2: decisions never read the wall clock).
+     */
+    @Test
+    void aResentIdPastTheKeptWindowIsDecidedAnewWhateverTheClock() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1h\",\"max\":2}]}]}";
+        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
+        long t = 1_763_798_400_000L;
+        h.setProcessingTime(t);
+        h.processElement(Records.message("a", 42, t).inbound(harnesses.nextOffset()), t);
+        h.processElement(
+                Records.message("b", 42, t + 3 * 3_600_000L).inbound(harnesses.nextOffset()), t);
+        h.processElement(
+                Records.message("a", 42, t + 3 * 3_600_000L + 60_000)
+                        .inbound(harnesses.nextOffset()),
+                t);
+        assertEquals(3, deliveries(h).size(), "a is past twice the window: " + audits(h));
+    }
+
+    /**
+     * Under {@code --max-future off} a user stamping far ahead of the clock (microseconds, the year
+     * 3000) keeps a bounded history: pruning reads the clock at most a day behind the latest
+     * stamped timestamp.
+     */
+    @Test
+    void aUserStampingFarAheadKeepsABoundedHistory() throws Exception {
+        String config =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
+                        + "[{\"window\":\"1h\",\"max\":1}]}]}";
+        Bounds off =
+                new Bounds(
+                        io.freqcap.schema.decision.AuditRecords.DEFAULT_MAX_BYTES,
+                        Bounds.DEFAULTS.maxSegmentBytes(),
+                        List.of(),
+                        io.freqcap.schema.message.FutureBound.OFF);
+        var h = harnesses.open(CappingSettings.of(config).withBounds(off), null, 1, 0);
+        long year3000 = java.time.Instant.parse("3000-01-01T00:00:00Z").toEpochMilli();
+        h.setProcessingTime(1_763_798_400_000L);
+        for (int i = 0; i < 200; i++) {
+            long at = year3000 + i * 2 * 3_600_000L;
+            h.processElement(Records.message("m-" + i, 42, at).inbound(harnesses.nextOffset()), at);
+        }
+        assertEquals(200, deliveries(h).size());
+        h.snapshot(1, 1); // histories reach keyed state
+        var backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(42L);
+        var history =
+                backend.getPartitionedState(
+                                org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
+                                org.apache.flink.runtime.state.VoidNamespaceSerializer.INSTANCE,
+                                io.freqcap.operators.capping.state.HistoryStore.STATE)
+                        .value();
+        // A day and twice the window behind the latest: 13 entries two hours apart, and it.
+        assertTrue(
+                history instanceof io.freqcap.schema.history.UserHistory u && u.size() <= 15,
+                "a short history of at most 15 entries: " + history);
+    }
+
     private static String lastDelivered(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h)
             throws Exception {

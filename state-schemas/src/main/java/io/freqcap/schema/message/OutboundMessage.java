@@ -92,6 +92,11 @@ public record OutboundMessage(
         if (value == null) {
             throw new MalformedRecordException("record has no value (tombstone)");
         }
+        if (!lenient && !looksUtf8(value)) {
+            // The JSON reader would take UTF-16 or UTF-32 too; audit records embed the value as
+            // UTF-8 JSON text, and the contract's records are UTF-8 (RFC 8259 §8.1).
+            throw new MalformedRecordException("not UTF-8: a UTF-16 or UTF-32 value");
+        }
         String messageId = null;
         String channel = null;
         String category = DEFAULT_CATEGORY;
@@ -227,6 +232,22 @@ public record OutboundMessage(
                             + Json.describe(p));
         }
         return p.getIntValue();
+    }
+
+    /**
+     * False for a value in UTF-16 or UTF-32: a NUL among its first bytes, or a UTF-16 byte order
+     * mark (no JSON text in UTF-8 starts with either).
+     */
+    private static boolean looksUtf8(byte[] v) {
+        int n = Math.min(v.length, 4);
+        for (int i = 0; i < n; i++) {
+            if (v[i] == 0) {
+                return false;
+            }
+        }
+        return !(v.length >= 2
+                && ((v[0] & 0xff) == 0xfe && (v[1] & 0xff) == 0xff
+                        || (v[0] & 0xff) == 0xff && (v[1] & 0xff) == 0xfe));
     }
 
     /** Whether {@code v} is a category a message may carry: 1..64 characters (code points). */

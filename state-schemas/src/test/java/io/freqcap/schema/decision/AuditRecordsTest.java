@@ -156,6 +156,24 @@ class AuditRecordsTest {
     }
 
     @Test
+    void halfASurrogatePairIsWrittenEscapedNeverJoinedWithTheNextCharacter() throws Exception {
+        // A config's segment id is not checked for it; astral characters are 4 bytes of UTF-8.
+        String segment = "a\uD800\"b\uD83D\uDE00";
+        OutboundMessage m = new OutboundMessage("m1", 42, "push", "marketing", 1763841600000L);
+        AuditEvent e =
+                AuditRecords.decision(
+                        Verdict.rejected(segment, List.of(), null),
+                        m,
+                        1,
+                        "{\"messageId\":\"m1\"}".getBytes(StandardCharsets.UTF_8),
+                        AuditRecords.DEFAULT_MAX_BYTES);
+        assertEquals(segment, Json.MAPPER.readTree(e.json()).get("segment").asText());
+        assertTrue(
+                new String(e.json(), StandardCharsets.UTF_8).toLowerCase().contains("\\ud800"),
+                "written escaped");
+    }
+
+    @Test
     void malformedRecordEqualsTheContractExample() throws Exception {
         byte[] raw = "{\"messageId\":\"x\",\"userId\":\"abc\"}".getBytes(StandardCharsets.UTF_8);
         AuditEvent e =

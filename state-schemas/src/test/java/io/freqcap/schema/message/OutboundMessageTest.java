@@ -196,4 +196,20 @@ class OutboundMessageTest {
                 () -> OutboundMessage.parse(new byte[] {(byte) 0xff, 0x00, 0x7b}));
         assertThrows(MalformedRecordException.class, () -> OutboundMessage.parse(new byte[0]));
     }
+
+    @Test
+    void aValueInUtf16OrUtf32IsMalformedThoughTheJsonReaderWouldTakeIt() {
+        String json = "{\"messageId\":\"m\",\"userId\":42,\"channel\":\"push\",\"timestamp\":0}";
+        for (java.nio.charset.Charset cs :
+                java.util.List.of(
+                        java.nio.charset.StandardCharsets.UTF_16LE,
+                        java.nio.charset.StandardCharsets.UTF_16BE,
+                        java.nio.charset.StandardCharsets.UTF_16,
+                        java.nio.charset.Charset.forName("UTF-32LE"))) {
+            org.junit.jupiter.api.Assertions.assertThrows(
+                    io.freqcap.schema.common.MalformedRecordException.class,
+                    () -> OutboundMessage.parse(json.getBytes(cs)),
+                    cs.name());
+        }
+    }
 }

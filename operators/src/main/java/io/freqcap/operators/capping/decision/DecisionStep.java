@@ -32,6 +32,13 @@ public final class DecisionStep {
     private final HeldQueue held;
     private final Preferences preferences;
     private final boolean keepMessageIds;
+    private final long aheadMillis;
+
+    /**
+     * How far ahead of the clock messages are stamped, unless told ({@code --max-future}'s
+     * default).
+     */
+    public static final long AHEAD_MILLIS = 86_400_000L;
 
     /**
      * @param held the users' held messages, which a message of a {@code preempt} rule may take the
@@ -48,10 +55,25 @@ public final class DecisionStep {
      */
     public DecisionStep(
             Histories histories, HeldQueue held, Preferences preferences, boolean keepMessageIds) {
+        this(histories, held, preferences, keepMessageIds, AHEAD_MILLIS);
+    }
+
+    /**
+     * @param aheadMillis how far ahead of the clock a message may be stamped ({@code
+     *     --max-future}): histories keep what lies between the clock and their latest stamped
+     *     timestamp up to this far, and beyond it prune as if the clock were this far behind
+     */
+    public DecisionStep(
+            Histories histories,
+            HeldQueue held,
+            Preferences preferences,
+            boolean keepMessageIds,
+            long aheadMillis) {
         this.histories = histories;
         this.held = held;
         this.preferences = preferences;
         this.keepMessageIds = keepMessageIds;
+        this.aheadMillis = aheadMillis;
     }
 
     /**
@@ -210,9 +232,22 @@ public final class DecisionStep {
                     before,
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
                     HistoryGrowth.keptMillis(config, prefs),
-                    now);
+                    pruningClock(now, latestStamped));
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
+    }
+
+    /**
+     * The clock pruning reads ({@link HistoryGrowth#grown(CountedHistory,
+     * io.freqcap.schema.history.HistoryEntry, long, long)}): the job's, but never more than {@link
+     * #aheadMillis} behind the latest stamped timestamp, so a user stamping ahead of any bound
+     * (microseconds under {@code --max-future off}) keeps a bounded history.
+     */
+    private long pruningClock(long now, long latestStamped) {
+        if (now == Long.MIN_VALUE || latestStamped < Long.MIN_VALUE + aheadMillis) {
+            return now;
+        }
+        return Math.max(now, latestStamped - aheadMillis);
     }
 
     /**

@@ -12,6 +12,7 @@ import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
@@ -98,7 +99,7 @@ public final class CappingRule {
         if (config.isExempt(m.category())) {
             return Verdict.passed(Decision.EXEMPT, segment);
         }
-        if (history.containsFingerprint(Fingerprints.of(m.messageId()))) {
+        if (remembered(history, Fingerprints.of(m.messageId()), config, prefs)) {
             return Verdict.explained(
                     Decision.DUPLICATE,
                     segment,
@@ -156,6 +157,24 @@ public final class CappingRule {
                         prefs);
         return v.withShadow(
                 new ShadowDecision(s.decision(), shadowSegment, s.violations(), s.sendAt()));
+    }
+
+    /**
+     * Whether the user's history counts a message with this fingerprint where pruning by stamped
+     * timestamps alone keeps it (twice the kept window behind the latest stamped one). The job
+     * keeps more while messages are stamped ahead of its clock; whether a message is a DUPLICATE
+     * must not depend on the clock (contract.md §2), nor differ from a replay's decision.
+     */
+    private static boolean remembered(
+            CountedHistory history, long fingerprint, LimitConfig config, UserPreferences prefs) {
+        if (!history.containsFingerprint(fingerprint)) {
+            return false;
+        }
+        HistoryEntry e = history.withFingerprint(fingerprint);
+        long kept =
+                Math.max(
+                        config.keptWindowMillis(), prefs == null ? 0 : prefs.longestWindowMillis());
+        return e == null || e.timestamp() > history.latestStamped() - 2 * kept;
     }
 
     /**
