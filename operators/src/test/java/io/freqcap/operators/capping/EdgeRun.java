@@ -39,6 +39,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,15 +55,27 @@ import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 /**
  * Runs one {@link EdgeSequence} through the capping operator in Flink's harness on RocksDB, one
  * task or two, each keyed record routed to the task that owns its key and each control record to
- * every task, as the job wires them; and checks, after every step, what the contract promises of
- * what came out (§5): each message one outcome, now or (held) later, each held message released or
- * withdrawn once, no output record over {@code --max-record-bytes}, no user with more than {@code
- * maxHeld} held messages waiting, records the contract calls valid accepted and those it calls
- * invalid refused, no failure swallowed into an INVALID_CONTROL record.
+ * every task, as the job wires them; snapshots, restores (rescaled) and crashes (a restart from the
+ * latest checkpoint, what was written since rolled back) in between. After every step it checks
+ * what the contract promises of what came out, against a ledger of what the outputs so far say:
  *
- * <p>A broken promise is a {@link Broken} with a short signature that names the promise, so that
- * the failures of many sequences group by cause; an exception from the operator fails the run with
- * its class and the first freqcap frame it came from.
+ * <ul>
+ *   <li>each message has one outcome (§5), now or, held, later: released at the send time it was
+ *       held for, or withdrawn (FORGOTTEN, PREEMPTED, CANCELLED) once; what waits is what held
+ *       state holds and what {@code heldNow} counts, nothing past its send time;
+ *   <li>no user has more than {@code maxHeld} waiting (§3); a held message's send time lies after
+ *       its timestamp, within its rule's {@code hold}, outside its quiet hours in its zone (§6);
+ *   <li>no interval of a rolling limit's window holds more counted messages than its max (§6);
+ *   <li>{@code forget-user}, {@code cancel-held}, an opt-out and a pause leave none of what they
+ *       withdraw waiting (§7, §10); {@code retryAfter} is null where no time would pass (§10);
+ *   <li>no output record over {@code --max-record-bytes}, every audit record JSON (§5);
+ *   <li>records the contract calls valid are read, those it calls invalid refused; no failure is
+ *       swallowed into an INVALID_CONTROL record ("not applied: ...").
+ * </ul>
+ *
+ * <p>A broken promise is a {@link Broken} with a short signature that names it, so that the
+ * failures of many sequences group by cause; an exception from the operator ends the run with its
+ * class and the first freqcap frame it came from.
  */
 final class EdgeRun implements AutoCloseable {
     static final int MAX_PARALLELISM = 128;
@@ -98,7 +111,7 @@ final class EdgeRun implements AutoCloseable {
     private long checkpoint;
     private long sweeps;
     private int at = -1;
-    private final Map<String, Failure> soft = new java.util.LinkedHashMap<>();
+    private final Map<String, Failure> soft = new LinkedHashMap<>();
 
     // ---- the ledger: what the outputs so far say
 
