@@ -73,8 +73,8 @@ class InputEdgesTest {
         h.processElement(message("m-1", 42, NOV_22_22H10, "UTC"), NOV_22_22H10);
         h.processElement(message("m-2", 42, NOV_22_10H), NOV_22_22H10);
         h.processElement(message("m-3", 43, NOV_22_22H10, "UTC"), NOV_22_22H10);
-        // After the year 10000 too: a pause for good has no end to be after.
-        h.processElement(message("m-5", 43, YEAR_10000 + 1), NOV_22_22H10);
+        // At the last instant a message may be stamped (the year 9999's end): still paused.
+        h.processElement(message("m-5", 42, YEAR_10000 - 1), NOV_22_22H10);
         h.processElement(message("m-4", 44, NOV_22_10H), NOV_22_22H10);
 
         List<JsonNode> audits = audits(h);
@@ -104,8 +104,9 @@ class InputEdgesTest {
     void messagesStampedAtTheLastMillisecondsAreDecidedUnderQuietHours() throws Exception {
         var h = open();
         h.setProcessingTime(NOV_22_10H);
+        // MALFORMED from the year 10000 on; the last instants before it decided as ever.
         long[] stamps = {
-            Long.MAX_VALUE, Long.MAX_VALUE - 1, Long.MAX_VALUE - 86_400_000L, YEAR_10000
+            Long.MAX_VALUE, Long.MAX_VALUE - 86_400_000L, YEAR_10000, YEAR_10000 - 1, YEAR_10000 - 3
         };
         String[] zones = {"UTC", "Europe/Berlin", "Pacific/Kiritimati", "Pacific/Pago_Pago"};
         for (int i = 0; i < stamps.length; i++) {

@@ -158,6 +158,12 @@ public record InboundMessage(
                 }
             }
             maxFuture.check(m.timestamp(), now);
+            if (m.timestamp() >= OutboundMessage.LAST_YEAR_END) {
+                // No calendar, zone or window arithmetic reaches past the year 9999: a timestamp
+                // there is a unit mistake, under --max-future off too.
+                throw new MalformedRecordException(
+                        "timestamp: after the year 9999, got " + m.timestamp());
+            }
             return new InboundMessage(
                     m.userId(),
                     m.messageId(),

@@ -43,6 +43,9 @@ public record OutboundMessage(
                 messageId, userId, channel, category, sendAt, timezone, campaignId, priority);
     }
 
+    /** 0:00 UTC on 1 January 10000: a message stamped at or after it is MALFORMED. */
+    public static final long LAST_YEAR_END = 253_402_300_800_000L;
+
     /** The highest priority (contract.md §2). */
     public static final int MAX_PRIORITY = 100;
 

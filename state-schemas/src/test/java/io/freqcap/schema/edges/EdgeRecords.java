@@ -162,6 +162,15 @@ final class EdgeRecords {
         };
     }
 
+    private static boolean pastYear9999(Value v) {
+        if (v.validity() != Validity.VALID || v.json() == null || !v.json().matches("\\d+")) {
+            return false;
+        }
+        return new java.math.BigInteger(v.json())
+                        .compareTo(java.math.BigInteger.valueOf(EdgeValues.YEAR_10000))
+                >= 0;
+    }
+
     EdgeInput message() {
         Obj o = new Obj();
         o.put("messageId", v.codePoints(128, this::messageIdText, true));
@@ -169,7 +178,9 @@ final class EdgeRecords {
         o.put("channel", v.channelName(() -> v.one(channels), true));
         o.put("category", v.codePoints(64, () -> v.one(categories), false));
         o.put("campaignId", campaign());
-        o.put("timestamp", v.epochMillis(this::messageTime, true));
+        Value stamp = v.epochMillis(this::messageTime, true);
+        // A message stamped from the year 10000 on is MALFORMED (decided in issue 46).
+        o.put("timestamp", pastYear9999(stamp) ? Value.invalid(stamp.json()) : stamp);
         o.put("timezone", v.zone(() -> zone));
         o.put("priority", v.priority(() -> v.one(List.of(0, 0, 10, 50, 80, 100))));
         o.put("payload", payload());

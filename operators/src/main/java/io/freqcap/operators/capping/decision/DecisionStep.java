@@ -232,7 +232,11 @@ public final class DecisionStep {
                     before,
                     HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
                     HistoryGrowth.keptMillis(config, prefs),
-                    pruningClock(now, latestStamped));
+                    pruningClock(
+                            now,
+                            latestStamped,
+                            before.firstHeldWaiting(now),
+                            HistoryGrowth.keptMillis(config, prefs)));
         }
         return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
     }
@@ -243,11 +247,17 @@ public final class DecisionStep {
      * #aheadMillis} behind the latest stamped timestamp, so a user stamping ahead of any bound
      * (microseconds under {@code --max-future off}) keeps a bounded history.
      */
-    private long pruningClock(long now, long latestStamped) {
+    private long pruningClock(long now, long latestStamped, Long firstWaiting, long kept) {
         if (now == Long.MIN_VALUE || latestStamped < Long.MIN_VALUE + aheadMillis) {
             return now;
         }
-        return Math.max(now, latestStamped - aheadMillis);
+        long clock = Math.max(now, latestStamped - aheadMillis);
+        if (firstWaiting != null && firstWaiting < Long.MAX_VALUE - 2 * kept) {
+            // A held message still waiting stays, however far ahead the latest is stamped: what
+            // is dropped lies twice the kept window behind the clock, so the clock goes no later.
+            clock = Math.min(clock, firstWaiting - 1 + 2 * kept);
+        }
+        return clock;
     }
 
     /**
