@@ -177,7 +177,18 @@ class OutboundMessageTest {
         RawRecord bad = new RawRecord(null, String.format(json, micros).getBytes(), "in", 0, 2);
         InboundMessage in = InboundMessage.of(bad, 1 << 20, FutureBound.ONE_DAY, now);
         assertEquals("timestamp " + micros + " is more than 1d after the job's clock", in.error());
-        assertFalse(InboundMessage.of(bad, 1 << 20, FutureBound.OFF, now).isMalformed());
+        // off takes any time before the year 10000; microseconds lie far past it
+        assertEquals(
+                "timestamp: after the year 9999, got " + micros,
+                InboundMessage.of(bad, 1 << 20, FutureBound.OFF, now).error());
+        RawRecord lastInstant =
+                new RawRecord(
+                        null,
+                        String.format(json, OutboundMessage.LAST_YEAR_END - 1).getBytes(),
+                        "in",
+                        0,
+                        3);
+        assertFalse(InboundMessage.of(lastInstant, 1 << 20, FutureBound.OFF, now).isMalformed());
         assertTrue(
                 InboundMessage.of(bad, 1 << 20, FutureBound.parse("30m"), micros - 1_800_001)
                         .isMalformed());
