@@ -4,8 +4,11 @@ import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.operators.mirror.MirrorScript;
 import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisConnection;
+import io.lettuce.core.Range;
+import io.lettuce.core.ZAddArgs;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -14,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks at start that Redis takes the mirror's credentials (contract.md §8): a wrong password, an
- * unknown ACL user or one that may not run the mirror's script stops the start with one line, so
+ * unknown ACL user or one that may not run the mirror's script or commands ({@code ZADD}, {@code
+ * ZREM}, {@code ZREMRANGEBYSCORE}, {@code PEXPIREAT} on its keys) stops the start with one line, so
  * that no job runs on with a mirror that writes nothing. Redis merely away at start only delays the
  * mirror: the check logs it and lets the job start. Nothing it says carries a password.
  */
@@ -55,8 +59,22 @@ public final class RedisPreflight {
         }
         try {
             var loaded = c.commands().scriptLoad(MirrorScript.SOURCE).toCompletableFuture();
+            // Each plain command the mirror sends, on a key no user has (user ids are integers),
+            // changing nothing: an ACL user that may not run one is refused here, not later.
+            String key = mirror.keyPrefix() + ":{freqcap-start-check}";
+            var allowed =
+                    CompletableFuture.allOf(
+                            loaded,
+                            c.sortedSets()
+                                    .zadd(key, ZAddArgs.Builder.xx(), 0.0, "-")
+                                    .toCompletableFuture(),
+                            c.sortedSets().zrem(key, "-").toCompletableFuture(),
+                            c.sortedSets()
+                                    .zremrangebyscore(key, Range.create(0L, 0L))
+                                    .toCompletableFuture(),
+                            c.keys().pexpireat(key, 1L).toCompletableFuture());
             c.flush();
-            loaded.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            allowed.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             refusedOrAway(where, e.getCause());
         } catch (TimeoutException e) {

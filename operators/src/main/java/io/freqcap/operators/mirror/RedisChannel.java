@@ -1,11 +1,13 @@
 package io.freqcap.operators.mirror;
 
 import io.freqcap.schema.mirror.MirrorWrite;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -22,8 +24,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The mirror writer's way to Redis: (re)connects, loads {@link MirrorScript}, sends batches of
- * writes as pipelined {@code EVALSHA} calls, keeps the batches in flight in the order sent, and
- * backs off (100 ms to 2 s) after a failure. What to do with writes that failed is the writer's.
+ * writes as pipelined commands ({@link MirrorCommands}), keeps the batches in flight in the order
+ * sent, and backs off (100 ms to 2 s) after a failure. What to do with writes that failed is the
+ * writer's.
  *
  * <p>Runs on the task's thread only; lettuce's threads complete futures, which {@link #poll} reads.
  */
@@ -52,16 +55,37 @@ final class RedisChannel {
         static final Answers NONE = new Answers(0, List.of(), null, false, List.of(), 0);
     }
 
-    /** Writes sent in one flush: one script call per group. */
-    private record Batch(
-            List<List<MirrorWrite>> calls, List<RedisFuture<Long>> acks, long sentNanos) {
+    /**
+     * Writes sent in one flush and the answers of their commands: acknowledged when every command
+     * succeeded, else sent again whole (every command is idempotent).
+     */
+    private static final class Batch {
+        final List<MirrorWrite> writes;
+        final List<RedisFuture<?>> acks = new ArrayList<>();
+        final long sentNanos = System.nanoTime();
+        private int done;
+
+        Batch(List<MirrorWrite> writes) {
+            this.writes = writes;
+        }
+
+        /** Whether every command was answered; remembers how far it found them answered. */
         boolean isDone() {
-            for (RedisFuture<Long> f : acks) {
-                if (!f.isDone()) {
-                    return false;
+            while (done < acks.size() && acks.get(done).isDone()) {
+                done++;
+            }
+            return done == acks.size();
+        }
+
+        /** The first failure among the answers, or null. */
+        Throwable error() {
+            for (RedisFuture<?> f : acks) {
+                Throwable e = errorOf(f);
+                if (e != null) {
+                    return e;
                 }
             }
-            return true;
+            return null;
         }
     }
 
@@ -87,6 +111,7 @@ final class RedisChannel {
 
     private final Counter errors;
     private final Counter flushes;
+    private final Counter commands;
     private final Counter scriptLoads;
     private final Histogram writeMillis;
 
@@ -98,6 +123,7 @@ final class RedisChannel {
         this.backlog = backlog;
         errors = metrics.counter("redisErrors");
         flushes = metrics.counter("redisFlushes");
+        commands = metrics.counter("redisCommands");
         scriptLoads = metrics.counter("redisScriptLoads");
         writeMillis =
                 metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
@@ -138,38 +164,80 @@ final class RedisChannel {
         return true;
     }
 
-    /** Sends one batch; only after {@link #ready()} said yes. */
+    /**
+     * Sends one batch as plain commands and script calls ({@link MirrorCommands}); only after
+     * {@link #ready()} said yes.
+     */
     void send(List<MirrorWrite> batch) {
         RedisConnection c = connection;
+        Batch b = new Batch(batch);
         // One script call per user in a cluster (one slot per call), up to WRITES_PER_CALL users
-        // per call on a single Redis; one window per call.
-        int perCall = c.isCluster() ? 1 : WRITES_PER_CALL;
-        List<List<MirrorWrite>> calls = new ArrayList<>(batch.size() / perCall + 1);
-        List<RedisFuture<Long>> acks = new ArrayList<>(batch.size() / perCall + 1);
-        List<MirrorWrite> call = new ArrayList<>(perCall);
-        for (MirrorWrite w : batch) {
-            if (!call.isEmpty()
-                    && (call.size() == perCall || call.get(0).windowMillis() != w.windowMillis())) {
-                acks.add(evalsha(c, call));
-                calls.add(call);
-                call = new ArrayList<>(perCall);
-            }
-            call.add(w);
-        }
-        acks.add(evalsha(c, call));
-        calls.add(call);
+        // per call on a single Redis.
+        MirrorCommands.send(
+                settings.keyPrefix(),
+                batch,
+                System.currentTimeMillis(),
+                c.isCluster() ? 1 : WRITES_PER_CALL,
+                new Pipeline(c, b.acks));
         c.flush();
         flushes.inc();
-        inFlight.add(new Batch(calls, acks, System.nanoTime()));
+        commands.inc(b.acks.size());
+        inFlight.add(b);
     }
 
-    private RedisFuture<Long> evalsha(RedisConnection c, List<MirrorWrite> call) {
-        return c.commands()
-                .evalsha(
-                        MirrorScript.SHA1,
-                        ScriptOutputType.INTEGER,
-                        MirrorScript.keys(settings.keyPrefix(), call),
-                        MirrorScript.args(call, System.currentTimeMillis()));
+    /** Queues each command on the connection, keeping its answer. */
+    private final class Pipeline implements MirrorCommands.Target {
+        private final RedisConnection c;
+        private final List<RedisFuture<?>> acks;
+
+        Pipeline(RedisConnection c, List<RedisFuture<?>> acks) {
+            this.c = c;
+            this.acks = acks;
+        }
+
+        @Override
+        public void zadd(String key, long[] scores, String[] members, int n) {
+            Object[] args = new Object[2 * n];
+            for (int i = 0; i < n; i++) {
+                args[2 * i] = (double) scores[i];
+                args[2 * i + 1] = members[i];
+            }
+            acks.add(c.sortedSets().zadd(key, args));
+        }
+
+        @Override
+        public void zrem(String key, String[] members, int n) {
+            acks.add(
+                    c.sortedSets()
+                            .zrem(key, n == members.length ? members : Arrays.copyOf(members, n)));
+        }
+
+        @Override
+        public void trim(String key, long bound) {
+            acks.add(
+                    c.sortedSets()
+                            .zremrangebyscore(
+                                    key,
+                                    Range.from(
+                                            Range.Boundary.<Long>unbounded(),
+                                            Range.Boundary.excluding(bound))));
+        }
+
+        @Override
+        public void expireAt(String key, long epochMillis) {
+            acks.add(c.keys().pexpireat(key, epochMillis));
+        }
+
+        @Override
+        public void script(List<MirrorWrite> writes) {
+            acks.add(
+                    c.commands()
+                            .evalsha(
+                                    MirrorScript.SHA1,
+                                    ScriptOutputType.INTEGER,
+                                    MirrorScript.keys(settings.keyPrefix(), writes),
+                                    MirrorScript.args(writes, System.currentTimeMillis())));
+        }
     }
 
     /** Takes the answers of finished batches, in the order they were sent. */
@@ -185,29 +253,26 @@ final class RedisChannel {
         List<Long> erased = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
             Batch b = inFlight.poll();
-            writeMillis.update((System.nanoTime() - b.sentNanos()) / 1_000_000);
-            for (int i = 0; i < b.acks().size(); i++) {
-                Throwable error = errorOf(b.acks().get(i));
-                List<MirrorWrite> call = b.calls().get(i);
-                if (error == null && !resending) {
-                    for (MirrorWrite w : call) {
-                        acked += w.size();
-                        if (w.replace() && w.size() == 0) {
-                            erased = erased == null ? new ArrayList<>() : erased;
-                            erased.add(w.userId());
-                        }
+            writeMillis.update((System.nanoTime() - b.sentNanos) / 1_000_000);
+            Throwable error = b.error();
+            if (error == null && !resending) {
+                for (MirrorWrite w : b.writes) {
+                    acked += w.size();
+                    if (w.replace() && w.size() == 0) {
+                        erased = erased == null ? new ArrayList<>() : erased;
+                        erased.add(w.userId());
                     }
-                } else {
-                    // Each write trims by the stamped timestamp it carries: a write sent again
-                    // after a later one of its user could bring back what that one trimmed.
-                    // So everything sent after a failure is sent again too, after it.
-                    failed.addAll(call);
-                    if (error != null) {
-                        resending = true;
-                        failures++;
-                        noScript |= error instanceof RedisNoScriptException;
-                        cause = error;
-                    }
+                }
+            } else {
+                // Each write trims by the stamped timestamp it carries: a write sent again after
+                // a later one of its user could bring back what that one trimmed. So everything
+                // sent after a failure is sent again too, after it.
+                failed.addAll(b.writes);
+                if (error != null) {
+                    resending = true;
+                    failures++;
+                    noScript |= error instanceof RedisNoScriptException;
+                    cause = error;
                 }
             }
         }
@@ -284,7 +349,7 @@ final class RedisChannel {
     /** Adds the writes of the batches in flight, oldest first. */
     void inFlightWrites(List<MirrorWrite> out) {
         for (Batch b : inFlight) {
-            b.calls().forEach(out::addAll);
+            out.addAll(b.writes);
         }
     }
 

@@ -7,7 +7,9 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.api.async.RedisSortedSetAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
@@ -22,10 +24,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One lettuce connection to a single Redis ({@code redis://}, {@code rediss://}) or a Redis Cluster
- * ({@code redis-cluster://h1:p1,h2:p2,...}), with the few calls the mirror makes. Commands are not
- * flushed one by one: callers queue many and {@link #flush()} sends them together (in a cluster,
- * one batch per node). While disconnected, commands fail at once instead of queueing without bound:
- * the mirror keeps its own bounded backlog and retries.
+ * ({@code redis-cluster://h1:p1,h2:p2,...}), with the few kinds of calls the mirror makes. Commands
+ * are not flushed one by one: callers queue many and {@link #flush()} sends them together (in a
+ * cluster, one batch per node). While disconnected, commands fail at once instead of queueing
+ * without bound: the mirror keeps its own bounded backlog and retries.
  */
 public final class RedisConnection implements AutoCloseable {
     /**
@@ -38,20 +40,14 @@ public final class RedisConnection implements AutoCloseable {
 
     private final AbstractRedisClient client;
     private final ClientResources resources;
-    private final StatefulConnection<String, String> connection;
-    private final RedisScriptingAsyncCommands<String, String> commands;
+    private final Opened opened;
     private final boolean cluster;
 
     private RedisConnection(
-            AbstractRedisClient client,
-            ClientResources resources,
-            StatefulConnection<String, String> connection,
-            RedisScriptingAsyncCommands<String, String> commands,
-            boolean cluster) {
+            AbstractRedisClient client, ClientResources resources, Opened opened, boolean cluster) {
         this.client = client;
         this.resources = resources;
-        this.connection = connection;
-        this.commands = commands;
+        this.opened = opened;
         this.cluster = cluster;
     }
 
@@ -252,7 +248,7 @@ public final class RedisConnection implements AutoCloseable {
                     client.refreshPartitionsAsync()
                             .toCompletableFuture()
                             .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8))
-                            .thenApply(c -> new Opened(c, c.async())),
+                            .thenApply(c -> new Opened(c, c.async(), c.async(), c.async())),
                     client,
                     resources,
                     true);
@@ -267,7 +263,7 @@ public final class RedisConnection implements AutoCloseable {
         return opened(
                 client.connectAsync(StringCodec.UTF8, uris.get(0))
                         .toCompletableFuture()
-                        .thenApply(c -> new Opened(c, c.async())),
+                        .thenApply(c -> new Opened(c, c.async(), c.async(), c.async())),
                 client,
                 resources,
                 false);
@@ -275,7 +271,9 @@ public final class RedisConnection implements AutoCloseable {
 
     private record Opened(
             StatefulConnection<String, String> connection,
-            RedisScriptingAsyncCommands<String, String> commands) {}
+            RedisScriptingAsyncCommands<String, String> commands,
+            RedisSortedSetAsyncCommands<String, String> sortedSets,
+            RedisKeyAsyncCommands<String, String> keys) {}
 
     /** The connection once open, set to send only on flush; the client freed if it never opens. */
     private static CompletableFuture<RedisConnection> opened(
@@ -290,18 +288,27 @@ public final class RedisConnection implements AutoCloseable {
                         throw new IllegalStateException(e);
                     }
                     o.connection().setAutoFlushCommands(false);
-                    return new RedisConnection(
-                            client, resources, o.connection(), o.commands(), cluster);
+                    return new RedisConnection(client, resources, o, cluster);
                 });
     }
 
     /** Queues commands; nothing is sent before {@link #flush()}. */
     public RedisScriptingAsyncCommands<String, String> commands() {
-        return commands;
+        return opened.commands();
+    }
+
+    /** Queues sorted-set commands on the same connection, in order with the others. */
+    public RedisSortedSetAsyncCommands<String, String> sortedSets() {
+        return opened.sortedSets();
+    }
+
+    /** Queues key commands (expiry) on the same connection, in order with the others. */
+    public RedisKeyAsyncCommands<String, String> keys() {
+        return opened.keys();
     }
 
     public void flush() {
-        connection.flushCommands();
+        opened.connection().flushCommands();
     }
 
     public boolean isCluster() {

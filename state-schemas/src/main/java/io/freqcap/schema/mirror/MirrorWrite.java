@@ -14,11 +14,20 @@ import java.util.Arrays;
  * {@link Kind#REPLACE}: the user's keys are replaced by the entries, atomically. A held message
  * that stops counting gives a {@link Kind#REMOVE} of its member.
  *
+ * <p>The capping task knows what a write changes in Redis, so it says so: a write that trims
+ * nothing the user has in Redis carries {@link #NO_TRIM}, and {@code highestScore} tells when the
+ * keys may expire without reading them back. Redis is then sent plain commands (contract.md §7,
+ * docs/benchmarks.md: the mirror at the cost of a counter).
+ *
  * @param latestStamped the user's latest stamped timestamp (contract.md §6) once this write's
  *     messages are counted: members scored before it minus the window are trimmed; {@link #NO_TRIM}
  *     for a write that trims nothing
- * @param channels the channels of the keys this write touches; entries point into it
+ * @param channels the channels of the keys this write touches (and trims); entries point into it
  * @param channelOf for each entry, its channel's index in {@code channels}
+ * @param highestScore the highest score the user has in Redis once this write is applied (a held
+ *     message's send time, or the latest timestamp): its keys expire a window after the later of it
+ *     and the write; {@link #UNKNOWN_SCORE} when the write does not know it (a backlog checkpointed
+ *     by an earlier version), and then Redis reads it
  */
 public record MirrorWrite(
         long userId,
@@ -28,7 +37,8 @@ public record MirrorWrite(
         String[] channels,
         int[] channelOf,
         long[] timestamps,
-        String[] messageIds) {
+        String[] messageIds,
+        long highestScore) {
 
     /** What a write does with its entries. */
     public enum Kind {
@@ -42,6 +52,50 @@ public record MirrorWrite(
 
     /** {@code latestStamped} of a write that trims nothing. */
     public static final long NO_TRIM = Long.MIN_VALUE;
+
+    /** {@code highestScore} of a write that does not know the user's highest score. */
+    public static final long UNKNOWN_SCORE = Long.MIN_VALUE;
+
+    /** A write that does not know the user's highest score (Redis reads it). */
+    public MirrorWrite(
+            long userId,
+            long windowMillis,
+            Kind kind,
+            long latestStamped,
+            String[] channels,
+            int[] channelOf,
+            long[] timestamps,
+            String[] messageIds) {
+        this(
+                userId,
+                windowMillis,
+                kind,
+                latestStamped,
+                channels,
+                channelOf,
+                timestamps,
+                messageIds,
+                UNKNOWN_SCORE);
+    }
+
+    /** This write, knowing the user's highest score once it is applied. */
+    public MirrorWrite withHighestScore(long score) {
+        return new MirrorWrite(
+                userId,
+                windowMillis,
+                kind,
+                latestStamped,
+                channels,
+                channelOf,
+                timestamps,
+                messageIds,
+                score);
+    }
+
+    /** Whether this write knows the user's highest score. */
+    public boolean knowsHighestScore() {
+        return highestScore != UNKNOWN_SCORE;
+    }
 
     /**
      * A write as freqcap 0.3 made them, which trimmed by the latest score: adds (or replaces by)

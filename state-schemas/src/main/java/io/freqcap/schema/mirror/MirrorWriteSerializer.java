@@ -6,22 +6,25 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
- * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 2:
+ * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 3:
  *
  * <pre>
  * long userId, long windowMillis, byte kind (0 add, 1 replace, 2 remove), long latestStamped,
- * int k, k x UTF channel, int n, n x (int channel index, long timestamp, UTF messageId)
+ * int k, k x UTF channel, int n, n x (int channel index, long timestamp, UTF messageId),
+ * long highestScore
  * </pre>
  *
- * Version 1 (freqcap 0.3) had a boolean replace where the kind is and no latestStamped: such a
- * write trims from its latest entry, as it did then.
+ * Version 2 (every release after 0.3 until the mirror sent plain commands) had no highestScore:
+ * such a write does not know it, and Redis reads it ({@link MirrorWrite#UNKNOWN_SCORE}). Version 1
+ * (freqcap 0.3) had a boolean replace where the kind is and no latestStamped: such a write trims
+ * from its latest entry, as it did then.
  */
 public final class MirrorWriteSerializer implements SimpleVersionedSerializer<MirrorWrite> {
     public static final MirrorWriteSerializer INSTANCE = new MirrorWriteSerializer();
 
     @Override
     public int getVersion() {
-        return 2;
+        return 3;
     }
 
     @Override
@@ -41,12 +44,13 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
             out.writeLong(w.timestamps()[i]);
             out.writeUTF(w.messageIds()[i]);
         }
+        out.writeLong(w.highestScore());
         return out.getCopyOfBuffer();
     }
 
     @Override
     public MirrorWrite deserialize(int version, byte[] bytes) throws IOException {
-        if (version != 1 && version != 2) {
+        if (version < 1 || version > 3) {
             throw new IOException("unknown mirror backlog format version " + version);
         }
         try {
@@ -84,6 +88,7 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
             ts[i] = in.readLong();
             ids[i] = in.readUTF();
         }
+        long highest = version >= 3 ? in.readLong() : MirrorWrite.UNKNOWN_SCORE;
         try {
             if (version == 1) {
                 return new MirrorWrite(
@@ -95,7 +100,8 @@ public final class MirrorWriteSerializer implements SimpleVersionedSerializer<Mi
                         ts,
                         ids);
             }
-            return new MirrorWrite(user, window, kind, latestStamped, channels, channelOf, ts, ids);
+            return new MirrorWrite(
+                    user, window, kind, latestStamped, channels, channelOf, ts, ids, highest);
         } catch (IllegalArgumentException e) {
             throw new IOException("corrupt mirror backlog entry: " + e.getMessage(), e);
         }

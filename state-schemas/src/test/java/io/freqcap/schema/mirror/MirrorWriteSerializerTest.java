@@ -27,9 +27,30 @@ class MirrorWriteSerializerTest {
         MirrorWrite held = MirrorWrite.counted(42, 86_400_000L, 1_000, "h-1", 5_000, "sms", "push");
         MirrorWrite removal =
                 MirrorWrite.removal(42, 10, new String[] {"a", "b"}, new String[] {"sms", "push"});
-        for (MirrorWrite w : new MirrorWrite[] {one, rebuild, held, removal}) {
-            assertEquals(w, SERIALIZER.deserialize(2, SERIALIZER.serialize(w)));
+        MirrorWrite knowing = held.withHighestScore(9_000);
+        for (MirrorWrite w : new MirrorWrite[] {one, rebuild, held, removal, knowing}) {
+            assertEquals(w, SERIALIZER.deserialize(3, SERIALIZER.serialize(w)));
         }
+        assertEquals(
+                9_000, SERIALIZER.deserialize(3, SERIALIZER.serialize(knowing)).highestScore());
+    }
+
+    /**
+     * Writer state of format v2, as checkpoints of the versions between 0.3 and plain mirror
+     * commands hold it (a held message's write, trimming from 1000): it reads back as a write that
+     * does not know the user's highest score, which the script then reads in Redis.
+     */
+    static final String V2_HELD_WRITE =
+            "000000000000002a0000000005265c000000000000000003e8000000020003736d73"
+                    + "000470757368000000010000000000000000000013880003682d31";
+
+    @Test
+    void backlogFormatV2IsFixed() throws IOException {
+        MirrorWrite read = SERIALIZER.deserialize(2, HexFormat.of().parseHex(V2_HELD_WRITE));
+        assertEquals(
+                MirrorWrite.counted(42, 86_400_000L, 1_000, "h-1", 5_000, "sms", "push"), read);
+        assertEquals(MirrorWrite.UNKNOWN_SCORE, read.highestScore());
+        assertTrue(!read.knowsHighestScore());
     }
 
     /**
@@ -53,7 +74,7 @@ class MirrorWriteSerializerTest {
                         new int[] {1, 0, 1},
                         new long[] {1_763_812_800_000L, 1_763_812_800_001L, 1_763_899_200_000L},
                         new String[] {"m-1", "m-\u00e9", "m-3"});
-        assertEquals(2, SERIALIZER.getVersion());
+        assertEquals(3, SERIALIZER.getVersion());
         MirrorWrite read = SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE));
         assertEquals(rebuild, read);
         assertEquals(MirrorWrite.Kind.REPLACE, read.kind());
@@ -74,14 +95,14 @@ class MirrorWriteSerializerTest {
         // user, window, kind, latestStamped, 1 channel ("push"), 1 entry, then its channel index
         int channelIndex = 8 + 8 + 1 + 8 + 4 + (2 + 4) + 4;
         bytes[channelIndex + 3] = 9;
-        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
+        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
         assertTrue(e.getMessage().contains("channel index 9"), e.getMessage());
         byte[] truncated = Arrays.copyOf(bytes, 20);
-        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, truncated));
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, truncated));
         assertTrue(e.getMessage().contains("truncated"), e.getMessage());
         bytes[16] = 7;
-        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(2, bytes));
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
         assertTrue(e.getMessage().contains("kind 7"), e.getMessage());
-        assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
+        assertThrows(IOException.class, () -> SERIALIZER.deserialize(4, bytes));
     }
 }

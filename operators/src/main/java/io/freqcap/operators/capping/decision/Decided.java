@@ -25,9 +25,8 @@ import java.util.List;
  * @param message the parsed message; null for a malformed record
  * @param config the config in force
  * @param verdict the rule's verdict; null for a malformed record
- * @param channelsBefore the user's channels before an ALLOWED message was counted, when the mirror
- *     is on; else null
- * @param latestStamped the user's latest stamped timestamp once an ALLOWED message is counted
+ * @param mirrorWrite the Redis mirror's write for an ALLOWED message, scored at its send time
+ *     ({@link MirrorChanges#counted}); null for any other outcome or with the mirror off
  * @param now the clock it was decided at: a held message whose send time it has reached goes out at
  *     once
  * @param preempted the held messages whose place it took (contract.md §6), each to end as
@@ -38,8 +37,7 @@ public record Decided(
         OutboundMessage message,
         LimitConfig config,
         Verdict verdict,
-        String[] channelsBefore,
-        long latestStamped,
+        MirrorWrite mirrorWrite,
         long now,
         List<HeldDelivery> preempted) {
 
@@ -55,7 +53,7 @@ public record Decided(
 
     /** The outcome of a record that could not be read: MALFORMED, no state touched. */
     public static Decided malformed(InboundMessage in, LimitConfig config) {
-        return new Decided(in, null, config, null, null, Long.MIN_VALUE, Long.MIN_VALUE, List.of());
+        return new Decided(in, null, config, null, null, Long.MIN_VALUE, List.of());
     }
 
     /**
@@ -189,7 +187,6 @@ public record Decided(
                 config,
                 Withdrawn.preempted(verdict.segment(), verdict.sendAt(), message.priority(), by),
                 null,
-                Long.MIN_VALUE,
                 now,
                 List.of());
     }
@@ -208,7 +205,7 @@ public record Decided(
      * write); null when it took none or with the mirror off.
      */
     public MirrorWrite mirrorRemoval() {
-        if (channelsBefore == null || preempted.isEmpty()) {
+        if (mirrorWrite == null || preempted.isEmpty()) {
             return null;
         }
         String[] ids = new String[preempted.size()];
@@ -218,23 +215,5 @@ public record Decided(
             channels[i] = preempted.get(i).channel();
         }
         return MirrorWrite.removal(message.userId(), config.longestWindowMillis(), ids, channels);
-    }
-
-    /**
-     * The Redis mirror's write for an ALLOWED message, scored at its send time; null for any other
-     * outcome or with the mirror off.
-     */
-    public MirrorWrite mirrorWrite() {
-        if (channelsBefore == null || decision() != Decision.ALLOWED) {
-            return null;
-        }
-        return MirrorWrite.counted(
-                message.userId(),
-                config.longestWindowMillis(),
-                latestStamped,
-                message.messageId(),
-                verdict.isHeld() ? verdict.sendAt() : message.timestamp(),
-                message.channel(),
-                channelsBefore);
     }
 }

@@ -11,6 +11,7 @@ import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
@@ -177,9 +178,6 @@ public final class DecisionStep {
                                         now,
                                         prefs));
         CountedHistory before = found;
-        // Every channel the user may have in Redis, preempted messages' included: the mirror's
-        // write trims them all. Read only for a message that is counted, before any un-count.
-        String[] channelsBefore = null;
         List<HeldDelivery> preempted = List.of();
         if (v.decision() == Decision.REJECTED
                 && config.ruleFor(segment).preempt()
@@ -207,7 +205,6 @@ public final class DecisionStep {
                 // the history it found: shadow rules never preempt (contract.md §6).
                 v = f.verdict().withShadow(v.shadow());
                 preempted = f.taken();
-                channelsBefore = keepMessageIds ? before.channels() : null;
                 held.take(m.userId(), preempted);
                 for (HeldDelivery h : preempted) {
                     histories.uncount(m.userId(), h.sendAt(), h.messageId());
@@ -215,18 +212,20 @@ public final class DecisionStep {
                 before = histories.get(m.userId());
             }
         }
-        long latestStamped = Long.MIN_VALUE;
+        MirrorWrite mirrorWrite = null;
         if (v.decision() == Decision.ALLOWED) {
-            if (keepMessageIds && channelsBefore == null) {
-                channelsBefore = before.channels();
-            }
             // Counting never prunes the entry stamped latest: this is the history's after it.
-            latestStamped =
+            long latestStamped =
                     before.isEmpty()
                             ? m.timestamp()
                             : Math.max(before.latestStamped(), m.timestamp());
             // A held message is counted at its send time (contract.md §6).
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+            if (keepMessageIds) {
+                mirrorWrite =
+                        MirrorChanges.counted(
+                                before, m, countedAt, latestStamped, config.longestWindowMillis());
+            }
             histories.count(
                     m.userId(),
                     before,
@@ -238,7 +237,7 @@ public final class DecisionStep {
                             before.firstHeldWaiting(now),
                             HistoryGrowth.keptMillis(config, prefs)));
         }
-        return new Decided(in, m, config, v, channelsBefore, latestStamped, now, preempted);
+        return new Decided(in, m, config, v, mirrorWrite, now, preempted);
     }
 
     /**

@@ -152,16 +152,18 @@ public final class HistoryScans {
                     // the latest timestamp, a bucket at a time.
                     Set<String> channels = new LinkedHashSet<>();
                     long latest = Long.MIN_VALUE;
+                    long highest = Long.MIN_VALUE;
                     for (long k : keys) {
                         UserHistory h = buckets.get(k);
                         channels.addAll(Arrays.asList(h.channels()));
                         latest = Math.max(latest, h.latestStamped());
+                        highest = Math.max(highest, h.latest());
                     }
                     String[] all = channels.toArray(new String[0]);
                     long written = 0;
                     for (long k : keys) {
                         UserHistory h = buckets.get(k);
-                        MirrorWrite w = write(user, h, latest, window, all, written == 0);
+                        MirrorWrite w = write(user, h, latest, highest, window, all, written == 0);
                         if (w != null) {
                             out.accept(w);
                             written += w.size();
@@ -182,7 +184,7 @@ public final class HistoryScans {
      * timestamp minus the window (what Redis keeps, contract.md §7), or null if none.
      */
     static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
-        return write(user, h, h.latestStamped(), window, h.channels(), true);
+        return write(user, h, h.latestStamped(), h.latest(), window, h.channels(), true);
     }
 
     /**
@@ -190,12 +192,14 @@ public final class HistoryScans {
      * after {@code latestStamped} minus the window; or null if none.
      *
      * @param latestStamped the user's latest stamped timestamp
+     * @param highest the user's highest score (its keys expire a window after it at the earliest)
      * @param channels every channel of the entries (and, replacing, of the user)
      */
     private static MirrorWrite write(
             long user,
             UserHistory h,
             long latestStamped,
+            long highest,
             long window,
             String[] channels,
             boolean replace) {
@@ -229,6 +233,7 @@ public final class HistoryScans {
                 channels,
                 channelOf,
                 ts,
-                ids);
+                ids,
+                highest);
     }
 }
