@@ -15,6 +15,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,8 +87,24 @@ class RedisCredentialsITCase {
                                         .addCommand(io.lettuce.core.protocol.CommandType.HELLO)
                                         .addCommand(io.lettuce.core.protocol.CommandType.AUTH)
                                         .addCommand(io.lettuce.core.protocol.CommandType.CLIENT));
+                // One who may run the script but not the plain commands, and one who may run
+                // exactly what operations.md lists.
+                c.sync().aclSetuser("scripter", mirrorUser(false));
+                c.sync().aclSetuser("mirror", mirrorUser(true));
             } finally {
                 admin.shutdown();
+            }
+            for (String user : List.of("scripter", "mirror")) {
+                String uri = "redis://" + user + ":" + encoded("r/" + PASSWORD) + at;
+                if (user.equals("mirror")) {
+                    RedisPreflight.check(mirror(uri), Duration.ofSeconds(10));
+                    continue;
+                }
+                InvalidOptionException refused =
+                        assertThrows(
+                                InvalidOptionException.class,
+                                () -> RedisPreflight.check(mirror(uri), Duration.ofSeconds(10)));
+                assertTrue(refused.getMessage().contains("NOPERM"), refused.getMessage());
             }
             InvalidOptionException e =
                     assertThrows(
@@ -102,6 +119,27 @@ class RedisCredentialsITCase {
             assertTrue(e.getMessage().contains("NOPERM"), e.getMessage());
             assertFalse(e.getMessage().contains(PASSWORD), e.getMessage());
         }
+    }
+
+    @Test
+    /** The ACL of docs/operations.md (keys fc:*), or that without the plain commands. */
+    static io.lettuce.core.AclSetuserArgs mirrorUser(boolean plainCommands) {
+        var args =
+                io.lettuce.core.AclSetuserArgs.Builder.on()
+                        .addPassword("r/" + PASSWORD)
+                        .keyPattern("fc:*")
+                        .addCommand(io.lettuce.core.protocol.CommandType.HELLO)
+                        .addCommand(io.lettuce.core.protocol.CommandType.AUTH)
+                        .addCommand(io.lettuce.core.protocol.CommandType.CLIENT)
+                        .addCommand(io.lettuce.core.protocol.CommandType.EVALSHA)
+                        .addCommand(io.lettuce.core.protocol.CommandType.SCRIPT);
+        if (plainCommands) {
+            args.addCommand(io.lettuce.core.protocol.CommandType.ZADD)
+                    .addCommand(io.lettuce.core.protocol.CommandType.ZREM)
+                    .addCommand(io.lettuce.core.protocol.CommandType.ZREMRANGEBYSCORE)
+                    .addCommand(io.lettuce.core.protocol.CommandType.PEXPIREAT);
+        }
+        return args;
     }
 
     @Test

@@ -333,6 +333,7 @@ public final class EndToEndBenchmark {
             try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(cp)) {
                 consumer.subscribe(List.of(prefix + "deliveries", prefix + "audit"));
                 CpuUse cpu = new CpuUse(kafka);
+                RedisCost redisCost = redis == null ? null : RedisCost.start(redis);
                 long submitted = System.nanoTime();
                 JobClient job = env.executeAsync("freqcap-e2e");
                 AtomicLong firstRead = new AtomicLong();
@@ -386,14 +387,14 @@ public final class EndToEndBenchmark {
                     long writes = sum(metrics, job, "redisWrites");
                     long flushes = sum(metrics, job, "redisFlushes");
                     System.out.printf(
-                            "mirror: %,d script calls, all in Redis %.1f s after submit (%,.0f msg/s);"
+                            "mirror: all in Redis %.1f s after submit (%,.0f msg/s);"
                                     + " %,d counted messages in %,d flushes = %.0f per round trip%n",
-                            evalshaCalls(redis),
                             mirrored,
                             seen / mirrored,
                             writes,
                             flushes,
                             (double) writes / Math.max(1, flushes));
+                    redisCost.report(writes);
                 }
                 cpu.report(seen);
                 if (!identity) {
@@ -448,15 +449,6 @@ public final class EndToEndBenchmark {
                 return System.nanoTime();
             }
         }
-    }
-
-    /** EVALSHA calls Redis has run (INFO commandstats). */
-    static long evalshaCalls(EmbeddedRedis redis) {
-        String info = redis.command("INFO commandstats");
-        java.util.regex.Matcher m =
-                java.util.regex.Pattern.compile("cmdstat_evalsha:calls=(\\d+)")
-                        .matcher(info == null ? "" : info);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
     static long sum(InMemoryReporter metrics, JobClient job, String name) {

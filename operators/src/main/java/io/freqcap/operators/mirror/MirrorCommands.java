@@ -14,15 +14,15 @@ import java.util.Set;
  * write knows what it changes, {@link MirrorScript} where it does not. Plain Java, no Redis client:
  * what a batch sends is decided here and tested on its own.
  *
- * <p>A user's adding writes in one batch become one multi-member {@code ZADD} per key, then a
- * {@code ZREMRANGEBYSCORE} per key a write says holds a member below the bound (the user's latest
- * stamped timestamp minus the window: the later bound of the writes), then a {@code PEXPIREAT} per
- * key added to, a window after the later of {@code now} and the user's highest score. That is what
- * the script did for them, in fewer commands and without reading a key back. A removal is a
- * multi-member {@code ZREM} per key. A replacing write (a rebuild: the user's keys replaced
- * atomically) and an adding one that does not know the user's highest score (a backlog restored
- * from an earlier version) go through the script, which reads it. A user's writes keep their order:
- * a write that cannot join the user's open group sends that group first.
+ * <p>A user's adding writes in one batch (under one window) become one multi-member {@code ZADD}
+ * per key, then a {@code ZREMRANGEBYSCORE} per key a write says holds a member below the bound (the
+ * user's latest stamped timestamp minus the window: the later bound of the writes), then a {@code
+ * PEXPIREAT} per key added to, a window after the later of {@code now} and the user's highest
+ * score. That is what the script did for them, in fewer commands and without reading a key back. A
+ * removal is a multi-member {@code ZREM} per key. A replacing write (a rebuild: the user's keys
+ * replaced atomically) and an adding one that does not know the user's highest score (a backlog
+ * restored from an earlier version) go through the script, which reads it. A user's writes keep
+ * their order: a write that cannot join the user's open group sends that group first.
  *
  * <p>Each command is idempotent and a batch's result does not depend on what Redis held before
  * beyond what the script's would, so replaying batches in order leaves the same content.
@@ -82,7 +82,18 @@ public final class MirrorCommands {
                     flushScripted(); // the script's writes of this user go first
                 }
                 if (plainAdd) {
-                    open.computeIfAbsent(w.userId(), u -> new UserAdds()).add(w);
+                    UserAdds adds = open.get(w.userId());
+                    if (adds != null && adds.window != w.windowMillis()) {
+                        // Each write's trim by its own window: a later write under a longer
+                        // window may add what the earlier bound lies above.
+                        open.remove(w.userId()).send(w.userId());
+                        adds = null;
+                    }
+                    if (adds == null) {
+                        adds = new UserAdds(w.windowMillis());
+                        open.put(w.userId(), adds);
+                    }
+                    adds.add(w);
                     continue;
                 }
                 UserAdds adds = open.remove(w.userId());
@@ -140,8 +151,10 @@ public final class MirrorCommands {
             }
         }
 
-        /** One user's adding writes of the batch, merged. */
+        /** One user's adding writes of the batch under one window, merged. */
         private final class UserAdds {
+            final long window;
+
             /** Per channel (null: the user's key), the members added, in order. */
             private final Map<String, Members> members = new LinkedHashMap<>();
 
@@ -150,16 +163,20 @@ public final class MirrorCommands {
             private boolean trims;
             private long expireAt = Long.MIN_VALUE;
 
+            UserAdds(long window) {
+                this.window = window;
+            }
+
             void add(MirrorWrite w) {
-                Members all = members.computeIfAbsent(null, c -> new Members());
                 for (int i = 0; i < w.size(); i++) {
-                    all.add(w.timestamps()[i], w.messageIds()[i]);
+                    members.computeIfAbsent(null, c -> new Members())
+                            .add(w.timestamps()[i], w.messageIds()[i]);
                     members.computeIfAbsent(w.channels()[w.channelOf()[i]], c -> new Members())
                             .add(w.timestamps()[i], w.messageIds()[i]);
                 }
                 if (w.latestStamped() != MirrorWrite.NO_TRIM) {
                     trims = true;
-                    bound = Math.max(bound, w.latestStamped() - w.windowMillis());
+                    bound = Math.max(bound, w.latestStamped() - window);
                     trimmed.addAll(List.of(w.channels()));
                 }
                 if (w.size() > 0) {

@@ -14,8 +14,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis mirror's writer: batches writes into pipelined {@code EVALSHA} calls of {@link
- * MirrorScript}, many flushed together, and keeps what Redis has not acknowledged.
+ * The Redis mirror's writer: batches writes into pipelined commands ({@link MirrorCommands}: plain
+ * commands, {@link MirrorScript} for rebuilds), many flushed together, and keeps what Redis has not
+ * acknowledged.
  *
  * <p><b>Guarantee.</b> A write leaves the backlog only when Redis acknowledged it. A checkpoint
  * sends what is pending without waiting for Redis, and stores everything unacknowledged (unsent and

@@ -46,8 +46,12 @@ class CappingMirrorTest {
         h.processElement(m, m.message().timestamp());
     }
 
+    /**
+     * Each write says what it changes in Redis: a trim only once the user has a member below the
+     * bound (then naming the channels that have one), and the user's highest score for the expiry.
+     */
     @Test
-    void everyCountedMessageGoesToTheMirrorWithTheChannelsToTrim() throws Exception {
+    void everyCountedMessageGoesToTheMirrorTrimmingOnlyWhatFallsOut() throws Exception {
         var h = harness(true, null);
         send(h, message("m1", 42, "push", "marketing", DAY_1_NOON));
         send(h, message("t1", 42, "push", "transactional", DAY_1_NOON + 1)); // EXEMPT
@@ -55,11 +59,21 @@ class CappingMirrorTest {
         send(h, message("m2", 42, "email", "marketing", DAY_1_NOON + HOUR));
         send(h, message("m3", 42, "push", "marketing", DAY_1_NOON + 2 * HOUR)); // REJECTED
         send(h, message("m4", 42, "push", "marketing", DAY_1_NOON + DAY + HOUR));
+        long m5 = DAY_1_NOON + WEEK + DAY; // m1 and m2 fall out, m4 stays
+        send(h, message("m5", 42, "sms", "marketing", m5));
+        long noTrim = MirrorWrite.NO_TRIM;
         assertEquals(
                 List.of(
-                        MirrorWrite.of(42, WEEK, "m1", DAY_1_NOON, "push"),
-                        MirrorWrite.of(42, WEEK, "m2", DAY_1_NOON + HOUR, "email", "push"),
-                        MirrorWrite.of(42, WEEK, "m4", DAY_1_NOON + DAY + HOUR, "push", "email")),
+                        // The first write of a user the job holds nothing of trims what it
+                        // touches: a swept history's keys may live on.
+                        MirrorWrite.counted(42, WEEK, DAY_1_NOON, "m1", DAY_1_NOON, "push")
+                                .withHighestScore(DAY_1_NOON),
+                        MirrorWrite.counted(42, WEEK, noTrim, "m2", DAY_1_NOON + HOUR, "email")
+                                .withHighestScore(DAY_1_NOON + HOUR),
+                        MirrorWrite.counted(42, WEEK, noTrim, "m4", DAY_1_NOON + DAY + HOUR, "push")
+                                .withHighestScore(DAY_1_NOON + DAY + HOUR),
+                        MirrorWrite.counted(42, WEEK, m5, "m5", m5, "sms", "push", "email")
+                                .withHighestScore(m5)),
                 CappingHarnesses.mirrored(h));
     }
 

@@ -16,9 +16,12 @@ import java.util.List;
  * <p>Redis holds a subset of the history's entries (every member is a counted message the history
  * had when it was written; pruning drops an entry only once it is below the bound, and then this
  * write, whose history still has it, trims it). So a history with no entry below the bound means
- * keys with no member below it. The check reads every entry below the bound, not only those that
- * crossed it since the user's last write: after a config that shortens the longest window, members
- * the old window kept leave at the user's next write, as they did when every write trimmed.
+ * keys with no member below it. An empty history proves nothing (a sweep clears histories by event
+ * time, keys expire by the wall clock; a job may start without state beside existing keys): the
+ * first write of a user the job holds nothing of trims the keys it touches. The check reads every
+ * entry below the bound, not only those that crossed it since the user's last write: after a config
+ * that shortens the longest window, members the old window kept leave at the user's next write, as
+ * they did when every write trimmed.
  */
 public final class MirrorChanges {
     private MirrorChanges() {}
@@ -36,7 +39,12 @@ public final class MirrorChanges {
         String channel = m.channel();
         long trimFrom = NO_MEMBER;
         List<String> trimmed = new ArrayList<>(0);
-        if (!before.isEmpty()) {
+        if (before.isEmpty()) {
+            // A user the job has no history of may still have keys: a history swept by event
+            // time while its keys live by the wall clock, a job started without state. Trim
+            // what this write touches, as every write did before.
+            trimFrom = latestStamped;
+        } else {
             long bound = minus(latestStamped, window);
             if (before.count(Scope.ALL, Long.MIN_VALUE, bound - 1) > 0) {
                 trimFrom = latestStamped;
