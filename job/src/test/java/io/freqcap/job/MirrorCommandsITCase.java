@@ -9,6 +9,7 @@ import io.freqcap.operators.backtest.MemoryHeld;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
 import io.freqcap.schema.config.LimitConfig;
@@ -67,6 +68,7 @@ class MirrorCommandsITCase {
         client = RedisClient.create(redis.uri());
         sync = client.connect().sync();
         sync.scriptLoad(MirrorScript.SOURCE);
+        sync.scriptLoad(CommandScript.SOURCE);
     }
 
     @AfterAll
@@ -90,6 +92,7 @@ class MirrorCommandsITCase {
             Random batches = new Random(seed);
             String old = "old" + seed;
             String now = "new" + seed;
+            String carried = "carried" + seed;
             int i = 0;
             while (i < writes.size()) {
                 int n = Math.min(writes.size() - i, 1 + batches.nextInt(60));
@@ -97,9 +100,11 @@ class MirrorCommandsITCase {
                 List<Pair> batch = writes.subList(from, i + n);
                 script(old, batch.stream().map(Pair::before).toList());
                 commands(now, batch.stream().map(Pair::now).toList());
+                commandsInScripts(carried, batch.stream().map(Pair::now).toList());
                 i += n;
             }
             assertSameKeys(old, now);
+            assertSameKeys(old, carried);
         }
     }
 
@@ -211,6 +216,24 @@ class MirrorCommandsITCase {
                         MirrorCommandsITCase.script(prefix, writes);
                     }
                 });
+    }
+
+    /** The same commands carried by {@link CommandScript} calls of up to 7 users. */
+    static void commandsInScripts(String prefix, List<MirrorWrite> writes) {
+        CommandScript.Calls calls =
+                new CommandScript.Calls(
+                        7,
+                        (keys, args) ->
+                                sync.evalsha(
+                                        CommandScript.SHA1, ScriptOutputType.INTEGER, keys, args)) {
+                    @Override
+                    public void script(List<MirrorWrite> writes) {
+                        flush();
+                        MirrorCommandsITCase.script(prefix, writes);
+                    }
+                };
+        MirrorCommands.send(prefix, writes, System.currentTimeMillis(), 50, calls);
+        calls.flush();
     }
 
     static void assertSameKeys(String old, String now) {

@@ -94,9 +94,15 @@ public final class MirrorCostBenchmark {
                                     "mirror as the Lua script alone, per counted message",
                                     traffic.counted(),
                                     () -> script(c, traffic)));
+                    rows.add(
+                            measure(
+                                    c,
+                                    "mirror as commands in script calls, per counted message",
+                                    traffic.counted(),
+                                    () -> commandScript(c, traffic)));
                 }
-                System.out.println("| sent | Redis CPU µs | commands | s |");
-                System.out.println("|---|---|---|---|");
+                System.out.println("| sent | Redis CPU µs | commands | client CPU µs | s |");
+                System.out.println("|---|---|---|---|---|");
                 rows.forEach(System.out::println);
             } finally {
                 client.shutdown();
@@ -181,7 +187,9 @@ public final class MirrorCostBenchmark {
         sync.configResetstat();
         double cpu0 = cpuSeconds(sync.info("cpu"));
         long t0 = System.nanoTime();
+        long client0 = clientCpuNanos();
         run.send();
+        long client = clientCpuNanos() - client0;
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpu = cpuSeconds(sync.info("cpu")) - cpu0;
         String stats = sync.info("commandstats");
@@ -193,10 +201,17 @@ public final class MirrorCostBenchmark {
         }
         String row =
                 String.format(
-                        "| %s | %.2f | %.2f | %.1f |",
-                        name, cpu * 1e6 / per, (double) calls / per, seconds);
+                        "| %s | %.2f | %.2f | %.2f | %.1f |",
+                        name, cpu * 1e6 / per, (double) calls / per, client / 1e3 / per, seconds);
         System.out.println(row);
         return row;
+    }
+
+    /** This JVM's CPU (the client: encoding, lettuce's threads), in ns. */
+    static long clientCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     static double cpuSeconds(String info) {
@@ -338,6 +353,35 @@ public final class MirrorCostBenchmark {
                     System.currentTimeMillis(),
                     50,
                     target);
+            p.flush();
+        }
+        p.close();
+        return w.size();
+    }
+
+    static long commandScript(StatefulRedisConnection<String, String> c, Traffic traffic)
+            throws Exception {
+        c.sync().scriptLoad(io.freqcap.operators.mirror.CommandScript.SOURCE);
+        Pipeline p = new Pipeline(c);
+        var calls =
+                new io.freqcap.operators.mirror.CommandScript.Calls(
+                        50,
+                        (keys, args) ->
+                                p.add(
+                                        p.async.evalsha(
+                                                io.freqcap.operators.mirror.CommandScript.SHA1,
+                                                ScriptOutputType.INTEGER,
+                                                keys,
+                                                args)));
+        List<MirrorWrite> w = traffic.writes();
+        for (int i = 0; i < w.size(); i += BATCH) {
+            MirrorCommands.send(
+                    "fc",
+                    w.subList(i, Math.min(w.size(), i + BATCH)),
+                    System.currentTimeMillis(),
+                    50,
+                    calls);
+            calls.flush();
             p.flush();
         }
         p.close();

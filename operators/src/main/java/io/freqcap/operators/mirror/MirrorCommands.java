@@ -45,6 +45,9 @@ public final class MirrorCommands {
 
         /** One {@code EVALSHA} of {@link MirrorScript} with these writes (one window). */
         void script(List<MirrorWrite> writes);
+
+        /** The commands since the last call were all of one user's keys (one cluster slot). */
+        default void userDone() {}
     }
 
     /**
@@ -102,6 +105,7 @@ public final class MirrorCommands {
                 }
                 if (w.kind() == MirrorWrite.Kind.REMOVE) {
                     remove(w);
+                    target.userDone();
                 } else {
                     script(w);
                 }
@@ -199,6 +203,7 @@ public final class MirrorCommands {
                 for (String c : members.keySet()) {
                     target.expireAt(key(user, c), expireAt);
                 }
+                target.userDone();
             }
 
             private String key(long user, String channel) {

@@ -143,4 +143,46 @@ class MirrorCommandsTest {
                         "PEXPIREAT fc:{7}:push " + (NOW + DAY)),
                 c);
     }
+
+    /** A heavy user's rebuild: no command carries more members than Lua can unpack. */
+    @Test
+    void scriptCallsCutLongCommands() {
+        int n = 2_500;
+        long[] ts = new long[n];
+        String[] ids = new String[n];
+        for (int i = 0; i < n; i++) {
+            ts[i] = 100 * DAY + i;
+            ids[i] = "h-" + i;
+        }
+        MirrorWrite w =
+                new MirrorWrite(
+                        7,
+                        DAY,
+                        MirrorWrite.Kind.ADD,
+                        MirrorWrite.NO_TRIM,
+                        new String[] {"push"},
+                        new int[n],
+                        ts,
+                        ids,
+                        ts[n - 1]);
+        List<Integer> zaddMembers = new ArrayList<>();
+        List<Integer> callArgs = new ArrayList<>();
+        CommandScript.Calls calls =
+                new CommandScript.Calls(
+                        50,
+                        (keys, args) -> {
+                            callArgs.add(args.length);
+                            for (int a = 0; a < args.length; ) {
+                                int c = Integer.parseInt(args[a + 2]);
+                                if (args[a].equals("ZADD")) {
+                                    zaddMembers.add(c / 2);
+                                }
+                                a += 3 + c;
+                            }
+                        });
+        MirrorCommands.send("fc", List.of(w), NOW, 50, calls);
+        calls.flush();
+        assertEquals(List.of(1000, 1000, 500, 1000, 1000, 500), zaddMembers);
+        assertEquals(1, callArgs.size());
+    }
 }
