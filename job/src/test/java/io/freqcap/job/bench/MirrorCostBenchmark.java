@@ -6,6 +6,7 @@ import io.freqcap.operators.backtest.MemoryHeld;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
 import io.freqcap.schema.config.LimitConfig;
@@ -37,13 +38,18 @@ import java.util.regex.Pattern;
  * <p>The traffic is the end-to-end benchmark's (M messages over N users and D days, one in three
  * email, config 1d=2 and 7d=5). The mirror's writes are what the job's decision step makes of it
  * (in memory, message ids kept, as with {@code --redis}); they are sent as the job sends them, in
- * batches of 500 with up to 8 in flight, once as plain commands ({@link MirrorCommands}, today's
- * mirror) and once through the Lua script alone ({@link MirrorScript}, as every write went before
- * issue 47). The sliding log sends one {@code EVALSHA} per decision (ZREMRANGEBYSCORE, ZCOUNT,
- * ZADD, PEXPIRE on the user's key, window 7d, max 5), pipelined the same way, over every message.
+ * batches of 500 with up to 8 in flight: as plain commands ({@link MirrorCommands}, the mirror in a
+ * cluster), as those commands in script calls of 50 users ({@link CommandScript}, the mirror on a
+ * single Redis), and through the old Lua script alone ({@link MirrorScript}, with the writes the
+ * job made before issue 47: every write trimming, naming every channel). The sliding log sends one
+ * {@code EVALSHA} per decision (ZREMRANGEBYSCORE, ZCOUNT, ZADD, PEXPIRE on the user's key, window
+ * 7d, max 5), pipelined the same way, over every message.
  *
  * <p>Run: {@code mvn -q -DskipTests install && mvn -q -pl job exec:exec@mirror-cost}
- * (bench.messages, bench.users, bench.days; bench.rounds alternates the three that many times).
+ * (bench.messages, bench.users, bench.days; bench.rounds alternates the ways that many times;
+ * -Dbench.only=TEXT runs only the ways whose name contains it; -Dbench.commandstats=true prints
+ * Redis' time per command). Besides Redis' CPU it prints this JVM's (the client's: encoding and
+ * lettuce), which is what the job pays on its side.
  */
 public final class MirrorCostBenchmark {
     static final String SLIDING_LOG =
@@ -182,6 +188,9 @@ public final class MirrorCostBenchmark {
     /** Runs one mode on an empty Redis; returns its table row. */
     static String measure(StatefulRedisConnection<String, String> c, String name, long per, Run run)
             throws Exception {
+        if (!name.contains(System.getProperty("bench.only", ""))) {
+            return "| " + name + " | not run (-Dbench.only) | | | |";
+        }
         RedisCommands<String, String> sync = c.sync();
         sync.flushall();
         sync.configResetstat();
@@ -361,15 +370,15 @@ public final class MirrorCostBenchmark {
 
     static long commandScript(StatefulRedisConnection<String, String> c, Traffic traffic)
             throws Exception {
-        c.sync().scriptLoad(io.freqcap.operators.mirror.CommandScript.SOURCE);
+        c.sync().scriptLoad(CommandScript.SOURCE);
         Pipeline p = new Pipeline(c);
         var calls =
-                new io.freqcap.operators.mirror.CommandScript.Calls(
+                new CommandScript.Calls(
                         50,
                         (keys, args) ->
                                 p.add(
                                         p.async.evalsha(
-                                                io.freqcap.operators.mirror.CommandScript.SHA1,
+                                                CommandScript.SHA1,
                                                 ScriptOutputType.INTEGER,
                                                 keys,
                                                 args)));
