@@ -12,22 +12,23 @@ import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
+import io.freqcap.operators.mirror.PlainCommands;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.mirror.MirrorWrite;
-import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanIterator;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -61,12 +62,15 @@ class MirrorCommandsITCase {
     static EmbeddedRedis redis;
     static RedisClient client;
     static RedisCommands<String, String> sync;
+    static RedisAsyncCommands<String, String> async;
 
     @BeforeAll
     static void start() throws Exception {
         redis = EmbeddedRedis.start(dir, false);
         client = RedisClient.create(redis.uri());
-        sync = client.connect().sync();
+        var connection = client.connect();
+        sync = connection.sync();
+        async = connection.async();
         sync.scriptLoad(MirrorScript.SOURCE);
         sync.scriptLoad(CommandScript.SOURCE);
     }
@@ -175,47 +179,17 @@ class MirrorCommandsITCase {
         }
     }
 
-    static void commands(String prefix, List<MirrorWrite> writes) {
+    static void commands(String prefix, List<MirrorWrite> writes) throws Exception {
+        List<RedisFuture<?>> sent = new ArrayList<>();
         MirrorCommands.send(
                 prefix,
                 writes,
                 System.currentTimeMillis(),
                 50,
-                new MirrorCommands.Target() {
-                    @Override
-                    public void zadd(String key, long[] scores, String[] members, int n) {
-                        Object[] a = new Object[2 * n];
-                        for (int i = 0; i < n; i++) {
-                            a[2 * i] = (double) scores[i];
-                            a[2 * i + 1] = members[i];
-                        }
-                        sync.zadd(key, a);
-                    }
-
-                    @Override
-                    public void zrem(String key, String[] members, int n) {
-                        sync.zrem(key, Arrays.copyOf(members, n));
-                    }
-
-                    @Override
-                    public void trim(String key, long bound) {
-                        sync.zremrangebyscore(
-                                key,
-                                Range.from(
-                                        Range.Boundary.<Long>unbounded(),
-                                        Range.Boundary.excluding(bound)));
-                    }
-
-                    @Override
-                    public void expireAt(String key, long epochMillis) {
-                        sync.pexpireat(key, epochMillis);
-                    }
-
-                    @Override
-                    public void script(List<MirrorWrite> writes) {
-                        MirrorCommandsITCase.script(prefix, writes);
-                    }
-                });
+                new PlainCommands(async, async, async, prefix, sent::add));
+        for (RedisFuture<?> f : sent) {
+            f.get();
+        }
     }
 
     /** The same commands carried by {@link CommandScript} calls of up to 7 users. */

@@ -9,6 +9,7 @@ import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
+import io.freqcap.operators.mirror.PlainCommands;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -316,44 +317,8 @@ public final class MirrorCostBenchmark {
     static long commands(StatefulRedisConnection<String, String> c, Traffic traffic)
             throws Exception {
         Pipeline p = new Pipeline(c);
-        var zsets = p.async;
-        MirrorCommands.Target target =
-                new MirrorCommands.Target() {
-                    @Override
-                    public void zadd(String key, long[] scores, String[] members, int n) {
-                        Object[] a = new Object[2 * n];
-                        for (int i = 0; i < n; i++) {
-                            a[2 * i] = (double) scores[i];
-                            a[2 * i + 1] = members[i];
-                        }
-                        p.add(zsets.zadd(key, a));
-                    }
-
-                    @Override
-                    public void zrem(String key, String[] members, int n) {
-                        p.add(zsets.zrem(key, java.util.Arrays.copyOf(members, n)));
-                    }
-
-                    @Override
-                    public void trim(String key, long bound) {
-                        p.add(
-                                zsets.zremrangebyscore(
-                                        key,
-                                        io.lettuce.core.Range.from(
-                                                io.lettuce.core.Range.Boundary.<Long>unbounded(),
-                                                io.lettuce.core.Range.Boundary.excluding(bound))));
-                    }
-
-                    @Override
-                    public void expireAt(String key, long epochMillis) {
-                        p.add(zsets.pexpireat(key, epochMillis));
-                    }
-
-                    @Override
-                    public void script(List<MirrorWrite> writes) {
-                        throw new IllegalStateException("every write here knows its user");
-                    }
-                };
+        // Every write here knows its user: the script is never called.
+        MirrorCommands.Target target = new PlainCommands(p.async, p.async, p.async, "fc", p::add);
         List<MirrorWrite> w = traffic.writes();
         for (int i = 0; i < w.size(); i += BATCH) {
             MirrorCommands.send(

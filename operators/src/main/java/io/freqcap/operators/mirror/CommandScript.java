@@ -1,12 +1,8 @@
 package io.freqcap.operators.mirror;
 
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
@@ -40,7 +36,7 @@ public final class CommandScript {
                     "return n",
                     "");
 
-    public static final String SHA1 = sha1(SOURCE);
+    public static final String SHA1 = MirrorScript.sha1(SOURCE);
 
     /**
      * Members per {@code ZADD} or {@code ZREM} in a call: Lua's {@code unpack} takes at most about
@@ -141,17 +137,6 @@ public final class CommandScript {
             args.clear();
             keyIndex.clear();
             users = 0;
-        }
-    }
-
-    private static String sha1(String s) {
-        try {
-            return HexFormat.of()
-                    .formatHex(
-                            MessageDigest.getInstance("SHA-1")
-                                    .digest(s.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

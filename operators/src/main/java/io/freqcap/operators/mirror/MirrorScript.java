@@ -142,7 +142,8 @@ public final class MirrorScript {
         return args(List.of(w), now);
     }
 
-    private static String sha1(String s) {
+    /** The SHA-1 by which {@code EVALSHA} names a script. */
+    static String sha1(String s) {
         try {
             return HexFormat.of()
                     .formatHex(

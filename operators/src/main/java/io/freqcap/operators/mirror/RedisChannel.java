@@ -1,13 +1,11 @@
 package io.freqcap.operators.mirror;
 
 import io.freqcap.schema.mirror.MirrorWrite;
-import io.lettuce.core.Range;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -175,7 +173,9 @@ final class RedisChannel {
     void send(List<MirrorWrite> batch) {
         RedisConnection c = connection;
         Batch b = new Batch(batch);
-        Pipeline plain = new Pipeline(c, b.acks);
+        PlainCommands plain =
+                new PlainCommands(
+                        c.sortedSets(), c.keys(), c.commands(), settings.keyPrefix(), b.acks::add);
         if (c.isCluster()) {
             MirrorCommands.send(settings.keyPrefix(), batch, System.currentTimeMillis(), 1, plain);
         } else {
@@ -207,61 +207,6 @@ final class RedisChannel {
         c.flush();
         flushes.inc();
         inFlight.add(b);
-    }
-
-    /** Queues each command on the connection, keeping its answer. */
-    private final class Pipeline implements MirrorCommands.Target {
-        private final RedisConnection c;
-        private final List<RedisFuture<?>> acks;
-
-        Pipeline(RedisConnection c, List<RedisFuture<?>> acks) {
-            this.c = c;
-            this.acks = acks;
-        }
-
-        @Override
-        public void zadd(String key, long[] scores, String[] members, int n) {
-            Object[] args = new Object[2 * n];
-            for (int i = 0; i < n; i++) {
-                args[2 * i] = (double) scores[i];
-                args[2 * i + 1] = members[i];
-            }
-            acks.add(c.sortedSets().zadd(key, args));
-        }
-
-        @Override
-        public void zrem(String key, String[] members, int n) {
-            acks.add(
-                    c.sortedSets()
-                            .zrem(key, n == members.length ? members : Arrays.copyOf(members, n)));
-        }
-
-        @Override
-        public void trim(String key, long bound) {
-            acks.add(
-                    c.sortedSets()
-                            .zremrangebyscore(
-                                    key,
-                                    Range.from(
-                                            Range.Boundary.<Long>unbounded(),
-                                            Range.Boundary.excluding(bound))));
-        }
-
-        @Override
-        public void expireAt(String key, long epochMillis) {
-            acks.add(c.keys().pexpireat(key, epochMillis));
-        }
-
-        @Override
-        public void script(List<MirrorWrite> writes) {
-            acks.add(
-                    c.commands()
-                            .evalsha(
-                                    MirrorScript.SHA1,
-                                    ScriptOutputType.INTEGER,
-                                    MirrorScript.keys(settings.keyPrefix(), writes),
-                                    MirrorScript.args(writes, System.currentTimeMillis())));
-        }
     }
 
     /** Takes the answers of finished batches, in the order they were sent. */
