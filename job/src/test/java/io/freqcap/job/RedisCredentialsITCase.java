@@ -89,12 +89,13 @@ class RedisCredentialsITCase {
                                         .addCommand(io.lettuce.core.protocol.CommandType.CLIENT));
                 // One who may run the script but not the plain commands, and one who may run
                 // exactly what operations.md lists.
-                c.sync().aclSetuser("scripter", mirrorUser(false));
-                c.sync().aclSetuser("mirror", mirrorUser(true));
+                c.sync().aclSetuser("scripter", mirrorUser(false, true));
+                c.sync().aclSetuser("no-evalsha", mirrorUser(true, false));
+                c.sync().aclSetuser("mirror", mirrorUser(true, true));
             } finally {
                 admin.shutdown();
             }
-            for (String user : List.of("scripter", "mirror")) {
+            for (String user : List.of("scripter", "no-evalsha", "mirror")) {
                 String uri = "redis://" + user + ":" + encoded("r/" + PASSWORD) + at;
                 if (user.equals("mirror")) {
                     RedisPreflight.check(mirror(uri), Duration.ofSeconds(10));
@@ -122,8 +123,8 @@ class RedisCredentialsITCase {
     }
 
     @Test
-    /** The ACL of docs/operations.md (keys fc:*), or that without the plain commands. */
-    static io.lettuce.core.AclSetuserArgs mirrorUser(boolean plainCommands) {
+    /** The ACL of docs/operations.md (keys fc:*), or that without the plain commands or EVALSHA. */
+    static io.lettuce.core.AclSetuserArgs mirrorUser(boolean plainCommands, boolean evalsha) {
         var args =
                 io.lettuce.core.AclSetuserArgs.Builder.on()
                         .addPassword("r/" + PASSWORD)
@@ -131,8 +132,10 @@ class RedisCredentialsITCase {
                         .addCommand(io.lettuce.core.protocol.CommandType.HELLO)
                         .addCommand(io.lettuce.core.protocol.CommandType.AUTH)
                         .addCommand(io.lettuce.core.protocol.CommandType.CLIENT)
-                        .addCommand(io.lettuce.core.protocol.CommandType.EVALSHA)
                         .addCommand(io.lettuce.core.protocol.CommandType.SCRIPT);
+        if (evalsha) {
+            args.addCommand(io.lettuce.core.protocol.CommandType.EVALSHA);
+        }
         if (plainCommands) {
             args.addCommand(io.lettuce.core.protocol.CommandType.ZADD)
                     .addCommand(io.lettuce.core.protocol.CommandType.ZREM)

@@ -431,6 +431,8 @@ class RedisMirrorITCase {
                 produce(name, inputs.subList(0, 10_000));
                 decided(name, inputs.subList(0, 10_000));
                 awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the kill");
+                long loadsBefore = metric(id, "redisScriptLoads");
+
                 redis.kill();
                 produce(name, inputs.subList(10_000, inputs.size()));
                 // Every input decided and committed while Redis is down: checkpoints succeed.
@@ -440,11 +442,13 @@ class RedisMirrorITCase {
 
                 redis.start(); // same port, its AOF: everything it acknowledged
                 // Redis 7 keeps no scripts over a restart (6.2 replays SCRIPT LOAD from the AOF);
-                // a failover to a replica may have none either. Counted messages go as plain
-                // commands, which need none (a rebuild's NOSCRIPT: the test below).
+                // a failover to a replica may have none either. The mirror must load them again.
                 assertEquals("+OK", redis.command("SCRIPT FLUSH"));
                 awaitMetric(id, "redisBacklog", b -> b == 0, "backlog drained after the restart");
                 awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                assertTrue(
+                        metric(id, "redisScriptLoads") > loadsBefore,
+                        "the scripts were loaded again after NOSCRIPT");
                 assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             } finally {
                 KafkaPipelineSupport.cancel(job);

@@ -405,6 +405,10 @@ public final class EndToEndBenchmark {
                             options.get(FreqcapOptions.HISTORY_CACHE));
                 }
                 job.cancel().get();
+                if (redisCost != null) {
+                    // The seed's design on the same redis-server, the same users and times.
+                    redisCost.slidingLogBeside(workload, start);
+                }
                 double total = (done - submitted) / 1e9;
                 double fromRead = (done - firstRead.get()) / 1e9;
                 double steady = (done - firstOutput) / 1e9;

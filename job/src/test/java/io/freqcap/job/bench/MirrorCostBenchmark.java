@@ -346,7 +346,10 @@ public final class MirrorCostBenchmark {
                                                 CommandScript.SHA1,
                                                 ScriptOutputType.INTEGER,
                                                 keys,
-                                                args)));
+                                                args)),
+                        writes -> {
+                            throw new IllegalStateException("every write here knows its user");
+                        });
         List<MirrorWrite> w = traffic.writes();
         for (int i = 0; i < w.size(); i += BATCH) {
             MirrorCommands.send(

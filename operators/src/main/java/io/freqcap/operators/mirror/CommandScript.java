@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * The mirror's commands ({@link MirrorCommands}) carried by one {@code EVALSHA} for many users: the
@@ -40,7 +41,8 @@ public final class CommandScript {
 
     /**
      * Members per {@code ZADD} or {@code ZREM} in a call: Lua's {@code unpack} takes at most about
-     * 8,000 values, and a rebuild of a heavy user writes a hundred thousand.
+     * 8,000 values, and a {@code cancel-held} may remove up to {@code maxHeld} (10,000) of a user's
+     * held messages in one write.
      */
     static final int MEMBERS_PER_COMMAND = 1000;
 
@@ -49,19 +51,25 @@ public final class CommandScript {
 
     /**
      * Collects commands into calls of at most {@code usersPerCall} users (1 in a cluster: a call
-     * touches one slot) and hands each call's KEYS and ARGV to {@code call}.
+     * touches one slot) and hands each call's KEYS and ARGV to {@code call}; a write that needs
+     * {@link MirrorScript} goes to {@code scripts} after what was collected before it.
      */
-    public static class Calls implements MirrorCommands.Target {
+    public static final class Calls implements MirrorCommands.Target {
         private final int usersPerCall;
         private final BiConsumer<String[], String[]> call;
+        private final Consumer<List<MirrorWrite>> scripts;
         private final Map<String, Integer> keyIndex = new HashMap<>();
         private final List<String> keys = new ArrayList<>();
         private final List<String> args = new ArrayList<>();
         private int users;
 
-        public Calls(int usersPerCall, BiConsumer<String[], String[]> call) {
+        public Calls(
+                int usersPerCall,
+                BiConsumer<String[], String[]> call,
+                Consumer<List<MirrorWrite>> scripts) {
             this.usersPerCall = usersPerCall;
             this.call = call;
+            this.scripts = scripts;
         }
 
         private void command(String name, String key, int n) {
@@ -115,10 +123,10 @@ public final class CommandScript {
             args.add(Long.toString(epochMillis));
         }
 
-        /** A caller that sends {@link MirrorScript} calls flushes first, to keep their order. */
         @Override
         public void script(List<MirrorWrite> writes) {
-            throw new UnsupportedOperationException("the caller sends MirrorScript calls");
+            flush(); // what came before goes first
+            scripts.accept(writes);
         }
 
         @Override

@@ -21,10 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The mirror writer's way to Redis: (re)connects, loads {@link MirrorScript}, sends batches of
- * writes as pipelined commands ({@link MirrorCommands}), keeps the batches in flight in the order
- * sent, and backs off (100 ms to 2 s) after a failure. What to do with writes that failed is the
- * writer's.
+ * The mirror writer's way to Redis: (re)connects, loads {@link MirrorScript} and {@link
+ * CommandScript}, sends batches of writes as pipelined commands ({@link MirrorCommands}), keeps the
+ * batches in flight in the order sent, and backs off (100 ms to 2 s) after a failure. What to do
+ * with writes that failed is the writer's.
  *
  * <p>Runs on the task's thread only; lettuce's threads complete futures, which {@link #poll} reads.
  */
@@ -189,13 +189,8 @@ final class RedisChannel {
                                                             CommandScript.SHA1,
                                                             ScriptOutputType.INTEGER,
                                                             keys,
-                                                            args))) {
-                        @Override
-                        public void script(List<MirrorWrite> writes) {
-                            flush(); // what came before goes first
-                            plain.script(writes);
-                        }
-                    };
+                                                            args)),
+                            plain::script);
             MirrorCommands.send(
                     settings.keyPrefix(),
                     batch,

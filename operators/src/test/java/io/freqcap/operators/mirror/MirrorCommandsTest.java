@@ -144,7 +144,7 @@ class MirrorCommandsTest {
                 c);
     }
 
-    /** A heavy user's rebuild: no command carries more members than Lua can unpack. */
+    /** A user's many members in one batch: no command carries more than Lua can unpack. */
     @Test
     void scriptCallsCutLongCommands() {
         int n = 2_500;
@@ -179,7 +179,8 @@ class MirrorCommandsTest {
                                 }
                                 a += 3 + c;
                             }
-                        });
+                        },
+                        writes -> {});
         MirrorCommands.send("fc", List.of(w), NOW, 50, calls);
         calls.flush();
         assertEquals(List.of(1000, 1000, 500, 1000, 1000, 500), zaddMembers);
