@@ -238,11 +238,13 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         RedisChannel.Answers answers = channel.poll();
         writes.inc(answers.acked());
         backlog -= answers.acked();
-        if (answers.acked() > 0) {
+        // While dropping, only a ping sent then says Redis answers again: an answer to a write
+        // sent before the drop (Redis stalling just after it) would start a rebuild into a Redis
+        // that does not answer.
+        if ((answers.acked() > 0 || !answers.erased().isEmpty()) && !dropping) {
             link.redisAnswers();
         }
         if (!answers.erased().isEmpty()) {
-            link.redisAnswers();
             link.erased(answers.erased());
         }
         List<MirrorWrite> failed = answers.failed();
