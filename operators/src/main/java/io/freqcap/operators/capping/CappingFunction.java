@@ -2,14 +2,20 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
-import io.freqcap.operators.capping.state.HeldCounts;
-import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.held.HeldCounts;
+import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.held.HoldNumbers;
+import io.freqcap.operators.capping.held.Withdrawals;
+import io.freqcap.operators.capping.outputs.CappingMetrics;
+import io.freqcap.operators.capping.outputs.CappingOutputs;
+import io.freqcap.operators.capping.outputs.MirrorDebt;
+import io.freqcap.operators.capping.preference.PreferenceStore;
+import io.freqcap.operators.capping.preference.UserInputs;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.capping.state.HoldNumbers;
-import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
+import io.freqcap.operators.control.ControlInput;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.config.ControlRecord;
@@ -117,7 +123,11 @@ public class CappingFunction
 
     @Override
     public void initializeState(FunctionInitializationContext context) throws Exception {
-        control = new ControlInput(context.getOperatorStateStore(), settings, context.isRestored());
+        control =
+                new ControlInput(
+                        context.getOperatorStateStore(),
+                        settings.controlStart(),
+                        context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
         heldCounts = new HeldCounts(context.getOperatorStateStore());
         holdNumbers = new HoldNumbers(context.getOperatorStateStore());
@@ -170,7 +180,9 @@ public class CappingFunction
                         slots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
-        metrics.watch(histories);
+        metrics.gauge("longHistories", histories::liveHistories);
+        metrics.gauge("longHistoryEntries", histories::liveEntries);
+        metrics.gauge("longHistoryBytes", histories::liveBytes);
         if (heldTimers == null) {
             throw new IllegalStateException(
                     "CappingFunction runs in a CappingOperator, which keeps held messages' timers");
@@ -186,9 +198,9 @@ public class CappingFunction
                         heldCounts,
                         holdNumbers,
                         heldTimers);
-        metrics.watch(held);
+        metrics.gauge("heldNow", held::heldNow);
         preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
-        metrics.watch(preferences);
+        metrics.gauge("usersWithPreferences", preferences::users);
         long ahead = settings.bounds().maxFuture().millis();
         step =
                 new DecisionStep(

@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlInput;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.Serializable;
@@ -133,6 +134,12 @@ public record CappingSettings(
                 bounds,
                 bytes,
                 commandsFrom);
+    }
+
+    /** What the control side starts from besides its state. */
+    public ControlInput.Start controlStart() {
+        return new ControlInput.Start(
+                initialConfig, initialSegmentsJson, bounds.segmentLoader(), commandsFrom);
     }
 
     /** Commands at or after these config-topic offsets are applied (see {@code commandsFrom}). */

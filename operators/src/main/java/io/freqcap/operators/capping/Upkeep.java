@@ -1,7 +1,10 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.outputs.CappingMetrics;
+import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlInput;
 import io.freqcap.schema.config.Limit;
 import java.util.function.IntSupplier;
 import java.util.function.LongPredicate;

@@ -5,7 +5,7 @@ import static io.freqcap.schema.Instants.DAY;
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;

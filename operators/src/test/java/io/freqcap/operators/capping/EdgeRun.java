@@ -1,7 +1,7 @@
 package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;

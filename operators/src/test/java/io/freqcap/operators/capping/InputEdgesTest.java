@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.state.PreferenceStore;
+import io.freqcap.operators.capping.preference.PreferenceStore;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;

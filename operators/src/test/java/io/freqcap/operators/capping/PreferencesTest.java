@@ -448,9 +448,9 @@ class PreferencesTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(ONE_A_DAY)) {
                             @Override
-                            io.freqcap.operators.capping.state.PreferenceStore preferenceStore(
+                            io.freqcap.operators.capping.preference.PreferenceStore preferenceStore(
                                     ValueState<UserPreferences> state) {
-                                return new io.freqcap.operators.capping.state.PreferenceStore(
+                                return new io.freqcap.operators.capping.preference.PreferenceStore(
                                         new FailingWrites(state));
                             }
                         },

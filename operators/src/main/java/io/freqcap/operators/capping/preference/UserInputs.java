@@ -1,9 +1,11 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.preference;
 
 import io.freqcap.operators.capping.decision.Withdrawn;
-import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.held.Withdrawals;
+import io.freqcap.operators.capping.outputs.CappingMetrics;
+import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
@@ -30,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * is the current key. An unreadable record, or one whose application throws, becomes one
  * INVALID_CONTROL record with its source; nothing here stops the job.
  */
-record UserInputs(
+public record UserInputs(
         HistoryStore histories,
         HeldMessages held,
         PreferenceStore preferences,
@@ -44,7 +46,7 @@ record UserInputs(
      *
      * @param now the job's wall clock: which held messages still wait
      */
-    void apply(InboundMessage in, long now, CappingOutputs.Sink sink) {
+    public void apply(InboundMessage in, long now, CappingOutputs.Sink sink) {
         if (in.isMalformed()) {
             invalid(in, in.error(), sink);
             return;

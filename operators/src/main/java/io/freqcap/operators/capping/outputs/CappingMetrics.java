@@ -1,9 +1,6 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.outputs;
 
 import io.freqcap.operators.capping.decision.Decided;
-import io.freqcap.operators.capping.state.HeldMessages;
-import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.capping.state.PreferenceStore;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.decision.Decision;
 import java.util.HashMap;
@@ -35,20 +32,20 @@ public final class CappingMetrics {
     private final Counter stale;
     private final Counter malformed;
     private final Counter invalidControl;
-    final Counter cleared;
-    final Counter cacheHits;
-    final Counter shadowRejected;
-    final Counter held;
-    final Counter released;
+    public final Counter cleared;
+    public final Counter cacheHits;
+    public final Counter shadowRejected;
+    public final Counter held;
+    public final Counter released;
     private final Counter forgotten;
     private final Counter cancelled;
     private final Counter preempted;
-    final Counter preferencesApplied;
-    final Counter preferencesIgnored;
-    final Counter receiptsApplied;
-    final Counter receiptsIgnored;
+    public final Counter preferencesApplied;
+    public final Counter preferencesIgnored;
+    public final Counter receiptsApplied;
+    public final Counter receiptsIgnored;
     private final Counter preferenceRejected;
-    final Counter undecided;
+    public final Counter undecided;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -56,7 +53,7 @@ public final class CappingMetrics {
     // segmentId -> {allowed, rejected}; only segments with a rule in the config in force
     private final Map<String, Counter[]> bySegment = new HashMap<>();
 
-    CappingMetrics(MetricGroup metrics, ControlHandler control) {
+    public CappingMetrics(MetricGroup metrics, ControlHandler control) {
         this(metrics, control, System::currentTimeMillis);
     }
 
@@ -92,21 +89,12 @@ public final class CappingMetrics {
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
     }
 
-    /** The gauge of the messages this task holds for a later send time. */
-    void watch(HeldMessages heldMessages) {
-        group.gauge("heldNow", heldMessages::heldNow);
-    }
-
-    /** The gauge of this task's users with preferences. */
-    void watch(PreferenceStore preferences) {
-        group.gauge("usersWithPreferences", preferences::users);
-    }
-
-    /** Gauges of the long histories a task holds in memory (heavy users). */
-    void watch(HistoryStore histories) {
-        group.gauge("longHistories", histories::liveHistories);
-        group.gauge("longHistoryEntries", histories::liveEntries);
-        group.gauge("longHistoryBytes", histories::liveBytes);
+    /**
+     * A gauge of a state the function keeps ({@code heldNow}, {@code usersWithPreferences}, the
+     * long histories'), handed in so that the metrics need not know the stores.
+     */
+    public void gauge(String name, LongSupplier value) {
+        group.gauge(name, value::getAsLong);
     }
 
     /**
@@ -115,7 +103,7 @@ public final class CappingMetrics {
      * place it took ({@code preempted}), its segment's counter (ALLOWED and REJECTED), and the lag
      * from its timestamp to now when it is stamped near now.
      */
-    void decided(Decided decided) {
+    public void decided(Decided decided) {
         Decision d = decided.decision();
         count(d);
         if (d == Decision.MALFORMED) {
@@ -165,7 +153,7 @@ public final class CappingMetrics {
         return counters;
     }
 
-    void count(Decision d) {
+    public void count(Decision d) {
         switch (d) {
             case ALLOWED -> allowed.inc();
             case EXEMPT -> exempt.inc();

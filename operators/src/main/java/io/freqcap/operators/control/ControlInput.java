@@ -1,7 +1,7 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.control;
 
-import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.control.ControlHandler.Outcome;
+import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * records to them ({@link ControlHandler} decides) and snapshots them; what a record asks of the
  * keyed side (forget-user, rebuild-mirror) and audits are the function's.
  */
-final class ControlInput implements AutoCloseable {
+public final class ControlInput implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlInput.class);
 
     /**
@@ -45,8 +45,8 @@ final class ControlInput implements AutoCloseable {
 
     /**
      * Per config-topic partition, the offset commands are applied from ({@link
-     * CappingSettings#commandsFrom}): fixed at the job's first start, kept for good. Union list
-     * state of (partition, offset) pairs.
+     * Start#commandsFrom}): fixed at the job's first start, kept for good. Union list state of
+     * (partition, offset) pairs.
      */
     static final ListStateDescriptor<long[]> COMMANDS_FROM =
             new ListStateDescriptor<>(
@@ -65,9 +65,25 @@ final class ControlInput implements AutoCloseable {
     private long sweptHorizon = Long.MIN_VALUE;
 
     /**
+     * What the control side starts from besides its state.
+     *
+     * @param initialConfig the config given at start ({@code --limits})
+     * @param initialSegmentsJson a JSON array of full loads in force before the first message, or
+     *     null
+     * @param segmentLoader where segment files are read from
+     * @param commandsFrom for a start without state: per config-topic partition, the offset its
+     *     commands are applied from
+     */
+    public record Start(
+            LimitConfig initialConfig,
+            String initialSegmentsJson,
+            FlinkFileLoader segmentLoader,
+            Map<Integer, Long> commandsFrom) {}
+
+    /**
      * @param restored whether the job started from a checkpoint or savepoint
      */
-    ControlInput(OperatorStateStore store, CappingSettings settings, boolean restored)
+    public ControlInput(OperatorStateStore store, Start settings, boolean restored)
             throws Exception {
         configState = store.getUnionListState(CONFIG_IN_FORCE);
         commandsFromState = store.getUnionListState(COMMANDS_FROM);
@@ -92,7 +108,7 @@ final class ControlInput implements AutoCloseable {
         }
         segmentsState = store.getBroadcastState(ControlState.SEGMENTS);
         waitingState = store.getBroadcastState(ControlState.WAITING);
-        loads = new SegmentLoads(settings.bounds().segmentLoader(), Thread::sleep);
+        loads = new SegmentLoads(settings.segmentLoader(), Thread::sleep);
         TreeMap<Integer, String> waiting = new TreeMap<>();
         for (Map.Entry<Integer, String> e : waitingState.entries()) {
             waiting.put(e.getKey(), e.getValue());
@@ -110,7 +126,7 @@ final class ControlInput implements AutoCloseable {
                         settings.initialSegmentsJson() == null
                                 ? List.of()
                                 : ControlHandler.initialSegments(settings.initialSegmentsJson()),
-                        settings.bounds().segmentLoader(),
+                        settings.segmentLoader(),
                         LOG::warn);
         if (settings.initialSegmentsJson() != null) {
             segmentsState.clear();
@@ -119,24 +135,24 @@ final class ControlInput implements AutoCloseable {
         LOG.info("Limit config version {} is in force", control.config().version());
     }
 
-    ControlHandler handler() {
+    public ControlHandler handler() {
         return control;
     }
 
-    LimitConfig config() {
+    public LimitConfig config() {
         return control.config();
     }
 
-    long sweptHorizon() {
+    public long sweptHorizon() {
         return sweptHorizon;
     }
 
     /** Moves the swept horizon forward (never back). */
-    void sweptTo(long horizon) {
+    public void sweptTo(long horizon) {
         sweptHorizon = Math.max(sweptHorizon, horizon);
     }
 
-    void snapshot() throws Exception {
+    public void snapshot() throws Exception {
         configState.update(List.of(control.config().json()));
         List<long[]> pairs = new ArrayList<>();
         commandsFrom.forEach((p, o) -> pairs.add(new long[] {p, o}));
@@ -150,7 +166,7 @@ final class ControlInput implements AutoCloseable {
     }
 
     /** A control record and what applying it did. */
-    record Applied(ControlRecord record, Outcome outcome) {}
+    public record Applied(ControlRecord record, Outcome outcome) {}
 
     /**
      * Takes a control record: applied at once, or (a segment whose file loads off the task thread)
@@ -159,7 +175,7 @@ final class ControlInput implements AutoCloseable {
      * @return what was done, in order: the outcomes of waiting records now loaded, then the
      *     record's own (none while it waits)
      */
-    List<Applied> take(ControlRecord rec) throws Exception {
+    public List<Applied> take(ControlRecord rec) throws Exception {
         List<Applied> done = applyLoaded();
         if (loads.mustWait(rec)) {
             loads.add(rec);
@@ -171,7 +187,7 @@ final class ControlInput implements AutoCloseable {
     }
 
     /** The outcomes of the waiting segment records whose files are loaded, applied in order. */
-    List<Applied> applyLoaded() throws Exception {
+    public List<Applied> applyLoaded() throws Exception {
         if (loads.isEmpty()) {
             return List.of();
         }

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping.state;
+package io.freqcap.operators.capping.held;
 
 import java.util.List;
 import org.apache.flink.api.common.state.ListState;

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.control;
 
 import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.operators.segments.SegmentTable;

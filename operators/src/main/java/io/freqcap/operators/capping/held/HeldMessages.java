@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping.state;
+package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.schema.held.HeldDelivery;

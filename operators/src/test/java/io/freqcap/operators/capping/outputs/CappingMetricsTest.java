@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.outputs;
 
 import static io.freqcap.schema.Configs.rule;
 import static io.freqcap.schema.Configs.version;

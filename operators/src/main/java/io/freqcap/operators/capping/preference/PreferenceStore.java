@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping.state;
+package io.freqcap.operators.capping.preference;
 
 import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.schema.config.Limit;

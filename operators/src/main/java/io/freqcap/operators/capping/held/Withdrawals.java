@@ -1,7 +1,7 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.decision.Withdrawn;
-import io.freqcap.operators.capping.state.HeldMessages;
+import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.schema.config.ConfigRecord;
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it. A
  * user's opt-out or pause cancels held messages the same way ({@link UserInputs}).
  */
-record Withdrawals(
+public record Withdrawals(
         HistoryStore histories,
         HeldMessages held,
         LongConsumer keySetter,
@@ -37,7 +37,7 @@ record Withdrawals(
     private static final Logger LOG = LoggerFactory.getLogger(Withdrawals.class);
 
     /** Erases one user's history, returning the channels it had (tests inject a failure). */
-    interface Eraser {
+    public interface Eraser {
         String[] erase(long user) throws Exception;
     }
 
@@ -47,7 +47,7 @@ record Withdrawals(
      * failure, since only it knows of one. The erasure of the Redis keys is remembered until Redis
      * confirms it ({@link MirrorDebt}).
      */
-    void forgetUser(long user, ControlRecord rec, CappingOutputs.Sink sink) {
+    public void forgetUser(long user, ControlRecord rec, CappingOutputs.Sink sink) {
         if (!owns.test(user)) {
             return;
         }
@@ -74,7 +74,7 @@ record Withdrawals(
      * @param heldUsers every user of this instance with held messages
      * @param auditsControl whether this instance audits a failure of a command for every user
      */
-    void cancelHeld(
+    public void cancelHeld(
             Outcome.CancelHeld c,
             ControlRecord rec,
             HeldUsers heldUsers,
@@ -113,7 +113,7 @@ record Withdrawals(
     }
 
     /** Every user of this instance with held messages, each at least once. */
-    interface HeldUsers {
+    public interface HeldUsers {
         void forEach(LongConsumer user) throws Exception;
     }
 
@@ -132,7 +132,7 @@ record Withdrawals(
      *
      * @return how many
      */
-    int cancel(long user, Function<HeldDelivery, String> reasonOf, CappingOutputs.Sink sink)
+    public int cancel(long user, Function<HeldDelivery, String> reasonOf, CappingOutputs.Sink sink)
             throws Exception {
         return cancelled(user, held.withdraw(user, h -> reasonOf.apply(h) != null), reasonOf, sink);
     }
@@ -141,7 +141,7 @@ record Withdrawals(
      * Cancels the held messages of {@code user} (the current key) waiting under these keys (their
      * send time and fingerprint, as the history counts them): a point read each, no scan.
      */
-    int cancel(
+    public int cancel(
             long user,
             List<HeldKey> keys,
             Function<HeldDelivery, String> reasonOf,

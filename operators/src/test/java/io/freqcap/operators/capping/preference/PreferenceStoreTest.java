@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping.state;
+package io.freqcap.operators.capping.preference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.outputs;
 
 import io.freqcap.operators.mirror.MirrorLink;
 import java.util.List;
@@ -37,7 +37,7 @@ public final class MirrorDebt {
             new ListStateDescriptor<>("mirror-erasures-v1", Types.STRING);
 
     /** Rewrites every user's keys of this task. */
-    interface Rebuild {
+    public interface Rebuild {
         void run() throws Exception;
     }
 
@@ -47,7 +47,7 @@ public final class MirrorDebt {
     private boolean owed;
     private MirrorLink link;
 
-    MirrorDebt(OperatorStateStore store) throws Exception {
+    public MirrorDebt(OperatorStateStore store) throws Exception {
         state = store.getUnionListState(STATE);
         erasureState = store.getUnionListState(ERASURES);
         for (String e : erasureState.get()) {
@@ -68,7 +68,7 @@ public final class MirrorDebt {
      *
      * @param ownUser whether a user's key group is this task's: the erasures of others are theirs
      */
-    void attach(MirrorLink link, java.util.function.LongPredicate ownUser) {
+    public void attach(MirrorLink link, java.util.function.LongPredicate ownUser) {
         this.link = link;
         erasures.keySet().removeIf(u -> !ownUser.test(u));
         if (!erasures.isEmpty()) {
@@ -110,7 +110,7 @@ public final class MirrorDebt {
         }
     }
 
-    void snapshot() throws Exception {
+    public void snapshot() throws Exception {
         noteDrops();
         state.update(owed ? List.of(true) : List.of());
         confirmErasures();
@@ -120,7 +120,7 @@ public final class MirrorDebt {
     }
 
     /** Runs the rebuild if one is owed and Redis answers again. */
-    void payIfDue(Rebuild rebuild) throws Exception {
+    public void payIfDue(Rebuild rebuild) throws Exception {
         noteDrops();
         if (!owed || link == null || !link.redisAnswered()) {
             return;
@@ -135,7 +135,7 @@ public final class MirrorDebt {
         noteDrops(); // dropped again during the rebuild: owed again
     }
 
-    void release() {
+    public void release() {
         if (link != null) {
             link.release();
             link = null;

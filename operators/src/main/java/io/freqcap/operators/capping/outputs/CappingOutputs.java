@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.outputs;
 
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -18,34 +18,34 @@ import org.apache.flink.util.OutputTag;
  * @param mirror whether the mirror is on (writes are dropped otherwise)
  * @param window the longest window of the config in force, as it changes
  */
-record CappingOutputs(
+public record CappingOutputs(
         CappingMetrics metrics,
         MirrorDebt mirrorDebt,
         boolean mirror,
         int maxRecordBytes,
         LongSupplier window) {
-    static final OutputTag<AuditEvent> AUDIT =
+    public static final OutputTag<AuditEvent> AUDIT =
             new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
 
-    static final OutputTag<MirrorWrite> MIRROR =
+    public static final OutputTag<MirrorWrite> MIRROR =
             new OutputTag<>("redis-mirror", TypeInformation.of(MirrorWrite.class));
 
     /** The longest window of the config in force. */
-    long windowMillis() {
+    public long windowMillis() {
         return window.getAsLong();
     }
 
     /** The outputs of one call of the function (for a keyed element). */
-    Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.ReadOnlyContext ctx) {
+    public Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.ReadOnlyContext ctx) {
         return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
     }
 
     /** The outputs of one call of the function (for a broadcast element). */
-    Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) {
+    public Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) {
         return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
     }
 
-    final class Sink {
+    public final class Sink {
         private final Consumer<AuditEvent> audits;
         private final Consumer<MirrorWrite> writes;
 
@@ -55,13 +55,13 @@ record CappingOutputs(
         }
 
         /** An audit record of a held message's outcome or a control record's, counted. */
-        void audit(Decision d, AuditEvent record) {
+        public void audit(Decision d, AuditEvent record) {
             metrics.count(d);
             audits.accept(record);
         }
 
         /** The INVALID_CONTROL record of a control record not applied. */
-        void notApplied(ControlRecord rec, String error) {
+        public void notApplied(ControlRecord rec, String error) {
             audit(
                     Decision.INVALID_CONTROL,
                     AuditRecords.unreadable(
@@ -75,7 +75,7 @@ record CappingOutputs(
         }
 
         /** A write to the Redis mirror, when it is on. */
-        void mirror(MirrorWrite w) {
+        public void mirror(MirrorWrite w) {
             if (mirror && w != null) {
                 writes.accept(w);
                 mirrorDebt.noteDrops(); // the chained writer drops within output()
@@ -83,7 +83,7 @@ record CappingOutputs(
         }
 
         /** A user's keys erased in Redis, remembered until Redis confirms it. */
-        void erase(long user, String[] channels) {
+        public void erase(long user, String[] channels) {
             if (mirror) {
                 mirrorDebt.erasing(user, channels);
                 mirror(MirrorWrite.erasure(user, windowMillis(), channels));
@@ -94,12 +94,12 @@ record CappingOutputs(
          * A rebuild's write: the debt it pays is settled by the rebuild itself, so drops are not
          * noted here.
          */
-        void rebuild(MirrorWrite w) {
+        public void rebuild(MirrorWrite w) {
             writes.accept(w);
         }
 
         /** The erasures Redis has not confirmed, sent again (a rebuild). */
-        void eraseAgain() {
+        public void eraseAgain() {
             for (var e : mirrorDebt.erasures().entrySet()) {
                 rebuild(MirrorWrite.erasure(e.getKey(), windowMillis(), e.getValue()));
             }
