@@ -13,6 +13,7 @@ import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.HeldQueue;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
@@ -699,7 +700,8 @@ final class KafkaPipelineSupport {
 
         // Replay each user's messages in partition order through the job's decision step.
         MemoryHistories histories = new MemoryHistories();
-        DecisionStep step = new DecisionStep(histories, HeldQueue.NONE, false);
+        Stores stores = new Stores(histories, HeldQueue.NONE);
+        DecisionStep step = new DecisionStep(stores, false);
         List<Input> ordered = inPartitionOrder(inputs);
         for (Input in : ordered) {
             Output o = bySeq.get(in.seq);
@@ -720,15 +722,16 @@ final class KafkaPipelineSupport {
             CountedHistory h = histories.get(m.userId());
             String segment = segmentOf.apply(m.userId(), o.configVersion());
             RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
-            Verdict v =
+            Decided decided =
                     step.decide(
-                                    InboundMessage.of(raw),
-                                    config,
-                                    segment,
-                                    segment,
-                                    Long.MIN_VALUE,
-                                    Long.MIN_VALUE)
-                            .verdict();
+                            InboundMessage.of(raw),
+                            config,
+                            segment,
+                            segment,
+                            Long.MIN_VALUE,
+                            Long.MIN_VALUE);
+            stores.apply(decided);
+            Verdict v = decided.verdict();
             if (!v.decision().name().equals(o.decision())) {
                 StringBuilder sb = new StringBuilder();
                 for (Input x : ordered) {

@@ -9,6 +9,7 @@ import io.freqcap.operators.backtest.MemoryHeld;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
@@ -121,7 +122,8 @@ class MirrorCommandsITCase {
         LimitConfig config = LimitConfig.parse(CONFIG);
         MemoryHistories histories = new MemoryHistories();
         MemoryHeld held = new MemoryHeld();
-        DecisionStep step = new DecisionStep(histories, held, true);
+        Stores stores = new Stores(histories, held);
+        DecisionStep step = new DecisionStep(stores, true);
         String[] channels = {"push", "email", "sms"};
         long start = System.currentTimeMillis() - 15 * DAY;
         long clock = Long.MIN_VALUE;
@@ -144,9 +146,7 @@ class MirrorCommandsITCase {
             CountedHistory before = histories.get(user);
             String[] channelsBefore = before.isEmpty() ? new String[0] : before.channels();
             Decided d = step.decide(in, config, "*", null, Long.MIN_VALUE, clock);
-            if (d.route() == Decided.Route.LATER) {
-                held.hold(user, d.heldDelivery(), clock);
-            }
+            stores.apply(d);
             MirrorWrite removal = d.mirrorRemoval();
             if (removal != null) {
                 out.add(new Pair(removal, removal.withHighestScore(MirrorWrite.UNKNOWN_SCORE)));

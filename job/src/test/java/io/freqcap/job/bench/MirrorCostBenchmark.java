@@ -6,6 +6,7 @@ import io.freqcap.operators.backtest.MemoryHeld;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.mirror.CommandScript;
 import io.freqcap.operators.mirror.MirrorCommands;
 import io.freqcap.operators.mirror.MirrorScript;
@@ -129,7 +130,8 @@ public final class MirrorCostBenchmark {
             long counted) {
         static Traffic of(int messages, int users, int days) throws Exception {
             LimitConfig config = LimitConfig.parse(EndToEndBenchmark.LIMITS);
-            DecisionStep step = new DecisionStep(new MemoryHistories(), new MemoryHeld(), true);
+            Stores stores = new Stores(new MemoryHistories(), new MemoryHeld());
+            DecisionStep step = new DecisionStep(stores, true);
             Random rnd = new Random(42);
             long start = 1_763_769_600_000L;
             double span = days * 86_400_000.0 / messages;
@@ -159,6 +161,7 @@ public final class MirrorCostBenchmark {
                                 new RawRecord(
                                         null, v.getBytes(StandardCharsets.UTF_8), "in", 0, i));
                 Decided d = step.decide(in, config, "*", null, Long.MIN_VALUE, t[i]);
+                stores.apply(d);
                 MirrorWrite w = d.mirrorWrite();
                 if (w != null) {
                     writes.add(w);

@@ -3,6 +3,7 @@ package io.freqcap.operators.backtest;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Preferences;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -32,6 +33,7 @@ public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
     private final MemoryHistories histories = new MemoryHistories();
     private final MemoryHeld held = new MemoryHeld();
+    private final Stores stores;
     private final DecisionStep step;
 
     /**
@@ -42,12 +44,12 @@ public final class Backtest implements AutoCloseable {
 
     private Backtest(ControlHandler control, Map<Long, UserPreferences> preferences) {
         this.control = control;
-        this.step =
-                new DecisionStep(
+        this.stores =
+                new Stores(
                         histories,
                         held,
-                        preferences.isEmpty() ? Preferences.NONE : preferences::get,
-                        false);
+                        preferences.isEmpty() ? Preferences.NONE : preferences::get);
+        this.step = new DecisionStep(stores, false);
     }
 
     /**
@@ -96,10 +98,8 @@ public final class Backtest implements AutoCloseable {
         try {
             Decided d =
                     step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
-            if (d.route() == Decided.Route.LATER) {
-                // Still waiting: a later message may take its place (contract.md §6).
-                held.hold(d.message().userId(), d.heldDelivery(), clock);
-            }
+            // One held is still waiting: a later message may take its place (contract.md §6).
+            stores.apply(d);
             return d;
         } catch (Exception e) {
             throw new IllegalStateException("in-memory histories cannot fail", e);

@@ -18,6 +18,7 @@ public final class MemoryHeld implements HeldQueue {
     private long decided;
 
     /** Keeps a message of {@code user} held; drops its messages sent by {@code now}. */
+    @Override
     public void hold(long user, HeldDelivery h, long now) {
         List<HeldDelivery> list = all.get(user);
         if (list == null) {

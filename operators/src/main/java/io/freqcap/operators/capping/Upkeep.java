@@ -1,12 +1,18 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
+import io.freqcap.operators.capping.outputs.MirrorDebt;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
+import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.control.ControlInput;
+import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.Limit;
 import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
@@ -14,16 +20,86 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What {@link CappingFunction} does to all of its users' state at once: writing the histories only
- * the cache holds to keyed state, the periodic sweep, and the Redis mirror's rebuild.
+ * What {@link CappingFunction} does on the control side, to many users' state at once: the control
+ * records' commands (forget-user, cancel-held, rebuild-mirror) and audits, writing the histories
+ * only the cache holds to keyed state, the periodic sweep, and the Redis mirror's rebuild.
+ *
+ * <p>Control records (the broadcast input) are parsed by every parallel instance and applied by
+ * version (a config replaces the one in force only if its version is higher), so instances agree
+ * whatever order they see them in. Only instance 0 writes the INVALID_CONTROL audit record of a
+ * control record that is not applied, so each is audited once.
+ *
+ * @param mirrorDebt the mirror's bookkeeping; null with the mirror off
+ * @param auditsControl whether this is instance 0
  */
 record Upkeep(
         HistoryStore histories,
         ControlInput control,
+        Withdrawals withdrawals,
         CappingMetrics metrics,
+        MirrorDebt mirrorDebt,
+        boolean auditsControl,
         IntSupplier maxParallelism,
         LongPredicate hasPreferences) {
     private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
+
+    /** Applies a control record, a sweep or the mirror's tick. */
+    void control(
+            ControlRecord rec,
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            CappingOutputs.Sink sink)
+            throws Exception {
+        if (mirrorDebt != null) {
+            mirrorDebt.payIfDue(() -> rebuildMirror(ctx, sink));
+        }
+        switch (rec.kind()) {
+            case SWEEP:
+                sweep(ctx);
+                return;
+            case MIRROR_TICK:
+                return;
+            default:
+                break;
+        }
+        for (ControlInput.Applied a : control.take(rec)) {
+            if (a.outcome() instanceof Outcome.ForgetUser f) {
+                withdrawals.forgetUser(f.userId(), a.record(), sink);
+            } else if (a.outcome() instanceof Outcome.CancelHeld c) {
+                withdrawals.cancelHeld(
+                        c, a.record(), users -> heldUsers(ctx, users), auditsControl, sink);
+            } else if (a.outcome() instanceof Outcome.Command) {
+                if (mirrorDebt != null) {
+                    rebuildMirror(ctx, sink);
+                } else {
+                    LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
+                }
+            } else {
+                auditIfNotApplied(a, sink);
+            }
+        }
+    }
+
+    /** Applies the control records whose segment files have loaded meanwhile. */
+    void applyLoaded(CappingOutputs.Sink sink) throws Exception {
+        for (ControlInput.Applied a : control.applyLoaded()) {
+            auditIfNotApplied(a, sink);
+        }
+    }
+
+    /** Audits a control record not applied: only instance 0 does, so each is audited once. */
+    private void auditIfNotApplied(ControlInput.Applied a, CappingOutputs.Sink sink) {
+        if (a.outcome() instanceof Outcome.NotApplied n && auditsControl) {
+            sink.notApplied(a.record(), n.error());
+        }
+    }
+
+    /** Every user of this instance with held messages (0.3's lists included). */
+    private static void heldUsers(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx, LongConsumer users)
+            throws Exception {
+        ctx.applyToKeyedState(HeldMessages.STATE, (user, state) -> users.accept(user));
+        ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> users.accept(user));
+    }
 
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
     void flush() throws Exception {

@@ -4,6 +4,7 @@ import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.capping.rule.DistinctCampaignsOracle;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
@@ -114,11 +115,11 @@ public final class CampaignsBenchmark {
         CountedHistory h = heavyHistory(n);
         long t = START + 6 * DAY + 12 * 3_600_000L;
         OutboundMessage m = campaignC("c-0", 0, t);
-        Verdict v = CappingRule.judge(h, m, config, "*");
+        Verdict v = CappingRule.judge(h, m, Judging.of(config, "*"));
         if (v.decision() != Decision.REJECTED || v.retryAfter() == null) {
             throw new IllegalStateException("expected a rejection with retryAfter: " + v);
         }
-        double perDecision = timed(() -> CappingRule.judge(h, m, config, "*"));
+        double perDecision = timed(() -> CappingRule.judge(h, m, Judging.of(config, "*")));
         var limits = config.ruleFor("*").campaigns();
         String name = limits.get(0).isCalendar() ? "calendar week" : "7d";
         System.out.printf(
@@ -276,7 +277,7 @@ public final class CampaignsBenchmark {
         long t0 = System.nanoTime();
         for (OutboundMessage m : messages) {
             int user = (int) m.userId();
-            Verdict v = CappingRule.judge(histories[user], m, config, "*");
+            Verdict v = CappingRule.judge(histories[user], m, Judging.of(config, "*"));
             if (v.decision() == Decision.ALLOWED) {
                 allowed++;
                 long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();

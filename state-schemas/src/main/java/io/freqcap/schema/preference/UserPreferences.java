@@ -6,6 +6,7 @@ import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.JsonFields;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.LimitLists;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.Collections;
@@ -141,6 +142,18 @@ public record UserPreferences(
             }
         }
         return longest;
+    }
+
+    /**
+     * The longest window a user's history must serve: the config's (rules and shadow rules), or the
+     * user's own limits' where longer (contract.md §10: "one email a week" under rules of a day
+     * must still see the week).
+     *
+     * @param prefs the user's preferences, or null
+     */
+    public static long keptMillis(LimitConfig config, UserPreferences prefs) {
+        long kept = config.keptWindowMillis();
+        return prefs == null ? kept : Math.max(kept, prefs.longestWindowMillis());
     }
 
     /** A pause ending at or after this instant (the year 10000) is for good (contract.md §10). */

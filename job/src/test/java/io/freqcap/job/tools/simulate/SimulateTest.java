@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
@@ -243,7 +244,7 @@ class SimulateTest {
         CountedHistory h = UserHistory.EMPTY;
         int[] seen = new int[Decision.values().length];
         for (int i = 0; i < messages.size(); i++) {
-            Verdict v = CappingRule.judge(h, messages.get(i), cfg, "*");
+            Verdict v = CappingRule.judge(h, messages.get(i), Judging.of(cfg, "*"));
             if (v.decision() == Decision.ALLOWED) {
                 h =
                         HistoryGrowth.grown(

@@ -9,6 +9,8 @@ import io.freqcap.schema.decision.DeliveryLine;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
@@ -31,6 +33,7 @@ import java.util.List;
  *     once
  * @param preempted the held messages whose place it took (contract.md §6), each to end as
  *     PREEMPTED; empty for most
+ * @param counting how an ALLOWED message is counted ({@link Stores#apply}); null for any other
  */
 public record Decided(
         InboundMessage in,
@@ -39,7 +42,19 @@ public record Decided(
         Verdict verdict,
         MirrorWrite mirrorWrite,
         long now,
-        List<HeldDelivery> preempted) {
+        List<HeldDelivery> preempted,
+        Counting counting) {
+
+    /**
+     * How an ALLOWED message is counted in its user's history ({@link Histories#count}).
+     *
+     * @param before the history the decision read, which counting changes in place when it is a
+     *     long one; null when held messages' entries are un-counted first (then it is read again)
+     * @param keptMillis the longest window the history must serve
+     * @param clock the clock pruning reads
+     */
+    public record Counting(
+            CountedHistory before, HistoryEntry entry, long keptMillis, long clock) {}
 
     /** Where a decided record goes. */
     public enum Route {
@@ -53,7 +68,7 @@ public record Decided(
 
     /** The outcome of a record that could not be read: MALFORMED, no state touched. */
     public static Decided malformed(InboundMessage in, LimitConfig config) {
-        return new Decided(in, null, config, null, null, Long.MIN_VALUE, List.of());
+        return new Decided(in, null, config, null, null, Long.MIN_VALUE, List.of(), null);
     }
 
     /**
@@ -188,7 +203,8 @@ public record Decided(
                 Withdrawn.preempted(verdict.segment(), verdict.sendAt(), message.priority(), by),
                 null,
                 now,
-                List.of());
+                List.of(),
+                null);
     }
 
     /** The PREEMPTED records of the held messages whose place it took, in the order taken. */

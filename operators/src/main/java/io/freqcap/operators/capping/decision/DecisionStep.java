@@ -2,6 +2,8 @@ package io.freqcap.operators.capping.decision;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.CappingRule;
+import io.freqcap.operators.capping.rule.Judging;
+import io.freqcap.operators.capping.rule.PreferenceRule;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
@@ -22,16 +24,14 @@ import org.slf4j.LoggerFactory;
 /**
  * One message's way through capping, the same in the job and in a backtest ({@code
  * freqcap-simulate}): the user's history, the segment whose rule applies (and the shadow rules'),
- * the rule's verdict, the message counted when ALLOWED, and what to emit ({@link Decided}). The
- * operator only moves state in and out and sends what this gives; the backtest keeps its histories
- * in memory. Plain Java.
+ * the rule's verdict, the held messages a message of a {@code preempt} rule takes the place of, and
+ * what to count and emit: all of it a value ({@link Decided}). It reads the stores and writes
+ * nothing; {@link Stores#apply} writes what it decided, and the operator sends it. Plain Java.
  */
 public final class DecisionStep {
     private static final Logger LOG = LoggerFactory.getLogger(DecisionStep.class);
 
-    private final Histories histories;
-    private final HeldQueue held;
-    private final Preferences preferences;
+    private final Stores stores;
     private final boolean keepMessageIds;
     private final long aheadMillis;
 
@@ -42,21 +42,12 @@ public final class DecisionStep {
     public static final long AHEAD_MILLIS = 86_400_000L;
 
     /**
-     * @param held the users' held messages, which a message of a {@code preempt} rule may take the
-     *     place of
-     * @param keepMessageIds keep ALLOWED messages' ids in the histories and the channels a user had
-     *     before each (the Redis mirror needs both)
+     * @param stores the users' histories, held messages and preferences (read only here)
+     * @param keepMessageIds keep ALLOWED messages' ids in the histories, and say what each changes
+     *     in Redis (the mirror needs both)
      */
-    public DecisionStep(Histories histories, HeldQueue held, boolean keepMessageIds) {
-        this(histories, held, Preferences.NONE, keepMessageIds);
-    }
-
-    /**
-     * @param preferences the users' preferences, which every message must pass too
-     */
-    public DecisionStep(
-            Histories histories, HeldQueue held, Preferences preferences, boolean keepMessageIds) {
-        this(histories, held, preferences, keepMessageIds, AHEAD_MILLIS);
+    public DecisionStep(Stores stores, boolean keepMessageIds) {
+        this(stores, keepMessageIds, AHEAD_MILLIS);
     }
 
     /**
@@ -64,24 +55,17 @@ public final class DecisionStep {
      *     --max-future}): histories keep what lies between the clock and their latest stamped
      *     timestamp up to this far, and beyond it prune as if the clock were this far behind
      */
-    public DecisionStep(
-            Histories histories,
-            HeldQueue held,
-            Preferences preferences,
-            boolean keepMessageIds,
-            long aheadMillis) {
-        this.histories = histories;
-        this.held = held;
-        this.preferences = preferences;
+    public DecisionStep(Stores stores, boolean keepMessageIds, long aheadMillis) {
+        this.stores = stores;
         this.keepMessageIds = keepMessageIds;
         this.aheadMillis = aheadMillis;
     }
 
     /**
-     * Decides one input record, counting it when ALLOWED; a malformed one touches no state.
+     * Decides one input record; a malformed one reads no state.
      *
-     * @param sweptHorizon see {@link CappingRule#judge(CountedHistory, OutboundMessage,
-     *     LimitConfig, String, String, long, long)}; {@link Long#MIN_VALUE} where nothing was swept
+     * @param sweptHorizon see {@link Judging#sweptHorizon}; {@link Long#MIN_VALUE} where nothing
+     *     was swept
      * @param now the job's wall clock, or a backtest's (the latest timestamp decided): which held
      *     messages are still waiting
      */
@@ -102,8 +86,7 @@ public final class DecisionStep {
     }
 
     /**
-     * Decides one input record under segments already resolved (a test's oracle, which knows them),
-     * counting it when ALLOWED.
+     * Decides one input record under segments already resolved (a test's oracle, which knows them).
      *
      * @param shadowSegment the segment whose shadow rule applies
      */
@@ -119,14 +102,15 @@ public final class DecisionStep {
             return Decided.malformed(in, config);
         }
         OutboundMessage m = in.message();
-        CountedHistory before = histories.get(m.userId());
-        UserPreferences prefs = preferences.of(m.userId());
+        CountedHistory before = stores.histories().get(m.userId());
+        UserPreferences prefs = stores.preferences().of(m.userId());
+        Judging j = new Judging(config, segment, shadowSegment, sweptHorizon, now, prefs);
         try {
-            return decide(in, m, before, prefs, config, segment, shadowSegment, sweptHorizon, now);
+            return decide(in, m, before, j);
         } catch (RuleFailure e) {
             // The last guard of "no input stops the job" (contract.md §5): the rule threw on a
-            // value at some edge (a bug), before anything was written. Audited, not fatal: a
-            // restart would meet the same message again, forever.
+            // value at some edge (a bug), and nothing is written. Audited, not fatal: a restart
+            // would meet the same message again, forever.
             LOG.error("Message {} could not be decided; audited as MALFORMED", in, e.getCause());
             return Decided.malformed(
                     in.undecided(UNDECIDED + e.getCause().getClass().getSimpleName()), config);
@@ -154,90 +138,48 @@ public final class DecisionStep {
         }
     }
 
-    private Decided decide(
-            InboundMessage in,
-            OutboundMessage m,
-            CountedHistory found,
-            UserPreferences prefs,
-            LimitConfig config,
-            String segment,
-            String shadowSegment,
-            long sweptHorizon,
-            long now)
+    private Decided decide(InboundMessage in, OutboundMessage m, CountedHistory found, Judging j)
             throws Exception {
-        Verdict v =
-                rule(
-                        () ->
-                                CappingRule.judge(
-                                        found,
-                                        m,
-                                        config,
-                                        segment,
-                                        shadowSegment,
-                                        sweptHorizon,
-                                        now,
-                                        prefs));
+        LimitConfig config = j.config();
+        Verdict v = rule(() -> CappingRule.judge(found, m, j));
         CountedHistory before = found;
         List<HeldDelivery> preempted = List.of();
         if (v.decision() == Decision.REJECTED
-                && config.ruleFor(segment).preempt()
-                && !neverPasses(prefs, m)
-                && rule(() -> CappingRule.rejectsAlone(found, m, config, segment))) {
+                && config.ruleFor(j.segment()).preempt()
+                && !PreferenceRule.neverPasses(j.prefs(), m)
+                && rule(() -> CappingRule.rejectsAlone(found, m, j))) {
             Preemption.Found f =
-                    preemption(
-                            before,
-                            m,
-                            h ->
-                                    rule(
-                                            () ->
-                                                    CappingRule.judge(
-                                                            h,
-                                                            m,
-                                                            config,
-                                                            segment,
-                                                            shadowSegment,
-                                                            sweptHorizon,
-                                                            now,
-                                                            prefs)),
-                            now);
+                    preemption(found, m, h -> rule(() -> CappingRule.judge(h, m, j)), j.now());
             if (f != null) {
                 // m is decided against the history without them, its shadow decision against
                 // the history it found: shadow rules never preempt (contract.md §6).
                 v = f.verdict().withShadow(v.shadow());
                 preempted = f.taken();
-                held.take(m.userId(), preempted);
-                for (HeldDelivery h : preempted) {
-                    histories.uncount(m.userId(), h.sendAt(), h.messageId());
-                }
-                before = histories.get(m.userId());
+                before = f.without();
             }
         }
-        MirrorWrite mirrorWrite = null;
-        if (v.decision() == Decision.ALLOWED) {
-            // Counting never prunes the entry stamped latest: this is the history's after it.
-            long latestStamped =
-                    before.isEmpty()
-                            ? m.timestamp()
-                            : Math.max(before.latestStamped(), m.timestamp());
-            // A held message is counted at its send time (contract.md §6).
-            long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-            if (keepMessageIds) {
-                mirrorWrite =
-                        MirrorChanges.counted(
-                                before, m, countedAt, latestStamped, config.longestWindowMillis());
-            }
-            histories.count(
-                    m.userId(),
-                    before,
-                    HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
-                    HistoryGrowth.keptMillis(config, prefs),
-                    pruningClock(
-                            now,
-                            latestStamped,
-                            before.firstHeldWaiting(now),
-                            HistoryGrowth.keptMillis(config, prefs)));
+        if (v.decision() != Decision.ALLOWED) {
+            return new Decided(in, m, config, v, null, j.now(), preempted, null);
         }
-        return new Decided(in, m, config, v, mirrorWrite, now, preempted);
+        // Counting never prunes the entry stamped latest: this is the history's after it.
+        long latestStamped =
+                before.isEmpty() ? m.timestamp() : Math.max(before.latestStamped(), m.timestamp());
+        // A held message is counted at its send time (contract.md §6).
+        long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
+        MirrorWrite mirrorWrite =
+                keepMessageIds
+                        ? MirrorChanges.counted(
+                                before, m, countedAt, latestStamped, config.longestWindowMillis())
+                        : null;
+        long kept = UserPreferences.keptMillis(config, j.prefs());
+        Decided.Counting counting =
+                new Decided.Counting(
+                        preempted.isEmpty() ? found : null,
+                        HistoryGrowth.entry(m, countedAt, keepMessageIds, config),
+                        kept,
+                        pruningClock(
+                                j.now(), latestStamped, before.firstHeldWaiting(j.now()), kept));
+        return new Decided(in, m, config, v, mirrorWrite, j.now(), preempted, counting);
     }
 
     /**
@@ -260,15 +202,6 @@ public final class DecisionStep {
     }
 
     /**
-     * Whether the user's preferences reject {@code m} whatever is counted (an opt-out, a pause for
-     * good): then no held message is worth reading for it.
-     */
-    private static boolean neverPasses(UserPreferences prefs, OutboundMessage m) {
-        return prefs != null
-                && (prefs.optsOut(m.channel(), m.category()) || prefs.pausedAt(Long.MAX_VALUE));
-    }
-
-    /**
      * The held messages {@code m} takes the place of, and its verdict without them; null when there
      * are none it may take or it does not pass without them all. Reads held state only for a user
      * whose history has held entries still waiting, and only those: a point read each.
@@ -286,7 +219,7 @@ public final class DecisionStep {
             return null;
         }
         List<HeldDelivery> lower = new ArrayList<>();
-        for (HeldDelivery h : held.waiting(m.userId(), keys)) {
+        for (HeldDelivery h : stores.held().waiting(m.userId(), keys)) {
             if (h.priority() < m.priority()) {
                 lower.add(h);
             }

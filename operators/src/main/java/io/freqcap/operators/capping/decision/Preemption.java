@@ -27,9 +27,10 @@ final class Preemption {
     private Preemption() {}
 
     /**
-     * The held messages given up, in the order they were, and the message's verdict without them.
+     * The held messages given up, in the order they were, the message's verdict without them, and
+     * the history without them (as it is once they are un-counted).
      */
-    record Found(List<HeldDelivery> taken, Verdict verdict) {}
+    record Found(List<HeldDelivery> taken, Verdict verdict, CountedHistory without) {}
 
     /**
      * The order in which held messages give up their place (ties last by messageId, to be sure).
@@ -54,7 +55,8 @@ final class Preemption {
         order.sort(ORDER);
         UserHistory all =
                 before instanceof LongHistory l ? l.toUserHistory() : (UserHistory) before;
-        Verdict v = judge.apply(without(all, order, order.size()));
+        UserHistory h = without(all, order, order.size());
+        Verdict v = judge.apply(h);
         if (v.decision() != Decision.ALLOWED) {
             return null;
         }
@@ -62,15 +64,17 @@ final class Preemption {
         int hi = order.size(); // hi do, with verdict v
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            Verdict m = judge.apply(without(all, order, mid));
+            UserHistory w = without(all, order, mid);
+            Verdict m = judge.apply(w);
             if (m.decision() == Decision.ALLOWED) {
                 hi = mid;
                 v = m;
+                h = w;
             } else {
                 lo = mid + 1;
             }
         }
-        return new Found(List.copyOf(order.subList(0, hi)), v);
+        return new Found(List.copyOf(order.subList(0, hi)), v, h);
     }
 
     /** The history without the first {@code k} held messages (counted at their send times). */

@@ -5,8 +5,6 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.preference.UserPreferences;
-import java.time.Instant;
 
 /**
  * The outcome of a held message withdrawn before its send time (contract.md §5, §6, §7): its audit
@@ -23,30 +21,6 @@ public final class Withdrawn {
     /** The CANCELLED record of a held message, and why. */
     public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
         return record(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
-    }
-
-    /**
-     * Why a held message sent at {@code sendAt} is cancelled by its user's new preferences
-     * (contract.md §10): an opt-out of its channel or category, or a pause past its send time; null
-     * when they leave it be.
-     */
-    public static String cancelledBy(UserPreferences p, OutboundMessage m, long sendAt) {
-        return cancelledBy(p, m.channel(), m.category(), sendAt);
-    }
-
-    /** The same, for a held message of this channel and category. */
-    public static String cancelledBy(
-            UserPreferences p, String channel, String category, long sendAt) {
-        if (channel != null && p.optOutChannels().contains(channel)) {
-            return "opted out of channel " + channel;
-        }
-        if (category != null && p.optOutCategories().contains(category)) {
-            return "opted out of category " + category;
-        }
-        if (p.pausedAt(sendAt)) {
-            return "paused until " + Instant.ofEpochMilli(p.pausedUntil());
-        }
-        return null;
     }
 
     /**

@@ -83,6 +83,12 @@ public final class HeldMessages implements HeldQueue {
      * Keeps a message of {@code user}, the current key, until its send time, numbered after every
      * message held before it.
      */
+    @Override
+    public void hold(long user, HeldDelivery h, long now) throws Exception {
+        hold(user, h);
+    }
+
+    /** The same (the clock does not matter here: a timer releases each at its send time). */
     public void hold(long user, HeldDelivery h) throws Exception {
         HeldKey k = HeldKey.of(h);
         state.put(k, h.decidedAs(numbers.next()));

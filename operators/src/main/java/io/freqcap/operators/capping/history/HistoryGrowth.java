@@ -7,7 +7,6 @@ import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.preference.UserPreferences;
 
 /**
  * How a user's history grows when a message is counted, and what it forgets: the one owner of
@@ -112,18 +111,6 @@ public final class HistoryGrowth {
     /** The earlier of the latest stamped timestamp and the clock, where there is one. */
     private static long present(long latestStamped, long now) {
         return now == Long.MIN_VALUE ? latestStamped : Math.min(latestStamped, now);
-    }
-
-    /**
-     * The longest window a user's history must serve: the config's (rules and shadow rules), or the
-     * user's own limits' where longer (contract.md §10: "one email a week" under rules of a day
-     * must still see the week).
-     *
-     * @param prefs the user's preferences, or null
-     */
-    public static long keptMillis(LimitConfig config, UserPreferences prefs) {
-        long kept = config.keptWindowMillis();
-        return prefs == null ? kept : Math.max(kept, prefs.longestWindowMillis());
     }
 
     /**

@@ -1,9 +1,11 @@
 package io.freqcap.operators.capping.outputs;
 
+import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -52,6 +54,31 @@ public record CappingOutputs(
         private Sink(Consumer<AuditEvent> audits, Consumer<MirrorWrite> writes) {
             this.audits = audits;
             this.writes = writes;
+        }
+
+        /**
+         * The one way out of a decided record: its metrics; the PREEMPTED records of the held
+         * messages whose place it took, and their removal from Redis before its own write; its
+         * delivery now or its audit record (one held for later waits in state, {@code
+         * Stores#apply}); its Redis write.
+         */
+        public void decided(Decided d, Consumer<Delivery> now) {
+            if (d.undecided()) {
+                metrics.undecided.inc(); // the rule threw on it: see DecisionStep
+            }
+            metrics.decided(d);
+            if (!d.preempted().isEmpty()) {
+                for (AuditEvent a : d.preemptions(maxRecordBytes)) {
+                    audits.accept(a);
+                }
+                mirror(d.mirrorRemoval());
+            }
+            switch (d.route()) {
+                case AUDIT -> audits.accept(d.audit(maxRecordBytes));
+                case NOW -> now.accept(d.delivery());
+                case LATER -> {}
+            }
+            mirror(d.mirrorWrite());
         }
 
         /** An audit record of a held message's outcome or a control record's, counted. */

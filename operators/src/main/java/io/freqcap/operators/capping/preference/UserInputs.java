@@ -1,10 +1,10 @@
 package io.freqcap.operators.capping.preference;
 
-import io.freqcap.operators.capping.decision.Withdrawn;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
+import io.freqcap.operators.capping.rule.PreferenceRule;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.decision.AuditRecords;
@@ -81,7 +81,7 @@ public record UserInputs(
             return;
         }
         Function<HeldDelivery, String> reason =
-                h -> Withdrawn.cancelledBy(p, h.channel(), h.category(), h.sendAt());
+                h -> PreferenceRule.cancels(p, h.channel(), h.category(), h.sendAt());
         if (held.hasLegacy()) {
             // freqcap 0.3's held lists are not in the history: read them all
             withdrawals.cancel(p.userId(), reason, sink);
@@ -96,7 +96,7 @@ public record UserInputs(
                 .forEachHeldWaitingEntry(
                         now,
                         e -> {
-                            if (Withdrawn.cancelledBy(p, e.channel(), e.category(), e.timestamp())
+                            if (PreferenceRule.cancels(p, e.channel(), e.category(), e.timestamp())
                                     != null) {
                                 ruledOut.add(new HeldKey(e.timestamp(), e.fingerprint()));
                             }

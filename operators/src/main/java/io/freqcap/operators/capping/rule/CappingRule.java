@@ -1,11 +1,9 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.common.Zones;
-import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.config.Rule;
-import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.ShadowDecision;
 import io.freqcap.schema.decision.Verdict;
@@ -40,62 +38,20 @@ public final class CappingRule {
     private CappingRule() {}
 
     /**
-     * Decides one message without counting it: the caller adds an ALLOWED message to the history. A
-     * message at or after the latest counted one (the common case) costs a few lookups per limit,
-     * however long the history; an earlier one reads the entries its limits' windows can reach.
+     * Decides one message without counting it: the caller adds an ALLOWED message to the history;
+     * and, when the config has shadow rules, what they would decide (for a message that reaches the
+     * limits: not EXEMPT, DUPLICATE or STALE). A message at or after the latest counted one (the
+     * common case) costs a few lookups per limit, however long the history; an earlier one reads
+     * the entries its limits' windows can reach.
      *
-     * @param segment the segment whose rule applies ({@code *} when none does)
+     * <p>A user's preferences (contract.md §10) are checked with the rule, against the same history
+     * ({@link PreferenceRule}); EXEMPT messages ignore them, and they never make a message STALE.
+     * Shadow rules read them too: they are the user's, whatever the rules.
      */
-    public static Verdict judge(
-            CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
-        return judge(history, m, config, segment, segment, Long.MIN_VALUE, Long.MIN_VALUE);
-    }
-
-    /**
-     * Decides one message without counting it, where histories may have been cleared, and, when the
-     * config has shadow rules, what they would decide (for a message that reaches the limits: not
-     * EXEMPT, DUPLICATE or STALE).
-     *
-     * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
-     * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages
-     *     with a later send time are waiting, and count towards {@code maxHeld}
-     * @param sweptHorizon the job cleared histories whose counted messages could still share a
-     *     window with a message older than this; such a message is STALE, whatever the user's
-     *     history says, since the history the job holds may be missing what it needs ({@link
-     *     Long#MIN_VALUE}: nothing cleared)
-     */
-    public static Verdict judge(
-            CountedHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            String shadowSegment,
-            long sweptHorizon,
-            long now) {
-        return judge(history, m, config, segment, shadowSegment, sweptHorizon, now, null);
-    }
-
-    /**
-     * Decides one message without counting it, as {@link #judge(CountedHistory, OutboundMessage,
-     * LimitConfig, String, String, long, long)} does, for a user with preferences (contract.md
-     * §10): the message must pass its rule and them. An opt-out rejects it (never held, no {@code
-     * retryAfter}); a pause closes the times before its end as quiet hours do, so a rule's {@code
-     * hold} may hold the message through it; the user's limits are checked with the rule's, against
-     * the same history, and reported as {@code preference:<scope>}. EXEMPT messages ignore them,
-     * and they never make a message STALE. Shadow rules read them too: they are the user's,
-     * whatever the rules.
-     *
-     * @param prefs the user's preferences, or null for none
-     */
-    public static Verdict judge(
-            CountedHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            String shadowSegment,
-            long sweptHorizon,
-            long now,
-            UserPreferences prefs) {
+    public static Verdict judge(CountedHistory history, OutboundMessage m, Judging j) {
+        LimitConfig config = j.config();
+        String segment = j.segment();
+        UserPreferences prefs = j.prefs();
         if (config.isExempt(m.category())) {
             return Verdict.passed(Decision.EXEMPT, segment);
         }
@@ -122,6 +78,7 @@ public final class CappingRule {
                             + longest
                             + " ms)");
         }
+        long sweptHorizon = j.sweptHorizon();
         if (t < sweptHorizon) {
             return Verdict.explained(
                     Decision.STALE,
@@ -137,10 +94,12 @@ public final class CappingRule {
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         CalendarLimits calendar = new CalendarLimits(history, clock);
         Rule rule = config.ruleFor(segment);
+        long now = j.now();
         Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld(), prefs);
         if (!config.hasShadow()) {
             return v;
         }
+        String shadowSegment = j.shadowSegment();
         Rule shadowRule = config.shadowRuleFor(shadowSegment);
         // Shadow rules hold without a bound: maxHeld protects the job's state, which they never
         // fill.
@@ -171,9 +130,7 @@ public final class CappingRule {
             return false;
         }
         HistoryEntry e = history.withFingerprint(fingerprint);
-        long kept =
-                Math.max(
-                        config.keptWindowMillis(), prefs == null ? 0 : prefs.longestWindowMillis());
+        long kept = UserPreferences.keptMillis(config, prefs);
         return e == null || e.timestamp() > history.latestStamped() - 2 * kept;
     }
 
@@ -182,8 +139,9 @@ public final class CappingRule {
      * not there (its limits, quiet hours and {@code hold}), rejects a message that reaches it: the
      * one case in which the message may take held messages' places (contract.md §6, "Preemption").
      */
-    public static boolean rejectsAlone(
-            CountedHistory history, OutboundMessage m, LimitConfig config, String segment) {
+    public static boolean rejectsAlone(CountedHistory history, OutboundMessage m, Judging j) {
+        LimitConfig config = j.config();
+        String segment = j.segment();
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
         Verdict v =
                 decide(
@@ -217,12 +175,11 @@ public final class CappingRule {
             long now,
             int maxHeld,
             UserPreferences prefs) {
-        List<ScopeLimits> scopes = scopes(rule, m, prefs);
-        long pausedUntil =
-                prefs == null || prefs.pausedUntil() == null ? Long.MIN_VALUE : prefs.pausedUntil();
+        List<ScopeLimits> scopes = PreferenceRule.withUserLimits(ScopeLimits.of(rule, m), m, prefs);
+        long pausedUntil = PreferenceRule.pausedUntil(prefs);
         boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
-            return optedOut(history, m, segment, rule, scopes, calendar, prefs, pausedUntil);
+            return PreferenceRule.optedOut(history, m, segment, rule, scopes, calendar, prefs);
         }
         if (!rule.defers() && !paused) {
             return new LimitCheck(
@@ -233,7 +190,7 @@ public final class CappingRule {
                             calendar,
                             findRetry,
                             null,
-                            campaigns(history, rule, m, calendar))
+                            ScopeLimits.campaigns(history, rule, m, calendar))
                     .verdict();
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
@@ -250,7 +207,7 @@ public final class CappingRule {
                                 calendar,
                                 findRetry || rule.holdMillis() > 0 || paused,
                                 quiet,
-                                campaigns(history, rule, m, calendar))
+                                ScopeLimits.campaigns(history, rule, m, calendar))
                         .verdict();
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
@@ -268,122 +225,5 @@ public final class CappingRule {
             return Verdict.held(segment, v.retryAfter());
         }
         return v;
-    }
-
-    /**
-     * A message of a channel or category its user opted out of: REJECTED, never held, no {@code
-     * retryAfter} (contract.md §10), with whatever else it breaks at its timestamp.
-     */
-    private static Verdict optedOut(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            Rule rule,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            UserPreferences prefs,
-            long pausedUntil) {
-        List<Violation> violations = new ArrayList<>(4);
-        if (prefs.optOutChannels().contains(m.channel())) {
-            violations.add(Violation.optedOutOfChannel(m.channel()));
-        }
-        if (prefs.optOutCategories().contains(m.category())) {
-            violations.add(Violation.optedOutOfCategory(m.category()));
-        }
-        QuietHours hours = rule.quietHoursFor(m.channel());
-        QuietTimes quiet =
-                hours == null && !prefs.pausedAt(m.timestamp())
-                        ? null
-                        : new QuietTimes(hours, calendar.zone(), pausedUntil);
-        violations.addAll(
-                new LimitCheck(
-                                history,
-                                m.timestamp(),
-                                segment,
-                                scopes,
-                                calendar,
-                                false,
-                                quiet,
-                                campaigns(history, rule, m, calendar))
-                        .verdict()
-                        .violations());
-        return Verdict.rejected(segment, violations, null);
-    }
-
-    /**
-     * The scopes the message falls in, with their limits: the rule's (contract.md §3: every
-     * message, its channel, its category, its campaign; a message without one is not subject to
-     * campaign limits), then its user's (§10: every message, its channel, its category). Scopes
-     * without limits are left out.
-     */
-    static List<ScopeLimits> scopes(Rule rule, OutboundMessage m, UserPreferences prefs) {
-        List<ScopeLimits> out = scopes(rule, m);
-        if (prefs == null) {
-            return out;
-        }
-        if (!prefs.limits().isEmpty()) {
-            out.add(new ScopeLimits(Scope.ALL, prefs.limits(), true));
-        }
-        List<Limit> channel = prefs.channels().get(m.channel());
-        if (channel != null && !channel.isEmpty()) {
-            out.add(new ScopeLimits(Scope.channel(m.channel()), channel, true));
-        }
-        List<Limit> category = prefs.categories().get(m.category());
-        if (category != null && !category.isEmpty()) {
-            out.add(new ScopeLimits(Scope.category(m.category()), category, true));
-        }
-        return out;
-    }
-
-    /** The rule's scopes the message falls in (contract.md §3). */
-    static List<ScopeLimits> scopes(Rule rule, OutboundMessage m) {
-        int p = m.priority();
-        List<ScopeLimits> out = new ArrayList<>(4);
-        out.add(new ScopeLimits(Scope.ALL, forPriority(rule.limits(), p)));
-        List<Limit> channel = rule.channelLimits(m.channel());
-        if (!channel.isEmpty()) {
-            out.add(new ScopeLimits(Scope.channel(m.channel()), forPriority(channel, p)));
-        }
-        List<Limit> category = rule.categoryLimits(m.category());
-        if (!category.isEmpty()) {
-            out.add(new ScopeLimits(Scope.category(m.category()), forPriority(category, p)));
-        }
-        if (m.campaignId() != null && !rule.campaign().isEmpty()) {
-            out.add(
-                    new ScopeLimits(
-                            Scope.campaign(m.campaignId()), forPriority(rule.campaign(), p)));
-        }
-        return out;
-    }
-
-    /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
-    private static DistinctCampaigns campaigns(
-            CountedHistory history, Rule rule, OutboundMessage m, CalendarLimits calendar) {
-        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
-            return null;
-        }
-        return new DistinctCampaigns(
-                history,
-                forPriority(rule.campaigns(), m.priority()),
-                m.campaignId(),
-                calendar.zone());
-    }
-
-    /**
-     * The limits as a message of priority {@code p} reads them (contract.md §6, "Reserved places"):
-     * the config's own list when none keeps places from it, as for every config without {@code
-     * reserve}.
-     */
-    static List<Limit> forPriority(List<Limit> limits, int p) {
-        for (int i = 0; i < limits.size(); i++) {
-            if (limits.get(i).forPriority(p) != limits.get(i)) {
-                List<Limit> out = new ArrayList<>(limits.size());
-                for (Limit l : limits) {
-                    out.add(l.forPriority(p));
-                }
-                return out;
-            }
-        }
-        return limits;
     }
 }

@@ -1,8 +1,12 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.OutboundMessage;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -31,5 +35,57 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
     /** The scope as a violation names it; computed only for a violation. */
     String label() {
         return preference ? Violation.PREFERENCE + scope.label() : scope.label();
+    }
+
+    /** The rule's scopes the message falls in (contract.md §3), in a list the caller may extend. */
+    static List<ScopeLimits> of(Rule rule, OutboundMessage m) {
+        int p = m.priority();
+        List<ScopeLimits> out = new ArrayList<>(4);
+        out.add(new ScopeLimits(Scope.ALL, forPriority(rule.limits(), p)));
+        List<Limit> channel = rule.channelLimits(m.channel());
+        if (!channel.isEmpty()) {
+            out.add(new ScopeLimits(Scope.channel(m.channel()), forPriority(channel, p)));
+        }
+        List<Limit> category = rule.categoryLimits(m.category());
+        if (!category.isEmpty()) {
+            out.add(new ScopeLimits(Scope.category(m.category()), forPriority(category, p)));
+        }
+        if (m.campaignId() != null && !rule.campaign().isEmpty()) {
+            out.add(
+                    new ScopeLimits(
+                            Scope.campaign(m.campaignId()), forPriority(rule.campaign(), p)));
+        }
+        return out;
+    }
+
+    /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
+    static DistinctCampaigns campaigns(
+            CountedHistory history, Rule rule, OutboundMessage m, CalendarLimits calendar) {
+        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
+            return null;
+        }
+        return new DistinctCampaigns(
+                history,
+                forPriority(rule.campaigns(), m.priority()),
+                m.campaignId(),
+                calendar.zone());
+    }
+
+    /**
+     * The limits as a message of priority {@code p} reads them (contract.md §6, "Reserved places"):
+     * the config's own list when none keeps places from it, as for every config without {@code
+     * reserve}.
+     */
+    static List<Limit> forPriority(List<Limit> limits, int p) {
+        for (int i = 0; i < limits.size(); i++) {
+            if (limits.get(i).forPriority(p) != limits.get(i)) {
+                List<Limit> out = new ArrayList<>(limits.size());
+                for (Limit l : limits) {
+                    out.add(l.forPriority(p));
+                }
+                return out;
+            }
+        }
+        return limits;
     }
 }

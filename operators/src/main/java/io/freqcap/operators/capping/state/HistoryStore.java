@@ -11,14 +11,11 @@ import io.freqcap.schema.history.StoredHistorySerializer;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.history.UserHistorySerializer;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.LongConsumer;
 import java.util.function.LongToIntFunction;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -67,14 +64,17 @@ public final class HistoryStore implements Histories {
     public record States(
             ValueState<StoredHistory> history,
             ValueState<Long> longMark,
-            MapState<Long, UserHistory> buckets) {}
+            MapState<Long, UserHistory> buckets) {
+
+        /** The states of a keyed function. */
+        public static States of(RuntimeContext ctx) {
+            return new States(ctx.getState(STATE), ctx.getState(LONG), ctx.getMapState(BUCKETS));
+        }
+    }
 
     private final States states;
     private final HistoryCache cache;
-    private final LinkedHashMap<Long, LongHistory> live = new LinkedHashMap<>(16, 0.75f, true);
-    private final long liveBudget;
-    private long liveEntries;
-    private long liveBytes;
+    private final LiveHistories live;
     private final DataOutputSerializer out = new DataOutputSerializer(128);
     private final DataInputDeserializer in = new DataInputDeserializer();
     private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
@@ -93,7 +93,7 @@ public final class HistoryStore implements Histories {
         this.keySetter = java.util.Objects.requireNonNull(setCurrentKey, "setCurrentKey");
         this.cache = new HistoryCache(slots);
         this.onHit = onHit;
-        this.liveBudget = liveBudget;
+        this.live = new LiveHistories(liveBudget, keySetter, states.buckets());
     }
 
     /** The history of {@code user}, which is the current key. */
@@ -114,7 +114,7 @@ public final class HistoryStore implements Histories {
         if (h == null) {
             Long bucketMillis = states.longMark().value();
             if (bucketMillis != null) {
-                return goLive(user, LongHistory.load(bucketMillis, read(states.buckets())));
+                return live.add(user, LongHistory.load(bucketMillis, read(states.buckets())));
             }
             h = UserHistory.EMPTY;
         }
@@ -143,20 +143,17 @@ public final class HistoryStore implements Histories {
             long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now)
             throws Exception {
         if (before instanceof LongHistory l) {
-            liveEntries -= l.size();
-            liveBytes -= l.bytes();
+            live.changing(l);
             CountedHistory next = HistoryGrowth.grown(l, entry, keptMillis, now);
             if (next instanceof UserHistory shortAgain) {
-                live.remove(user);
+                live.droppedShort(user);
                 l.markWritten();
                 states.buckets().clear();
                 states.longMark().clear();
                 put(user, shortAgain);
                 return;
             }
-            liveEntries += l.size();
-            liveBytes += l.bytes();
-            evictOver(user);
+            live.changed(user, l);
             return;
         }
         CountedHistory next = HistoryGrowth.grown(before, entry, keptMillis, now);
@@ -168,7 +165,7 @@ public final class HistoryStore implements Histories {
         cache.forget(user);
         states.history().clear();
         states.longMark().update(HistoryGrowth.BUCKET_MILLIS);
-        goLive(user, l);
+        live.add(user, l);
     }
 
     /** Un-counts one entry of {@code user}, the current key (see {@link Histories#uncount}). */
@@ -176,59 +173,14 @@ public final class HistoryStore implements Histories {
     public void uncount(long user, long countedAt, String messageId) throws Exception {
         CountedHistory before = get(user);
         if (before instanceof LongHistory l) {
-            liveEntries -= l.size();
-            liveBytes -= l.bytes();
+            live.changing(l);
             HistoryGrowth.shrunk(l, countedAt, messageId);
-            liveEntries += l.size();
-            liveBytes += l.bytes();
+            live.changed(user, l);
             return;
         }
         UserHistory after = (UserHistory) HistoryGrowth.shrunk(before, countedAt, messageId);
         if (after != before) {
             put(user, after);
-        }
-    }
-
-    private LongHistory goLive(long user, LongHistory l) throws Exception {
-        live.put(user, l);
-        liveEntries += l.size();
-        liveBytes += l.bytes();
-        evictOver(user);
-        return l;
-    }
-
-    /** Drops the least recently used long histories (written first) while over the budget. */
-    private void evictOver(long current) throws Exception {
-        if (liveBytes <= liveBudget) {
-            return;
-        }
-        Iterator<Map.Entry<Long, LongHistory>> it = live.entrySet().iterator();
-        boolean switched = false;
-        while (liveBytes > liveBudget && it.hasNext()) {
-            Map.Entry<Long, LongHistory> e = it.next();
-            if (e.getKey() == current) {
-                continue; // the user being decided stays, however long
-            }
-            keySetter.accept(e.getKey());
-            switched = true;
-            writeChanged(e.getValue());
-            liveEntries -= e.getValue().size();
-            liveBytes -= e.getValue().bytes();
-            it.remove();
-        }
-        if (switched) {
-            keySetter.accept(current);
-        }
-    }
-
-    /** Writes the buckets of {@code l} that changed; its user is the current key. */
-    private void writeChanged(LongHistory l) throws Exception {
-        for (Map.Entry<Long, UserHistory> e : l.takeChanged().entrySet()) {
-            if (e.getValue().isEmpty()) {
-                states.buckets().remove(e.getKey());
-            } else {
-                states.buckets().put(e.getKey(), e.getValue());
-            }
         }
     }
 
@@ -259,17 +211,7 @@ public final class HistoryStore implements Histories {
                             keySetter.accept(user);
                             states.history().update(EncodedHistory.copyOf(bytes, offset, length));
                         });
-        List<Map.Entry<Long, LongHistory>> changed = new ArrayList<>();
-        for (Map.Entry<Long, LongHistory> e : live.entrySet()) {
-            if (e.getValue().hasChanges()) {
-                changed.add(e);
-            }
-        }
-        for (Map.Entry<Long, LongHistory> e : changed) {
-            keySetter.accept(e.getKey());
-            writeChanged(e.getValue());
-        }
-        return n + changed.size();
+        return n + live.flush();
     }
 
     /**
@@ -285,11 +227,7 @@ public final class HistoryStore implements Histories {
         } catch (IOException | RuntimeException unreadable) {
             channels = new String[0]; // erased all the same; Redis loses the user key at least
         }
-        LongHistory l = live.remove(user);
-        if (l != null) {
-            liveEntries -= l.size();
-            liveBytes -= l.bytes();
-        }
+        live.remove(user);
         cache.forget(user);
         states.history().clear();
         states.buckets().clear();
@@ -301,16 +239,12 @@ public final class HistoryStore implements Histories {
     public void close() {
         cache.release();
         live.clear();
-        liveEntries = 0;
-        liveBytes = 0;
     }
 
     /** Forgets what memory holds (after keyed state was changed behind it); flush first. */
     public void clearCache() {
         cache.clear();
         live.clear();
-        liveEntries = 0;
-        liveBytes = 0;
     }
 
     public States states() {
@@ -323,11 +257,11 @@ public final class HistoryStore implements Histories {
     }
 
     public long liveBytes() {
-        return liveBytes;
+        return live.bytes();
     }
 
     public long liveEntries() {
-        return liveEntries;
+        return live.entries();
     }
 
     private void serialize(UserHistory h) throws IOException {

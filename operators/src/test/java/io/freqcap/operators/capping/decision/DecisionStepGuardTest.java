@@ -70,31 +70,30 @@ class DecisionStepGuardTest {
                                 java.util.List.of(),
                                 java.util.Map.of(),
                                 java.util.Map.of());
-        DecisionStep step = new DecisionStep(histories, HeldQueue.NONE, poisoned, true);
+        Stores stores = new Stores(histories, HeldQueue.NONE, poisoned);
+        DecisionStep step = new DecisionStep(stores, true);
         Decided d = step.decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
         assertEquals(Decision.MALFORMED, d.decision());
         assertTrue(d.undecided());
+        stores.apply(d);
         assertEquals(0, histories.users(), "nothing counted");
+        Stores plain = new Stores(histories, HeldQueue.NONE);
         Decided ok =
-                new DecisionStep(histories, HeldQueue.NONE, true)
+                new DecisionStep(plain, true)
                         .decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
         assertEquals(Decision.ALLOWED, ok.decision());
+        plain.apply(ok);
+        assertEquals(1, histories.users(), "counted once applied");
     }
 
     @Test
-    void aFailingWriteIsNotTakenForTheRules() {
-        DecisionStep step = new DecisionStep(new FailingWrites(), HeldQueue.NONE, true);
-        IllegalStateException e =
-                assertThrows(
-                        IllegalStateException.class,
-                        () ->
-                                step.decide(
-                                        message("m-1", 42),
-                                        ONE_A_DAY,
-                                        "*",
-                                        "*",
-                                        Long.MIN_VALUE,
-                                        0));
+    void aFailingWriteIsNotTakenForTheRules() throws Exception {
+        Stores stores = new Stores(new FailingWrites(), HeldQueue.NONE);
+        Decided d =
+                new DecisionStep(stores, true)
+                        .decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+        assertEquals(Decision.ALLOWED, d.decision(), "deciding writes nothing");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> stores.apply(d));
         assertEquals("disk gone", e.getMessage(), "the task fails, and restores, as before");
     }
 }

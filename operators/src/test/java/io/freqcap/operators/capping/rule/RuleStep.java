@@ -57,16 +57,7 @@ public final class RuleStep {
             String segment,
             boolean keepMessageId,
             UserPreferences prefs) {
-        Verdict v =
-                CappingRule.judge(
-                        history,
-                        m,
-                        config,
-                        segment,
-                        segment,
-                        Long.MIN_VALUE,
-                        Long.MIN_VALUE,
-                        prefs);
+        Verdict v = CappingRule.judge(history, m, Judging.of(config, segment, prefs));
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
@@ -74,7 +65,7 @@ public final class RuleStep {
                     HistoryGrowth.grown(
                             history,
                             HistoryGrowth.entry(m, countedAt, keepMessageId, config),
-                            HistoryGrowth.keptMillis(config, prefs));
+                            UserPreferences.keptMillis(config, prefs));
             next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
         }
         return new Result(

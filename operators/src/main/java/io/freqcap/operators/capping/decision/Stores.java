@@ -1,0 +1,43 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.history.CountedHistory;
+
+/**
+ * The stores a {@link DecisionStep} reads, and the one place what it decided is written into them:
+ * the job's keyed state, or a backtest's memory.
+ *
+ * @param preferences the users' preferences, which every message must pass too (read only here)
+ */
+public record Stores(Histories histories, HeldQueue held, Preferences preferences) {
+
+    /** Stores of users without preferences. */
+    public Stores(Histories histories, HeldQueue held) {
+        this(histories, held, Preferences.NONE);
+    }
+
+    /**
+     * Writes what {@code d} decided, for its user (in the job: the current key): the held messages
+     * whose place it took are taken out and un-counted, the message is counted when ALLOWED, and
+     * kept held when its send time is still ahead. A malformed record writes nothing.
+     */
+    public void apply(Decided d) throws Exception {
+        Decided.Counting c = d.counting();
+        if (c == null) {
+            return;
+        }
+        long user = d.message().userId();
+        CountedHistory before = c.before();
+        if (!d.preempted().isEmpty()) {
+            held.take(user, d.preempted());
+            for (HeldDelivery h : d.preempted()) {
+                histories.uncount(user, h.sendAt(), h.messageId());
+            }
+            before = histories.get(user);
+        }
+        histories.count(user, before, c.entry(), c.keptMillis(), c.clock());
+        if (d.route() == Decided.Route.LATER) {
+            held.hold(user, d.heldDelivery(), d.now());
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.freqcap.operators.capping.held;
+
+import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.api.common.state.OperatorStateStore;
+
+/**
+ * The held messages' operator state beside their keyed state: how many each key group holds (the
+ * {@code heldNow} gauge, across rescales) and the numbering that orders them.
+ */
+public record HeldBooks(HeldCounts counts, HoldNumbers numbers) {
+
+    /** The books as the task's operator state has them (empty at a first start). */
+    public static HeldBooks restore(OperatorStateStore store) throws Exception {
+        return new HeldBooks(new HeldCounts(store), new HoldNumbers(store));
+    }
+
+    public void snapshot() throws Exception {
+        counts.snapshot();
+        numbers.snapshot();
+    }
+
+    /** The held messages of the task's keyed state, kept in these books. */
+    public HeldMessages open(RuntimeContext ctx, HeldMessages.Timers timers) {
+        TaskInfo task = ctx.getTaskInfo();
+        counts.open(
+                task.getMaxNumberOfParallelSubtasks(),
+                task.getNumberOfParallelSubtasks(),
+                task.getIndexOfThisSubtask());
+        return new HeldMessages(
+                ctx.getMapState(HeldMessages.STATE),
+                ctx.getListState(HeldMessages.LEGACY),
+                counts,
+                numbers,
+                timers);
+    }
+}

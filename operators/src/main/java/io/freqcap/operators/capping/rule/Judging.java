@@ -1,0 +1,36 @@
+package io.freqcap.operators.capping.rule;
+
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.preference.UserPreferences;
+
+/**
+ * What a message is judged under besides its user's history ({@link CappingRule#judge}).
+ *
+ * @param segment the segment whose rule applies ({@code *} when none does)
+ * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
+ * @param sweptHorizon the job cleared histories whose counted messages could still share a window
+ *     with a message older than this; such a message is STALE, whatever the user's history says,
+ *     since the history the job holds may be missing what it needs ({@link Long#MIN_VALUE}: nothing
+ *     cleared)
+ * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages with
+ *     a later send time are waiting, and count towards {@code maxHeld}
+ * @param prefs the user's preferences (contract.md §10), or null for none
+ */
+public record Judging(
+        LimitConfig config,
+        String segment,
+        String shadowSegment,
+        long sweptHorizon,
+        long now,
+        UserPreferences prefs) {
+
+    /** A message of a user without preferences, nothing swept, no held message waiting. */
+    public static Judging of(LimitConfig config, String segment) {
+        return of(config, segment, null);
+    }
+
+    /** The same, for a user with these preferences (null for none). */
+    public static Judging of(LimitConfig config, String segment, UserPreferences prefs) {
+        return new Judging(config, segment, segment, Long.MIN_VALUE, Long.MIN_VALUE, prefs);
+    }
+}
