@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping.history;
 
+import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
@@ -56,6 +58,58 @@ final class EntryArrays {
 
     long heldFor(int i) {
         return held == null ? 0 : held[i];
+    }
+
+    HistoryEntry entry(int i) {
+        return new HistoryEntry(
+                ts[i], fps[i], channel(i), id(i), category(i), campaign(i), offset(i), heldFor(i));
+    }
+
+    /** The first entry from {@code i} on that was held ({@link #end} for none). */
+    int nextHeld(int i) {
+        if (held == null) {
+            return end;
+        }
+        while (i < end && held[i] <= 0) {
+            i++;
+        }
+        return i;
+    }
+
+    /** The held entries after {@code now}, up to {@code atMost}. */
+    int heldWaiting(long now, int atMost) {
+        int n = 0;
+        for (int i = nextHeld(firstAfter(now)); i < end; i = nextHeld(i + 1)) {
+            if (++n >= atMost) {
+                break;
+            }
+        }
+        return n;
+    }
+
+    /** The entries in {@code (after, upTo]} in a scope: {@link CountedHistory#forEachIn}. */
+    void forEachIn(Scope scope, long after, long upTo, CountedHistory.EntryVisitor v) {
+        int from = firstAfter(after);
+        int to = upTo <= after ? from : TimestampColumn.firstAfter(ts, from, end, upTo);
+        for (int i = from; i < to; i++) {
+            if (scope.matches(channel(i), category(i), campaign(i))) {
+                v.visit(ts[i], offset(i));
+            }
+        }
+    }
+
+    /**
+     * The campaigns of the entries in {@code (after, upTo]}: {@link
+     * CountedHistory#forEachCampaign}.
+     */
+    void forEachCampaign(long after, long upTo, CountedHistory.CampaignVisitor v) {
+        int from = firstAfter(after);
+        int to = upTo <= after ? from : TimestampColumn.firstAfter(ts, from, end, upTo);
+        for (int i = from; i < to && campaigns != null; i++) {
+            if (campaigns[i] != null) {
+                v.visit(ts[i], offset(i), campaigns[i]);
+            }
+        }
     }
 
     /** Inserts an entry after those of equal timestamp, with this (masked) fingerprint. */

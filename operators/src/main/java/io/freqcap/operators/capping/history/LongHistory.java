@@ -5,14 +5,8 @@ import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.history.UserHistory;
-import io.freqcap.schema.message.OutboundMessage;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -32,24 +26,20 @@ import java.util.TreeMap;
  * columns, fingerprints) and the buckets they changed in step with every add, remove and prune.
  */
 public final class LongHistory implements CountedHistory {
-    private final long bucketMillis;
+    private final HistoryBuckets buckets;
     private final EntryArrays e = new EntryArrays();
 
     /** The latest stamped timestamp ({@link #latestStamped}). */
     private long stampedMax = Long.MIN_VALUE;
 
-    /** What the entries take on the heap, estimated (see {@link #entryBytes}). */
+    /** What the entries take on the heap, estimated ({@link EntryBytes}). */
     private long bytes;
 
-    private final Map<Scope, TimestampColumn> columns = new HashMap<>();
+    private final ScopeColumns columns = new ScopeColumns();
     private final FingerprintCounts fingerprints = new FingerprintCounts();
-    private final Set<Long> changed = new HashSet<>();
 
     LongHistory(long bucketMillis) {
-        if (bucketMillis <= 0) {
-            throw new IllegalArgumentException("bucketMillis must be positive: " + bucketMillis);
-        }
-        this.bucketMillis = bucketMillis;
+        this.buckets = new HistoryBuckets(bucketMillis);
     }
 
     /** A short history made long: every bucket is new. */
@@ -57,7 +47,7 @@ public final class LongHistory implements CountedHistory {
         LongHistory l = new LongHistory(bucketMillis);
         l.append(h);
         for (int i = l.e.start; i < l.e.end; i++) {
-            l.changed.add(l.bucket(l.e.ts[i]));
+            l.buckets.changedAt(l.e.ts[i]);
         }
         return l;
     }
@@ -78,17 +68,13 @@ public final class LongHistory implements CountedHistory {
     }
 
     long bucketMillis() {
-        return bucketMillis;
-    }
-
-    private long bucket(long t) {
-        return Math.floorDiv(t, bucketMillis);
+        return buckets.millis();
     }
 
     /** Counts one message (after entries of equal timestamp). */
     public void add(HistoryEntry entry) {
         insert(entry);
-        changed.add(bucket(entry.timestamp()));
+        buckets.changedAt(entry.timestamp());
     }
 
     private void insert(HistoryEntry entry) {
@@ -98,43 +84,9 @@ public final class LongHistory implements CountedHistory {
         long fingerprint = entry.fingerprint() & Fingerprints.MASK;
         e.insert(entry, fingerprint);
         stampedMax = Math.max(stampedMax, entry.stamped());
-        bytes += entryBytes(entry.messageId(), category, campaign);
+        bytes += EntryBytes.of(entry.messageId(), category, campaign);
         fingerprints.add(fingerprint);
-        column(Scope.channel(entry.channel()), true).add(t);
-        column(Scope.category(category), true).add(t);
-        if (campaign != null) {
-            column(Scope.campaign(campaign), true).add(t);
-        }
-    }
-
-    /**
-     * The heap an entry takes, estimated from above: its slots in the columns of this class and in
-     * {@link TimestampColumn}s and {@link FingerprintCounts}, and the strings it brings. Input
-     * decides the strings (a heavy user with a new 128-character campaign per message), so the
-     * budget of live long histories is kept in these bytes, not in entries.
-     */
-    static long entryBytes(String messageId, String category, String campaign) {
-        long b = BYTES_PER_ENTRY;
-        if (messageId != null) {
-            b += stringBytes(messageId);
-        }
-        if (category != null && !OutboundMessage.DEFAULT_CATEGORY.equals(category)) {
-            b += stringBytes(category);
-        }
-        if (campaign != null) {
-            b += stringBytes(campaign) + SCOPE_BYTES; // its own scope and column, at worst
-        }
-        return b;
-    }
-
-    /** An entry without strings of its own: 3 longs, 4 ints and 3 references, 3 column slots. */
-    public static final long BYTES_PER_ENTRY = 96;
-
-    /** A {@link Scope} key and its {@link TimestampColumn} in {@link #columns}. */
-    private static final long SCOPE_BYTES = 160;
-
-    private static long stringBytes(String s) {
-        return 48 + 2L * s.length();
+        columns.add(t, entry.channel(), category, campaign);
     }
 
     /** What the entries take on the heap, estimated from above. */
@@ -159,24 +111,13 @@ public final class LongHistory implements CountedHistory {
         }
         String category = e.category(i);
         String campaign = e.campaign(i);
-        bytes -= entryBytes(e.id(i), category, campaign);
+        bytes -= EntryBytes.of(e.id(i), category, campaign);
         fingerprints.remove(e.fps[i]);
-        dropFromColumn(Scope.channel(e.channel(i)), t);
-        dropFromColumn(Scope.category(category), t);
-        if (campaign != null) {
-            dropFromColumn(Scope.campaign(campaign), t);
-        }
+        columns.remove(t, e.channel(i), category, campaign);
         e.remove(i);
-        changed.add(bucket(t));
+        buckets.changedAt(t);
         stampedMax = e.latestStamped();
         return true;
-    }
-
-    private void dropFromColumn(Scope scope, long t) {
-        TimestampColumn c = columns.get(scope);
-        if (c != null && c.remove(t) == 0) {
-            columns.remove(scope);
-        }
     }
 
     /** Drops the entries at or before {@code cutoff}. */
@@ -184,55 +125,35 @@ public final class LongHistory implements CountedHistory {
         int to = e.firstAfter(cutoff);
         long lastBucket = Long.MIN_VALUE;
         for (int i = e.start; i < to; i++) {
-            bytes -= entryBytes(e.id(i), e.category(i), e.campaign(i));
+            bytes -= EntryBytes.of(e.id(i), e.category(i), e.campaign(i));
             fingerprints.remove(e.fps[i]);
-            long b = bucket(e.ts[i]);
+            long b = buckets.of(e.ts[i]);
             if (b != lastBucket) {
-                changed.add(b);
+                buckets.changed(b);
                 lastBucket = b;
             }
         }
         e.dropBefore(to);
-        columns.values().removeIf(c -> c.dropThrough(cutoff) == 0);
+        columns.dropThrough(cutoff);
     }
 
     /** The buckets changed since the last call, each with its entries (empty: delete it). */
     public Map<Long, UserHistory> takeChanged() {
-        Map<Long, UserHistory> out = new TreeMap<>();
-        for (long b : changed) {
-            long from = b * bucketMillis;
-            int lo = e.firstAfter(from - 1);
-            int hi =
-                    from > Long.MAX_VALUE - bucketMillis
-                            ? e.end
-                            : TimestampColumn.firstAfter(e.ts, lo, e.end, from + bucketMillis - 1);
-            out.put(b, e.slice(lo, hi));
-        }
-        changed.clear();
-        return out;
+        return buckets.takeChanged(e);
     }
 
     public boolean hasChanges() {
-        return !changed.isEmpty();
+        return buckets.hasChanges();
     }
 
     /** Forgets what changed: it was written another way (or is gone). */
     public void markWritten() {
-        changed.clear();
+        buckets.markWritten();
     }
 
     /** Every bucket held, as {@link #takeChanged} would give them, in time order. */
     Map<Long, UserHistory> buckets() {
-        Map<Long, UserHistory> out = new TreeMap<>();
-        int lo = e.start;
-        while (lo < e.end) {
-            long b = bucket(e.ts[lo]);
-            long next = (b + 1) * bucketMillis;
-            int hi = TimestampColumn.firstAfter(e.ts, lo, e.end, next - 1);
-            out.put(b, e.slice(lo, hi));
-            lo = hi;
-        }
-        return out;
+        return buckets.all(e);
     }
 
     /** This history as a short one. */
@@ -262,37 +183,19 @@ public final class LongHistory implements CountedHistory {
 
     @Override
     public int heldWaiting(long now, int atMost) {
-        int n = 0;
-        if (e.held != null) {
-            for (int i = e.firstAfter(now); i < e.end; i++) {
-                if (e.held[i] > 0 && ++n >= atMost) {
-                    break;
-                }
-            }
-        }
-        return n;
+        return e.heldWaiting(now, atMost);
     }
 
     @Override
     public Long firstHeldWaiting(long now) {
-        if (e.held != null) {
-            for (int i = e.firstAfter(now); i < e.end; i++) {
-                if (e.held[i] > 0) {
-                    return e.ts[i];
-                }
-            }
-        }
-        return null;
+        int i = e.nextHeld(e.firstAfter(now));
+        return i == e.end ? null : e.ts[i];
     }
 
     @Override
     public void forEachHeldWaiting(long now, HeldVisitor v) {
-        if (e.held != null) {
-            for (int i = e.firstAfter(now); i < e.end; i++) {
-                if (e.held[i] > 0) {
-                    v.visit(e.ts[i], e.fps[i]);
-                }
-            }
+        for (int i = e.nextHeld(e.firstAfter(now)); i < e.end; i = e.nextHeld(i + 1)) {
+            v.visit(e.ts[i], e.fps[i]);
         }
     }
 
@@ -309,7 +212,7 @@ public final class LongHistory implements CountedHistory {
         }
         for (int i = e.end - 1; i >= e.start; i--) {
             if (e.fps[i] == fingerprint) {
-                return entry(i);
+                return e.entry(i);
             }
         }
         return null;
@@ -317,55 +220,20 @@ public final class LongHistory implements CountedHistory {
 
     @Override
     public void forEachHeldWaitingEntry(long now, java.util.function.Consumer<HistoryEntry> v) {
-        if (e.held != null) {
-            for (int i = e.firstAfter(now); i < e.end; i++) {
-                if (e.held[i] > 0) {
-                    v.accept(entry(i));
-                }
-            }
+        for (int i = e.nextHeld(e.firstAfter(now)); i < e.end; i = e.nextHeld(i + 1)) {
+            v.accept(e.entry(i));
         }
-    }
-
-    private HistoryEntry entry(int i) {
-        return new HistoryEntry(
-                e.ts[i],
-                e.fps[i],
-                e.channel(i),
-                e.id(i),
-                e.category(i),
-                e.campaign(i),
-                e.offset(i),
-                e.heldFor(i));
     }
 
     @Override
     public String[] channels() {
-        List<String> used = new ArrayList<>();
-        for (String c : e.channelNames) {
-            if (column(Scope.channel(c), false).size() > 0) {
-                used.add(c);
-            }
-        }
-        return used.toArray(new String[0]);
-    }
-
-    /** The column of a scope (not {@link Scope#ALL}); an empty one unless {@code create}. */
-    private TimestampColumn column(Scope scope, boolean create) {
-        TimestampColumn c = columns.get(scope);
-        if (c == null) {
-            if (!create) {
-                return TimestampColumn.EMPTY;
-            }
-            c = new TimestampColumn();
-            columns.put(scope, c);
-        }
-        return c;
+        return columns.used(e.channelNames);
     }
 
     @Override
     public int count(Scope scope, long after, long upTo) {
         if (scope.kind() != Scope.Kind.ALL) {
-            return column(scope, false).count(after, upTo);
+            return columns.get(scope).count(after, upTo);
         }
         if (upTo <= after) {
             return 0;
@@ -376,7 +244,7 @@ public final class LongHistory implements CountedHistory {
     @Override
     public long kthLatest(Scope scope, int k) {
         if (scope.kind() != Scope.Kind.ALL) {
-            return column(scope, false).kthLatest(k);
+            return columns.get(scope).kthLatest(k);
         }
         if (k < 1 || k > size()) {
             throw new IllegalArgumentException("fewer entries in scope than " + k);
@@ -386,30 +254,18 @@ public final class LongHistory implements CountedHistory {
 
     @Override
     public void forEachIn(Scope scope, long after, long upTo, EntryVisitor v) {
-        int from = e.firstAfter(after);
-        int to = upTo <= after ? from : TimestampColumn.firstAfter(e.ts, from, e.end, upTo);
-        for (int i = from; i < to; i++) {
-            if (scope.matches(e.channel(i), e.category(i), e.campaign(i))) {
-                v.visit(e.ts[i], e.offset(i));
-            }
-        }
+        e.forEachIn(scope, after, upTo, v);
     }
 
     @Override
     public void forEachCampaign(long after, long upTo, CampaignVisitor v) {
-        int from = e.firstAfter(after);
-        int to = upTo <= after ? from : TimestampColumn.firstAfter(e.ts, from, e.end, upTo);
-        for (int i = from; i < to && e.campaigns != null; i++) {
-            if (e.campaigns[i] != null) {
-                v.visit(e.ts[i], e.offset(i), e.campaigns[i]);
-            }
-        }
+        e.forEachCampaign(after, upTo, v);
     }
 
     @Override
     public long[] timestampsAfter(Scope scope, long after) {
         if (scope.kind() != Scope.Kind.ALL) {
-            return column(scope, false).timestampsAfter(after);
+            return columns.get(scope).timestampsAfter(after);
         }
         return Arrays.copyOfRange(e.ts, e.firstAfter(after), e.end);
     }

@@ -169,7 +169,7 @@ class LongHistoryTest {
                     new HistoryEntry(
                             i, i, "push", "m" + i, "marketing", "c".repeat(120) + i, 0, 0));
         }
-        assertEquals(1000 * LongHistory.BYTES_PER_ENTRY, plain.bytes());
+        assertEquals(1000 * EntryBytes.PER_ENTRY, plain.bytes());
         assertTrue(
                 campaigns.bytes() > 4 * plain.bytes(),
                 "a new 128-character campaign per message: " + campaigns.bytes());

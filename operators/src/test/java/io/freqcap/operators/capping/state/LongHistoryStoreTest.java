@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.operators.capping.CappingFunction;
 import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
-import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.operators.capping.history.EntryBytes;
 import io.freqcap.operators.capping.rule.RuleStep;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
@@ -51,7 +51,7 @@ class LongHistoryStoreTest {
         return harnesses.open(
                 CappingSettings.of(CONFIG)
                         .withHistoryCache(64)
-                        .withLiveHistoryBytes(700 * LongHistory.BYTES_PER_ENTRY),
+                        .withLiveHistoryBytes(700 * EntryBytes.PER_ENTRY),
                 from,
                 1,
                 0);
