@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.backtest.FinalOutcomes;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.CappingSettings;
@@ -23,7 +24,6 @@ import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
-import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
@@ -389,25 +389,19 @@ final class KafkaPipelineSupport {
      */
     static Map<Integer, Decided> finalOutcomes(List<Input> inputs, String json) throws Exception {
         Map<Integer, Decided> out = new HashMap<>();
-        Map<String, Integer> heldSeq = new HashMap<>();
         try (Backtest backtest =
                 Backtest.start(
                         LimitConfig.parse(json),
                         List.of(),
                         Bounds.DEFAULTS.segmentLoader(),
                         s -> {})) {
+            FinalOutcomes<Integer> outcomes =
+                    new FinalOutcomes<>(true, (d, seq) -> out.put(seq, d));
             for (Input in : inPartitionOrder(inputs)) {
                 RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
-                Decided d = backtest.decide(InboundMessage.of(raw));
-                for (HeldDelivery h : d.preempted()) {
-                    int seq = heldSeq.remove(d.message().userId() + "/" + h.messageId());
-                    out.put(seq, out.get(seq).preemptedBy(d.message()));
-                }
-                if (d.route() == Decided.Route.LATER) {
-                    heldSeq.put(d.message().userId() + "/" + d.message().messageId(), in.seq);
-                }
-                out.put(in.seq, d);
+                outcomes.add(backtest.decide(InboundMessage.of(raw)), in.seq, backtest.clock());
             }
+            outcomes.finish();
         }
         return out;
     }

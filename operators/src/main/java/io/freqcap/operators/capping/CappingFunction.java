@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.control.ControlInput;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
@@ -14,7 +15,6 @@ import io.freqcap.operators.capping.preference.UserInputs;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.control.ControlInput;
 import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -132,7 +132,7 @@ public class CappingFunction
                 new HistoryStore(
                         HistoryStore.States.of(getRuntimeContext()),
                         keySetter,
-                        HistoryCache.slotsFor(settings.historyCacheSlots()),
+                        HistoryStore.cacheSlots(settings.historyCacheSlots()),
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
         metrics.gauge("longHistories", histories::liveHistories);

@@ -1,7 +1,7 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.control.ControlState;
 import io.freqcap.operators.capping.held.HeldMessages;
-import io.freqcap.operators.control.ControlState;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;

@@ -1,8 +1,8 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.control.ControlInput;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryStore;
-import io.freqcap.operators.control.ControlInput;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.Serializable;

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping;
 
+import io.freqcap.operators.capping.control.ControlInput;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
@@ -8,7 +9,6 @@ import io.freqcap.operators.capping.outputs.MirrorDebt;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
-import io.freqcap.operators.control.ControlInput;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.Limit;
 import java.util.function.IntSupplier;

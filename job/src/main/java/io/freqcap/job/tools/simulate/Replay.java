@@ -1,11 +1,11 @@
 package io.freqcap.job.tools.simulate;
 
 import io.freqcap.operators.backtest.Backtest;
+import io.freqcap.operators.backtest.FinalOutcomes;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.segment.SegmentUpdate;
@@ -14,18 +14,14 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
 /**
  * One config's backtest, its decision lines (contract.md §8) and its summary. A held message's line
- * is its final outcome: where the config preempts, a held message's line waits until the replay's
- * clock reaches its send time (or a later message takes its place, and its line is the PREEMPTED
- * record), and the lines after it wait with it, so that they stay in input order. Without {@code
- * preempt} every line is final at once and nothing waits.
+ * is its final outcome ({@link FinalOutcomes}): where the config preempts, its line and the lines
+ * after it wait until it is final, so that they stay in input order.
  */
 final class Replay implements AutoCloseable {
     final Backtest backtest;
@@ -33,28 +29,7 @@ final class Replay implements AutoCloseable {
     private final OutputStream out;
     private final int maxRecordBytes;
     private final Consumer<Decided> finals;
-    private final boolean preempts;
-
-    /** Records decided, in input order, whose outcome may still change or that wait behind one. */
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-
-    /** The pending held messages still waiting, by user and messageId. */
-    private final Map<String, Pending> waiting = new HashMap<>();
-
-    private static final class Pending {
-        Decided decided;
-        final long length;
-
-        Pending(Decided decided, long length) {
-            this.decided = decided;
-            this.length = length;
-        }
-
-        /** Whether its outcome may still change at the replay's clock {@code now}. */
-        boolean open(long now) {
-            return decided.delivered() && decided.held() && decided.verdict().sendAt() > now;
-        }
-    }
+    private final FinalOutcomes<Long> outcomes;
 
     private Replay(
             Backtest backtest, OutputStream out, int maxRecordBytes, Consumer<Decided> finals) {
@@ -63,7 +38,7 @@ final class Replay implements AutoCloseable {
         this.out = out;
         this.maxRecordBytes = maxRecordBytes;
         this.finals = finals;
-        this.preempts = backtest.config().preempts();
+        this.outcomes = new FinalOutcomes<>(backtest.config().preempts(), this::emit);
     }
 
     /**
@@ -97,39 +72,7 @@ final class Replay implements AutoCloseable {
      * @param length the input's full length (more than its bytes when only the first were read)
      */
     void decide(InboundMessage in, long length) throws IOException {
-        Decided d = backtest.decide(in);
-        if (!preempts) {
-            emit(d, length);
-            return;
-        }
-        for (HeldDelivery h : d.preempted()) {
-            Pending p = waiting.remove(key(d.message().userId(), h.messageId()));
-            if (p == null) {
-                throw new IllegalStateException("preempted " + h.messageId() + " was not held");
-            }
-            p.decided = p.decided.preemptedBy(d.message());
-        }
-        Pending p = new Pending(d, length);
-        pending.add(p);
-        if (p.open(backtest.clock())) {
-            waiting.put(key(d.message().userId(), d.message().messageId()), p);
-        }
-        flush(backtest.clock());
-    }
-
-    /** Writes the lines at the head that are final at {@code now}. */
-    private void flush(long now) throws IOException {
-        while (!pending.isEmpty() && !pending.peek().open(now)) {
-            Pending p = pending.poll();
-            if (p.decided.delivered() && p.decided.held()) {
-                waiting.remove(key(p.decided.message().userId(), p.decided.message().messageId()));
-            }
-            emit(p.decided, p.length);
-        }
-    }
-
-    private static String key(long user, String messageId) {
-        return user + "/" + messageId;
+        outcomes.add(backtest.decide(in), length, backtest.clock());
     }
 
     private void emit(Decided d, long length) throws IOException {
@@ -146,7 +89,7 @@ final class Replay implements AutoCloseable {
 
     /** Writes every line still waiting: the input is at its end, so every outcome is final. */
     void finish() throws IOException {
-        flush(Long.MAX_VALUE);
+        outcomes.finish();
     }
 
     @Override

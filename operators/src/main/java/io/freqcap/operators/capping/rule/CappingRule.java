@@ -190,7 +190,7 @@ public final class CappingRule {
                             calendar,
                             findRetry,
                             null,
-                            ScopeLimits.campaigns(history, rule, m, calendar))
+                            ScopeLimits.campaigns(history, rule, m, calendar.zone()))
                     .verdict();
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
@@ -207,7 +207,7 @@ public final class CappingRule {
                                 calendar,
                                 findRetry || rule.holdMillis() > 0 || paused,
                                 quiet,
-                                ScopeLimits.campaigns(history, rule, m, calendar))
+                                ScopeLimits.campaigns(history, rule, m, calendar.zone()))
                         .verdict();
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0

@@ -94,7 +94,7 @@ final class DistinctCampaigns {
      * Over the intervals of {@code l}'s window containing {@code at}: the most distinct campaigns
      * any holds, and the most with the message's own.
      */
-    int[] inIntervals(Limit l, long at) {
+    private int[] inIntervals(Limit l, long at) {
         long w = l.windowMillis();
         long[] ts = e.ts;
         int[] ids = e.ids;
@@ -219,7 +219,9 @@ final class DistinctCampaigns {
                 if (badStarts[j] == null) {
                     badStarts[j] = RollingCampaigns.badStarts(e, own, l.windowMillis(), l.max());
                 }
-                rolling[j] = new RollingCampaigns(this, e, own, l, badStarts[j]);
+                rolling[j] =
+                        new RollingCampaigns(
+                                e, own, l, badStarts[j], t -> inIntervals(l, t)[1] <= l.max());
             }
         }
         for (int i = 0; i < k; i++) {

@@ -87,7 +87,7 @@ public final class PreferenceRule {
                                 calendar,
                                 false,
                                 quiet,
-                                ScopeLimits.campaigns(history, rule, m, calendar))
+                                ScopeLimits.campaigns(history, rule, m, calendar.zone()))
                         .verdict()
                         .violations());
         return Verdict.rejected(segment, violations, null);

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.Limit;
+import java.util.function.LongPredicate;
 
 /**
  * One rolling {@code campaigns} limit (window w, max L) over ascending times t, for {@link
@@ -11,10 +12,9 @@ import io.freqcap.schema.config.Limit;
  * ends also only move on. So a sweep over m times costs O(n + m).
  */
 final class RollingCampaigns {
-    private final DistinctCampaigns scan;
+    private final LongPredicate atTheEdges;
     private final CampaignEntries e;
     private final int own;
-    private final Limit limit;
     private final long w;
     private final int max;
     // Prefix sums: bad[k] is how many entries before k start an interval that breaks it.
@@ -29,15 +29,15 @@ final class RollingCampaigns {
     private int leave;
 
     /**
-     * @param scan where times at the edges of the longs are asked instead
      * @param own the message's campaign's number
      * @param bad the limit's {@link #badStarts}
+     * @param atTheEdges whether the limit passes at a time whose window leaves the longs, asked of
+     *     the plain scan instead
      */
-    RollingCampaigns(DistinctCampaigns scan, CampaignEntries e, int own, Limit limit, int[] bad) {
-        this.scan = scan;
+    RollingCampaigns(CampaignEntries e, int own, Limit limit, int[] bad, LongPredicate atTheEdges) {
+        this.atTheEdges = atTheEdges;
         this.e = e;
         this.own = own;
-        this.limit = limit;
         this.w = limit.windowMillis();
         this.max = limit.max();
         this.bad = bad;
@@ -48,7 +48,7 @@ final class RollingCampaigns {
         if (at < Long.MIN_VALUE + w || at > Long.MAX_VALUE - w) {
             // Where at ± w leaves the longs the scan's sums wrap (see DistinctCampaigns): ask the
             // scan, for these times only (none is a real timestamp).
-            return scan.inIntervals(limit, at)[1] <= max;
+            return atTheEdges.test(at);
         }
         long[] ts = e.ts;
         int n = e.n;

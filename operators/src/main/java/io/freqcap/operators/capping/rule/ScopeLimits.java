@@ -60,15 +60,12 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
 
     /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
     static DistinctCampaigns campaigns(
-            CountedHistory history, Rule rule, OutboundMessage m, CalendarLimits calendar) {
+            CountedHistory history, Rule rule, OutboundMessage m, ZoneClock zone) {
         if (m.campaignId() == null || rule.campaigns().isEmpty()) {
             return null;
         }
         return new DistinctCampaigns(
-                history,
-                forPriority(rule.campaigns(), m.priority()),
-                m.campaignId(),
-                calendar.zone());
+                history, forPriority(rule.campaigns(), m.priority()), m.campaignId(), zone);
     }
 
     /**

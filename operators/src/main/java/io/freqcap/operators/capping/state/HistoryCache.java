@@ -1,8 +1,5 @@
 package io.freqcap.operators.capping.state;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 /**
  * A bounded cache of serialized user histories in front of the capping operator's keyed state: a
  * RocksDB point read is a dozen cache-missing steps through memtables, bloom filters, index and
@@ -27,8 +24,6 @@ import org.slf4j.LoggerFactory;
  * entries with a campaign and a zone offset still fit (docs/benchmarks.md has the measurements).
  */
 public final class HistoryCache {
-    private static final Logger LOG = LoggerFactory.getLogger(HistoryCache.class);
-
     /** The most slots a cache may have (8.5 GB of arrays when all are written). */
     public static final int MAX_SLOTS = 1 << 26;
 
@@ -56,26 +51,6 @@ public final class HistoryCache {
             return requested;
         }
         return fit < 2 ? 0 : (int) Long.highestOneBit(fit);
-    }
-
-    /**
-     * The slots to use of {@code requested} in this JVM ({@link #slotsWithin}), with a warning when
-     * cut.
-     */
-    public static int slotsFor(int requested) {
-        long maxHeap = Runtime.getRuntime().maxMemory();
-        int slots = slotsWithin(requested, maxHeap);
-        if (slots < requested) {
-            LOG.warn(
-                    "History cache cut from {} to {} slots: at {} bytes a slot the {} MB heap of"
-                            + " this TaskManager would not hold one for each slot's capping task;"
-                            + " give TaskManagers more heap or set --history-cache",
-                    requested,
-                    slots,
-                    BYTES_PER_SLOT,
-                    maxHeap >> 20);
-        }
-        return slots;
     }
 
     private static int roundedUp(int slots) {

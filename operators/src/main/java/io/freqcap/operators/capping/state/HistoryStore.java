@@ -23,6 +23,8 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Users' histories: RocksDB keyed state with a {@link HistoryCache} in front of it. A user seen
@@ -42,6 +44,8 @@ import org.apache.flink.core.memory.DataOutputSerializer;
  * HistoryGrowth#SHORT_AT} entries is short again.
  */
 public final class HistoryStore implements Histories {
+    private static final Logger LOG = LoggerFactory.getLogger(HistoryStore.class);
+
     /**
      * Each user's short history, in keyed state (a versioned serializer of its own): decoded, or as
      * the cache's bytes ({@link #flush} hands them over without decoding and encoding them).
@@ -94,6 +98,26 @@ public final class HistoryStore implements Histories {
         this.cache = new HistoryCache(slots);
         this.onHit = onHit;
         this.live = new LiveHistories(liveBudget, keySetter, states.buckets());
+    }
+
+    /**
+     * The slots to use of {@code requested} in this JVM ({@link HistoryCache#slotsWithin}), with a
+     * warning when cut.
+     */
+    public static int cacheSlots(int requested) {
+        long maxHeap = Runtime.getRuntime().maxMemory();
+        int slots = HistoryCache.slotsWithin(requested, maxHeap);
+        if (slots < requested) {
+            LOG.warn(
+                    "History cache cut from {} to {} slots: at {} bytes a slot the {} MB heap of"
+                            + " this TaskManager would not hold one for each slot's capping task;"
+                            + " give TaskManagers more heap or set --history-cache",
+                    requested,
+                    slots,
+                    HistoryCache.BYTES_PER_SLOT,
+                    maxHeap >> 20);
+        }
+        return slots;
     }
 
     /** The history of {@code user}, which is the current key. */

@@ -1,5 +1,6 @@
-package io.freqcap.operators.control;
+package io.freqcap.operators.capping.control;
 
+import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.control.ControlHandler.Outcome;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentLoads;

@@ -1,4 +1,4 @@
-package io.freqcap.operators.control;
+package io.freqcap.operators.capping.control;
 
 import io.freqcap.operators.segments.SegmentLoads;
 import io.freqcap.operators.segments.SegmentTable;
