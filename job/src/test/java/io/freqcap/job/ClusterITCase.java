@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.cluster.ClusterCommand;
 import io.freqcap.job.cluster.FlinkRest;
 import io.freqcap.job.cluster.JobSubmission;
@@ -44,7 +44,7 @@ class ClusterITCase {
     static final int PHASE_A = 150_000;
     static final int PHASE_B = 150_000;
     static final int PHASE_C = 60_000;
-    static final String CONFIG_V1 = KafkaPipelineSupport.config(1, 3, 10, 1);
+    static final String CONFIG_V1 = Traffic.config(1, 3, 10, 1);
 
     /** Version 2: tighter caps, and a rule of its own for the vip segment. */
     static final String CONFIG_V2 =
@@ -95,22 +95,21 @@ class ClusterITCase {
                 String job = JobSubmission.submit(cluster.restUrl(), jar, args, null);
                 awaitState(rest, job, "RUNNING");
 
-                List<Input> all =
-                        KafkaPipelineSupport.traffic(15, PHASE_A + PHASE_B + PHASE_C, USERS, 12);
+                List<Input> all = Traffic.traffic(15, PHASE_A + PHASE_B + PHASE_C, USERS, 12);
                 List<Input> a = all.subList(0, PHASE_A);
                 List<Input> b = all.subList(PHASE_A, PHASE_A + PHASE_B);
                 List<Input> c = all.subList(PHASE_A + PHASE_B, all.size());
                 String bootstrap = kafka.bootstrapServers();
                 try (OutputWatch watch = new OutputWatch(bootstrap, name)) {
-                    KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, a);
+                    Traffic.produce(bootstrap, name + "-in", 4, a);
                     watch.await(a.size(), Duration.ofSeconds(120));
 
                     // Live control records between the phases: a new config and a segment.
-                    KafkaPipelineSupport.send(bootstrap, name + "-config", CONFIG_V2);
-                    KafkaPipelineSupport.send(bootstrap, name + "-segments", vipSegment());
+                    Traffic.send(bootstrap, name + "-config", CONFIG_V2);
+                    Traffic.send(bootstrap, name + "-segments", vipSegment());
                     awaitControl(cluster.restUrl(), job, 2, 1, Duration.ofSeconds(60));
 
-                    KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, b);
+                    Traffic.produce(bootstrap, name + "-in", 4, b);
                     watch.await(a.size() + b.size() / 3, Duration.ofSeconds(120));
                     long killedAt = System.currentTimeMillis();
                     int atKill = watch.count();
@@ -156,7 +155,7 @@ class ClusterITCase {
                 String resumed = JobSubmission.submit(cluster.restUrl(), jar, rescaled, savepoint);
                 awaitState(rest, resumed, "RUNNING");
                 assertEquals(3, maxParallelismOfVertices(rest, resumed));
-                KafkaPipelineSupport.produce(bootstrap, name + "-in", 4, c);
+                Traffic.produce(bootstrap, name + "-in", 4, c);
                 outputs = check(bootstrap, name, all);
                 RedisMirrorITCase.awaitMirror(
                         redis.uri(), name, RedisMirrorITCase.expectedMirror(all, outputs, name));
@@ -226,11 +225,9 @@ class ClusterITCase {
     /** Reads every output and checks them against the decision core (see the class comment). */
     static Map<Integer, Output> check(String bootstrap, String name, List<Input> inputs)
             throws Exception {
-        var out =
-                KafkaPipelineSupport.readOutputs(
-                        bootstrap, name, inputs.size(), Duration.ofSeconds(180));
+        var out = JobOutputs.readOutputs(bootstrap, name, inputs.size(), Duration.ofSeconds(180));
         Map<Integer, Output> outputs =
-                KafkaPipelineSupport.checkOutputs(
+                JobOutputs.checkOutputs(
                         inputs,
                         out.get(name + "-deliveries"),
                         out.get(name + "-audit"),
@@ -387,8 +384,7 @@ class ClusterITCase {
                             () -> {
                                 try (KafkaConsumer<byte[], byte[]> consumer =
                                         new KafkaConsumer<>(
-                                                KafkaPipelineSupport.readCommittedConsumer(
-                                                        bootstrap))) {
+                                                JobOutputs.readCommittedConsumer(bootstrap))) {
                                     consumer.subscribe(
                                             List.of(name + "-deliveries", name + "-audit"));
                                     while (stop.get() == 0) {

@@ -77,8 +77,8 @@ class ControlTopicsITCase {
                                 .encodeToString(
                                         SegmentBitmap.of(VIP).write(SegmentBitmap.Format.ROARING32))
                         + "\"}";
-        KafkaPipelineSupport.send(bootstrap, name + "-config", V5);
-        KafkaPipelineSupport.send(bootstrap, name + "-segments", segment);
+        Traffic.send(bootstrap, name + "-config", V5);
+        Traffic.send(bootstrap, name + "-segments", segment);
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(ap)) {
@@ -93,15 +93,15 @@ class ControlTopicsITCase {
         try {
             // Two messages of the vip user a minute apart, again and again, until both are
             // decided under v5's vip rule (allowed); under v1 (1 a day) the second is REJECTED.
-            long t = KafkaPipelineSupport.START;
+            long t = Traffic.START;
             Map<String, JsonNode> seen = new HashMap<>();
             boolean inForce = false;
             for (int round = 0; round < 20 && !inForce; round++) {
                 String a = "r" + round + "-a";
                 String b = "r" + round + "-b";
                 t += 2 * 86_400_000L; // each round on its own days
-                KafkaPipelineSupport.send(bootstrap, name + "-in", message(a, t));
-                KafkaPipelineSupport.send(bootstrap, name + "-in", message(b, t + 60_000));
+                Traffic.send(bootstrap, name + "-in", message(a, t));
+                Traffic.send(bootstrap, name + "-in", message(b, t + 60_000));
                 read(bootstrap, name, seen, b, Duration.ofSeconds(30));
                 JsonNode second = seen.get(b);
                 inForce =
@@ -126,7 +126,7 @@ class ControlTopicsITCase {
     static void read(
             String bootstrap, String name, Map<String, JsonNode> seen, String until, Duration wait)
             throws Exception {
-        Properties p = KafkaPipelineSupport.readCommittedConsumer(bootstrap);
+        Properties p = JobOutputs.readCommittedConsumer(bootstrap);
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
             c.subscribe(List.of(name + "-deliveries", name + "-audit"));
             long deadline = System.nanoTime() + wait.toNanos();
@@ -135,12 +135,11 @@ class ControlTopicsITCase {
                     JsonNode v = Json.MAPPER.readTree(r.value());
                     var out = Json.MAPPER.createObjectNode();
                     if (r.topic().endsWith("-deliveries")) {
-                        out.put("decision", KafkaPipelineSupport.header(r, "freqcap-decision"));
+                        out.put("decision", JobOutputs.header(r, "freqcap-decision"));
                         out.put(
                                 "configVersion",
-                                Long.parseLong(
-                                        KafkaPipelineSupport.header(r, "freqcap-config-version")));
-                        out.put("segment", KafkaPipelineSupport.header(r, "freqcap-segment"));
+                                Long.parseLong(JobOutputs.header(r, "freqcap-config-version")));
+                        out.put("segment", JobOutputs.header(r, "freqcap-segment"));
                     } else {
                         out.put("decision", v.get("decision").asText());
                         out.put("configVersion", v.get("configVersion").asLong());

@@ -28,7 +28,7 @@ class FreqcapJobGraphTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         FreqcapJob.build(
-                CappingSettings.of(KafkaPipelineSupport.config(1, 2, 6, 1)),
+                CappingSettings.of(Traffic.config(1, 2, 6, 1)),
                 env.fromData(
                         List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
                         TypeInformation.of(RawRecord.class)),

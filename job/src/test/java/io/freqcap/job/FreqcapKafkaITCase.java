@@ -1,11 +1,11 @@
 package io.freqcap.job;
 
-import static io.freqcap.job.KafkaPipelineSupport.config;
+import static io.freqcap.job.Traffic.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
@@ -76,8 +76,8 @@ class FreqcapKafkaITCase {
         Configuration options =
                 KafkaPipelineSupport.jobOptions(kafka, tmp, name, CALENDAR_CONFIG, PARTITIONS);
         List<Input> inputs = new java.util.ArrayList<>();
-        for (Input in : KafkaPipelineSupport.traffic(3, 20_000, 500, 30)) {
-            Long user = KafkaPipelineSupport.userOf(in);
+        for (Input in : Traffic.traffic(3, 20_000, 500, 30)) {
+            Long user = Traffic.userOf(in);
             String zone = user == null ? null : ZONES[(int) (user % ZONES.length)];
             if (zone == null) {
                 inputs.add(in);
@@ -98,13 +98,12 @@ class FreqcapKafkaITCase {
                 env, JobSettings.from(options, LimitConfig.parse(CALENDAR_CONFIG), null));
         JobClient job = env.executeAsync("freqcap-calendar-it");
         try {
-            KafkaPipelineSupport.produce(
-                    kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
             Map<Integer, Output> outputs =
-                    KafkaPipelineSupport.checkOutputs(
+                    JobOutputs.checkOutputs(
                             inputs, out, name, Map.of(1L, LimitConfig.parse(CALENDAR_CONFIG)));
             long calendarRejections =
                     out.get(name + "-audit").stream()
@@ -127,7 +126,7 @@ class FreqcapKafkaITCase {
     void everyInputYieldsOneExactDecisionAcrossAConfigUpdate() throws Exception {
         String name = "pipeline";
         Configuration options = options(name);
-        List<Input> inputs = KafkaPipelineSupport.traffic(1, 100_000, 3_000, 12);
+        List<Input> inputs = Traffic.traffic(1, 100_000, 3_000, 12);
         List<Input> firstHalf = inputs.subList(0, 50_000);
         List<Input> secondHalf = inputs.subList(50_000, inputs.size());
 
@@ -135,42 +134,39 @@ class FreqcapKafkaITCase {
         FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG_V1), null));
         JobClient job = env.executeAsync("freqcap-it");
         try {
-            KafkaPipelineSupport.produce(
-                    kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
             // Wait until the job has decided some messages under version 1, then change the config.
-            KafkaPipelineSupport.readCommitted(
+            JobOutputs.readCommitted(
                     kafka.bootstrapServers(),
                     List.of(name + "-deliveries"),
                     1000,
                     Duration.ofSeconds(60));
-            KafkaPipelineSupport.send(
+            Traffic.send(
                     kafka.bootstrapServers(), name + "-config", "{\"version\": 2, \"rules\": []}");
-            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V2);
-            KafkaPipelineSupport.send(kafka.bootstrapServers(), name + "-config", CONFIG_V1);
-            KafkaPipelineSupport.send(
-                    kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
+            Traffic.send(kafka.bootstrapServers(), name + "-config", CONFIG_V2);
+            Traffic.send(kafka.bootstrapServers(), name + "-config", CONFIG_V1);
+            Traffic.send(kafka.bootstrapServers(), name + "-config", "{\"command\": \"reboot\"}");
             // The unknown command's audit record comes after v2 was applied (one config
             // partition, applied in order): v2 is in force before the second half is sent.
-            KafkaPipelineSupport.awaitRecordsContaining(
+            JobOutputs.awaitRecordsContaining(
                     kafka.bootstrapServers(),
                     name + "-audit",
                     "unknown command",
                     1,
                     Duration.ofSeconds(60));
-            KafkaPipelineSupport.produce(
-                    kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
 
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(),
                             name,
                             inputs.size() + 3,
                             Duration.ofSeconds(180));
             List<ConsumerRecord<byte[], byte[]>> audits = out.get(name + "-audit");
             Map<Integer, Output> outputs =
-                    KafkaPipelineSupport.checkOutputs(
+                    JobOutputs.checkOutputs(
                             inputs, out.get(name + "-deliveries"), audits, configs());
-            KafkaPipelineSupport.checkNoIntervalOverfilled(inputs, outputs, configs());
+            JobOutputs.checkNoIntervalOverfilled(inputs, outputs, configs());
 
             long invalidControl =
                     audits.stream()
@@ -223,7 +219,7 @@ class FreqcapKafkaITCase {
                                             .write(
                                                     io.freqcap.schema.segment.SegmentBitmap.Format
                                                             .ROARING32));
-            KafkaPipelineSupport.send(
+            Traffic.send(
                     bootstrap,
                     name + "-segments",
                     "{\"segmentId\":\"vip\",\"version\":1,\"priority\":10,\"format\":\"roaring32\",\"bitmap\":\""
@@ -234,7 +230,7 @@ class FreqcapKafkaITCase {
             for (int day = 1; day < 60 && !applied; day++) {
                 send(bootstrap, name + "-in", 8, "probe" + day, day * 86_400_000L);
                 var out =
-                        KafkaPipelineSupport.readCommitted(
+                        JobOutputs.readCommitted(
                                 bootstrap,
                                 List.of(name + "-deliveries"),
                                 2 + day,
@@ -245,7 +241,7 @@ class FreqcapKafkaITCase {
                                         r ->
                                                 "vip"
                                                         .equals(
-                                                                KafkaPipelineSupport.header(
+                                                                JobOutputs.header(
                                                                         r,
                                                                         io.freqcap.schema.decision
                                                                                 .Delivery
@@ -256,8 +252,7 @@ class FreqcapKafkaITCase {
             // is over.
             send(bootstrap, name + "-in", 7, "a3", 2);
             send(bootstrap, name + "-in", 9, "b1", 2);
-            var out =
-                    KafkaPipelineSupport.readOutputs(bootstrap, name, 100, Duration.ofSeconds(20));
+            var out = JobOutputs.readOutputs(bootstrap, name, 100, Duration.ofSeconds(20));
             var audit7 =
                     out.get(name + "-audit").stream()
                             .map(
@@ -283,7 +278,7 @@ class FreqcapKafkaITCase {
                                                             .contains("\"b1\"")
                                                     && "*"
                                                             .equals(
-                                                                    KafkaPipelineSupport.header(
+                                                                    JobOutputs.header(
                                                                             r,
                                                                             io.freqcap.schema
                                                                                     .decision
@@ -303,11 +298,11 @@ class FreqcapKafkaITCase {
                         + "\",\"userId\":"
                         + user
                         + ",\"channel\":\"push\",\"timestamp\":"
-                        + (KafkaPipelineSupport.START + offsetMillis)
+                        + (Traffic.START + offsetMillis)
                         + "}";
         try (var producer =
                 new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
-                        KafkaPipelineSupport.producerProps(bootstrap))) {
+                        Traffic.producerProps(bootstrap))) {
             producer.send(
                             new org.apache.kafka.clients.producer.ProducerRecord<>(
                                     topic,
@@ -323,17 +318,16 @@ class FreqcapKafkaITCase {
     void exactlyOnceSurvivesAFailure() throws Exception {
         String name = "failover";
         Configuration options = options(name);
-        List<Input> inputs = KafkaPipelineSupport.traffic(2, 40_000, 1_000, 10);
+        List<Input> inputs = Traffic.traffic(2, 40_000, 1_000, 10);
 
         FailOnce.reset();
         StreamExecutionEnvironment env = env(options);
-        KafkaPipelineSupport.failingOnceJob(
-                env, options, 15000, CappingSettings.of(CONFIG_V1), null);
+        FailingOnceJob.failingOnceJob(env, options, 15000, CappingSettings.of(CONFIG_V1), null);
         JobClient job = env.executeAsync("freqcap-failover");
         try {
             // Slowly, so that checkpoints complete while input still flows.
             for (int i = 0; i < inputs.size(); i += 5_000) {
-                KafkaPipelineSupport.produce(
+                Traffic.produce(
                         kafka.bootstrapServers(),
                         name + "-in",
                         PARTITIONS,
@@ -341,11 +335,11 @@ class FreqcapKafkaITCase {
                 Thread.sleep(700);
             }
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
-            KafkaPipelineSupport.checkOutputs(inputs, out, name, configs());
+            JobOutputs.checkOutputs(inputs, out, name, configs());
         } finally {
             KafkaPipelineSupport.cancel(job);
         }

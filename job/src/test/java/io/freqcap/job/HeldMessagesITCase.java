@@ -3,8 +3,8 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Delivery;
@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.Random;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -64,21 +63,15 @@ class HeldMessagesITCase {
     /** Starts the job; {@code failAfter} records in, the first attempt fails once. */
     JobClient start(Configuration options, String config, int failAfter, String savepoint)
             throws Exception {
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        if (savepoint != null) {
-            Configuration restore = new Configuration();
-            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-            env.configure(restore);
-        }
-        KafkaPipelineSupport.failingOnceJob(
-                env, options, failAfter, CappingSettings.of(config), null);
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
+        FailingOnceJob.failingOnceJob(env, options, failAfter, CappingSettings.of(config), null);
         return env.executeAsync("freqcap-held");
     }
 
     /** How many inputs get their output at once: the decision core's count of those not held. */
     static int notHeld(List<Input> inputs, String config) throws Exception {
         return (int)
-                KafkaPipelineSupport.decisionCore(inputs, config).values().stream()
+                Traffic.decisionCore(inputs, config).values().stream()
                         .filter(v -> !v.isHeld())
                         .count();
     }
@@ -118,7 +111,7 @@ class HeldMessagesITCase {
         FailOnce.reset();
         JobClient job = start(options, config, inputs.size() / 2, null);
         try {
-            KafkaPipelineSupport.produce(
+            Traffic.produce(
                     kafka.bootstrapServers(),
                     name + "-in",
                     PARTITIONS,
@@ -127,14 +120,14 @@ class HeldMessagesITCase {
             while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
                 Thread.sleep(100); // held messages of the first half are in a checkpoint
             }
-            KafkaPipelineSupport.produce(
+            Traffic.produce(
                     kafka.bootstrapServers(),
                     name + "-in",
                     PARTITIONS,
                     inputs.subList(inputs.size() / 2, inputs.size()));
             // Every message not held is decided (the failure and its restart behind us): stop
             // with a savepoint and resume at parallelism 3 while the held ones wait.
-            KafkaPipelineSupport.readCommitted(
+            JobOutputs.readCommitted(
                     kafka.bootstrapServers(),
                     List.of(name + "-deliveries", name + "-audit"),
                     notHeld(inputs, config),
@@ -161,17 +154,16 @@ class HeldMessagesITCase {
                             0,
                             savepoint);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(200));
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             Map<Integer, Output> outputs =
-                    KafkaPipelineSupport.checkOutputs(
+                    JobOutputs.checkOutputs(
                             inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
             long held = outputs.values().stream().filter(o -> o.sendAt() != null).count();
             assertTrue(held > 500, held + " held");
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
-                long sendAt =
-                        Long.parseLong(KafkaPipelineSupport.header(r, Delivery.HEADER_SEND_AT));
+                long sendAt = Long.parseLong(JobOutputs.header(r, Delivery.HEADER_SEND_AT));
                 assertEquals(
                         end.toEpochMilli(), sendAt, "every one held to the end of quiet hours");
                 assertTrue(r.timestamp() >= sendAt, "written at " + r.timestamp() + ", not before");

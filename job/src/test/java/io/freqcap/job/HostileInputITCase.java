@@ -1,6 +1,6 @@
 package io.freqcap.job;
 
-import static io.freqcap.job.KafkaPipelineSupport.config;
+import static io.freqcap.job.Traffic.config;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -91,7 +91,7 @@ class HostileInputITCase {
     }
 
     static void produce(String topic, List<byte[]> values) throws Exception {
-        var props = KafkaPipelineSupport.producerProps(kafka.bootstrapServers());
+        var props = Traffic.producerProps(kafka.bootstrapServers());
         props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048000");
         try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(props)) {
             for (byte[] v : values) {
@@ -124,7 +124,7 @@ class HostileInputITCase {
                         "--max-segment-bytes",
                         "1000000");
 
-        long t0 = KafkaPipelineSupport.START;
+        long t0 = Traffic.START;
         Random random = new Random(5);
         List<byte[]> inputs = new ArrayList<>();
         // normal traffic: 40 users, 5 a day each, cap 3 a day
@@ -188,7 +188,7 @@ class HostileInputITCase {
             produce(name + "-config", configs);
             produce(name + "-in", inputs);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(),
                             name,
                             inputs.size() + 5,

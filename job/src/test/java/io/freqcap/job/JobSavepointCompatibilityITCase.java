@@ -3,7 +3,7 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -46,7 +45,7 @@ class JobSavepointCompatibilityITCase {
     static final String NAME = "upgrade";
     static final String HELD = "upgrade-held";
     static final int USERS = 100;
-    static final String CONFIG = KafkaPipelineSupport.config(1, 3, 10, 1);
+    static final String CONFIG = Traffic.config(1, 3, 10, 1);
     static final Path SAVEPOINTS = Path.of("src", "test", "resources", "savepoints");
 
     @RegisterExtension
@@ -64,13 +63,8 @@ class JobSavepointCompatibilityITCase {
         int seq = firstSeq;
         for (int k = from; k < to; k++) {
             for (int u = 0; u < USERS; u++) {
-                long t =
-                        KafkaPipelineSupport.START
-                                + day * io.freqcap.schema.Instants.DAY
-                                + k * 3_600_000L;
-                out.add(
-                        KafkaPipelineSupport.pushMessage(
-                                seq++, u, "m-" + u + "-" + day + "-" + k, t));
+                long t = Traffic.START + day * io.freqcap.schema.Instants.DAY + k * 3_600_000L;
+                out.add(Traffic.pushMessage(seq++, u, "m-" + u + "-" + day + "-" + k, t));
             }
         }
         return out;
@@ -108,12 +102,7 @@ class JobSavepointCompatibilityITCase {
                         redis.uri(),
                         "--redis-key-prefix",
                         name);
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        if (savepoint != null) {
-            Configuration restore = new Configuration();
-            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-            env.configure(restore);
-        }
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
         FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
         return env;
     }
@@ -130,14 +119,14 @@ class JobSavepointCompatibilityITCase {
         List<Input> after = afterTheSavepoint();
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString());
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, after);
+            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
+            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, after);
             JobClient job = env.executeAsync("freqcap-upgrade-it");
             try {
                 var out =
-                        KafkaPipelineSupport.readCommitted(
+                        JobOutputs.readOutputs(
                                 kafka.bootstrapServers(),
-                                List.of(NAME + "-deliveries", NAME + "-audit"),
+                                NAME,
                                 after.size(),
                                 Duration.ofSeconds(120));
                 Map<Integer, String> decided = decisions(out);
@@ -187,14 +176,11 @@ class JobSavepointCompatibilityITCase {
         List<Input> before = beforeTheSavepoint();
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             StreamExecutionEnvironment env = env(redis, null);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
+            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
             JobClient job = env.executeAsync("freqcap-upgrade-savepoint");
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(NAME + "-deliveries", NAME + "-audit"),
-                            before.size(),
-                            Duration.ofSeconds(120));
+                    JobOutputs.readOutputs(
+                            kafka.bootstrapServers(), NAME, before.size(), Duration.ofSeconds(120));
             assertEquals(before.size(), decisions(out).size());
             Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
             String path =
@@ -240,9 +226,9 @@ class JobSavepointCompatibilityITCase {
             // After quiet hours, the same day: over the cap. When the window has passed the
             // held three (their send time plus a day, never after --max-future): allowed.
             long late = end + 3_600_000L;
-            after.add(KafkaPipelineSupport.pushMessage(10_000 + u, u, "m-" + u + "-late", late));
+            after.add(Traffic.pushMessage(10_000 + u, u, "m-" + u + "-late", late));
             after.add(
-                    KafkaPipelineSupport.pushMessage(
+                    Traffic.pushMessage(
                             20_000 + u,
                             u,
                             "m-" + u + "-next",
@@ -250,14 +236,14 @@ class JobSavepointCompatibilityITCase {
         }
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString(), config, HELD);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, after);
+            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
+            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, after);
             JobClient job = env.executeAsync("freqcap-upgrade-held-it");
             try {
                 var out =
-                        KafkaPipelineSupport.readCommitted(
+                        JobOutputs.readOutputs(
                                 kafka.bootstrapServers(),
-                                List.of(HELD + "-deliveries", HELD + "-audit"),
+                                HELD,
                                 after.size() + 3 * USERS,
                                 Duration.ofSeconds(120));
                 Map<Integer, String> decided = decisions(out, HELD);
@@ -272,7 +258,7 @@ class JobSavepointCompatibilityITCase {
                 }
                 for (ConsumerRecord<byte[], byte[]> r : out.get(HELD + "-deliveries")) {
                     int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
-                    String sendAt = KafkaPipelineSupport.header(r, "freqcap-send-at");
+                    String sendAt = JobOutputs.header(r, "freqcap-send-at");
                     assertEquals(seq < 10_000 ? Long.toString(end) : null, sendAt, "input " + seq);
                 }
                 assertEquals(
@@ -291,7 +277,7 @@ class JobSavepointCompatibilityITCase {
         for (int k = 0; k < 4; k++) {
             for (int u = 0; u < USERS; u++) {
                 out.add(
-                        KafkaPipelineSupport.pushMessage(
+                        Traffic.pushMessage(
                                 k * USERS + u, u, "m-" + u + "-" + k, t0 + k * 60_000L));
             }
         }
@@ -328,14 +314,11 @@ class JobSavepointCompatibilityITCase {
         List<Input> before = heldBefore(t0);
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             StreamExecutionEnvironment env = env(redis, null, config, HELD);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
+            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
             JobClient job = env.executeAsync("freqcap-upgrade-held-savepoint");
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(HELD + "-deliveries", HELD + "-audit"),
-                            USERS,
-                            Duration.ofSeconds(120));
+                    JobOutputs.readOutputs(
+                            kafka.bootstrapServers(), HELD, USERS, Duration.ofSeconds(120));
             assertEquals(USERS, decisions(out, HELD).size(), "the fourths rejected, the rest held");
             Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
             String path =
@@ -394,8 +377,7 @@ class JobSavepointCompatibilityITCase {
     /** The same under {@code json}, held messages counted at their send times. */
     static Map<Integer, String> decisionCore(List<Input> inputs, String json) throws Exception {
         Map<Integer, String> out = new HashMap<>();
-        KafkaPipelineSupport.decisionCore(inputs, json)
-                .forEach((seq, v) -> out.put(seq, v.decision().name()));
+        Traffic.decisionCore(inputs, json).forEach((seq, v) -> out.put(seq, v.decision().name()));
         return out;
     }
 }

@@ -2,7 +2,7 @@ package io.freqcap.job;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KafkaOutageITCase {
     static final int PARTITIONS = 2;
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);
@@ -40,7 +40,7 @@ class KafkaOutageITCase {
             String name = "outage";
             Configuration options =
                     KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS);
-            List<Input> inputs = KafkaPipelineSupport.traffic(31, 9_000, 300, 8);
+            List<Input> inputs = Traffic.traffic(31, 9_000, 300, 8);
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
             Configuration patient = new Configuration();
             // A failed checkpoint or task while Kafka is away restarts from the last checkpoint.
@@ -53,35 +53,24 @@ class KafkaOutageITCase {
             JobClient job = env.executeAsync("freqcap-outage");
             try {
                 String b = kafka.bootstrapServers();
-                KafkaPipelineSupport.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 3_000));
-                KafkaPipelineSupport.readCommitted(
+                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 3_000));
+                JobOutputs.readCommitted(
                         b, List.of(name + "-deliveries"), 500, Duration.ofSeconds(60));
 
                 kafka.kill(); // mid-stream: decisions made, transactions open
                 Thread.sleep(10_000);
                 kafka.restart();
-                KafkaPipelineSupport.produce(
-                        b, name + "-in", PARTITIONS, inputs.subList(3_000, 6_000));
-                KafkaPipelineSupport.readCommitted(
-                        b,
-                        List.of(name + "-deliveries", name + "-audit"),
-                        4_000,
-                        Duration.ofSeconds(120));
+                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(3_000, 6_000));
+                JobOutputs.readOutputs(b, name, 4_000, Duration.ofSeconds(120));
 
                 kafka.pause();
                 Thread.sleep(40_000); // past the clients' 30 s request timeout
                 kafka.resume();
-                KafkaPipelineSupport.produce(
-                        b, name + "-in", PARTITIONS, inputs.subList(6_000, inputs.size()));
+                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(6_000, inputs.size()));
 
-                var out =
-                        KafkaPipelineSupport.readCommitted(
-                                b,
-                                List.of(name + "-deliveries", name + "-audit"),
-                                inputs.size(),
-                                Duration.ofSeconds(180));
+                var out = JobOutputs.readOutputs(b, name, inputs.size(), Duration.ofSeconds(180));
                 var outputs =
-                        KafkaPipelineSupport.checkOutputs(
+                        JobOutputs.checkOutputs(
                                 inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
                 assertEquals(inputs.size(), outputs.size(), "one output each");
             } finally {

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.job.local.StateDir;
@@ -60,11 +60,8 @@ class LocalRunnerRestartITCase {
         for (int k = first; k < first + perUser; k++) {
             for (int u = 0; u < USERS; u++) {
                 out.add(
-                        KafkaPipelineSupport.pushMessage(
-                                seq++,
-                                u,
-                                "m-" + u + "-" + k,
-                                KafkaPipelineSupport.START + k * 60_000L));
+                        Traffic.pushMessage(
+                                seq++, u, "m-" + u + "-" + k, Traffic.START + k * 60_000L));
             }
         }
         return out;
@@ -114,7 +111,7 @@ class LocalRunnerRestartITCase {
 
     static int committedOutputs(String name, int atLeast, Duration timeout) {
         var out =
-                KafkaPipelineSupport.readCommitted(
+                JobOutputs.readCommitted(
                         kafka.bootstrapServers(),
                         List.of(name + "-deliveries", name + "-audit"),
                         atLeast,
@@ -140,12 +137,12 @@ class LocalRunnerRestartITCase {
         Process runner = startRunner(runnerArgs(name, stateDir, limits), log1);
         Process again = null;
         try {
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", 4, first);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 4, first);
             assertTrue(
                     committedOutputs(name, first.size() / 2, Duration.ofSeconds(90))
                             >= first.size() / 2,
                     "the first run decides: " + Files.readString(log1));
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", 4, second);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 4, second);
             // Killed at once: the second batch just sent, in flight or not yet read.
             List<Path> leftBehind = runnerTempDirs(runner.pid());
             runner.destroyForcibly(); // SIGKILL
@@ -160,13 +157,13 @@ class LocalRunnerRestartITCase {
 
             again = startRunner(runnerArgs(name, stateDir, limits), log2);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, all.size(), Duration.ofSeconds(120));
             String printed = Files.readString(log2);
             assertTrue(printed.contains("Resuming from checkpoint "), printed);
             // Exactly one output per input, each the decision of a run that never stopped.
-            Map<Integer, KafkaPipelineSupport.Output> outputs =
-                    KafkaPipelineSupport.checkOutputs(
+            Map<Integer, JobOutputs.Output> outputs =
+                    JobOutputs.checkOutputs(
                             all,
                             out.get(name + "-deliveries"),
                             out.get(name + "-audit"),

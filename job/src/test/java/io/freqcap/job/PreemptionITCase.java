@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.common.Json;
@@ -82,7 +82,7 @@ class PreemptionITCase {
         List<Input> second = new ArrayList<>();
         FailOnce.reset();
         // The failure comes in the middle of the preempting messages.
-        KafkaPipelineSupport.failingOnceJob(
+        FailingOnceJob.failingOnceJob(
                 env, options, 3 * USERS + USERS / 2, CappingSettings.of(CONFIG), null);
         JobClient job = env.executeAsync("freqcap-preempt");
         try {
@@ -92,7 +92,7 @@ class PreemptionITCase {
                 message(first, user, "promo-" + user, t0 + 1, 10); // held to t0 + 60 s
                 message(first, user, "promo2-" + user, t0 + 2, 10); // REJECTED: same priority
             }
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, first);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, first);
             long deadline = System.currentTimeMillis() + 20_000;
             while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
                 Thread.sleep(100); // the held promotions are in a checkpoint
@@ -106,23 +106,22 @@ class PreemptionITCase {
             }
             List<Input> inputs = new ArrayList<>(first);
             inputs.addAll(second);
-            KafkaPipelineSupport.produce(
-                    kafka.bootstrapServers(), name + "-in", PARTITIONS, second);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, second);
             assertTrue(
                     System.currentTimeMillis() < t0 + 50_000,
                     "decided well before the promotions' send time");
 
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(150));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
-            Map<Integer, Decided> expected = KafkaPipelineSupport.finalOutcomes(inputs, CONFIG);
+            Map<Integer, Decided> expected = Traffic.finalOutcomes(inputs, CONFIG);
             Map<Integer, String> got = new HashMap<>();
             Map<Integer, JsonNode> audits = new HashMap<>();
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
                 int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
                 assertEquals(null, got.put(seq, "ALLOWED"), "two outputs for " + seq);
-                String sendAt = KafkaPipelineSupport.header(r, Delivery.HEADER_SEND_AT);
+                String sendAt = JobOutputs.header(r, Delivery.HEADER_SEND_AT);
                 Long want = expected.get(seq).verdict().sendAt();
                 assertEquals(
                         want, sendAt == null ? null : Long.valueOf(sendAt), "send time " + seq);

@@ -18,7 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -68,7 +67,7 @@ class PreferencesITCase {
 
     void send(String topic, String key, String value) throws Exception {
         try (KafkaProducer<byte[], byte[]> p =
-                new KafkaProducer<>(KafkaPipelineSupport.producerProps(kafka.bootstrapServers()))) {
+                new KafkaProducer<>(Traffic.producerProps(kafka.bootstrapServers()))) {
             p.send(
                             new ProducerRecord<>(
                                     topic,
@@ -86,12 +85,7 @@ class PreferencesITCase {
     }
 
     JobClient start(Configuration options, String config, String savepoint) throws Exception {
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        if (savepoint != null) {
-            Configuration restore = new Configuration();
-            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-            env.configure(restore);
-        }
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
         FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
         return env.executeAsync("freqcap-preferences");
     }
@@ -129,7 +123,7 @@ class PreferencesITCase {
     }
 
     void await(String topic, String text) {
-        KafkaPipelineSupport.awaitRecordsContaining(
+        JobOutputs.awaitRecordsContaining(
                 kafka.bootstrapServers(), topic, text, 1, Duration.ofSeconds(90));
     }
 
@@ -213,7 +207,7 @@ class PreferencesITCase {
             message(name, "m-2b", 2, "email", t + 86_400_000L); // a day later: allowed
             // 11 decisions (m-5 twice), 2 unreadable records
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, 13, Duration.ofSeconds(90));
             KafkaPipelineSupport.cancel(job);
 
@@ -232,7 +226,7 @@ class PreferencesITCase {
             message(fresh, "m-7c", 7, "push", t);
             message(fresh, "m-2c", 2, "email", t);
             var freshOut =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), fresh, 4, Duration.ofSeconds(90));
             out.get(name + "-deliveries").addAll(freshOut.get(fresh + "-deliveries"));
             out.get(name + "-audit").addAll(freshOut.get(fresh + "-audit"));
@@ -318,7 +312,7 @@ class PreferencesITCase {
         long t = Instant.now().toEpochMilli();
         FailOnce.reset();
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        KafkaPipelineSupport.failingOnceJobWithUserInputs(
+        FailingOnceJob.failingOnceJobWithUserInputs(
                 env,
                 options,
                 2 * users + users / 2,
@@ -330,7 +324,7 @@ class PreferencesITCase {
                 message(name, "a-" + u, u, "push", t);
                 message(name, "s-" + u, u, "sms", t + 1000);
             }
-            KafkaPipelineSupport.readOutputs(
+            JobOutputs.readOutputs(
                     kafka.bootstrapServers(), name, 2 * users + 1, Duration.ofSeconds(90));
             for (int u = 0; u < users; u += 3) {
                 send(
@@ -349,7 +343,7 @@ class PreferencesITCase {
                 message(name, "a-" + u, u, "push", t + 2000);
             }
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, 3 * users + 2, Duration.ofSeconds(120));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
             Map<String, List<String>> outcomes = outcomes(out, name, new HashMap<>());
@@ -426,7 +420,7 @@ class PreferencesITCase {
             message(name, "m-1b", 1, "push", t + MINUTE); // the history came back: the day is full
             message(name, "m-2b", 2, "sms", t + 2 * MINUTE);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, 5, Duration.ofSeconds(90));
             assertEquals(
                     Map.of(

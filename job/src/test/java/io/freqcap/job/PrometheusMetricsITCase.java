@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.LocalJob;
 import io.freqcap.job.local.LocalRunnerITCase;
@@ -121,13 +121,13 @@ class PrometheusMetricsITCase {
         long base = System.currentTimeMillis() - 600_000;
         long min = 60_000;
         List<Input> inputs = new ArrayList<>();
-        inputs.add(KafkaPipelineSupport.pushMessage(0, 0, "m1", base)); // vip: ALLOWED
-        inputs.add(KafkaPipelineSupport.pushMessage(1, 0, "m2", base + min)); // ALLOWED, shadow no
-        inputs.add(KafkaPipelineSupport.pushMessage(2, 0, "m3", base + 2 * min)); // REJECTED
-        inputs.add(KafkaPipelineSupport.pushMessage(3, 1, "m4", base)); // ALLOWED
-        inputs.add(KafkaPipelineSupport.pushMessage(4, 1, "m5", base + min)); // REJECTED
-        inputs.add(KafkaPipelineSupport.pushMessage(5, 1, "m4", base + 2 * min)); // DUPLICATE
-        inputs.add(KafkaPipelineSupport.pushMessage(6, 1, "m6", base - 2 * 86_400_000L)); // STALE
+        inputs.add(Traffic.pushMessage(0, 0, "m1", base)); // vip: ALLOWED
+        inputs.add(Traffic.pushMessage(1, 0, "m2", base + min)); // ALLOWED, shadow no
+        inputs.add(Traffic.pushMessage(2, 0, "m3", base + 2 * min)); // REJECTED
+        inputs.add(Traffic.pushMessage(3, 1, "m4", base)); // ALLOWED
+        inputs.add(Traffic.pushMessage(4, 1, "m5", base + min)); // REJECTED
+        inputs.add(Traffic.pushMessage(5, 1, "m4", base + 2 * min)); // DUPLICATE
+        inputs.add(Traffic.pushMessage(6, 1, "m6", base - 2 * 86_400_000L)); // STALE
         inputs.add(
                 new Input(
                         7,
@@ -138,10 +138,9 @@ class PrometheusMetricsITCase {
                                         + ",\"seq\":7}")
                                 .getBytes(StandardCharsets.UTF_8))); // EXEMPT
         inputs.add(new Input(8, null, "not json".getBytes(StandardCharsets.UTF_8))); // MALFORMED
-        KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
-        KafkaPipelineSupport.send(
-                kafka.bootstrapServers(), name + "-config", "{\"version\":5,\"rules\":[]}");
-        KafkaPipelineSupport.readOutputs(
+        Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+        Traffic.send(kafka.bootstrapServers(), name + "-config", "{\"version\":5,\"rules\":[]}");
+        JobOutputs.readOutputs(
                 kafka.bootstrapServers(), name, inputs.size() + 1, Duration.ofSeconds(120));
 
         // Counters are read live; the mirror's acknowledgements and a checkpoint may trail.

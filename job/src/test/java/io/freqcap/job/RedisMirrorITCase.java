@@ -1,12 +1,12 @@
 package io.freqcap.job;
 
-import static io.freqcap.job.KafkaPipelineSupport.config;
+import static io.freqcap.job.Traffic.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.tools.query.RedisSync;
 import io.freqcap.operators.capping.CappingSettings;
@@ -95,7 +95,7 @@ class RedisMirrorITCase {
     }
 
     void produce(String name, List<Input> inputs) throws Exception {
-        KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+        Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
     }
 
     /** Reads every output of {@code inputs} (read_committed) and checks the decisions. */
@@ -105,10 +105,9 @@ class RedisMirrorITCase {
 
     Map<Integer, Output> decided(String name, List<Input> inputs, String config) throws Exception {
         var out =
-                KafkaPipelineSupport.readOutputs(
+                JobOutputs.readOutputs(
                         kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
-        return KafkaPipelineSupport.checkOutputs(
-                inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
+        return JobOutputs.checkOutputs(inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
     }
 
     /** key -> (member -> score): what Redis must hold after the job counted {@code outputs}. */
@@ -327,7 +326,7 @@ class RedisMirrorITCase {
         String name = "held";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options = options(name, redis.uri(), HOLD_CONFIG);
-            List<Input> inputs = KafkaPipelineSupport.traffic(23, 20_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(23, 20_000, 1_000, 12);
             JobClient job = startJob(options, HOLD_CONFIG);
             try {
                 produce(name, inputs);
@@ -351,7 +350,7 @@ class RedisMirrorITCase {
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options = options(name, redis.uri());
             // 12 days of traffic under a 7-day window: members are trimmed as users move on.
-            List<Input> inputs = KafkaPipelineSupport.traffic(11, 30_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(11, 30_000, 1_000, 12);
             JobClient job = startJob(options);
             try {
                 produce(name, inputs);
@@ -390,7 +389,7 @@ class RedisMirrorITCase {
         String name = "cluster";
         try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(tmp.resolve("redis"), 3)) {
             Configuration options = options(name, cluster.uri());
-            List<Input> inputs = KafkaPipelineSupport.traffic(12, 20_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(12, 20_000, 1_000, 12);
             JobClient job = startJob(options);
             try {
                 produce(name, inputs);
@@ -424,7 +423,7 @@ class RedisMirrorITCase {
         String name = "outage";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), true)) {
             Configuration options = options(name, redis.uri());
-            List<Input> inputs = KafkaPipelineSupport.traffic(13, 20_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(13, 20_000, 1_000, 12);
             JobClient job = startJob(options);
             JobID id = job.getJobID();
             try {
@@ -476,7 +475,7 @@ class RedisMirrorITCase {
                             name,
                             "--redis-max-backlog",
                             "2000");
-            List<Input> inputs = KafkaPipelineSupport.traffic(17, 20_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(17, 20_000, 1_000, 12);
             List<Input> first = inputs.subList(0, 10_000);
             JobClient job = startJob(options);
             JobID id = job.getJobID();
@@ -489,7 +488,7 @@ class RedisMirrorITCase {
                 long forgotten = userOfKey(before.keySet().iterator().next());
                 List<Input> all = new ArrayList<>(first);
                 for (Input in : inputs.subList(10_000, inputs.size())) {
-                    Long u = KafkaPipelineSupport.userOf(in);
+                    Long u = Traffic.userOf(in);
                     if (u == null || u != forgotten) {
                         all.add(in);
                     }
@@ -503,7 +502,7 @@ class RedisMirrorITCase {
                     decided(name, all);
                     assertTrue(metric(id, "redisDropped") > 0, "the backlog was dropped");
                     assertEquals(1, metric(id, "redisDropping") > 0 ? 1 : 0, "and says so");
-                    KafkaPipelineSupport.send(
+                    Traffic.send(
                             kafka.bootstrapServers(),
                             name + "-config",
                             "{\"command\": \"forget-user\", \"userId\": " + forgotten + "}");
@@ -568,7 +567,7 @@ class RedisMirrorITCase {
         String name = "rebuild";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options = options(name, redis.uri());
-            List<Input> inputs = KafkaPipelineSupport.traffic(14, 20_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(14, 20_000, 1_000, 12);
             JobClient job = startJob(options);
             try {
                 produce(name, inputs.subList(0, 15_000));
@@ -582,7 +581,7 @@ class RedisMirrorITCase {
                 redis.start(); // no persistence: empty
                 produce(name, inputs.subList(15_000, inputs.size()));
                 Map<Integer, Output> outputs = decided(name, inputs);
-                KafkaPipelineSupport.send(
+                Traffic.send(
                         kafka.bootstrapServers(),
                         name + "-config",
                         "{\"command\": \"rebuild-mirror\"}");
@@ -622,7 +621,7 @@ class RedisMirrorITCase {
             Map<String, Map<String, Long>> expected = new TreeMap<>();
             for (int i = 0; i < n; i++) {
                 String channel = i % 3 == 0 ? "email" : "push";
-                long t = KafkaPipelineSupport.START + i * 1000L;
+                long t = Traffic.START + i * 1000L;
                 String json =
                         String.format(
                                 "{\"messageId\":\"h-%d\",\"userId\":42,\"channel\":\"%s\","
@@ -647,7 +646,7 @@ class RedisMirrorITCase {
             try {
                 produce(name, inputs);
                 var out =
-                        KafkaPipelineSupport.readOutputs(
+                        JobOutputs.readOutputs(
                                 kafka.bootstrapServers(), name, n, Duration.ofSeconds(180));
                 assertEquals(n, out.get(name + "-deliveries").size(), "every message ALLOWED");
                 awaitMirror(redis.uri(), name, expected);
@@ -657,7 +656,7 @@ class RedisMirrorITCase {
 
                 redis.kill();
                 redis.start(); // no persistence: empty
-                KafkaPipelineSupport.send(
+                Traffic.send(
                         kafka.bootstrapServers(),
                         name + "-config",
                         "{\"command\": \"rebuild-mirror\"}");
@@ -674,10 +673,10 @@ class RedisMirrorITCase {
         String name = "mirror-failover";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             Configuration options = options(name, redis.uri());
-            List<Input> inputs = KafkaPipelineSupport.traffic(15, 30_000, 1_000, 12);
+            List<Input> inputs = Traffic.traffic(15, 30_000, 1_000, 12);
             FailOnce.reset();
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-            KafkaPipelineSupport.failingOnceJob(
+            FailingOnceJob.failingOnceJob(
                     env,
                     options,
                     12000,

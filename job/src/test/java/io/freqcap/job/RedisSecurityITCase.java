@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
@@ -46,16 +46,15 @@ class RedisSecurityITCase {
     }
 
     void produce(String name, List<Input> inputs) throws Exception {
-        KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+        Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
     }
 
     Map<Integer, Output> decided(String name, List<Input> inputs) throws Exception {
         var out =
-                KafkaPipelineSupport.readOutputs(
+                JobOutputs.readOutputs(
                         kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
         Map<Integer, Output> outputs =
-                KafkaPipelineSupport.checkOutputs(
-                        inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
+                JobOutputs.checkOutputs(inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
         assertEquals(inputs.size(), outputs.size());
         return outputs;
     }
@@ -71,7 +70,7 @@ class RedisSecurityITCase {
                         passwordFile.toString(),
                         "--redis-key-prefix",
                         name);
-        List<Input> inputs = KafkaPipelineSupport.traffic(17, 3_000, 200, 10);
+        List<Input> inputs = Traffic.traffic(17, 3_000, 200, 10);
         JobClient job = startJob(options);
         try {
             produce(name, inputs);

@@ -3,7 +3,7 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.LocalJob;
 import io.freqcap.schema.config.LimitConfig;
@@ -52,7 +52,7 @@ class SecretsITCase {
     static final String REDIS_PASSWORD = "redis-secret/" + UUID.randomUUID() + "@x+y%z:";
 
     static final String GROUP = "secure";
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
     static final int REST_PORT = freePort();
     static final int PROMETHEUS_PORT = freePort();
 
@@ -154,12 +154,12 @@ class SecretsITCase {
             JobClient job = env.executeAsync("freqcap-secrets");
             List<String> seen = new ArrayList<>();
             try {
-                List<Input> inputs = KafkaPipelineSupport.traffic(41, 1_000, 100, 3);
-                KafkaPipelineSupport.produce(kafka.internalBootstrap(), GROUP + "-in", 2, inputs);
+                List<Input> inputs = Traffic.traffic(41, 1_000, 100, 3);
+                Traffic.produce(kafka.internalBootstrap(), GROUP + "-in", 2, inputs);
                 var out =
-                        KafkaPipelineSupport.readCommitted(
+                        JobOutputs.readOutputs(
                                 kafka.internalBootstrap(),
-                                List.of(GROUP + "-deliveries", GROUP + "-audit"),
+                                GROUP,
                                 inputs.size(),
                                 Duration.ofSeconds(120));
                 for (var records : out.values()) {
@@ -177,7 +177,7 @@ class SecretsITCase {
                         "sec",
                         RedisMirrorITCase.expectedMirror(
                                 inputs,
-                                KafkaPipelineSupport.checkOutputs(
+                                JobOutputs.checkOutputs(
                                         inputs,
                                         out.get(GROUP + "-deliveries"),
                                         out.get(GROUP + "-audit"),

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +44,7 @@ class SecuredKafkaITCase {
     static final String GROUP = "secure";
     static final String PASSWORD = "kafka-" + UUID.randomUUID();
     static final int PARTITIONS = 2;
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);
@@ -225,22 +225,21 @@ class SecuredKafkaITCase {
                 options("--kafka-config", kafkaConfig("right", PASSWORD).toString());
         KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
 
-        List<Input> inputs = KafkaPipelineSupport.traffic(7, 3_000, 200, 5);
+        List<Input> inputs = Traffic.traffic(7, 3_000, 200, 5);
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);
         FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
         JobClient job = env.executeAsync("freqcap-secured");
         try {
             // The test writes and reads as the operator, through the broker's own listener.
-            KafkaPipelineSupport.produce(
-                    kafka.internalBootstrap(), GROUP + "-in", PARTITIONS, inputs);
+            Traffic.produce(kafka.internalBootstrap(), GROUP + "-in", PARTITIONS, inputs);
             var out =
-                    KafkaPipelineSupport.readCommitted(
+                    JobOutputs.readOutputs(
                             kafka.internalBootstrap(),
-                            List.of(GROUP + "-deliveries", GROUP + "-audit"),
+                            GROUP,
                             inputs.size(),
                             Duration.ofSeconds(150));
             var outputs =
-                    KafkaPipelineSupport.checkOutputs(
+                    JobOutputs.checkOutputs(
                             inputs,
                             out.get(GROUP + "-deliveries"),
                             out.get(GROUP + "-audit"),

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.KafkaPipelineSupport.Input;
-import io.freqcap.job.KafkaPipelineSupport.Output;
+import io.freqcap.job.JobOutputs.Output;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.tools.simulate.SimulateAccess;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
@@ -101,8 +101,8 @@ class SimulateMatchesJobITCase {
                 KafkaPipelineSupport.jobOptions(
                         kafka, tmp, name, CONFIG, PARTITIONS, "--segments", segments.toString());
         List<Input> inputs = new ArrayList<>();
-        for (Input in : KafkaPipelineSupport.traffic(9, 8_000, 400, 20)) {
-            Long user = KafkaPipelineSupport.userOf(in);
+        for (Input in : Traffic.traffic(9, 8_000, 400, 20)) {
+            Long user = Traffic.userOf(in);
             String zone = user == null ? null : ZONES[(int) (user % ZONES.length)];
             if (user == null) {
                 inputs.add(in);
@@ -127,17 +127,13 @@ class SimulateMatchesJobITCase {
         JobClient job = env.executeAsync("freqcap-simulate-it");
         Map<Integer, Output> outputs;
         try {
-            KafkaPipelineSupport.produce(
-                    kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
             var out =
-                    KafkaPipelineSupport.readCommitted(
-                            kafka.bootstrapServers(),
-                            List.of(name + "-deliveries", name + "-audit"),
-                            inputs.size(),
-                            Duration.ofSeconds(180));
+                    JobOutputs.readOutputs(
+                            kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
             // the job's own check: one output per input, each the decision core's
             outputs =
-                    KafkaPipelineSupport.checkOutputs(
+                    JobOutputs.checkOutputs(
                             inputs,
                             out.get(name + "-deliveries"),
                             out.get(name + "-audit"),
@@ -190,7 +186,7 @@ class SimulateMatchesJobITCase {
         }
 
         // 1. simulate reading the job's input topic: every line equals the job's output
-        List<Input> ordered = KafkaPipelineSupport.inPartitionOrder(inputs);
+        List<Input> ordered = Traffic.inPartitionOrder(inputs);
         Path fromTopic = tmp.resolve("from-topic.jsonl");
         SimulateAccess.simulate(
                 "--bootstrap-servers", kafka.bootstrapServers(),

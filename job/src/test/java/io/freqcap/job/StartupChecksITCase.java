@@ -26,7 +26,7 @@ class StartupChecksITCase {
 
     @TempDir Path tmp;
 
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
 
     @Test
     void aTransactionTimeoutAboveTheBrokersLimitStopsTheStartNamingBoth() throws Exception {
@@ -76,7 +76,7 @@ class StartupChecksITCase {
                     "{\"command\": \"rebuild-mirror\"}",
                     "{\"command\": \"cancel-held\", \"campaignId\": \"spring-sale\"}"
                 }) {
-            KafkaPipelineSupport.send(kafka.bootstrapServers(), "ends-config", command);
+            Traffic.send(kafka.bootstrapServers(), "ends-config", command);
         }
         Map<Integer, Long> ends =
                 KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));

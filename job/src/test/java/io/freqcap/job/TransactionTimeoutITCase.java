@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.schema.config.LimitConfig;
@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TransactionTimeoutITCase {
     static final int PARTITIONS = 2;
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 4);
@@ -73,19 +73,18 @@ class TransactionTimeoutITCase {
             Configuration options =
                     KafkaPipelineSupport.jobOptions(
                             kafka, tmp, name, CONFIG, PARTITIONS, "--transaction-timeout", "4s");
-            List<Input> inputs = KafkaPipelineSupport.traffic(37, 2_000, 200, 4);
+            List<Input> inputs = Traffic.traffic(37, 2_000, 200, 4);
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
             FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
             JobClient job = env.executeAsync("freqcap-transaction-timeout");
             try {
                 String b = kafka.bootstrapServers();
-                KafkaPipelineSupport.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 1_000));
-                KafkaPipelineSupport.readCommitted(
+                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 1_000));
+                JobOutputs.readCommitted(
                         b, List.of(name + "-deliveries"), 200, Duration.ofSeconds(60));
 
                 proxy.stall();
-                KafkaPipelineSupport.produce(
-                        b, name + "-in", PARTITIONS, inputs.subList(1_000, 2_000));
+                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(1_000, 2_000));
                 awaitHeldCommit(proxy);
                 awaitNoOpenTransaction(b, name);
                 proxy.release();

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TwoJobsITCase {
     static final int PARTITIONS = 2;
-    static final String CONFIG = KafkaPipelineSupport.config(1, 2, 6, 1);
+    static final String CONFIG = Traffic.config(1, 2, 6, 1);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 8);
@@ -59,8 +59,8 @@ class TwoJobsITCase {
     void twoJobsWithOneGroupIdNeverShareATransactionalIdAndBothStayExact() throws Exception {
         Map<String, List<Input>> inputs =
                 Map.of(
-                        "staging", KafkaPipelineSupport.traffic(21, 4_000, 200, 6),
-                        "production", KafkaPipelineSupport.traffic(22, 4_000, 200, 6));
+                        "staging", Traffic.traffic(21, 4_000, 200, 6),
+                        "production", Traffic.traffic(22, 4_000, 200, 6));
         List<JobClient> jobs = new ArrayList<>();
         try {
             for (String name : inputs.keySet()) {
@@ -73,18 +73,18 @@ class TwoJobsITCase {
                 jobs.add(env.executeAsync("freqcap-" + name));
             }
             for (String name : inputs.keySet()) {
-                KafkaPipelineSupport.produce(
+                Traffic.produce(
                         kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs.get(name));
             }
             for (String name : inputs.keySet()) {
                 var out =
-                        KafkaPipelineSupport.readOutputs(
+                        JobOutputs.readOutputs(
                                 kafka.bootstrapServers(),
                                 name,
                                 inputs.get(name).size(),
                                 Duration.ofSeconds(150));
                 var outputs =
-                        KafkaPipelineSupport.checkOutputs(
+                        JobOutputs.checkOutputs(
                                 inputs.get(name),
                                 out.get(name + "-deliveries"),
                                 out.get(name + "-audit"),

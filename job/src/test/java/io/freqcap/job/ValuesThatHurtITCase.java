@@ -63,7 +63,7 @@ class ValuesThatHurtITCase {
 
     void produce(String topic, List<String> values) throws Exception {
         try (KafkaProducer<byte[], byte[]> p =
-                new KafkaProducer<>(KafkaPipelineSupport.producerProps(kafka.bootstrapServers()))) {
+                new KafkaProducer<>(Traffic.producerProps(kafka.bootstrapServers()))) {
             for (String v : values) {
                 p.send(new ProducerRecord<>(topic, null, v.getBytes(StandardCharsets.UTF_8)));
             }
@@ -107,7 +107,7 @@ class ValuesThatHurtITCase {
                             "{\"version\":2,\"rules\":[{\"segment\":\"*\",\"limits\":["
                                     + limits
                                     + "]}]}"));
-            KafkaPipelineSupport.awaitRecordsContaining(
+            JobOutputs.awaitRecordsContaining(
                     kafka.bootstrapServers(),
                     name + "-audit",
                     "at most 16 limits, got 25000",
@@ -124,7 +124,7 @@ class ValuesThatHurtITCase {
             first.add(message("u9-a", 9, now + 10_000));
             first.add(message("u9-b", 9, now + 20_000));
             produce(name + "-in", first);
-            KafkaPipelineSupport.awaitRecordsContaining(
+            JobOutputs.awaitRecordsContaining(
                     kafka.bootstrapServers(),
                     name + "-deliveries",
                     "tomorrow-139",
@@ -137,7 +137,7 @@ class ValuesThatHurtITCase {
 
             int expected = 1 + first.size() + 1;
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, expected, Duration.ofSeconds(60));
             assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "never failed");
             Map<String, String> decision = new HashMap<>();

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.KafkaPipelineSupport.Input;
+import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.browser.HeadlessChromium;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
@@ -61,9 +61,7 @@ class WebUiITCase {
         String name = "webui";
         kafka.createTopics(2, List.of(name + "-in", name + "-deliveries", name + "-audit"));
         kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
-        Path limits =
-                Files.writeString(
-                        tmp.resolve("limits.json"), KafkaPipelineSupport.config(1, 2, 5, 1));
+        Path limits = Files.writeString(tmp.resolve("limits.json"), Traffic.config(1, 2, 5, 1));
         int web = LocalRunnerITCase.freePort();
         CountDownLatch stop = new CountDownLatch(1);
         PrintStream quiet =
@@ -89,17 +87,15 @@ class WebUiITCase {
                             }
                         });
         try {
-            List<Input> inputs = KafkaPipelineSupport.traffic(21, 3_000, 300, 5);
-            KafkaPipelineSupport.produce(kafka.bootstrapServers(), name + "-in", 2, inputs);
+            List<Input> inputs = Traffic.traffic(21, 3_000, 300, 5);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 2, inputs);
             var out =
-                    KafkaPipelineSupport.readOutputs(
+                    JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
             Map<String, Long> inKafka = new HashMap<>();
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-deliveries")) {
                 inKafka.merge(
-                        KafkaPipelineSupport.header(r, "freqcap-decision").toLowerCase(),
-                        1L,
-                        Long::sum);
+                        JobOutputs.header(r, "freqcap-decision").toLowerCase(), 1L, Long::sum);
             }
             for (ConsumerRecord<byte[], byte[]> r : out.get(name + "-audit")) {
                 String d = Json.MAPPER.readTree(r.value()).get("decision").asText();

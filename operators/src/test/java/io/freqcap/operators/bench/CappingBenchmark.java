@@ -3,6 +3,7 @@ package io.freqcap.operators.bench;
 import static io.freqcap.schema.Instants.DAY;
 
 import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.held.HeldMessages;
@@ -25,7 +26,6 @@ import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.runtime.event.WatermarkEvent;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend;
@@ -386,11 +386,7 @@ public final class CappingBenchmark {
             }
             for (long u : withHeld) {
                 backend.setCurrentKey(u);
-                var state =
-                        backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                HeldMessages.STATE);
+                var state = CappingHarnesses.keyed(backend, HeldMessages.STATE);
                 for (var it = state.iterator(); it.hasNext(); it.next()) {
                     heldWaiting++;
                 }

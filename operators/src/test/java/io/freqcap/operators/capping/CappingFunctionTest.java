@@ -25,8 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.junit.jupiter.api.Test;
@@ -334,11 +332,7 @@ class CappingFunctionTest {
             throws Exception {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(user);
-        return backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        CappingFunction.HISTORY)
-                .value();
+        return CappingHarnesses.keyed(backend, CappingFunction.HISTORY).value();
     }
 
     @Test

@@ -9,10 +9,16 @@ import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.api.common.state.State;
+import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -81,6 +87,28 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
             int subtask)
             throws Exception {
         return open(new CappingFunction(settings), restoreFrom, parallelism, subtask);
+    }
+
+    /**
+     * The snapshots of every task of a job (max parallelism 128), as task {@code index} of {@code
+     * parallelism} restores them: a rescale.
+     */
+    public static OperatorSubtaskState rescaled(
+            List<OperatorSubtaskState> snapshots, int parallelism, int index) throws Exception {
+        return AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                AbstractStreamOperatorTestHarness.repackageState(
+                        snapshots.toArray(new OperatorSubtaskState[0])),
+                128,
+                snapshots.size(),
+                parallelism,
+                index);
+    }
+
+    /** A keyed state of the backend's current key. */
+    public static <S extends State> S keyed(KeyedStateBackend<?> backend, StateDescriptor<S, ?> d)
+            throws Exception {
+        return backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, d);
     }
 
     /** The audit records a harness emitted, parsed, in order. */

@@ -207,13 +207,7 @@ public class CappingStateCompatibilityTest {
             var backend = restored.getOperator().getKeyedStateBackend();
             backend.setCurrentKey(99L);
             assertTrue(
-                    backend.getPartitionedState(
-                                            org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
-                                            org.apache.flink.runtime.state.VoidNamespaceSerializer
-                                                    .INSTANCE,
-                                            HistoryStore.LONG)
-                                    .value()
-                            != null,
+                    CappingHarnesses.keyed(backend, HistoryStore.LONG).value() != null,
                     "the fixture holds a long history");
             for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
                 restored.processElement(m, m.message().timestamp());

@@ -22,6 +22,7 @@ import io.freqcap.schema.edges.EdgeSequence.Input;
 import io.freqcap.schema.edges.EdgeSequence.Restore;
 import io.freqcap.schema.edges.EdgeSequence.Step;
 import io.freqcap.schema.edges.EdgeSequence.Sweep;
+import io.freqcap.schema.edges.FuzzReport;
 import io.freqcap.schema.edges.Validity;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
@@ -46,8 +47,6 @@ import java.util.Set;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
@@ -223,7 +222,7 @@ final class EdgeRun implements AutoCloseable {
         } catch (Broken b) {
             soft.putIfAbsent(b.signature, new Failure(b.signature, at, b));
         } catch (Throwable t) {
-            soft.putIfAbsent(signature(t), new Failure(signature(t), at, t));
+            soft.putIfAbsent(FuzzReport.signature(t), new Failure(FuzzReport.signature(t), at, t));
         } finally {
             try {
                 close();
@@ -238,23 +237,6 @@ final class EdgeRun implements AutoCloseable {
     /** A promise broken that leaves the outputs' count whole: noted once, and the run goes on. */
     private void soft(String signature, String detail) {
         soft.putIfAbsent(signature, new Failure(signature, at, new Broken(signature, detail)));
-    }
-
-    /** An exception's class and the first freqcap frame of its root cause. */
-    static String signature(Throwable t) {
-        Throwable root = t;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String where = "?";
-        for (StackTraceElement e : root.getStackTrace()) {
-            if (e.getClassName().startsWith("io.freqcap.")) {
-                String cls = e.getClassName().substring(e.getClassName().lastIndexOf('.') + 1);
-                where = cls + "." + e.getMethodName();
-                break;
-            }
-        }
-        return root.getClass().getSimpleName() + " at " + where;
     }
 
     // ---- setup
@@ -986,11 +968,7 @@ final class EdgeRun implements AutoCloseable {
     private List<HeldDelivery> heldInState(long user) throws Exception {
         var backend = task(user).getOperator().getKeyedStateBackend();
         backend.setCurrentKey(user);
-        MapState<HeldKey, HeldDelivery> state =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        HeldMessages.STATE);
+        MapState<HeldKey, HeldDelivery> state = CappingHarnesses.keyed(backend, HeldMessages.STATE);
         List<HeldDelivery> out = new ArrayList<>();
         for (Map.Entry<HeldKey, HeldDelivery> e : state.entries()) {
             out.add(e.getValue());

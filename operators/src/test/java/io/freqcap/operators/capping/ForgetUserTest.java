@@ -15,8 +15,6 @@ import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.List;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -107,19 +105,9 @@ class ForgetUserTest {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(7L);
         assertNull(
-                backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                HistoryStore.LONG)
-                        .value(),
-                "no long history left");
+                CappingHarnesses.keyed(backend, HistoryStore.LONG).value(), "no long history left");
         assertNull(CappingFunctionTest.history(h, 7));
-        assertTrue(
-                backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                HistoryStore.BUCKETS)
-                        .isEmpty());
+        assertTrue(CappingHarnesses.keyed(backend, HistoryStore.BUCKETS).isEmpty());
         // Its 300 messages no longer count, nor do their ids.
         send(h, Records.message("m0", 7, DAY_1_NOON + 301_000L).inbound(harnesses.nextOffset()));
         assertEquals(301, h.extractOutputValues().size());

@@ -25,8 +25,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.Random;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -217,12 +215,7 @@ class HeavyUserTest {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(USER);
         int n = 0;
-        for (Object k :
-                backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                HistoryStore.BUCKETS)
-                        .keys()) {
+        for (Object k : CappingHarnesses.keyed(backend, HistoryStore.BUCKETS).keys()) {
             n++;
         }
         return n;
@@ -232,12 +225,7 @@ class HeavyUserTest {
             throws Exception {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(USER);
-        return backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                HistoryStore.LONG)
-                        .value()
-                != null;
+        return CappingHarnesses.keyed(backend, HistoryStore.LONG).value() != null;
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.freqcap.schema.edges.EdgeSequence;
 import io.freqcap.schema.edges.EdgeSequence.Step;
 import io.freqcap.schema.edges.EdgeSequences;
+import io.freqcap.schema.edges.FuzzReport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -125,34 +126,16 @@ class InputEdgesFuzzTest {
             }
             failing.add(line);
         }
-        System.out.print(ascii(report.toString()));
+        System.out.print(FuzzReport.ascii(report.toString()));
         if (!failing.isEmpty()) {
             fail(
-                    ascii(
+                    FuzzReport.ascii(
                             failing.size()
                                     + " distinct failures at the edges of the inputs:\n"
                                     + String.join("\n", failing)
                                     + "\n"
                                     + report));
         }
-    }
-
-    /**
-     * The text with every character outside printable ASCII as a {@code \\u} escape: the test's
-     * console (surefire's fork stream) loses what follows a character it cannot carry, and the
-     * inputs are full of them.
-     */
-    static String ascii(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if ((c >= 0x20 && c < 0x7F) || c == '\n') {
-                b.append(c);
-            } else {
-                b.append(String.format("\\u%04x", (int) c));
-            }
-        }
-        return b.toString();
     }
 
     /** Writes a reproducer whole (no value cut) under the build's directory; its path. */

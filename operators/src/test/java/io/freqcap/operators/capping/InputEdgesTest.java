@@ -402,10 +402,8 @@ class InputEdgesTest {
         var backend = h.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(42L);
         var history =
-                backend.getPartitionedState(
-                                org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
-                                org.apache.flink.runtime.state.VoidNamespaceSerializer.INSTANCE,
-                                io.freqcap.operators.capping.state.HistoryStore.STATE)
+                CappingHarnesses.keyed(
+                                backend, io.freqcap.operators.capping.state.HistoryStore.STATE)
                         .value();
         // A day and twice the window behind the latest: 13 entries two hours apart, and it.
         assertTrue(

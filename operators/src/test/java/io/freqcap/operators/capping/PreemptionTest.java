@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -257,14 +256,7 @@ class PreemptionTest {
             snapshots.add(h.snapshot(1, NOV_22_22H10));
             harnesses.close(h);
         }
-        OperatorSubtaskState restore =
-                AbstractStreamOperatorTestHarness.repartitionOperatorState(
-                        AbstractStreamOperatorTestHarness.repackageState(
-                                snapshots.toArray(new OperatorSubtaskState[0])),
-                        128,
-                        2,
-                        1,
-                        0);
+        OperatorSubtaskState restore = CappingHarnesses.rescaled(snapshots, 1, 0);
         var h = harnesses.open(CappingSettings.of(twoADay), restore, 1, 0);
         long at2220 = NOV_22_22H10 + 10 * 60_000L;
         h.setProcessingTime(at2220);

@@ -343,14 +343,7 @@ class PreferencesTest {
             snapshots.add(h.snapshot(1, 0));
             harnesses.close(h);
         }
-        OperatorSubtaskState merged =
-                AbstractStreamOperatorTestHarness.repartitionOperatorState(
-                        AbstractStreamOperatorTestHarness.repackageState(
-                                snapshots.toArray(new OperatorSubtaskState[0])),
-                        128,
-                        2,
-                        1,
-                        0);
+        OperatorSubtaskState merged = CappingHarnesses.rescaled(snapshots, 1, 0);
         var one = harnesses.open(CappingSettings.of(ONE_A_DAY), merged, 1, 0);
         for (long user : users) {
             one.processElement(

@@ -8,6 +8,7 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.edges.EdgeInput;
 import io.freqcap.schema.edges.EdgeSequence;
 import io.freqcap.schema.edges.EdgeSequences;
+import io.freqcap.schema.edges.FuzzReport;
 import io.freqcap.schema.edges.Validity;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.OutboundMessage;
@@ -67,7 +68,8 @@ class SimulateEdgesFuzzTest {
             runs++;
             if (VERBOSE) {
                 System.out.printf(
-                        "seed %d (%s): %s%n", seed, s.shape(), ascii(failures.toString()));
+                        "seed %d (%s): %s%n",
+                        seed, s.shape(), FuzzReport.ascii(failures.toString()));
             }
             for (Failure f : failures) {
                 found.merge(
@@ -89,30 +91,16 @@ class SimulateEdgesFuzzTest {
                             f.seed(),
                             f.seed(),
                             cut(f.failure().detail()));
-            System.out.println(ascii(line));
+            System.out.println(FuzzReport.ascii(line));
             failing.add(line);
         }
         if (!failing.isEmpty()) {
             fail(
-                    ascii(
+                    FuzzReport.ascii(
                             failing.size()
                                     + " distinct failures of simulate:\n"
                                     + String.join("\n", failing)));
         }
-    }
-
-    /** Printable ASCII, the rest escaped: the fork's console loses what follows the others. */
-    static String ascii(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if ((c >= 0x20 && c < 0x7F) || c == '\n') {
-                b.append(c);
-            } else {
-                b.append(String.format("\\u%04x", (int) c));
-            }
-        }
-        return b.toString();
     }
 
     private static String cut(String s) {
@@ -210,7 +198,7 @@ class SimulateEdgesFuzzTest {
                             new PrintStream(stdout, true, StandardCharsets.UTF_8),
                             new PrintStream(stderr, true, StandardCharsets.UTF_8));
         } catch (Throwable t) {
-            failures.add(new Failure(signature(t), stackTop(t)));
+            failures.add(new Failure(FuzzReport.signature(t), stackTop(t)));
             return failures;
         }
         String err = stderr.toString(StandardCharsets.UTF_8);
@@ -347,23 +335,6 @@ class SimulateEdgesFuzzTest {
         int colon = e.indexOf(':');
         String f = colon < 0 ? e : e.substring(0, colon);
         return f.length() > 80 ? f.substring(0, 80) : f.strip();
-    }
-
-    /** An exception's class and the first freqcap frame of its root cause. */
-    static String signature(Throwable t) {
-        Throwable root = t;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String where = "?";
-        for (StackTraceElement e : root.getStackTrace()) {
-            if (e.getClassName().startsWith("io.freqcap.")) {
-                String cls = e.getClassName().substring(e.getClassName().lastIndexOf('.') + 1);
-                where = cls + "." + e.getMethodName();
-                break;
-            }
-        }
-        return root.getClass().getSimpleName() + " at " + where;
     }
 
     private static String stackTop(Throwable t) {

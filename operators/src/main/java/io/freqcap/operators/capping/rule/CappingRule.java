@@ -182,16 +182,7 @@ public final class CappingRule {
             return PreferenceRule.optedOut(history, m, segment, rule, scopes, calendar, prefs);
         }
         if (!rule.defers() && !paused) {
-            return new LimitCheck(
-                            history,
-                            m.timestamp(),
-                            segment,
-                            scopes,
-                            calendar,
-                            findRetry,
-                            null,
-                            ScopeLimits.campaigns(history, rule, m, calendar.zone()))
-                    .verdict();
+            return LimitCheck.of(history, m, segment, rule, scopes, calendar, findRetry, null);
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
         QuietTimes quiet =
@@ -199,16 +190,15 @@ public final class CappingRule {
                         ? null
                         : new QuietTimes(hours, calendar.zone(), pausedUntil);
         Verdict v =
-                new LimitCheck(
-                                history,
-                                m.timestamp(),
-                                segment,
-                                scopes,
-                                calendar,
-                                findRetry || rule.holdMillis() > 0 || paused,
-                                quiet,
-                                ScopeLimits.campaigns(history, rule, m, calendar.zone()))
-                        .verdict();
+                LimitCheck.of(
+                        history,
+                        m,
+                        segment,
+                        rule,
+                        scopes,
+                        calendar,
+                        findRetry || rule.holdMillis() > 0 || paused,
+                        quiet);
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null

@@ -1,10 +1,12 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,6 +31,31 @@ record LimitCheck(
         boolean findRetry,
         QuietTimes quiet,
         DistinctCampaigns campaigns) {
+
+    /**
+     * The verdict of the rule's limits and the user's ({@code scopes}) on message {@code m} at its
+     * timestamp, with the rule's {@code campaigns} limits.
+     */
+    static Verdict of(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            Rule rule,
+            List<ScopeLimits> scopes,
+            CalendarLimits calendar,
+            boolean findRetry,
+            QuietTimes quiet) {
+        return new LimitCheck(
+                        history,
+                        m.timestamp(),
+                        segment,
+                        scopes,
+                        calendar,
+                        findRetry,
+                        quiet,
+                        ScopeLimits.campaigns(history, rule, m, calendar.zone()))
+                .verdict();
+    }
 
     Verdict verdict() {
         Verdict v = history.isEmpty() || t >= history.latest() ? inOrder() : outOfOrder();

@@ -79,16 +79,7 @@ public final class PreferenceRule {
                         ? null
                         : new QuietTimes(hours, calendar.zone(), pausedUntil(prefs));
         violations.addAll(
-                new LimitCheck(
-                                history,
-                                m.timestamp(),
-                                segment,
-                                scopes,
-                                calendar,
-                                false,
-                                quiet,
-                                ScopeLimits.campaigns(history, rule, m, calendar.zone()))
-                        .verdict()
+                LimitCheck.of(history, m, segment, rule, scopes, calendar, false, quiet)
                         .violations());
         return Verdict.rejected(segment, violations, null);
     }

@@ -77,25 +77,19 @@ class PreemptionPropertyTest {
                                     PRIORITIES[rnd.nextInt(PRIORITIES.length)]);
                     Decided got = job.decide(inbound(m));
                     Oracle.Result want = oracle.decide(m, job.clock());
-                    String where =
-                            "run "
-                                    + run
-                                    + " ("
-                                    + zone
-                                    + "), message "
-                                    + i
-                                    + " "
-                                    + m
-                                    + " "
-                                    + config.json()
-                                    + " counted "
-                                    + oracle.countedText();
-                    assertEquals(want.decision(), got.decision(), where);
-                    assertEquals(want.sendAt(), got.verdict().sendAt(), "send time, " + where);
-                    assertEquals(
-                            want.violations(), got.verdict().violations(), "violations, " + where);
-                    assertEquals(
-                            want.retryAfter(), got.verdict().retryAfter(), "retryAfter, " + where);
+                    String where = oracle.base.where(run, i, m);
+                    SendTimePropertyTest.Oracle.assertAgrees(
+                            new SendTimePropertyTest.Oracle.Outcome(
+                                    want.decision(),
+                                    want.sendAt(),
+                                    want.violations(),
+                                    want.retryAfter()),
+                            new SendTimePropertyTest.Oracle.Outcome(
+                                    got.decision(),
+                                    got.verdict().sendAt(),
+                                    got.verdict().violations(),
+                                    got.verdict().retryAfter()),
+                            where);
                     List<String> preempted =
                             got.preempted().stream().map(HeldDelivery::messageId).toList();
                     assertEquals(want.preempted(), preempted, "preempted, " + where);

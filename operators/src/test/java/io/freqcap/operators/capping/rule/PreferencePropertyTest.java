@@ -1,6 +1,5 @@
 package io.freqcap.operators.capping.rule;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
@@ -84,27 +83,16 @@ class PreferencePropertyTest {
                         RuleStep.decide(
                                 history, m, config, LimitConfig.DEFAULT_SEGMENT, false, prefs);
                 Oracle.Result want = oracle.decide(m);
-                String where =
-                        "run "
-                                + run
-                                + " ("
-                                + zone
-                                + "), message "
-                                + i
-                                + " "
-                                + m
-                                + " "
-                                + config.json()
-                                + " "
-                                + prefs
-                                + " counted "
-                                + oracle.countedText()
-                                + " history "
-                                + history;
-                assertEquals(want.decision(), got.decision(), where);
-                assertEquals(want.sendAt(), got.sendAt(), "send time, " + where);
-                assertEquals(want.violations(), got.violations(), "violations, " + where);
-                assertEquals(want.retryAfter(), got.retryAfter(), "retryAfter, " + where);
+                String where = oracle.where(run, i, m, prefs) + " history " + history;
+                Oracle.assertAgrees(
+                        new Oracle.Outcome(
+                                want.decision(),
+                                want.sendAt(),
+                                want.violations(),
+                                want.retryAfter()),
+                        new Oracle.Outcome(
+                                got.decision(), got.sendAt(), got.violations(), got.retryAfter()),
+                        where);
                 for (Violation v : got.violations()) {
                     if (v.isPreference()) {
                         seen.merge(v.scope().replaceAll(":email|:push", ""), 1, Integer::sum);

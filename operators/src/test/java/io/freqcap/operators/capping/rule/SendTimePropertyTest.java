@@ -80,23 +80,16 @@ class SendTimePropertyTest {
                 RuleStep.Result got =
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 Oracle.Result want = oracle.decide(m);
-                String where =
-                        "run "
-                                + run
-                                + " ("
-                                + zone
-                                + "), message "
-                                + i
-                                + " "
-                                + m
-                                + " "
-                                + config.json()
-                                + " counted "
-                                + oracle.countedText();
-                assertEquals(want.decision(), got.decision(), where);
-                assertEquals(want.sendAt(), got.sendAt(), "send time, " + where);
-                assertEquals(want.violations(), got.violations(), "violations, " + where);
-                assertEquals(want.retryAfter(), got.retryAfter(), "retryAfter, " + where);
+                String where = oracle.where(run, i, m);
+                Oracle.assertAgrees(
+                        new Oracle.Outcome(
+                                want.decision(),
+                                want.sendAt(),
+                                want.violations(),
+                                want.retryAfter()),
+                        new Oracle.Outcome(
+                                got.decision(), got.sendAt(), got.violations(), got.retryAfter()),
+                        where);
                 if (config.hasShadow() && want.decision() != Decision.STALE) {
                     assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
                     assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
@@ -259,6 +252,32 @@ class SendTimePropertyTest {
 
         /** What a rule says: a send time (null: rejected), violations at t, retryAfter. */
         record Ruling(Long sendAt, List<Violation> violations, Long retryAfter) {}
+
+        /** What a decision under test and the oracle both say of a message. */
+        record Outcome(
+                Decision decision, Long sendAt, List<Violation> violations, Long retryAfter) {}
+
+        /** Asserts the decision under test agrees with the oracle, field by field. */
+        static void assertAgrees(Outcome want, Outcome got, String where) {
+            assertEquals(want.decision(), got.decision(), where);
+            assertEquals(want.sendAt(), got.sendAt(), "send time, " + where);
+            assertEquals(want.violations(), got.violations(), "violations, " + where);
+            assertEquals(want.retryAfter(), got.retryAfter(), "retryAfter, " + where);
+        }
+
+        /**
+         * Where a property test's run stands, for its failure messages: the run, the zone, the
+         * message, the config, what else is given, and what the oracle counted.
+         */
+        String where(int run, int i, OutboundMessage m, Object... more) {
+            StringBuilder b = new StringBuilder("run ").append(run);
+            b.append(" (").append(zone).append("), message ").append(i).append(' ').append(m);
+            b.append(' ').append(config.json());
+            for (Object o : more) {
+                b.append(' ').append(o);
+            }
+            return b.append(" counted ").append(countedText()).toString();
+        }
 
         String countedText() {
             StringBuilder b = new StringBuilder();

@@ -137,10 +137,7 @@ class LongHistoryStoreTest {
             org.apache.flink.runtime.state.KeyedStateBackend<?> backend,
             org.apache.flink.api.common.state.StateDescriptor<S, ?> d)
             throws Exception {
-        return backend.getPartitionedState(
-                org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
-                org.apache.flink.runtime.state.VoidNamespaceSerializer.INSTANCE,
-                d);
+        return CappingHarnesses.keyed(backend, d);
     }
 
     private static String decision(
