@@ -12,8 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.LocalTime;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,14 +48,7 @@ class HeldMessagesITCase {
 
     /** Quiet (UTC) from two hours ago until {@code end}; three a day, held up to an hour. */
     static String config(Instant end) {
-        LocalTime to = LocalTime.ofInstant(end, ZoneOffset.UTC);
-        LocalTime from = to.minusHours(2);
-        return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                + "[{\"window\":\"1d\",\"max\":3}],\"hold\":\"1h\",\"quietHours\":{\"from\":\""
-                + String.format("%02d:%02d", from.getHour(), from.getMinute())
-                + "\",\"to\":\""
-                + String.format("%02d:%02d", to.getHour(), to.getMinute())
-                + "\"}}]}";
+        return Traffic.quietHoursConfig(3, end.minusSeconds(7200), end);
     }
 
     /** Starts the job; {@code failAfter} records in, the first attempt fails once. */

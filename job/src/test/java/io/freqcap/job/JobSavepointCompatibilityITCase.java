@@ -299,18 +299,11 @@ class JobSavepointCompatibilityITCase {
         long now = System.currentTimeMillis();
         long end = (now + 150_000) / 60_000 * 60_000 + 60_000;
         long t0 = now / 60_000 * 60_000 - 10 * 60_000L;
-        java.time.LocalTime to =
-                java.time.LocalTime.ofInstant(
-                        java.time.Instant.ofEpochMilli(end), java.time.ZoneOffset.UTC);
-        java.time.LocalTime from = to.minusHours(3);
         String config =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                        + "[{\"window\":\"1d\",\"max\":3}],\"hold\":\"1h\","
-                        + "\"quietHours\":{\"from\":\""
-                        + String.format("%02d:%02d", from.getHour(), from.getMinute())
-                        + "\",\"to\":\""
-                        + String.format("%02d:%02d", to.getHour(), to.getMinute())
-                        + "\"}}]}";
+                Traffic.quietHoursConfig(
+                        3,
+                        java.time.Instant.ofEpochMilli(end - 3 * 3_600_000L),
+                        java.time.Instant.ofEpochMilli(end));
         List<Input> before = heldBefore(t0);
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
             StreamExecutionEnvironment env = env(redis, null, config, HELD);

@@ -11,8 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -55,14 +53,7 @@ class PreferencesITCase {
 
     /** One a day; SMS is quiet until half an hour from now, and a rule holds up to an hour. */
     static String config(Instant now) {
-        ZonedDateTime to = now.plusSeconds(1800).atZone(ZoneOffset.UTC);
-        ZonedDateTime from = now.minusSeconds(7200).atZone(ZoneOffset.UTC);
-        return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
-                + "\"max\":1}],\"hold\":\"1h\",\"quietHours\":{\"from\":\""
-                + String.format("%02d:%02d", from.getHour(), from.getMinute())
-                + "\",\"to\":\""
-                + String.format("%02d:%02d", to.getHour(), to.getMinute())
-                + "\",\"channels\":[\"sms\"]}}]}";
+        return Traffic.quietHoursConfig(1, now.minusSeconds(7200), now.plusSeconds(1800), "sms");
     }
 
     void send(String topic, String key, String value) throws Exception {

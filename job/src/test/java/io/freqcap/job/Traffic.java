@@ -12,6 +12,9 @@ import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -48,6 +51,28 @@ final class Traffic {
                 + emailPerDay
                 + "}]}}],"
                 + "\"exempt\":[\"transactional\"]}";
+    }
+
+    /**
+     * A config of one rule: at most {@code max} a day, a message held up to an hour through quiet
+     * hours from {@code from} to {@code to} (their UTC times of day, to the minute), on these
+     * channels (every channel when none).
+     */
+    static String quietHoursConfig(int max, Instant from, Instant to, String... channels) {
+        LocalTime f = LocalTime.ofInstant(from, ZoneOffset.UTC);
+        LocalTime t = LocalTime.ofInstant(to, ZoneOffset.UTC);
+        return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                + "\"max\":"
+                + max
+                + "}],\"hold\":\"1h\",\"quietHours\":{\"from\":\""
+                + String.format("%02d:%02d", f.getHour(), f.getMinute())
+                + "\",\"to\":\""
+                + String.format("%02d:%02d", t.getHour(), t.getMinute())
+                + "\""
+                + (channels.length == 0
+                        ? ""
+                        : ",\"channels\":[\"" + String.join("\",\"", channels) + "\"]")
+                + "}}]}";
     }
 
     /** One input record as produced, and where it landed. */

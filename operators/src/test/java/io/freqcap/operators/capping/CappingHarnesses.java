@@ -79,6 +79,18 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
         return open(new CappingFunction(settings), null, 1, 0);
     }
 
+    /** A task of parallelism 1 with these settings, restored if given. */
+    public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
+            CappingSettings settings, OperatorSubtaskState restoreFrom) throws Exception {
+        return open(new CappingFunction(settings), restoreFrom, 1, 0);
+    }
+
+    /** A task of parallelism 1 under this config with the Redis mirror on, restored if given. */
+    public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>
+            openWithMirror(String config, OperatorSubtaskState restoreFrom) throws Exception {
+        return open(CappingSettings.of(config).withMirror(true), restoreFrom);
+    }
+
     /** Subtask {@code subtask} of {@code parallelism} with these settings, restored if given. */
     public KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
             CappingSettings settings,

@@ -85,6 +85,49 @@ public class CappingStateCompatibilityTest {
         return all;
     }
 
+    /** What a harness wrote since it was marked: deliveries, audit records, mirror writes. */
+    record Since(int deliveries, int audits, int mirrored) {
+        static Since mark(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+            return new Since(
+                    h.extractOutputValues().size(),
+                    CappingStateCompatibilityTest.audits(h).size(),
+                    CappingHarnesses.mirrored(h).size());
+        }
+
+        List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+            List<Delivery> all = h.extractOutputValues();
+            return all.subList(deliveries, all.size());
+        }
+
+        List<String> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+            List<String> all = CappingStateCompatibilityTest.audits(h);
+            return all.subList(audits, all.size());
+        }
+
+        List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+            List<MirrorWrite> all = CappingHarnesses.mirrored(h);
+            return all.subList(mirrored, all.size());
+        }
+    }
+
+    /** Each message to the harness at its own timestamp. */
+    static void feed(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h,
+            List<InboundMessage> messages)
+            throws Exception {
+        for (InboundMessage m : messages) {
+            h.processElement(m, m.message().timestamp());
+        }
+    }
+
+    /** A committed fixture's state: it must be there, fixtures are never rebuilt. */
+    static OperatorSubtaskState fixtureState(Path file) throws Exception {
+        assertTrue(
+                Files.exists(file),
+                "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
+        return OperatorSnapshotUtil.readStateHandle(file.toString());
+    }
+
     static final int EXTENDED_BEFORE = 300;
     static final int EXTENDED_ALL = 600;
 
@@ -100,33 +143,19 @@ public class CappingStateCompatibilityTest {
     @Test
     void extendedHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
         var straight = extendedHarness(null);
-        for (InboundMessage m : extendedTraffic(0, EXTENDED_BEFORE)) {
-            straight.processElement(m, m.message().timestamp());
-        }
-        int decidedBefore = straight.extractOutputValues().size();
-        int auditedBefore = audits(straight).size();
-        for (InboundMessage m : extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL)) {
-            straight.processElement(m, m.message().timestamp());
-        }
-        List<Delivery> expected =
-                straight.extractOutputValues()
-                        .subList(decidedBefore, straight.extractOutputValues().size());
-        List<String> expectedAudits =
-                audits(straight).subList(auditedBefore, audits(straight).size());
+        feed(straight, extendedTraffic(0, EXTENDED_BEFORE));
+        Since since = Since.mark(straight);
+        feed(straight, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
+        List<Delivery> expected = since.deliveries(straight);
+        List<String> expectedAudits = since.audits(straight);
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"calendar\":\"day\"")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"campaign:c")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"category:promo\"")));
         assertTrue(expected.stream().anyMatch(d -> "REJECTED".equals(d.shadow())));
 
         for (String version : EXTENDED_FIXTURES) {
-            Path file = extendedFixture(version);
-            assertTrue(
-                    Files.exists(file),
-                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
-            var restored = extendedHarness(OperatorSnapshotUtil.readStateHandle(file.toString()));
-            for (InboundMessage m : extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL)) {
-                restored.processElement(m, m.message().timestamp());
-            }
+            var restored = extendedHarness(fixtureState(extendedFixture(version)));
+            feed(restored, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
             assertEquals(expected, restored.extractOutputValues(), "deliveries after " + version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
             harnesses.close(restored);
@@ -176,42 +205,25 @@ public class CappingStateCompatibilityTest {
     @Test
     void longHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
         var straight = heavyHarness(null);
-        for (InboundMessage m : heavyTraffic(0, HEAVY_BEFORE)) {
-            straight.processElement(m, m.message().timestamp());
-        }
-        int decidedBefore = straight.extractOutputValues().size();
-        int auditedBefore = audits(straight).size();
-        int mirroredBefore = CappingHarnesses.mirrored(straight).size();
-        for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
-            straight.processElement(m, m.message().timestamp());
-        }
+        feed(straight, heavyTraffic(0, HEAVY_BEFORE));
+        Since since = Since.mark(straight);
+        feed(straight, heavyTraffic(HEAVY_BEFORE, HEAVY_ALL));
         straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
-        List<String> expected =
-                decisions(straight.extractOutputValues())
-                        .subList(decidedBefore, straight.extractOutputValues().size());
-        List<String> expectedAudits =
-                audits(straight).subList(auditedBefore, audits(straight).size());
-        List<MirrorWrite> expectedMirror =
-                CappingHarnesses.mirrored(straight)
-                        .subList(mirroredBefore, CappingHarnesses.mirrored(straight).size());
+        List<String> expected = decisions(since.deliveries(straight));
+        List<String> expectedAudits = since.audits(straight);
+        List<MirrorWrite> expectedMirror = since.mirrored(straight);
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")));
         assertTrue(expectedMirror.size() > 1, "a long history is rebuilt a bucket per write");
 
         for (String version : LONG_FIXTURES) {
-            Path file = longFixture(version);
-            assertTrue(
-                    Files.exists(file),
-                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
-            var restored = heavyHarness(OperatorSnapshotUtil.readStateHandle(file.toString()));
+            var restored = heavyHarness(fixtureState(longFixture(version)));
             var backend = restored.getOperator().getKeyedStateBackend();
             backend.setCurrentKey(99L);
             assertTrue(
                     CappingHarnesses.keyed(backend, HistoryStore.LONG).value() != null,
                     "the fixture holds a long history");
-            for (InboundMessage m : heavyTraffic(HEAVY_BEFORE, HEAVY_ALL)) {
-                restored.processElement(m, m.message().timestamp());
-            }
+            feed(restored, heavyTraffic(HEAVY_BEFORE, HEAVY_ALL));
             restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
             assertEquals(expected, decisions(restored.extractOutputValues()), version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
@@ -289,9 +301,7 @@ public class CappingStateCompatibilityTest {
             throws Exception {
         h.processBroadcastElement(SegmentsTest.segment(VIP), 0);
         h.processBroadcastElement(CappingFunctionTest.control(CONFIG_V2), 0);
-        for (InboundMessage m : traffic(0, BEFORE)) {
-            h.processElement(m, m.message().timestamp());
-        }
+        feed(h, traffic(0, BEFORE));
     }
 
     static List<String> decisions(List<Delivery> deliveries) {
@@ -316,31 +326,16 @@ public class CappingStateCompatibilityTest {
         // The reference: one operator that never stopped, then rebuilt its mirror.
         var straight = harness(null);
         before(straight);
-        int decidedBefore = straight.extractOutputValues().size();
-        int auditedBefore = audits(straight).size();
-        int mirroredBefore = CappingHarnesses.mirrored(straight).size();
-        for (InboundMessage m : traffic(BEFORE, ALL)) {
-            straight.processElement(m, m.message().timestamp());
-        }
+        Since since = Since.mark(straight);
+        feed(straight, traffic(BEFORE, ALL));
         straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
-        List<String> expected =
-                decisions(straight.extractOutputValues())
-                        .subList(decidedBefore, straight.extractOutputValues().size());
-        List<String> expectedAudits =
-                audits(straight).subList(auditedBefore, audits(straight).size());
-        List<MirrorWrite> expectedMirror =
-                CappingHarnesses.mirrored(straight)
-                        .subList(mirroredBefore, CappingHarnesses.mirrored(straight).size());
+        List<String> expected = decisions(since.deliveries(straight));
+        List<String> expectedAudits = since.audits(straight);
+        List<MirrorWrite> expectedMirror = since.mirrored(straight);
 
         for (String version : FIXTURES) {
-            Path file = fixture(version);
-            assertTrue(
-                    Files.exists(file),
-                    "state fixture " + file + " is missing: fixtures are committed, never rebuilt");
-            var restored = harness(OperatorSnapshotUtil.readStateHandle(file.toString()));
-            for (InboundMessage m : traffic(BEFORE, ALL)) {
-                restored.processElement(m, m.message().timestamp());
-            }
+            var restored = harness(fixtureState(fixture(version)));
+            feed(restored, traffic(BEFORE, ALL));
             restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
 
             List<String> got = decisions(restored.extractOutputValues());

@@ -49,11 +49,6 @@ class HeavyUserTest {
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
-            OperatorSubtaskState from) throws Exception {
-        return harnesses.open(CappingSettings.of(CONFIG).withMirror(true), from, 1, 0);
-    }
-
     InboundMessage message(String id, String channel, long t) {
         return Records.message(id, USER, t).channel(channel).inbound(harnesses.nextOffset());
     }
@@ -63,7 +58,7 @@ class HeavyUserTest {
         LimitConfig config = LimitConfig.parse(CONFIG);
         GridOracle oracle = new GridOracle(config);
         Random random = new Random(2026);
-        var h = open(null);
+        var h = harnesses.openWithMirror(CONFIG, null);
         long t = T0;
         List<String> ids = new ArrayList<>();
         int largestHistory = 0;
@@ -110,7 +105,7 @@ class HeavyUserTest {
             if (i == 90_000) {
                 OperatorSubtaskState snapshot = h.snapshot(1, 1);
                 harnesses.close(h);
-                h = open(snapshot);
+                h = harnesses.openWithMirror(CONFIG, snapshot);
             }
         }
         assertTrue(largestHistory > 100_000, "history of " + largestHistory + " entries");

@@ -40,11 +40,6 @@ class HeldBoundsTest {
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
-            CappingSettings settings, OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(settings, restore, 1, 0);
-    }
-
     InboundMessage message(long user, long t, String campaign) {
         return message("m" + harnesses.offset(), user, t, campaign);
     }
@@ -65,7 +60,7 @@ class HeldBoundsTest {
     @Test
     void aMessageHeldBeyondMaxHeldIsRejectedWithTheHoldViolation() throws Exception {
         var h =
-                open(
+                harnesses.open(
                         CappingSettings.of(
                                 HeldMessagesTest.HOLD_TILL_MORNING.replace(
                                         "{\"version\":1,", "{\"version\":1,\"maxHeld\":3,")),
@@ -105,7 +100,7 @@ class HeldBoundsTest {
         String four =
                 HeldMessagesTest.HOLD_TILL_MORNING.replace(
                         "{\"version\":1,", "{\"version\":1,\"maxHeld\":4,");
-        var h = open(CappingSettings.of(four), null);
+        var h = harnesses.open(CappingSettings.of(four), null);
         h.setProcessingTime(NIGHT);
         for (int i = 0; i < 4; i++) {
             h.processElement(message(42, NIGHT + i * MINUTE, null), NIGHT);
@@ -138,7 +133,7 @@ class HeldBoundsTest {
                         + "{\"window\":\"1d\",\"max\":100000}],\"hold\":\"1d\"}]}";
         long t0 = NIGHT;
         int n = 10_000;
-        var h = open(CappingSettings.of(config), null);
+        var h = harnesses.open(CappingSettings.of(config), null);
         h.setProcessingTime(t0);
         for (int i = 0; i < n; i++) {
             h.processElement(message(42, t0, null), t0);
@@ -151,7 +146,7 @@ class HeldBoundsTest {
         OperatorSubtaskState snapshot = h.snapshot(1, t0);
         harnesses.close(h);
 
-        var restored = open(CappingSettings.of(config), snapshot);
+        var restored = harnesses.open(CappingSettings.of(config), snapshot);
         assertEquals(n - 5_000, heldNow(restored), "counted without reading a held message");
         restored.setProcessingTime(t0 + 86_400_000L);
         List<Delivery> rest = deliveries(restored);
@@ -164,7 +159,7 @@ class HeldBoundsTest {
 
     @Test
     void cancelHeldWithdrawsACampaignsHeldMessagesOnceAndFreesTheirPlaces() throws Exception {
-        var h = open(CappingSettings.of(ONE_A_DAY_HELD).withMirror(true), null);
+        var h = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD).withMirror(true), null);
         h.setProcessingTime(NIGHT);
         h.processElement(message("a-1", 42, NIGHT, "spring-sale"), NIGHT);
         h.processElement(message("b-1", 43, NIGHT, "spring-sale"), NIGHT);
@@ -209,7 +204,7 @@ class HeldBoundsTest {
         harnesses.close(h);
 
         // Restored after the cancel: the cancelled messages never go out.
-        var after = open(CappingSettings.of(ONE_A_DAY_HELD), afterCancel);
+        var after = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD), afterCancel);
         assertEquals(2, heldNow(after));
         after.setProcessingTime(MORNING);
         assertEquals(
@@ -219,7 +214,7 @@ class HeldBoundsTest {
 
         // Restored before it (the attempt that cancelled failed): the command, read again,
         // cancels them again, and only 44's goes out.
-        var before = open(CappingSettings.of(ONE_A_DAY_HELD), beforeCancel);
+        var before = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD), beforeCancel);
         before.processBroadcastElement(
                 Records.config(
                         "{\"command\":\"cancel-held\",\"campaignId\":\"spring-sale\","
@@ -235,7 +230,7 @@ class HeldBoundsTest {
 
     @Test
     void aBadCancelHeldIsInvalidControl() throws Exception {
-        var h = open(CappingSettings.of(ONE_A_DAY_HELD), null);
+        var h = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD), null);
         h.processBroadcastElement(Records.config("{\"command\":\"cancel-held\"}"), NIGHT);
         h.processBroadcastElement(
                 Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"x\",\"userId\":-1}"),
@@ -265,7 +260,7 @@ class HeldBoundsTest {
         CappingSettings settings =
                 CappingSettings.of(CappingFunctionTest.config(1, 1))
                         .withCommandsFrom(Map.of(0, 10L));
-        var h = open(settings, null);
+        var h = harnesses.open(settings, null);
         long day = 86_400_000L;
         h.processElement(message(42, NIGHT, null), NIGHT);
         h.processBroadcastElement(
@@ -285,7 +280,7 @@ class HeldBoundsTest {
         harnesses.close(h);
 
         // Restored, with the offsets a new submission would have computed: its own stay.
-        var restored = open(settings.withCommandsFrom(Map.of(0, 100L)), snapshot);
+        var restored = harnesses.open(settings.withCommandsFrom(Map.of(0, 100L)), snapshot);
         restored.processBroadcastElement(
                 atOffset("{\"command\":\"forget-user\",\"userId\":42}", 20), NIGHT);
         restored.processElement(message(42, NIGHT + day - MINUTE, null), NIGHT);

@@ -56,11 +56,6 @@ class PreemptionTest {
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
-            String config, OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(CappingSettings.of(config).withMirror(true), restore, 1, 0);
-    }
-
     InboundMessage message(String id, long t, String campaign, int priority) {
         return Records.message(id, 42, t)
                 .timezone("Europe/Berlin")
@@ -81,7 +76,7 @@ class PreemptionTest {
     /** The day's message, then the promotion held for the morning; processing time 22:10. */
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> promotionHeld(
             String config) throws Exception {
-        var h = open(config, null);
+        var h = harnesses.openWithMirror(config, null);
         h.setProcessingTime(NOV_22_10H);
         h.processElement(message("m-000390", NOV_22_10H, "daily", 0), NOV_22_10H);
         h.setProcessingTime(NOV_22_22H10);
@@ -104,7 +99,7 @@ class PreemptionTest {
                         ",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"calendar\":"
                                 + "\"day\",\"max\":1}],\"hold\":\"12h\",\"quietHours\":"
                                 + "{\"from\":\"21:00\",\"to\":\"08:00\"}}]},\"exempt\"");
-        var h = open(shadowed, null);
+        var h = harnesses.openWithMirror(shadowed, null);
         h.processElement(
                 Records.preference(
                         42L,
@@ -152,7 +147,7 @@ class PreemptionTest {
         // goes out at 08:00, once.
         OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_23H30);
         harnesses.close(h);
-        var restored = open(PRIORITY_CONFIG, snapshot);
+        var restored = harnesses.openWithMirror(PRIORITY_CONFIG, snapshot);
         restored.setProcessingTime(NOV_23_8H);
         List<Delivery> out = deliveries(restored);
         assertEquals(1, out.size());

@@ -23,7 +23,6 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
-import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -58,11 +57,6 @@ class PreferencesTest {
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
-            String config, OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(CappingSettings.of(config).withMirror(true), restore, 1, 0);
-    }
-
     InboundMessage preference(String json) {
         return Records.preference(42L, json, harnesses.nextOffset());
     }
@@ -80,7 +74,7 @@ class PreferencesTest {
 
     @Test
     void anOptOutRejectsItsChannelWithoutRetryAndLeavesTheOthers() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(
                 preference("{\"userId\":42,\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}"), 0);
         h.processElement(message("m-1", NOV_22_10H, "sms"), NOV_22_10H);
@@ -106,7 +100,7 @@ class PreferencesTest {
 
     @Test
     void aHeldSmsIsCancelledByAnOptOutAsTheContractShows() throws Exception {
-        var h = open(PRIORITY_CONFIG, null);
+        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
         h.setProcessingTime(NOV_22_22H20);
         h.processElement(
                 Records.inbound(
@@ -142,7 +136,7 @@ class PreferencesTest {
     void aPauseHoldsWhereTheRuleHoldsAndRejectsWhereItDoesNot() throws Exception {
         long pausedUntil = NOV_22_10H + 3 * 3_600_000L; // 13:00 Berlin
         String pause = "{\"userId\":42,\"version\":1,\"pausedUntil\":" + pausedUntil + "}";
-        var holds = open(PRIORITY_CONFIG, null);
+        var holds = harnesses.openWithMirror(PRIORITY_CONFIG, null);
         holds.setProcessingTime(NOV_22_10H);
         holds.processElement(preference(pause), NOV_22_10H);
         holds.processElement(message("m-1", NOV_22_10H, "push"), NOV_22_10H);
@@ -152,7 +146,7 @@ class PreferencesTest {
         assertEquals(1, out.size(), "held through the pause");
         assertEquals(pausedUntil, out.get(0).sendAt());
 
-        var rejects = open(ONE_A_DAY, null);
+        var rejects = harnesses.openWithMirror(ONE_A_DAY, null);
         rejects.processElement(preference(pause), NOV_22_10H);
         rejects.processElement(message("m-1", NOV_22_10H, "push"), NOV_22_10H);
         JsonNode a = audits(rejects).get(0);
@@ -166,7 +160,7 @@ class PreferencesTest {
 
     @Test
     void aPausePastAHeldMessagesSendTimeCancelsIt() throws Exception {
-        var h = open(PRIORITY_CONFIG, null);
+        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
         h.setProcessingTime(NOV_22_22H20);
         h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
         h.processElement(
@@ -177,7 +171,7 @@ class PreferencesTest {
         assertEquals("CANCELLED", decision(audits.get(0)));
         assertEquals("paused until 2025-12-02T00:00:00Z", audits.get(0).get("reason").asText());
         // A pause that ends before a held message's send time leaves it be.
-        var kept = open(PRIORITY_CONFIG, null);
+        var kept = harnesses.openWithMirror(PRIORITY_CONFIG, null);
         kept.setProcessingTime(NOV_22_22H20);
         kept.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
         kept.processElement(
@@ -193,7 +187,7 @@ class PreferencesTest {
         String loose =
                 "{\"version\":3,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
                         + "\"max\":10}]}]}";
-        var h = open(loose, null);
+        var h = harnesses.openWithMirror(loose, null);
         h.processElement(
                 preference(
                         "{\"userId\":42,\"version\":1,\"channels\":{\"email\":[{\"window\":\"7d\","
@@ -215,7 +209,7 @@ class PreferencesTest {
 
     @Test
     void versionsOnlyGrowAndATombstoneClears() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(
                 preference("{\"userId\":42,\"version\":2,\"optOut\":{\"channels\":[\"sms\"]}}"), 0);
         h.processElement(preference("{\"userId\":42,\"version\":2}"), 0); // not greater
@@ -235,7 +229,7 @@ class PreferencesTest {
 
     @Test
     void unreadablePreferencesAndReceiptsAreInvalidControlWithTheirSource() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(Records.preference(42L, "{not json", 7), 0);
         h.processElement(Records.preference(43L, "{\"userId\":42,\"version\":1}", 8), 0);
         h.processElement(Records.preference(null, null, 9), 0);
@@ -264,7 +258,7 @@ class PreferencesTest {
 
     @Test
     void aFailedPushFreesItsPlaceAndItsRetryWithTheSameIdIsAllowed() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(message("m-1", NOV_22_10H, "push"), NOV_22_10H);
         h.processElement(message("m-2", NOV_22_10H + 60_000, "push"), NOV_22_10H);
         assertEquals("REJECTED", decision(audits(h).get(0)), "the day's place is used");
@@ -295,7 +289,7 @@ class PreferencesTest {
 
     @Test
     void aReceiptOfAMessageStillHeldChangesNothing() throws Exception {
-        var h = open(PRIORITY_CONFIG, null);
+        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
         h.setProcessingTime(NOV_22_22H20);
         h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
         h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), NOV_22_22H20);
@@ -312,7 +306,7 @@ class PreferencesTest {
 
     @Test
     void forgetUserErasesPreferences() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(
                 preference("{\"userId\":42,\"version\":5,\"optOut\":{\"channels\":[\"sms\"]}}"), 0);
         h.processBroadcastElement(Records.forgetUser(42), 0);
@@ -387,7 +381,7 @@ class PreferencesTest {
      */
     @Test
     void aUsersWeekIsKeptUnderRulesOfADayAlsoThroughASweep() throws Exception {
-        var h = open(ONE_A_DAY, null);
+        var h = harnesses.openWithMirror(ONE_A_DAY, null);
         long day = 86_400_000L;
         h.processElement(
                 preference(

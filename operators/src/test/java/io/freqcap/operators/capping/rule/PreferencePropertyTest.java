@@ -84,15 +84,7 @@ class PreferencePropertyTest {
                                 history, m, config, LimitConfig.DEFAULT_SEGMENT, false, prefs);
                 Oracle.Result want = oracle.decide(m);
                 String where = oracle.where(run, i, m, prefs) + " history " + history;
-                Oracle.assertAgrees(
-                        new Oracle.Outcome(
-                                want.decision(),
-                                want.sendAt(),
-                                want.violations(),
-                                want.retryAfter()),
-                        new Oracle.Outcome(
-                                got.decision(), got.sendAt(), got.violations(), got.retryAfter()),
-                        where);
+                Oracle.assertAgrees(want, got, where);
                 for (Violation v : got.violations()) {
                     if (v.isPreference()) {
                         seen.merge(v.scope().replaceAll(":email|:push", ""), 1, Integer::sum);

@@ -81,15 +81,7 @@ class SendTimePropertyTest {
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 Oracle.Result want = oracle.decide(m);
                 String where = oracle.where(run, i, m);
-                Oracle.assertAgrees(
-                        new Oracle.Outcome(
-                                want.decision(),
-                                want.sendAt(),
-                                want.violations(),
-                                want.retryAfter()),
-                        new Oracle.Outcome(
-                                got.decision(), got.sendAt(), got.violations(), got.retryAfter()),
-                        where);
+                Oracle.assertAgrees(want, got, where);
                 if (config.hasShadow() && want.decision() != Decision.STALE) {
                     assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
                     assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
@@ -263,6 +255,15 @@ class SendTimePropertyTest {
             assertEquals(want.sendAt(), got.sendAt(), "send time, " + where);
             assertEquals(want.violations(), got.violations(), "violations, " + where);
             assertEquals(want.retryAfter(), got.retryAfter(), "retryAfter, " + where);
+        }
+
+        /** The same, for the rule's own step and the oracle's result. */
+        static void assertAgrees(Result want, RuleStep.Result got, String where) {
+            assertAgrees(
+                    new Outcome(
+                            want.decision(), want.sendAt(), want.violations(), want.retryAfter()),
+                    new Outcome(got.decision(), got.sendAt(), got.violations(), got.retryAfter()),
+                    where);
         }
 
         /**
