@@ -20,7 +20,6 @@ import java.util.Random;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -124,12 +123,7 @@ class HeldMessagesITCase {
                     notHeld(inputs, config),
                     Duration.ofSeconds(60));
             assertTrue(FailOnce.FAILED.get(), "the failure was injected");
-            String savepoint =
-                    job.stopWithSavepoint(
-                                    false,
-                                    tmp.resolve("savepoints").toUri().toString(),
-                                    SavepointFormatType.CANONICAL)
-                            .get();
+            String savepoint = KafkaPipelineSupport.stopWithSavepoint(job, tmp);
             assertTrue(
                     System.currentTimeMillis() < end.toEpochMilli(),
                     "rescaled before the send time");

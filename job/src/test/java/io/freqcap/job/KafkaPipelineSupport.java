@@ -67,6 +67,16 @@ final class KafkaPipelineSupport {
                 "2");
     }
 
+    /** Stops the job with a canonical savepoint under {@code tmp}; its path. */
+    static String stopWithSavepoint(org.apache.flink.core.execution.JobClient job, Path tmp)
+            throws Exception {
+        return job.stopWithSavepoint(
+                        false,
+                        tmp.resolve("savepoints").toUri().toString(),
+                        org.apache.flink.core.execution.SavepointFormatType.CANONICAL)
+                .get();
+    }
+
     /**
      * Cancels a job and waits until it has stopped, so that nothing writes into the test's
      * temporary directory (checkpoints) while JUnit deletes it.

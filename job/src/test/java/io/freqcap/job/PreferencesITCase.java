@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
@@ -179,12 +178,7 @@ class PreferencesITCase {
             send(prefs, "8", String.format(optOutSms, 8, 1, "sms"));
             await(name + "-audit", "\"reason\":\"opted out of channel sms\"");
 
-            String savepoint =
-                    job.stopWithSavepoint(
-                                    false,
-                                    tmp.resolve("savepoints").toUri().toString(),
-                                    SavepointFormatType.CANONICAL)
-                            .get();
+            String savepoint = KafkaPipelineSupport.stopWithSavepoint(job, tmp);
             args.set(args.indexOf("--parallelism") + 1, "2");
             List<String> all =
                     new ArrayList<>(
@@ -388,12 +382,7 @@ class PreferencesITCase {
             message(name, "m-1", 1, "push", t);
             message(name, "m-2", 2, "push", t);
             await(name + "-deliveries", "\"messageId\":\"m-2\"");
-            String savepoint =
-                    job.stopWithSavepoint(
-                                    false,
-                                    tmp.resolve("savepoints").toUri().toString(),
-                                    SavepointFormatType.CANONICAL)
-                            .get();
+            String savepoint = KafkaPipelineSupport.stopWithSavepoint(job, tmp);
             send(prefs, "2", "{\"userId\":2,\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}");
             send(prefs, "end", "{}"); // unreadable: the sentinel
             List<String> args =

@@ -172,4 +172,22 @@ public final class Records {
                         + ",\"status\":\"failed\"}",
                 offset);
     }
+
+    /** A segment record of a full load with the bitmap inline (contract.md §4). */
+    public static String segmentLoad(String id, long version, int priority, long... users) {
+        return "{\"segmentId\":\""
+                + id
+                + "\",\"version\":"
+                + version
+                + ",\"priority\":"
+                + priority
+                + ",\"format\":\"roaring64\",\"bitmap\":\""
+                + java.util.Base64.getEncoder()
+                        .encodeToString(
+                                io.freqcap.schema.segment.SegmentBitmap.of(users)
+                                        .write(
+                                                io.freqcap.schema.segment.SegmentBitmap.Format
+                                                        .ROARING64))
+                + "\"}";
+    }
 }

@@ -23,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.stream.LongStream;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -54,17 +53,7 @@ class SegmentsTest {
     }
 
     static String inline(String id, long version, int priority, long... users) {
-        return "{\"segmentId\":\""
-                + id
-                + "\",\"version\":"
-                + version
-                + ",\"priority\":"
-                + priority
-                + ",\"format\":\"roaring64\",\"bitmap\":\""
-                + Base64.getEncoder()
-                        .encodeToString(
-                                SegmentBitmap.of(users).write(SegmentBitmap.Format.ROARING64))
-                + "\"}";
+        return Records.segmentLoad(id, version, priority, users);
     }
 
     static ControlRecord segment(String json) {

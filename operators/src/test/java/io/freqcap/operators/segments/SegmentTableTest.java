@@ -4,11 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.Records;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.segment.SegmentBitmap;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -44,19 +43,7 @@ class SegmentTableTest {
 
     static SegmentUpdate load(String id, long version, int priority, long... members)
             throws Exception {
-        return update(
-                "{\"segmentId\":\""
-                        + id
-                        + "\",\"version\":"
-                        + version
-                        + ",\"priority\":"
-                        + priority
-                        + ",\"format\":\"roaring64\",\"bitmap\":\""
-                        + Base64.getEncoder()
-                                .encodeToString(
-                                        SegmentBitmap.of(members)
-                                                .write(SegmentBitmap.Format.ROARING64))
-                        + "\"}");
+        return update(Records.segmentLoad(id, version, priority, members));
     }
 
     @Test

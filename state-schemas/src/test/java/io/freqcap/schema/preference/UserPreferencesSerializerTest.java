@@ -17,13 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class UserPreferencesSerializerTest {
     /** contract.md §10's example. */
-    static final String EXAMPLE =
-            "{\"userId\": 42, \"version\": 3,"
-                    + " \"optOut\": {\"channels\": [\"sms\"], \"categories\": [\"promo\"]},"
-                    + " \"pausedUntil\": 1764633600000,"
-                    + " \"limits\": [{\"window\": \"7d\", \"max\": 3}],"
-                    + " \"channels\": {\"email\": [{\"calendar\": \"week\", \"max\": 1}]},"
-                    + " \"categories\": {\"newsletter\": [{\"calendar\": \"month\", \"max\": 2}]}}";
+    static final String EXAMPLE = UserPreferencesTest.EXAMPLE;
 
     /** The example as format 1 wrote it. */
     static final String EXAMPLE_FORMAT_1 =

@@ -224,12 +224,6 @@ public record Decided(
         if (mirrorWrite == null || preempted.isEmpty()) {
             return null;
         }
-        String[] ids = new String[preempted.size()];
-        String[] channels = new String[preempted.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = preempted.get(i).messageId();
-            channels[i] = preempted.get(i).channel();
-        }
-        return MirrorWrite.removal(message.userId(), config.longestWindowMillis(), ids, channels);
+        return MirrorChanges.withdrawn(message.userId(), config.longestWindowMillis(), preempted);
     }
 }

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.decision;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.operators.capping.rule.PreferenceRule;
@@ -169,7 +170,13 @@ public final class DecisionStep {
         MirrorWrite mirrorWrite =
                 keepMessageIds
                         ? MirrorChanges.counted(
-                                before, m, countedAt, latestStamped, config.longestWindowMillis())
+                                before,
+                                // as the store holds it once the preempted are out
+                                found instanceof LongHistory ? found : before,
+                                m,
+                                countedAt,
+                                latestStamped,
+                                config.longestWindowMillis())
                         : null;
         long kept = UserPreferences.keptMillis(config, j.prefs());
         Decided.Counting counting =

@@ -16,7 +16,7 @@ public interface Histories {
      * gave (a long history is changed in place).
      *
      * @param keptMillis the longest window the history must serve ({@code
-     *     HistoryGrowth.keptMillis})
+     *     UserPreferences.keptMillis})
      * @param now the job's wall clock, or a replay's ({@link Long#MIN_VALUE}: none): what is
      *     dropped is dropped behind the earlier of it and the latest stamped timestamp ({@code
      *     HistoryGrowth.grown})

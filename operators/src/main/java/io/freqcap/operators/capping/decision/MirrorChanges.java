@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.decision;
 
 import io.freqcap.schema.config.Scope;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
@@ -36,6 +37,24 @@ public final class MirrorChanges {
      */
     public static MirrorWrite counted(
             CountedHistory before, OutboundMessage m, long score, long latestStamped, long window) {
+        return counted(before, before, m, score, latestStamped, window);
+    }
+
+    /**
+     * The same, after a preemption took held messages out of the history the store holds.
+     *
+     * @param before the history without them
+     * @param order the history whose channels give the order trimmed channels are named in: the one
+     *     the store holds once they are out (a long history keeps its order as entries leave it; a
+     *     short one is rebuilt in the order of its entries)
+     */
+    public static MirrorWrite counted(
+            CountedHistory before,
+            CountedHistory order,
+            OutboundMessage m,
+            long score,
+            long latestStamped,
+            long window) {
         String channel = m.channel();
         long trimFrom = NO_MEMBER;
         List<String> trimmed = new ArrayList<>(0);
@@ -48,7 +67,7 @@ public final class MirrorChanges {
             long bound = minus(latestStamped, window);
             if (before.count(Scope.ALL, Long.MIN_VALUE, bound - 1) > 0) {
                 trimFrom = latestStamped;
-                for (String c : before.channels()) {
+                for (String c : order.channels()) {
                     if (!c.equals(channel)
                             && before.count(Scope.channel(c), Long.MIN_VALUE, bound - 1) > 0) {
                         trimmed.add(c);
@@ -66,6 +85,20 @@ public final class MirrorChanges {
                         channel,
                         trimmed.toArray(new String[0]))
                 .withHighestScore(highest);
+    }
+
+    /**
+     * The Redis mirror's removal of held messages of {@code user} that stop counting (preempted,
+     * cancelled): their members, from their channels' keys.
+     */
+    public static MirrorWrite withdrawn(long user, long window, List<HeldDelivery> held) {
+        String[] ids = new String[held.size()];
+        String[] channels = new String[held.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = held.get(i).messageId();
+            channels[i] = held.get(i).channel();
+        }
+        return MirrorWrite.removal(user, window, ids, channels);
     }
 
     private static final long NO_MEMBER = Long.MIN_VALUE;

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.held;
 
+import io.freqcap.operators.capping.decision.MirrorChanges;
 import io.freqcap.operators.capping.decision.Withdrawn;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryStore;
@@ -9,7 +10,6 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
-import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -162,18 +162,13 @@ public record Withdrawals(
         if (cancelled.isEmpty()) {
             return 0;
         }
-        String[] ids = new String[cancelled.size()];
-        String[] channels = new String[cancelled.size()];
-        for (int i = 0; i < ids.length; i++) {
-            HeldDelivery h = cancelled.get(i);
+        for (HeldDelivery h : cancelled) {
             histories.uncount(user, h.sendAt(), h.messageId());
             sink.audit(
                     Decision.CANCELLED,
                     Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()));
-            ids[i] = h.messageId();
-            channels[i] = h.channel();
         }
-        sink.mirror(MirrorWrite.removal(user, out.windowMillis(), ids, channels));
+        sink.mirror(MirrorChanges.withdrawn(user, out.windowMillis(), cancelled));
         return cancelled.size();
     }
 }

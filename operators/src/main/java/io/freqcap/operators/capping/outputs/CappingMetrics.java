@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
@@ -93,8 +94,8 @@ public final class CappingMetrics {
      * A gauge of a state the function keeps ({@code heldNow}, {@code usersWithPreferences}, the
      * long histories'), handed in so that the metrics need not know the stores.
      */
-    public void gauge(String name, LongSupplier value) {
-        group.gauge(name, value::getAsLong);
+    public <T> void gauge(String name, Gauge<T> value) {
+        group.gauge(name, value);
     }
 
     /**
