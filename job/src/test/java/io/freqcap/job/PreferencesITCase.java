@@ -257,9 +257,7 @@ class PreferencesITCase {
         String name = "prefs-fail";
         String prefs = name + "-preferences";
         String receipts = name + "-receipts";
-        String config =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
-                        + "\"max\":2}]}]}";
+        String config = Traffic.perDay(2);
         Configuration options =
                 KafkaPipelineSupport.jobOptions(
                         kafka,
@@ -363,9 +361,7 @@ class PreferencesITCase {
     void aJobRestoredWithoutThemTakesTheTopicsOn() throws Exception {
         String name = "prefs-upgrade";
         String prefs = name + "-preferences";
-        String config =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
-                        + "\"max\":1}]}]}";
+        String config = Traffic.perDay(1);
         Configuration before = KafkaPipelineSupport.jobOptions(kafka, tmp, name, config, 2);
         try (Admin admin = kafka.admin()) {
             admin.createTopics(

@@ -53,6 +53,14 @@ final class Traffic {
                 + "\"exempt\":[\"transactional\"]}";
     }
 
+    /** A config of one rule: at most {@code max} a day. */
+    static String perDay(int max) {
+        return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                + "\"max\":"
+                + max
+                + "}]}]}";
+    }
+
     /**
      * A config of one rule: at most {@code max} a day, a message held up to an hour through quiet
      * hours from {@code from} to {@code to} (their UTC times of day, to the minute), on these

@@ -131,18 +131,9 @@ public class CappingStateCompatibilityTest {
     static final int EXTENDED_BEFORE = 300;
     static final int EXTENDED_ALL = 600;
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>
-            extendedHarness(OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(EXTENDED_CONFIG).withMirror(true)),
-                restore,
-                1,
-                0);
-    }
-
     @Test
     void extendedHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
-        var straight = extendedHarness(null);
+        var straight = harnesses.openWithMirror(EXTENDED_CONFIG, null);
         feed(straight, extendedTraffic(0, EXTENDED_BEFORE));
         Since since = Since.mark(straight);
         feed(straight, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
@@ -154,7 +145,9 @@ public class CappingStateCompatibilityTest {
         assertTrue(expected.stream().anyMatch(d -> "REJECTED".equals(d.shadow())));
 
         for (String version : EXTENDED_FIXTURES) {
-            var restored = extendedHarness(fixtureState(extendedFixture(version)));
+            var restored =
+                    harnesses.openWithMirror(
+                            EXTENDED_CONFIG, fixtureState(extendedFixture(version)));
             feed(restored, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
             assertEquals(expected, restored.extractOutputValues(), "deliveries after " + version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
@@ -193,18 +186,9 @@ public class CappingStateCompatibilityTest {
         return all;
     }
 
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> heavyHarness(
-            OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(HEAVY_CONFIG).withMirror(true)),
-                restore,
-                1,
-                0);
-    }
-
     @Test
     void longHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
-        var straight = heavyHarness(null);
+        var straight = harnesses.openWithMirror(HEAVY_CONFIG, null);
         feed(straight, heavyTraffic(0, HEAVY_BEFORE));
         Since since = Since.mark(straight);
         feed(straight, heavyTraffic(HEAVY_BEFORE, HEAVY_ALL));
@@ -217,7 +201,8 @@ public class CappingStateCompatibilityTest {
         assertTrue(expectedMirror.size() > 1, "a long history is rebuilt a bucket per write");
 
         for (String version : LONG_FIXTURES) {
-            var restored = heavyHarness(fixtureState(longFixture(version)));
+            var restored =
+                    harnesses.openWithMirror(HEAVY_CONFIG, fixtureState(longFixture(version)));
             var backend = restored.getOperator().getKeyedStateBackend();
             backend.setCurrentKey(99L);
             assertTrue(
