@@ -43,9 +43,9 @@ public final class ControlHandler implements AutoCloseable {
 
         /**
          * {@code cancel-held}, for the caller to carry out on held messages: of one user, or of
-         * every user when {@code userId} is null.
+         * every user when its {@code userId} is null.
          */
-        record CancelHeld(String campaignId, Long userId) implements Outcome {}
+        record CancelHeld(ConfigRecord.CancelHeld command) implements Outcome {}
 
         /**
          * A command that was on the config topic before a job without state started: not applied
@@ -159,7 +159,7 @@ public final class ControlHandler implements AutoCloseable {
                 return new Outcome.ForgetUser(f.userId());
             }
             if (parsed instanceof ConfigRecord.CancelHeld c) {
-                return new Outcome.CancelHeld(c.campaignId(), c.userId());
+                return new Outcome.CancelHeld(c);
             }
             if (parsed instanceof ConfigRecord.Command c) {
                 return ConfigRecord.Command.REBUILD_MIRROR.equals(c.name())

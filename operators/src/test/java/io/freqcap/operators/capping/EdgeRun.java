@@ -1175,17 +1175,15 @@ final class EdgeRun implements AutoCloseable {
             ledger.counted.remove(f.userId());
         } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
             for (Held h : withdrawn) {
-                if (!c.campaignId().equals(h.campaign())
-                        || (c.userId() != null && h.user() != c.userId())) {
+                if (!c.takes(h.user(), h.campaign(), h.messageId())) {
                     throw new Broken("cancel-held cancelled another message", c + " took " + h);
                 }
             }
             for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
                 for (Held h : entry.getValue().waiting) {
-                    if (c.campaignId().equals(h.campaign())
-                            && (c.userId() == null || h.user() == c.userId())) {
+                    if (c.takes(h.user(), h.campaign(), h.messageId())) {
                         soft(
-                                "held message of a cancelled campaign still waits",
+                                "held message a cancel-held names still waits",
                                 entry.getKey() + " after " + e);
                     }
                 }

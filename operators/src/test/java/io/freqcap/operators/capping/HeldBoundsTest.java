@@ -38,6 +38,9 @@ class HeldBoundsTest {
                     .rule(rule("*", window("1d", 1)).hold("12h").quietHours("21:00", "08:00"))
                     .json();
 
+    /** The same, two a day: two night messages of a user both wait for the morning. */
+    static final String TWO_A_NIGHT_HELD = ONE_A_DAY_HELD.replace("\"max\":1", "\"max\":2");
+
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     InboundMessage message(long user, long t, String campaign) {
@@ -235,11 +238,89 @@ class HeldBoundsTest {
         h.processBroadcastElement(
                 Records.config("{\"command\":\"cancel-held\",\"campaignId\":\"x\",\"userId\":-1}"),
                 NIGHT);
+        h.processBroadcastElement(
+                Records.config(
+                        "{\"command\":\"cancel-held\",\"campaignId\":\"x\",\"messageId\":\"m\"}"),
+                NIGHT);
+        h.processBroadcastElement(
+                Records.config(
+                        "{\"command\":\"cancel-held\",\"userId\":42,\"messageId\":\""
+                                + "x".repeat(129)
+                                + "\"}"),
+                NIGHT);
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"campaignId\":null,\"userId\":null}"),
+                NIGHT);
         List<JsonNode> audits = audits(h);
-        assertEquals(2, audits.size());
-        assertEquals("INVALID_CONTROL", audits.get(0).get("decision").asText());
-        assertTrue(audits.get(0).get("error").asText().startsWith("campaignId:"));
+        assertEquals(5, audits.size());
+        for (JsonNode a : audits) {
+            assertEquals("INVALID_CONTROL", a.get("decision").asText());
+        }
+        assertTrue(
+                audits.get(0).get("error").asText().startsWith("cancel-held needs a campaignId"));
         assertTrue(audits.get(1).get("error").asText().startsWith("userId:"));
+        assertTrue(audits.get(2).get("error").asText().startsWith("messageId:"));
+        assertTrue(audits.get(3).get("error").asText().startsWith("messageId:"));
+        assertTrue(
+                audits.get(4).get("error").asText().startsWith("cancel-held needs a campaignId"));
+    }
+
+    /**
+     * contract.md §7 (v5): {@code cancel-held} by user withdraws every message held for the user,
+     * whatever its campaign; by user and messageId that one message. Twice, or for a message not
+     * held, nothing more.
+     */
+    @Test
+    void cancelHeldByUserOrByMessageWithdrawsThoseAndNoOthers() throws Exception {
+        var h = harnesses.open(CappingSettings.of(TWO_A_NIGHT_HELD).withMirror(true), null);
+        h.setProcessingTime(NIGHT);
+        h.processElement(message("a-1", 42, NIGHT, "spring-sale"), NIGHT);
+        h.processElement(message("a-2", 42, NIGHT + MINUTE, null), NIGHT);
+        h.processElement(message("b-1", 43, NIGHT, "spring-sale"), NIGHT);
+        h.processElement(message("b-2", 43, NIGHT + MINUTE, "other"), NIGHT);
+        assertEquals(4, heldNow(h));
+
+        // One message of one user: a-2 has no campaign, so only this form reaches it alone.
+        String one = "{\"command\":\"cancel-held\",\"userId\":42,\"messageId\":\"a-2\"}";
+        h.processBroadcastElement(Records.config(one), NIGHT);
+        assertEquals(List.of("a-2"), cancelledIds(h));
+        h.processBroadcastElement(Records.config(one), NIGHT);
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"userId\":43,\"messageId\":\"a-1\"}"),
+                NIGHT);
+        assertEquals(List.of("a-2"), cancelledIds(h), "twice, or another user's id: nothing more");
+        assertEquals(3, heldNow(h));
+
+        // Every message of one user, whatever its campaign.
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"userId\":43}"), NIGHT);
+        assertEquals(List.of("a-2", "b-1", "b-2"), cancelledIds(h));
+        for (JsonNode c : audits(h)) {
+            assertEquals("cancel-held", c.get("reason").asText());
+            assertEquals(MORNING, c.get("sendAt").asLong());
+        }
+        assertEquals(1, heldNow(h));
+        List<MirrorWrite> writes = HeldMessagesTest.mirror(h);
+        MirrorWrite removal = writes.get(writes.size() - 1);
+        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
+        assertEquals(List.of("b-1", "b-2"), List.of(removal.messageIds()));
+
+        h.setProcessingTime(MORNING);
+        assertEquals(List.of("42"), deliveries(h).stream().map(d -> keyOf(d)).toList());
+        assertEquals(
+                "a-1",
+                new String(deliveries(h).get(0).value(), StandardCharsets.UTF_8)
+                        .replaceAll(".*\"messageId\":\"([^\"]+)\".*", "$1"));
+    }
+
+    private static List<String> cancelledIds(
+            org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+            throws Exception {
+        return audits(h).stream()
+                .filter(a -> a.get("decision").asText().equals("CANCELLED"))
+                .map(a -> a.get("messageId").asText())
+                .sorted()
+                .toList();
     }
 
     static ControlRecord atOffset(String json, long offset) {

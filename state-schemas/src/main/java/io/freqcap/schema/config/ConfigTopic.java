@@ -41,33 +41,72 @@ public final class ConfigTopic {
         return LimitConfig.fromTree(root, value);
     }
 
-    /** campaignId as a message's (§2: a string of 1..128 chars or an integer), userId optional. */
+    /**
+     * The withdrawal asked (contract.md §7): campaignId as a message's (§2: a string of 1..128
+     * chars or an integer), userId an integer 0..2^63-1, messageId a string of 1..128 chars; at
+     * least one of campaignId and userId, and messageId only with userId. A field given as null is
+     * not given.
+     */
     private static ConfigRecord.CancelHeld cancelHeld(ObjectNode root)
             throws MalformedRecordException {
-        JsonNode campaign = root.get("campaignId");
-        String campaignId;
-        if (campaign != null && campaign.isIntegralNumber() && campaign.asText().length() <= 128) {
-            campaignId = campaign.asText();
-        } else if (campaign != null
-                && campaign.isTextual()
-                && !campaign.textValue().isEmpty()
-                && campaign.textValue().codePointCount(0, campaign.textValue().length()) <= 128
-                && OutboundMessage.isWellFormed(campaign.textValue())) {
-            campaignId = campaign.textValue();
-        } else {
+        String campaignId = campaignId(root.get("campaignId"));
+        Long userId = userId(root.get("userId"));
+        String messageId = messageId(root.get("messageId"));
+        if (campaignId == null && userId == null) {
             throw new MalformedRecordException(
-                    "campaignId: cancel-held needs a string of 1..128 chars or an integer, got "
-                            + shown(campaign));
+                    "cancel-held needs a campaignId or a userId (or both), got neither");
         }
-        JsonNode user = root.get("userId");
+        if (messageId != null && userId == null) {
+            throw new MalformedRecordException(
+                    "messageId: cancel-held takes it only with a userId");
+        }
+        return new ConfigRecord.CancelHeld(campaignId, userId, messageId);
+    }
+
+    private static String campaignId(JsonNode campaign) throws MalformedRecordException {
+        if (campaign == null || campaign.isNull()) {
+            return null;
+        }
+        if (campaign.isIntegralNumber() && campaign.asText().length() <= 128) {
+            return campaign.asText();
+        }
+        if (isText(campaign, OutboundMessage.MAX_CAMPAIGN_ID_CHARS)) {
+            return campaign.textValue();
+        }
+        throw new MalformedRecordException(
+                "campaignId: cancel-held takes a string of 1..128 chars or an integer, got "
+                        + shown(campaign));
+    }
+
+    private static Long userId(JsonNode user) throws MalformedRecordException {
         if (user == null || user.isNull()) {
-            return new ConfigRecord.CancelHeld(campaignId, null);
+            return null;
         }
         if (!user.isIntegralNumber() || !user.canConvertToLong() || user.longValue() < 0) {
             throw new MalformedRecordException(
                     "userId: cancel-held takes an integer 0..2^63-1, got " + shown(user));
         }
-        return new ConfigRecord.CancelHeld(campaignId, user.longValue());
+        return user.longValue();
+    }
+
+    private static String messageId(JsonNode id) throws MalformedRecordException {
+        if (id == null || id.isNull()) {
+            return null;
+        }
+        if (isText(id, OutboundMessage.MAX_MESSAGE_ID_CHARS)) {
+            return id.textValue();
+        }
+        throw new MalformedRecordException(
+                "messageId: cancel-held takes a string of 1..128 chars, got " + shown(id));
+    }
+
+    /** A string of 1..max characters (code points), each a character (no half surrogate pair). */
+    private static boolean isText(JsonNode n, int max) {
+        if (!n.isTextual() || n.textValue().isEmpty()) {
+            return false;
+        }
+        String v = n.textValue();
+        return v.codePointCount(0, v.length()) <= max && OutboundMessage.isWellFormed(v);
     }
 
     /** A field's value for an error text: short, never the whole of a hostile value. */

@@ -52,7 +52,7 @@ public record OutboundMessage(
     /** The region ids {@code java.time} knows (the tz database the JVM carries), read once. */
     private static final Set<String> ZONES = Set.copyOf(ZoneId.getAvailableZoneIds());
 
-    static final int MAX_CAMPAIGN_ID_CHARS = 128;
+    public static final int MAX_CAMPAIGN_ID_CHARS = 128;
 
     /** Whether {@code id} is an IANA time-zone region id this JVM knows. */
     public static boolean isKnownZone(String id) {

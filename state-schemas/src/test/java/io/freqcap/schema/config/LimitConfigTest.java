@@ -328,6 +328,51 @@ class LimitConfigTest {
                                         .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
+    /** contract.md §7 (v5): by campaign, by user, by user and message; null is not given. */
+    @Test
+    void cancelHeldTakesACampaignAUserOrOneMessageOfAUser() throws Exception {
+        String longest = "\uD83D\uDE00".repeat(128);
+        assertEquals(
+                new ConfigRecord.CancelHeld(null, 42L, null),
+                command("{\"command\":\"cancel-held\",\"userId\":42,\"campaignId\":null}"));
+        assertEquals(
+                new ConfigRecord.CancelHeld(null, Long.MAX_VALUE, longest),
+                command(
+                        "{\"command\":\"cancel-held\",\"userId\":9223372036854775807,"
+                                + "\"messageId\":\""
+                                + longest
+                                + "\"}"));
+        assertEquals(
+                new ConfigRecord.CancelHeld("c", 0L, "m-1"),
+                command(
+                        "{\"command\":\"cancel-held\",\"campaignId\":\"c\",\"userId\":0,"
+                                + "\"messageId\":\"m-1\"}"));
+        for (String bad :
+                List.of(
+                        "{\"command\":\"cancel-held\"}",
+                        "{\"command\":\"cancel-held\",\"userId\":null}",
+                        "{\"command\":\"cancel-held\",\"campaignId\":\"c\",\"messageId\":\"m\"}",
+                        "{\"command\":\"cancel-held\",\"userId\":1,\"messageId\":\"\"}",
+                        "{\"command\":\"cancel-held\",\"userId\":1,\"messageId\":7}",
+                        "{\"command\":\"cancel-held\",\"userId\":1,\"messageId\":\"\\ud800\"}",
+                        "{\"command\":\"cancel-held\",\"userId\":1,\"messageId\":\""
+                                + longest
+                                + "x\"}",
+                        "{\"command\":\"cancel-held\",\"userId\":9223372036854775808}",
+                        "{\"command\":\"cancel-held\",\"userId\":-1}")) {
+            assertThrows(MalformedRecordException.class, () -> command(bad), bad);
+        }
+        ConfigRecord.CancelHeld one = new ConfigRecord.CancelHeld(null, 42L, "m-1");
+        assertTrue(one.takes(42, "any", "m-1"));
+        assertTrue(!one.takes(42, "any", "m-2") && !one.takes(43, null, "m-1"));
+        ConfigRecord.CancelHeld campaign = new ConfigRecord.CancelHeld("c", null);
+        assertTrue(campaign.takes(7, "c", "x") && !campaign.takes(7, null, "x"));
+    }
+
+    private static ConfigRecord command(String json) throws MalformedRecordException {
+        return ConfigTopic.parse(json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Test
     void readsReservedPlacesOfTheContractsPriorityExample() throws Exception {
         LimitConfig c =

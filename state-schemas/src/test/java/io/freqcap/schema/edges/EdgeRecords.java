@@ -766,21 +766,32 @@ final class EdgeRecords {
                 o.put("userId", v.userId(this::user));
             }
             case 3, 4, 5, 6 -> {
+                // §7: a campaign's, a user's, or one message of a user; a field given as null is
+                // not given; at least one of campaignId and userId; messageId only with userId.
                 o.put("command", str("cancel-held"));
-                Value campaign = campaign();
-                if (campaign.absent() || campaign.json().equals("null")) {
-                    // Without a campaign: by user only, a form of v5 not built yet.
-                    o.and(Validity.UNSETTLED, "cancel-held without a campaign");
-                }
+                Value campaign = v.chance(0.7) ? campaign() : Value.ABSENT;
                 o.put("campaignId", campaign);
-                if (v.chance(0.4)) {
-                    // Optional: absent is every user's; null the contract does not settle here.
+                boolean byCampaign = !campaign.absent() && !campaign.json().equals("null");
+                boolean byUser = false;
+                if (v.chance(byCampaign ? 0.4 : 0.9)) {
                     Value u = v.userId(this::user);
-                    o.put(
-                            "userId",
-                            u.absent()
-                                    ? Value.ABSENT
-                                    : u.json().equals("null") ? Value.unsettled("null") : u);
+                    if (u.json() == null) {
+                        u = Value.ABSENT; // missing: optional here
+                    } else if (u.json().equals("null")) {
+                        u = Value.valid("null");
+                    }
+                    byUser = !u.absent() && !u.json().equals("null");
+                    o.put("userId", u);
+                }
+                if (v.chance(0.3)) {
+                    Value id = v.codePoints(128, this::recentMessageId, false);
+                    o.put("messageId", id);
+                    if (!byUser && !id.absent() && !id.json().equals("null")) {
+                        o.and(Validity.INVALID, "messageId without userId");
+                    }
+                }
+                if (!byCampaign && !byUser) {
+                    o.and(Validity.INVALID, "neither campaignId nor userId");
                 }
             }
             case 7 -> o.put("command", str("rebuild-mirror"));

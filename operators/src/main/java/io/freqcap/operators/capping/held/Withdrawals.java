@@ -68,18 +68,20 @@ public record Withdrawals(
     }
 
     /**
-     * Withdraws the held messages of a campaign: of one user, by the instance that holds it, or of
-     * every user of every instance. Applied twice, the second finds nothing.
+     * Withdraws the held messages a {@code cancel-held} names (contract.md §7): of one user, by the
+     * instance that holds it, or of every user of every instance (a campaign's). Applied twice, the
+     * second finds nothing.
      *
      * @param heldUsers every user of this instance with held messages
      * @param auditsControl whether this instance audits a failure of a command for every user
      */
     public void cancelHeld(
-            Outcome.CancelHeld c,
+            Outcome.CancelHeld outcome,
             ControlRecord rec,
             HeldUsers heldUsers,
             boolean auditsControl,
             CappingOutputs.Sink sink) {
+        ConfigRecord.CancelHeld c = outcome.command();
         List<Long> users = new ArrayList<>();
         try {
             if (c.userId() != null) {
@@ -93,15 +95,19 @@ public record Withdrawals(
             }
             long n = 0;
             for (long user : users) {
-                n += cancelHeld(user, c.campaignId(), sink);
+                keySetter.accept(user);
+                n +=
+                        cancel(
+                                user,
+                                h ->
+                                        c.takes(user, h.campaignId(), h.messageId())
+                                                ? ConfigRecord.Command.CANCEL_HELD
+                                                : null,
+                                sink);
             }
-            LOG.info(
-                    "cancel-held of campaign {}{}: {} held messages cancelled",
-                    c.campaignId(),
-                    c.userId() == null ? "" : " for user " + c.userId(),
-                    n);
+            LOG.info("cancel-held of {}: {} held messages cancelled", c.describe(), n);
         } catch (Exception e) {
-            LOG.error("cancel-held of campaign {} failed", c.campaignId(), e);
+            LOG.error("cancel-held of {} failed", c.describe(), e);
             if (c.userId() != null ? owns.test(c.userId()) : auditsControl) {
                 sink.notApplied(
                         rec,
@@ -115,15 +121,6 @@ public record Withdrawals(
     /** Every user of this instance with held messages, each at least once. */
     public interface HeldUsers {
         void forEach(LongConsumer user) throws Exception;
-    }
-
-    private int cancelHeld(long user, String campaignId, CappingOutputs.Sink sink)
-            throws Exception {
-        keySetter.accept(user);
-        return cancel(
-                user,
-                h -> campaignId.equals(h.campaignId()) ? ConfigRecord.Command.CANCEL_HELD : null,
-                sink);
     }
 
     /**
