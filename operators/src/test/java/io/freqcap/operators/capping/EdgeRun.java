@@ -239,6 +239,17 @@ final class EdgeRun implements AutoCloseable {
         soft.putIfAbsent(signature, new Failure(signature, at, new Broken(signature, detail)));
     }
 
+    /**
+     * Whether a cancel-held names this held message (contract.md §7), read from the contract here
+     * rather than from the job's own predicate.
+     */
+    private static boolean names(ConfigRecord.CancelHeld c, Held h) {
+        boolean user = c.userId() == null || c.userId() == h.user();
+        boolean campaign = c.campaignId() == null || c.campaignId().equals(h.campaign());
+        boolean message = c.messageId() == null || c.messageId().equals(h.messageId());
+        return user && campaign && message;
+    }
+
     // ---- setup
 
     private void open() throws Exception {
@@ -1175,13 +1186,13 @@ final class EdgeRun implements AutoCloseable {
             ledger.counted.remove(f.userId());
         } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
             for (Held h : withdrawn) {
-                if (!c.takes(h.user(), h.campaign(), h.messageId())) {
+                if (!names(c, h)) {
                     throw new Broken("cancel-held cancelled another message", c + " took " + h);
                 }
             }
             for (Map.Entry<String, Pair> entry : ledger.pairs.entrySet()) {
                 for (Held h : entry.getValue().waiting) {
-                    if (c.takes(h.user(), h.campaign(), h.messageId())) {
+                    if (names(c, h)) {
                         soft(
                                 "held message a cancel-held names still waits",
                                 entry.getKey() + " after " + e);

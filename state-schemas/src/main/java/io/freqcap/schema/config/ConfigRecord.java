@@ -45,6 +45,9 @@ public interface ConfigRecord {
             StringBuilder b = new StringBuilder();
             if (messageId != null) {
                 b.append("message ").append(messageId);
+                if (campaignId != null) {
+                    b.append(" of campaign ").append(campaignId);
+                }
             } else if (campaignId != null) {
                 b.append("campaign ").append(campaignId);
             } else {

@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The two commands that take counted messages back (contract.md §7), for {@link CappingFunction}:
  * {@code forget-user} erases a user (history, held messages as FORGOTTEN records, Redis keys) and
- * {@code cancel-held} withdraws a campaign's held messages (CANCELLED records, un-counted in the
- * history and in Redis). A failure is audited as INVALID_CONTROL by the instance that met it. A
- * user's opt-out or pause cancels held messages the same way ({@link UserInputs}).
+ * {@code cancel-held} withdraws held messages: a campaign's, a user's, or one message of a user
+ * (CANCELLED records, un-counted in the history and in Redis). A failure is audited as
+ * INVALID_CONTROL by the instance that met it. A user's opt-out or pause cancels held messages the
+ * same way ({@link UserInputs}).
  */
 public record Withdrawals(
         HistoryStore histories,
