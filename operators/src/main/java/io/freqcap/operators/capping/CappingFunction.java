@@ -221,10 +221,11 @@ public class CappingFunction
     @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
-        upkeep.applyLoaded(outputs.to(ctx));
+        CappingOutputs.Sink sink = outputs.to(ctx); // one per record: this is the hot path
+        upkeep.applyLoaded(sink);
         long now = ctx.timerService().currentProcessingTime();
         if (!in.isMessage()) {
-            userInputs.apply(in, now, outputs.to(ctx));
+            userInputs.apply(in, now, sink);
             return;
         }
         Decided d =
@@ -235,7 +236,7 @@ public class CappingFunction
                         control.sweptHorizon(),
                         now);
         stores.apply(d);
-        outputs.to(ctx).decided(d, out::collect);
+        sink.decided(d, out::collect);
     }
 
     /**

@@ -122,22 +122,19 @@ class LongHistoryStoreTest {
         int shortOnes = 0;
         for (long user : reference.keySet()) {
             backend.setCurrentKey(user);
-            boolean isLong = state(backend, HistoryStore.LONG).value() != null;
-            boolean isShort = state(backend, HistoryStore.STATE).value() != null;
-            boolean anyBucket = state(backend, HistoryStore.BUCKETS).keys().iterator().hasNext();
+            boolean isLong = CappingHarnesses.keyed(backend, HistoryStore.LONG).value() != null;
+            boolean isShort = CappingHarnesses.keyed(backend, HistoryStore.STATE).value() != null;
+            boolean anyBucket =
+                    CappingHarnesses.keyed(backend, HistoryStore.BUCKETS)
+                            .keys()
+                            .iterator()
+                            .hasNext();
             assertTrue(!(isLong && isShort), "user " + user + " has both forms");
             assertEquals(isLong, anyBucket, "buckets of user " + user);
             longOnes += isLong ? 1 : 0;
             shortOnes += isShort ? 1 : 0;
         }
         assertTrue(longOnes > 0 && shortOnes > 0, longOnes + " long, " + shortOnes + " short");
-    }
-
-    private static <S extends org.apache.flink.api.common.state.State> S state(
-            org.apache.flink.runtime.state.KeyedStateBackend<?> backend,
-            org.apache.flink.api.common.state.StateDescriptor<S, ?> d)
-            throws Exception {
-        return CappingHarnesses.keyed(backend, d);
     }
 
     private static String decision(
