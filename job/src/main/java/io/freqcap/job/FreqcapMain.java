@@ -136,7 +136,9 @@ public final class FreqcapMain {
                                         "delivery-receipts")
                                 .uid("receipts-source");
         FreqcapJob.build(
-                settings.capping(),
+                kafka.heldTopic() == null
+                        ? settings.capping()
+                        : settings.capping().withHeldTopic(new KafkaHeldTopic(kafka)),
                 input,
                 preferences,
                 receipts,

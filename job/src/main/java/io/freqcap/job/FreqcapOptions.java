@@ -81,6 +81,14 @@ public final class FreqcapOptions {
                     .withDescription(
                             "DeliveryReceipt JSON (contract.md §11): a failed delivery stops"
                                     + " counting. None: no receipts.");
+    public static final ConfigOption<String> HELD_TOPIC =
+            ConfigOptions.key("held-topic")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "HeldNotices keyed <userId>/<messageId>, a compacted topic (contract.md"
+                                    + " §12): a notice while a message waits, a tombstone once it"
+                                    + " has left. None: no view of what waits.");
     public static final ConfigOption<String> CONFIG_TOPIC =
             ConfigOptions.key("config-topic")
                     .stringType()

@@ -65,7 +65,8 @@ public record JobSettings(
                         options.get(FreqcapOptions.HISTORY_CACHE),
                         bounds(options),
                         CappingSettings.DEFAULT_LIVE_HISTORY_BYTES,
-                        java.util.Map.of()),
+                        java.util.Map.of(),
+                        null),
                 options.get(FreqcapOptions.CLEANUP_INTERVAL),
                 options.getOptional(FreqcapOptions.REDIS)
                         .map(

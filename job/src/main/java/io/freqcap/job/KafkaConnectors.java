@@ -103,13 +103,14 @@ public final class KafkaConnectors {
     /** The deliveries' sink: the connector's, with commits Kafka refuses stopping the job. */
     public static Sink<Delivery> deliverySink(KafkaSettings c) {
         return new GuardedKafkaSink<>(
-                sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic())), admin(c));
+                sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic(), c.heldTopic())),
+                admin(c));
     }
 
     /** The audit records' sink: the connector's, with commits Kafka refuses stopping the job. */
     public static Sink<AuditEvent> auditSink(KafkaSettings c) {
         return new GuardedKafkaSink<>(
-                sink(c, "audit", new AuditSerializer(c.auditTopic())), admin(c));
+                sink(c, "audit", new AuditSerializer(c.auditTopic(), c.heldTopic())), admin(c));
     }
 
     /** An admin client's settings for the job's Kafka. */
@@ -199,11 +200,15 @@ public final class KafkaConnectors {
         }
     }
 
-    /** The input value byte for byte, the input key, and the decision headers (contract.md §5). */
+    /**
+     * The input value byte for byte, the input key, and the decision headers (contract.md §5); a
+     * held message's tombstone for the held topic (§12) that rides with its delivery.
+     */
     public static final class DeliverySerializer
             implements KafkaRecordSerializationSchema<Delivery> {
         private static final long serialVersionUID = 1L;
         private final String topic;
+        private final String heldTopic;
 
         /**
          * Header values already encoded: decisions, segment ids and config versions are few, and
@@ -211,13 +216,20 @@ public final class KafkaConnectors {
          */
         private transient Map<Object, byte[]> encoded;
 
-        public DeliverySerializer(String topic) {
+        /**
+         * @param heldTopic --held-topic, or null
+         */
+        public DeliverySerializer(String topic, String heldTopic) {
             this.topic = topic;
+            this.heldTopic = heldTopic;
         }
 
         @Override
         public ProducerRecord<byte[], byte[]> serialize(
                 Delivery d, KafkaSinkContext context, Long timestamp) {
+            if (d.isHeldTombstone()) {
+                return new ProducerRecord<>(held(heldTopic), d.key(), null);
+            }
             RecordHeaders headers = new RecordHeaders();
             headers.add(Delivery.HEADER_DECISION, encoded(d.decision()));
             headers.add(Delivery.HEADER_SEGMENT, encoded(d.segment()));
@@ -243,19 +255,33 @@ public final class KafkaConnectors {
         }
     }
 
+    /** Audit records; and HeldNotices and tombstones for the held topic (contract.md §12). */
     public static final class AuditSerializer
             implements KafkaRecordSerializationSchema<AuditEvent> {
         private static final long serialVersionUID = 1L;
         private final String topic;
+        private final String heldTopic;
 
-        public AuditSerializer(String topic) {
+        /**
+         * @param heldTopic --held-topic, or null
+         */
+        public AuditSerializer(String topic, String heldTopic) {
             this.topic = topic;
+            this.heldTopic = heldTopic;
         }
 
         @Override
         public ProducerRecord<byte[], byte[]> serialize(
                 AuditEvent a, KafkaSinkContext context, Long timestamp) {
-            return new ProducerRecord<>(topic, a.key(), a.json());
+            return new ProducerRecord<>(a.held() ? held(heldTopic) : topic, a.key(), a.json());
         }
+    }
+
+    /** The held topic; the capping task writes none of its records without it. */
+    private static String held(String heldTopic) {
+        if (heldTopic == null) {
+            throw new IllegalStateException("a held topic record without --held-topic");
+        }
+        return heldTopic;
     }
 }

@@ -71,6 +71,9 @@ public final class KafkaPreflight {
             topics.add(k.receiptsTopic());
             groupIds.add(k.groupId() + "-receipts");
         }
+        if (k.heldTopic() != null) {
+            topics.add(k.heldTopic()); // read at a start without state, written always
+        }
         try (Admin admin = Admin.create(p)) {
             admin.describeTopics(topics).allTopicNames().get(ms, TimeUnit.MILLISECONDS);
             var groups = admin.describeConsumerGroups(groupIds).describedGroups();

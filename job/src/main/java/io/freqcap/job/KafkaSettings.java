@@ -17,6 +17,7 @@ import org.apache.flink.configuration.Configuration;
  * @param transactionTimeout the Kafka transactions' timeout (--transaction-timeout)
  * @param preferencesTopic --preferences-topic, or null
  * @param receiptsTopic --receipts-topic, or null
+ * @param heldTopic --held-topic, or null
  */
 public record KafkaSettings(
         String bootstrapServers,
@@ -32,7 +33,8 @@ public record KafkaSettings(
         Map<String, String> clientProperties,
         Duration transactionTimeout,
         String preferencesTopic,
-        String receiptsTopic)
+        String receiptsTopic,
+        String heldTopic)
         implements Serializable {
 
     public static KafkaSettings of(Configuration c) {
@@ -50,7 +52,8 @@ public record KafkaSettings(
                 clientProperties(c),
                 c.get(FreqcapOptions.TRANSACTION_TIMEOUT),
                 c.getOptional(FreqcapOptions.PREFERENCES_TOPIC).orElse(null),
-                c.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse(null));
+                c.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse(null),
+                c.getOptional(FreqcapOptions.HELD_TOPIC).orElse(null));
     }
 
     /** The properties of {@code --kafka-config}, none without it; the file was checked at start. */

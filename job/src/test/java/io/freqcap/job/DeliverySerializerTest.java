@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 class DeliverySerializerTest {
     private final KafkaConnectors.DeliverySerializer serializer =
-            new KafkaConnectors.DeliverySerializer("deliveries");
+            new KafkaConnectors.DeliverySerializer("deliveries", "held-messages");
 
     private static String header(ProducerRecord<byte[], byte[]> r, String name) {
         return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
@@ -35,5 +35,30 @@ class DeliverySerializerTest {
             assertEquals(Long.toString((long) c[2]), header(r, Delivery.HEADER_CONFIG_VERSION));
             assertEquals(3, r.headers().toArray().length);
         }
+    }
+
+    /** A held message's tombstone rides the delivery sink to the held topic, without headers. */
+    @Test
+    void aHeldTombstoneGoesToTheHeldTopicWithoutValueOrHeaders() {
+        byte[] key = "42/m-\ud83d\ude00".getBytes(StandardCharsets.UTF_8);
+        ProducerRecord<byte[], byte[]> r =
+                serializer.serialize(Delivery.heldTombstone(key), null, null);
+        assertEquals("held-messages", r.topic());
+        assertArrayEquals(key, r.key());
+        assertEquals(null, r.value());
+        assertEquals(0, r.headers().toArray().length);
+        // And an audit-sink record marked held goes there too; others stay in the audit topic.
+        var audit = new KafkaConnectors.AuditSerializer("capping-audit", "held-messages");
+        assertEquals(
+                "held-messages",
+                audit.serialize(io.freqcap.schema.decision.AuditEvent.held(key, null), null, null)
+                        .topic());
+        assertEquals(
+                "capping-audit",
+                audit.serialize(
+                                new io.freqcap.schema.decision.AuditEvent(key, new byte[] {'{'}),
+                                null,
+                                null)
+                        .topic());
     }
 }

@@ -6,9 +6,11 @@ import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.held.HeldBooks;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.held.HeldTopicStart;
 import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
+import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.capping.outputs.MirrorDebt;
 import io.freqcap.operators.capping.preference.PreferenceStore;
 import io.freqcap.operators.capping.preference.UserInputs;
@@ -76,6 +78,7 @@ public class CappingFunction
     private transient HistoryStore histories;
     private transient HeldMessages held;
     private transient HeldBooks heldBooks;
+    private transient HeldTopicStart heldTopicStart;
     private transient HeldMessages.Timers heldTimers;
     private transient Stores stores;
     private transient DecisionStep step;
@@ -103,6 +106,11 @@ public class CappingFunction
                         context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
         heldBooks = HeldBooks.restore(context.getOperatorStateStore());
+        heldTopicStart =
+                new HeldTopicStart(
+                        context.getOperatorStateStore(),
+                        settings.heldTopic(),
+                        context.isRestored());
     }
 
     @Override
@@ -111,6 +119,10 @@ public class CappingFunction
         control.snapshot();
         mirrorDebt.snapshot();
         heldBooks.snapshot();
+        heldTopicStart.snapshot();
+        if (outputs.notices() != null) {
+            outputs.notices().checkpointed();
+        }
     }
 
     @Override
@@ -160,7 +172,13 @@ public class CappingFunction
                         mirrorDebt,
                         settings.mirror(),
                         settings.bounds().maxRecordBytes(),
-                        () -> control.config().longestWindowMillis());
+                        () -> control.config().longestWindowMillis(),
+                        settings.heldTopic() == null
+                                ? null
+                                : new HeldNotices(
+                                        metrics.heldNotices,
+                                        settings.bounds().maxRecordBytes(),
+                                        () -> control.config().timezone()));
         withdrawals =
                 new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
         userInputs = new UserInputs(histories, held, preferences, withdrawals, metrics, outputs);
@@ -235,20 +253,28 @@ public class CappingFunction
                         control.handler().segments(),
                         control.sweptHorizon(),
                         now);
-        stores.apply(d);
+        HeldDelivery kept = stores.apply(d);
         sink.decided(d, out::collect);
+        if (kept != null) {
+            sink.held(kept);
+        }
     }
 
     /**
      * Called by {@link CappingOperator} when a held message's timer fires, its user the current
      * key: delivers it, unless it was withdrawn meanwhile.
      */
-    void releaseHeld(long user, long sendAt, long fingerprint, Consumer<Delivery> out)
+    void releaseHeld(
+            long user,
+            long sendAt,
+            long fingerprint,
+            Consumer<Delivery> out,
+            Consumer<AuditEvent> audits)
             throws Exception {
         HeldDelivery h = held.release(user, sendAt, fingerprint);
         if (h != null) {
             metrics.released.inc();
-            out.accept(h.delivery());
+            outputs.to(audits, w -> {}).released(h, out);
         }
     }
 
@@ -260,7 +286,8 @@ public class CappingFunction
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
             throws Exception {
         long now = Math.max(timestamp, ctx.timerService().currentProcessingTime());
-        int n = held.releaseLegacyDue(now, h -> out.collect(h.delivery()));
+        CappingOutputs.Sink sink = outputs.to(ctx);
+        int n = held.releaseLegacyDue(now, h -> sink.released(h, out::collect));
         metrics.released.inc(n);
     }
 
@@ -272,6 +299,21 @@ public class CappingFunction
     void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
         held.countLegacy(backend, keySetter);
         preferences.load(backend);
+    }
+
+    /**
+     * Called by {@link CappingOperator} once loaded, before any record: makes the held topic whole
+     * where this start must ({@link HeldTopicStart}).
+     */
+    void startHeldTopic(KeyedStateBackend<Long> backend, Consumer<AuditEvent> audits)
+            throws Exception {
+        heldTopicStart.makeWhole(
+                backend,
+                held,
+                this::owns,
+                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0,
+                keySetter,
+                outputs.to(audits, w -> {}));
     }
 
     @Override

@@ -2,7 +2,9 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.control.ControlState;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import java.util.List;
@@ -61,6 +63,11 @@ public class CappingOperator
                 });
         super.open();
         function.loadRestored(getKeyedStateBackend());
+        function.startHeldTopic(getKeyedStateBackend(), this::audit);
+    }
+
+    private void audit(AuditEvent a) {
+        output.collect(CappingOutputs.AUDIT, new StreamRecord<>(a));
     }
 
     /** A held message's timer: the function delivers it (its user is the current key). */
@@ -75,7 +82,8 @@ public class CappingOperator
                             timer.getKey(),
                             timer.getTimestamp(),
                             timer.getNamespace(),
-                            d -> output.collect(new StreamRecord<>(d)));
+                            d -> output.collect(new StreamRecord<>(d)),
+                            CappingOperator.this::audit);
         }
     }
 }

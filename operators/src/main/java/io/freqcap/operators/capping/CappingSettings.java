@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.control.ControlInput;
+import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -26,6 +27,8 @@ import java.util.TreeMap;
  *     commands are applied from (the end of the topic when the job was started: commands already on
  *     it are not applied, contract.md §7); empty to apply every command. A restored job keeps the
  *     map of its first start, from its state.
+ * @param heldTopic the held-messages topic (contract.md §12) as a start reads it, or null for none
+ *     ({@code --held-topic} not given): HeldNotices and tombstones are written only with it
  */
 public record CappingSettings(
         LimitConfig initialConfig,
@@ -34,7 +37,8 @@ public record CappingSettings(
         int historyCacheSlots,
         Bounds bounds,
         long liveHistoryBytes,
-        Map<Integer, Long> commandsFrom)
+        Map<Integer, Long> commandsFrom,
+        HeldNotices.LiveKeys heldTopic)
         implements Serializable {
 
     /** Slots of each task's {@link HistoryCache} unless told otherwise (about 136 MB full). */
@@ -68,7 +72,8 @@ public record CappingSettings(
                 DEFAULT_HISTORY_CACHE_SLOTS,
                 Bounds.DEFAULTS,
                 HistoryStore.LIVE_BYTES,
-                Map.of());
+                Map.of(),
+                null);
     }
 
     /** The same, from the config's JSON, which must be valid. */
@@ -88,7 +93,8 @@ public record CappingSettings(
                 historyCacheSlots,
                 bounds,
                 liveHistoryBytes,
-                commandsFrom);
+                commandsFrom,
+                heldTopic);
     }
 
     public CappingSettings withMirror(boolean on) {
@@ -99,7 +105,8 @@ public record CappingSettings(
                 historyCacheSlots,
                 bounds,
                 liveHistoryBytes,
-                commandsFrom);
+                commandsFrom,
+                heldTopic);
     }
 
     public CappingSettings withHistoryCache(int slots) {
@@ -110,7 +117,8 @@ public record CappingSettings(
                 slots,
                 bounds,
                 liveHistoryBytes,
-                commandsFrom);
+                commandsFrom,
+                heldTopic);
     }
 
     public CappingSettings withBounds(Bounds b) {
@@ -121,7 +129,8 @@ public record CappingSettings(
                 historyCacheSlots,
                 b,
                 liveHistoryBytes,
-                commandsFrom);
+                commandsFrom,
+                heldTopic);
     }
 
     /** Long histories kept in memory, in bytes per task; the least recently used go first. */
@@ -133,7 +142,8 @@ public record CappingSettings(
                 historyCacheSlots,
                 bounds,
                 bytes,
-                commandsFrom);
+                commandsFrom,
+                heldTopic);
     }
 
     /** What the control side starts from besides its state. */
@@ -151,6 +161,20 @@ public record CappingSettings(
                 historyCacheSlots,
                 bounds,
                 liveHistoryBytes,
-                offsets);
+                offsets,
+                heldTopic);
+    }
+
+    /** HeldNotices on the held topic this start reads ({@code --held-topic}); null for none. */
+    public CappingSettings withHeldTopic(HeldNotices.LiveKeys topic) {
+        return new CappingSettings(
+                initialConfig,
+                initialSegmentsJson,
+                mirror,
+                historyCacheSlots,
+                bounds,
+                liveHistoryBytes,
+                commandsFrom,
+                topic);
     }
 }

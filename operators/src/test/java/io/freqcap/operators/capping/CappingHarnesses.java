@@ -130,10 +130,53 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
         var side = h.getSideOutput(CappingFunction.AUDIT);
         if (side != null) {
             for (StreamRecord<AuditEvent> r : side) {
-                out.add(Json.MAPPER.readTree(r.getValue().json()));
+                if (!r.getValue().held()) {
+                    out.add(Json.MAPPER.readTree(r.getValue().json()));
+                }
             }
         }
         return out;
+    }
+
+    /**
+     * The held topic's records a harness emitted (contract.md §12), each as its key text and its
+     * JSON text (null for a tombstone): those of the audit side output in order, then the
+     * tombstones that rode with deliveries, in order (these always follow their notices).
+     */
+    public static List<String[]> heldRecords(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<String[]> out = new ArrayList<>();
+        var side = h.getSideOutput(CappingFunction.AUDIT);
+        if (side != null) {
+            for (StreamRecord<AuditEvent> r : side) {
+                AuditEvent a = r.getValue();
+                if (a.held()) {
+                    out.add(new String[] {text(a.key()), a.json() == null ? null : text(a.json())});
+                }
+            }
+        }
+        for (Object o : h.extractOutputValues()) {
+            if (o instanceof Delivery d && d.isHeldTombstone()) {
+                out.add(new String[] {text(d.key()), null});
+            }
+        }
+        return out;
+    }
+
+    /** The keys the held topic holds live after these records, and their notices. */
+    public static java.util.Map<String, String> liveHeld(List<String[]> records) {
+        java.util.Map<String, String> live = new java.util.TreeMap<>();
+        for (String[] r : records) {
+            if (r[1] == null) {
+                live.remove(r[0]);
+            } else {
+                live.put(r[0], r[1]);
+            }
+        }
+        return live;
+    }
+
+    private static String text(byte[] b) {
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** The Redis mirror's writes a harness emitted, in order. */
@@ -151,7 +194,13 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
     /** The deliveries a harness emitted, in order. */
     public static List<Delivery> deliveries(
             KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
-        return h.extractOutputValues();
+        List<Delivery> out = new ArrayList<>();
+        for (Delivery d : h.extractOutputValues()) {
+            if (!d.isHeldTombstone()) {
+                out.add(d);
+            }
+        }
+        return out;
     }
 
     @Override

@@ -286,7 +286,28 @@ public final class AuditRecords {
     /** The first {@code keep} violations, and {@code violationsTruncated} when there are more. */
     private static void writeViolations(JsonGenerator g, List<Violation> violations, int keep)
             throws IOException {
-        g.writeArrayFieldStart("violations");
+        g.writeFieldName("violations");
+        writeViolationArray(g, violations, keep);
+        if (violations.size() > keep) {
+            g.writeNumberField("violationsTotal", violations.size());
+            g.writeBooleanField("violationsTruncated", true);
+        }
+    }
+
+    /** Violations as a JSON array of §5's form (a HeldNotice's {@code heldBy}, §12). */
+    public static byte[] violationArray(List<Violation> violations) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64 * (1 + violations.size()));
+        try (JsonGenerator g = Json.FACTORY.createGenerator(out)) {
+            writeViolationArray(g, violations, violations.size());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    private static void writeViolationArray(JsonGenerator g, List<Violation> violations, int keep)
+            throws IOException {
+        g.writeStartArray();
         for (Violation v : violations.subList(0, Math.min(keep, violations.size()))) {
             g.writeStartObject();
             g.writeStringField("scope", v.scope());
@@ -322,9 +343,5 @@ public final class AuditRecords {
             g.writeEndObject();
         }
         g.writeEndArray();
-        if (violations.size() > keep) {
-            g.writeNumberField("violationsTotal", violations.size());
-            g.writeBooleanField("violationsTruncated", true);
-        }
     }
 }

@@ -35,6 +35,22 @@ public record Delivery(
         this(key, value, decision, segment, configVersion, shadow, null);
     }
 
+    /**
+     * The decision word of a tombstone for the held-messages topic (contract.md §12) that rides
+     * with a held message's delivery, in the delivery sink's transaction: never a delivery itself.
+     */
+    public static final String HELD_TOMBSTONE = "held-tombstone";
+
+    /** The held topic's tombstone under {@code key} ({@code <userId>/<messageId>}). */
+    public static Delivery heldTombstone(byte[] key) {
+        return new Delivery(key, null, HELD_TOMBSTONE, null, 0, null, null);
+    }
+
+    /** Whether this is the held topic's tombstone, not a delivery. */
+    public boolean isHeldTombstone() {
+        return HELD_TOMBSTONE.equals(decision);
+    }
+
     /** On a held message's delivery: its send time, epoch ms as decimal text. */
     public static final String HEADER_SEND_AT = "freqcap-send-at";
 

@@ -7,7 +7,9 @@ import java.util.List;
  * caller's. An audit record is built from it ({@link AuditRecords#decision}).
  *
  * @param segment the segment whose rule applied, or {@code *}
- * @param violations only for REJECTED: every limit the message would break
+ * @param violations for REJECTED: every limit the message would break; for a held ALLOWED message
+ *     (contract.md §12 {@code heldBy}): the limits and quiet hours it broke at its timestamp, the
+ *     reason it waits; empty otherwise
  * @param retryAfter only for REJECTED; {@code null} when no time would allow the message
  * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
  * @param shadow what the shadow rules would have decided, when the config has them and the message
@@ -39,7 +41,15 @@ public record Verdict(
 
     /** An ALLOWED verdict with a later send time: the message is held until then. */
     public static Verdict held(String segment, long sendAt) {
-        return new Verdict(Decision.ALLOWED, segment, List.of(), null, null, null, sendAt, null);
+        return held(segment, sendAt, List.of());
+    }
+
+    /**
+     * An ALLOWED verdict with a later send time, and what held the message (the violations at its
+     * timestamp).
+     */
+    public static Verdict held(String segment, long sendAt, List<Violation> heldBy) {
+        return new Verdict(Decision.ALLOWED, segment, heldBy, null, null, null, sendAt, null);
     }
 
     /** A held message whose user was erased before its send time ({@code reason} forget-user). */

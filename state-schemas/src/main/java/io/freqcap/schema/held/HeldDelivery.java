@@ -21,6 +21,11 @@ import io.freqcap.schema.message.OutboundMessage;
  * @param userId, channel, category, campaignId the message's own (campaignId null for none): what
  *     withdrawing it needs (cancelling, forgetting, preempting, an opt-out), so that none of them
  *     reads its value again
+ * @param heldBy what held it: the violations it broke at its timestamp, as the JSON array of
+ *     contract.md §5's form ({@link HeldNotice}); null for a message held before freqcap wrote
+ *     HeldNotices (0.4 and older)
+ * @param timezone the zone its limits were read in (the message's, else the config's); null where
+ *     held before freqcap kept it
  */
 public record HeldDelivery(
         String messageId,
@@ -36,10 +41,23 @@ public record HeldDelivery(
         long userId,
         String channel,
         String category,
-        String campaignId) {
+        String campaignId,
+        byte[] heldBy,
+        String timezone) {
 
-    /** A held message and the delivery it will be. */
+    /** A held message and the delivery it will be, without the reason it waits (tests). */
     public static HeldDelivery of(OutboundMessage m, long decided, Delivery d) {
+        return of(m, decided, d, null, null);
+    }
+
+    /**
+     * A held message and the delivery it will be.
+     *
+     * @param heldBy the JSON array of the violations that held it
+     * @param timezone the zone its limits were read in
+     */
+    public static HeldDelivery of(
+            OutboundMessage m, long decided, Delivery d, byte[] heldBy, String timezone) {
         return new HeldDelivery(
                 m.messageId(),
                 m.timestamp(),
@@ -54,7 +72,9 @@ public record HeldDelivery(
                 m.userId(),
                 m.channel(),
                 m.category(),
-                m.campaignId());
+                m.campaignId(),
+                heldBy,
+                timezone);
     }
 
     /** The message it is, as far as capping reads one (no time zone: withdrawing needs none). */
@@ -79,7 +99,9 @@ public record HeldDelivery(
                 userId,
                 channel,
                 category,
-                campaignId);
+                campaignId,
+                heldBy,
+                timezone);
     }
 
     /** Its ALLOWED delivery, with the send time header. */

@@ -26,6 +26,11 @@ import org.apache.flink.types.StringValue;
  * refuse (0.3's {@code "priority": "high"}) reads as absent, so no old entry makes withdrawing
  * throw. A value unreadable even so (none is known) reads as channel {@code unknown} of the key's
  * user.
+ *
+ * <p>Format 4 (contract v5, §12) adds what its HeldNotice says: the JSON array of the violations
+ * that held it (a length, then the bytes; -1 for none) and the zone its limits were read in (a
+ * boolean, then the text). Formats 1 to 3 read them as null: such a message was held by a version
+ * that did not keep them, and its notice says so ({@link HeldNotice}).
  */
 public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelivery> {
     private static final long serialVersionUID = 1L;
@@ -35,7 +40,7 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         super(Snapshot.class);
     }
 
-    static final byte FORMAT = 3;
+    static final byte FORMAT = 4;
 
     @Override
     public HeldDelivery createInstance() {
@@ -62,6 +67,11 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         if (h.campaignId() != null) {
             StringValue.writeString(h.campaignId(), out);
         }
+        ByteArrays.write(h.heldBy(), out);
+        out.writeBoolean(h.timezone() != null);
+        if (h.timezone() != null) {
+            StringValue.writeString(h.timezone(), out);
+        }
     }
 
     @Override
@@ -78,6 +88,8 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
         int priority = format == 1 ? OutboundMessage.priorityIn(value) : in.readByte();
         long decided = format == 1 ? 0 : in.readLong();
         OutboundMessage m;
+        byte[] heldBy = null;
+        String timezone = null;
         if (format < 3) {
             m = OutboundMessage.parseDecided(value);
             if (m == null) {
@@ -104,6 +116,10 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                             null,
                             campaignId,
                             priority);
+            if (format >= 4) {
+                heldBy = ByteArrays.read(in);
+                timezone = in.readBoolean() ? StringValue.readString(in) : null;
+            }
         }
         return new HeldDelivery(
                 messageId,
@@ -119,7 +135,9 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
                 m.userId(),
                 m.channel(),
                 m.category(),
-                m.campaignId());
+                m.campaignId(),
+                heldBy,
+                timezone);
     }
 
     /** The user a held record's key names (its userId text, §1), or -1. */

@@ -58,7 +58,7 @@ class HeldDeliverySerializerTest {
 
     /** The layout's start as checkpoints hold it: these bytes must keep reading back. */
     static final String FORMAT_START =
-            "03" // format
+            "04" // format
                     + "046d2de901" // m-é in Flink's string coding (length + 1, then chars)
                     + "0000019aad5dd880" // timestamp
                     + "0000019aaf832980" // sendAt
@@ -73,13 +73,27 @@ class HeldDeliverySerializerTest {
                     + "0a6d61726b6574696e67" // marketing
                     + "00"; // no campaign
 
+    /** Format 4's tail: nothing said of what held it (a message held by 0.4 or a test's). */
+    static final String FORMAT_4_TAIL =
+            "ffffffff" // no heldBy
+                    + "00"; // no zone
+
+    /** The bytes of {@code h} as format 3 wrote them: format 4's without its tail. */
+    static byte[] formatThree(HeldDelivery h) throws IOException {
+        byte[] four = write(h);
+        byte[] three = java.util.Arrays.copyOf(four, four.length - FORMAT_4_TAIL.length() / 2);
+        three[0] = 3;
+        return three;
+    }
+
     @Test
-    void formatThreeIsFixedAndAnUnknownFormatIsRefused() throws IOException {
+    void formatFourIsFixedAndAnUnknownFormatIsRefused() throws IOException {
         byte[] bytes = write(held(null, null));
-        assertEquals(3, bytes[0]);
+        assertEquals(4, bytes[0]);
         String hex = HexFormat.of().formatHex(bytes);
         assertEquals(FORMAT_START, hex.substring(0, FORMAT_START.length()));
-        assertEquals(FORMAT_3_TAIL, hex.substring(hex.length() - FORMAT_3_TAIL.length()));
+        String tail = FORMAT_3_TAIL + FORMAT_4_TAIL;
+        assertEquals(tail, hex.substring(hex.length() - tail.length()));
         assertEquals(held(null, null), read(bytes));
         HeldDelivery campaign =
                 HeldDelivery.of(
@@ -89,15 +103,43 @@ class HeldDeliverySerializerTest {
                         new Delivery(null, new byte[] {'{', '}'}, "ALLOWED", "*", 1, null, 9L));
         assertEquals(campaign, read(write(campaign)));
         assertEquals("spring-sale", read(write(campaign)).message().campaignId());
-        bytes[0] = 4;
+        bytes[0] = 5;
         IOException e = assertThrows(IOException.class, () -> read(bytes));
-        assertTrue(e.getMessage().contains("format 4"), e.getMessage());
+        assertTrue(e.getMessage().contains("format 5"), e.getMessage());
+    }
+
+    /** What held a message and its zone round-trip, astral characters and an empty array too. */
+    @Test
+    void whatHeldItAndItsZoneRoundTrip() throws IOException {
+        HeldDelivery plain = held("42".getBytes(), null);
+        for (String heldBy : new String[] {"[]", "[{\"scope\":\"campaign:\ud83d\ude00\"}]"}) {
+            HeldDelivery h =
+                    HeldDelivery.of(
+                            plain.message(),
+                            3,
+                            plain.delivery(),
+                            heldBy.getBytes(StandardCharsets.UTF_8),
+                            "Europe/Berlin");
+            HeldDelivery back = read(write(h));
+            assertEquals(h, back);
+            assertEquals(heldBy, new String(back.heldBy(), StandardCharsets.UTF_8));
+            assertEquals("Europe/Berlin", back.timezone());
+        }
+    }
+
+    /** Format 3 (before HeldNotices) ends after the campaign: nothing says what held it. */
+    @Test
+    void formatThreeReadsWithoutWhatHeldIt() throws IOException {
+        HeldDelivery h = read(formatThree(held("k".getBytes(), "HELD")));
+        assertEquals(held("k".getBytes(), "HELD"), h);
+        assertEquals(null, h.heldBy());
+        assertEquals(null, h.timezone());
     }
 
     /** Format 2 (contract v4) ends after the decision number: the rest is read from its value. */
     @Test
     void formatTwoReadsWhatWithdrawingNeedsFromItsValue() throws IOException {
-        byte[] three = write(held("k".getBytes(), "HELD"));
+        byte[] three = formatThree(held("k".getBytes(), "HELD"));
         // Without userId, channel, category and campaign: all but priority and decided.
         byte[] two =
                 java.util.Arrays.copyOf(three, three.length - (FORMAT_3_TAIL.length() / 2 - 9));
@@ -112,7 +154,7 @@ class HeldDeliverySerializerTest {
      */
     @Test
     void formatOneReadsItsPriorityFromItsValue() throws IOException {
-        byte[] three = write(held("k".getBytes(), "HELD"));
+        byte[] three = formatThree(held("k".getBytes(), "HELD"));
         byte[] one = java.util.Arrays.copyOf(three, three.length - FORMAT_3_TAIL.length() / 2);
         one[0] = 1;
         HeldDelivery h = read(one);
@@ -138,7 +180,7 @@ class HeldDeliverySerializerTest {
                                 "m-1", 42, "sms", "promo", 5, null, "spring", 0),
                         0,
                         new Delivery("42".getBytes(), value, "ALLOWED", "*", 1, null, 9L));
-        byte[] bytes = write(three);
+        byte[] bytes = formatThree(three);
         byte[] one = java.util.Arrays.copyOf(bytes, bytes.length - 9 - (8 + 4 + 6 + 1 + 7));
         one[0] = 1;
         HeldDelivery h = read(one);

@@ -148,10 +148,27 @@ public record Decided(
 
     /**
      * What a message held for later keeps in held state: its delivery, priority and timestamp (its
-     * holder numbers it, {@link HeldDelivery#decidedAs}).
+     * holder numbers it, {@link HeldDelivery#decidedAs}), and what its HeldNotice says (contract.md
+     * §12): what held it, the limits before the quiet hours, and the zone its limits were read in.
      */
     public HeldDelivery heldDelivery() {
-        return HeldDelivery.of(message, 0, delivery());
+        List<Violation> heldBy = new ArrayList<>(verdict.violations().size());
+        for (Violation v : verdict.violations()) {
+            if (!v.isQuietHours()) {
+                heldBy.add(v);
+            }
+        }
+        for (Violation v : verdict.violations()) {
+            if (v.isQuietHours()) {
+                heldBy.add(v);
+            }
+        }
+        return HeldDelivery.of(
+                message,
+                0,
+                delivery(),
+                AuditRecords.violationArray(heldBy),
+                message.timezone() != null ? message.timezone() : config.timezone());
     }
 
     /** A delivery as one line of {@code freqcap-simulate}'s output (contract.md §8). */

@@ -20,11 +20,13 @@ public record Stores(Histories histories, HeldQueue held, Preferences preference
      * Writes what {@code d} decided, for its user (in the job: the current key): the held messages
      * whose place it took are taken out and un-counted, the message is counted when ALLOWED, and
      * kept held when its send time is still ahead. A malformed record writes nothing.
+     *
+     * @return the message kept held, or null when it is not held
      */
-    public void apply(Decided d) throws Exception {
+    public HeldDelivery apply(Decided d) throws Exception {
         Decided.Counting c = d.counting();
         if (c == null) {
-            return;
+            return null;
         }
         long user = d.message().userId();
         CountedHistory before = c.before();
@@ -36,8 +38,11 @@ public record Stores(Histories histories, HeldQueue held, Preferences preference
             before = histories.get(user);
         }
         histories.count(user, before, c.entry(), c.keptMillis(), c.clock());
-        if (d.route() == Decided.Route.LATER) {
-            held.hold(user, d.heldDelivery(), d.now());
+        if (d.route() != Decided.Route.LATER) {
+            return null;
         }
+        HeldDelivery h = d.heldDelivery();
+        held.hold(user, h, d.now());
+        return h;
     }
 }

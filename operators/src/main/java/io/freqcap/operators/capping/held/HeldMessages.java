@@ -243,6 +243,41 @@ public final class HeldMessages implements HeldQueue {
     }
 
     /**
+     * Visits every message this task holds, user by user (a start that writes their notices, {@link
+     * HeldTopicStart}). Reads only.
+     *
+     * @param setKey switches the backend's current key, so that the state reads that user's
+     */
+    public void forEach(
+            KeyedStateBackend<Long> backend, LongConsumer setKey, Consumer<HeldDelivery> visit)
+            throws Exception {
+        for (ListOrMap kind : ListOrMap.values()) {
+            List<Long> users;
+            String name = kind == ListOrMap.MAP ? STATE.getName() : LEGACY.getName();
+            try (var keys = backend.getKeys(name, VoidNamespace.INSTANCE)) {
+                users = keys.distinct().toList();
+            }
+            for (long user : users) {
+                setKey.accept(user);
+                Iterable<HeldDelivery> all =
+                        kind == ListOrMap.MAP
+                                ? state.values()
+                                : legacyCount > 0 ? legacy.get() : null;
+                if (all != null) {
+                    for (HeldDelivery h : all) {
+                        visit.accept(h);
+                    }
+                }
+            }
+        }
+    }
+
+    private enum ListOrMap {
+        MAP,
+        LIST
+    }
+
+    /**
      * After a restore: counts the messages of freqcap 0.3's lists, if the restored state has any (a
      * job's own state has none, and this reads nothing then).
      *

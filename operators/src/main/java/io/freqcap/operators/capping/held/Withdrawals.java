@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * The two commands that take counted messages back (contract.md §7), for {@link CappingFunction}:
  * {@code forget-user} erases a user (history, held messages as FORGOTTEN records, Redis keys) and
  * {@code cancel-held} withdraws held messages: a campaign's, a user's, or one message of a user
- * (CANCELLED records, un-counted in the history and in Redis). A failure is audited as
- * INVALID_CONTROL by the instance that met it. A user's opt-out or pause cancels held messages the
- * same way ({@link UserInputs}).
+ * (CANCELLED records, un-counted in the history and in Redis), each with its tombstone on the held
+ * topic when that is on. A failure is audited as INVALID_CONTROL by the instance that met it. A
+ * user's opt-out or pause cancels held messages the same way ({@link UserInputs}).
  */
 public record Withdrawals(
         HistoryStore histories,
@@ -56,7 +56,7 @@ public record Withdrawals(
             keySetter.accept(user);
             String[] channels = eraser.erase(user);
             for (HeldDelivery h : held.withdraw(user, h -> true)) {
-                sink.audit(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()));
+                sink.ended(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()), h);
             }
             sink.erase(user, channels);
             LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
@@ -162,9 +162,10 @@ public record Withdrawals(
         }
         for (HeldDelivery h : cancelled) {
             histories.uncount(user, h.sendAt(), h.messageId());
-            sink.audit(
+            sink.ended(
                     Decision.CANCELLED,
-                    Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()));
+                    Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),
+                    h);
         }
         sink.mirror(MirrorChanges.withdrawn(user, out.windowMillis(), cancelled));
         return cancelled.size();

@@ -15,9 +15,9 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 /**
  * The capping task's metrics (contract.md §9): a counter per decision, and the cleanup's; held
  * messages ({@code held}, {@code released}, {@code forgotten}, {@code cancelled}, {@code
- * preempted}, {@code heldNow}); preferences and receipts applied or ignored, and the users with
- * preferences; how far behind decisions run ({@code decisionLagMillis}); ALLOWED and REJECTED per
- * segment.
+ * preempted}, {@code heldNow}) and the held topic's records ({@code heldNotices}); preferences and
+ * receipts applied or ignored, and the users with preferences; how far behind decisions run ({@code
+ * decisionLagMillis}); ALLOWED and REJECTED per segment.
  */
 public final class CappingMetrics {
     /** Messages stamped further back than this are replays or backfills: not a decision's lag. */
@@ -47,6 +47,7 @@ public final class CappingMetrics {
     public final Counter receiptsIgnored;
     private final Counter preferenceRejected;
     public final Counter undecided;
+    public final Counter heldNotices;
     private final MetricGroup group;
     private final Histogram decisionLag;
     private final LongSupplier clock;
@@ -77,6 +78,7 @@ public final class CappingMetrics {
         shadowRejected = metrics.counter("shadowRejected");
         held = metrics.counter("held");
         released = metrics.counter("released");
+        heldNotices = metrics.counter("heldNotices");
         forgotten = metrics.counter("forgotten");
         cancelled = metrics.counter("cancelled");
         preempted = metrics.counter("preempted");

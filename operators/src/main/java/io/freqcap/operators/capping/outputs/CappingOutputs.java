@@ -6,7 +6,9 @@ import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.mirror.MirrorWrite;
+import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -19,13 +21,15 @@ import org.apache.flink.util.OutputTag;
  *
  * @param mirror whether the mirror is on (writes are dropped otherwise)
  * @param window the longest window of the config in force, as it changes
+ * @param notices the held topic's records (contract.md §12), or null without {@code --held-topic}
  */
 public record CappingOutputs(
         CappingMetrics metrics,
         MirrorDebt mirrorDebt,
         boolean mirror,
         int maxRecordBytes,
-        LongSupplier window) {
+        LongSupplier window,
+        HeldNotices notices) {
     public static final OutputTag<AuditEvent> AUDIT =
             new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
 
@@ -45,6 +49,11 @@ public record CappingOutputs(
     /** The outputs of one call of the function (for a broadcast element). */
     public Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) {
         return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
+    }
+
+    /** The outputs of the operator itself (a timer, a start): its side outputs as consumers. */
+    public Sink to(Consumer<AuditEvent> audits, Consumer<MirrorWrite> writes) {
+        return new Sink(audits, writes);
     }
 
     public final class Sink {
@@ -68,8 +77,10 @@ public record CappingOutputs(
             }
             metrics.decided(d);
             if (!d.preempted().isEmpty()) {
-                for (AuditEvent a : d.preemptions(maxRecordBytes)) {
-                    audits.accept(a);
+                List<AuditEvent> records = d.preemptions(maxRecordBytes);
+                for (int i = 0; i < records.size(); i++) {
+                    audits.accept(records.get(i));
+                    left(d.preempted().get(i));
                 }
                 mirror(d.mirrorRemoval());
             }
@@ -79,6 +90,48 @@ public record CappingOutputs(
                 case LATER -> {}
             }
             mirror(d.mirrorWrite());
+        }
+
+        /**
+         * A message now held (the one {@code Stores#apply} kept): its HeldNotice, with the held
+         * topic on.
+         */
+        public void held(HeldDelivery h) {
+            if (notices != null) {
+                notices.held(h, audits);
+            }
+        }
+
+        /** A held message's record that ended its hold before its send time, and its tombstone. */
+        public void ended(Decision d, AuditEvent record, HeldDelivery h) {
+            audit(d, record);
+            left(h);
+        }
+
+        /** A held message delivered at its send time, and its tombstone. */
+        public void released(HeldDelivery h, Consumer<Delivery> out) {
+            out.accept(h.delivery());
+            if (notices != null) {
+                notices.released(h, out, audits);
+            }
+        }
+
+        private void left(HeldDelivery h) {
+            if (notices != null) {
+                notices.left(h, audits);
+            }
+        }
+
+        /**
+         * A notice of a message held before the held topic was on (a restore), or a key left live.
+         */
+        public void reconciled(HeldDelivery h) {
+            notices.held(h, audits);
+        }
+
+        /** A key an earlier job left live on the held topic: its tombstone. */
+        public void staleKey(byte[] key) {
+            notices.stale(key, audits);
         }
 
         /** An audit record of a held message's outcome or a control record's, counted. */

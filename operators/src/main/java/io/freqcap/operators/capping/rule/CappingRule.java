@@ -115,7 +115,12 @@ public final class CappingRule {
                         Integer.MAX_VALUE,
                         prefs);
         return v.withShadow(
-                new ShadowDecision(s.decision(), shadowSegment, s.violations(), s.sendAt()));
+                new ShadowDecision(
+                        s.decision(),
+                        shadowSegment,
+                        // what held it is the HeldNotice's (§12); a shadow writes none
+                        s.isHeld() ? List.of() : s.violations(),
+                        s.sendAt()));
     }
 
     /**
@@ -212,7 +217,7 @@ public final class CappingRule {
                 violations.add(Violation.hold(maxHeld, waiting));
                 return Verdict.rejected(segment, violations, history.firstHeldWaiting(now));
             }
-            return Verdict.held(segment, v.retryAfter());
+            return Verdict.held(segment, v.retryAfter(), v.violations());
         }
         return v;
     }

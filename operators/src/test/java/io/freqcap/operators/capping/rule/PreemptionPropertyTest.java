@@ -225,7 +225,7 @@ class PreemptionPropertyTest {
                         return new Result(
                                 Decision.ALLOWED,
                                 without.sendAt(),
-                                List.of(),
+                                without.violations(),
                                 null,
                                 preempted,
                                 false);
@@ -288,7 +288,8 @@ class PreemptionPropertyTest {
                 v.add(Violation.hold(config.maxHeld(), waiting));
                 return new Result(Decision.REJECTED, null, v, first, List.of(), false);
             }
-            return new Result(Decision.ALLOWED, r.sendAt(), List.of(), null, List.of(), false);
+            // Held: what held it (contract.md §12 heldBy) are the violations at t.
+            return new Result(Decision.ALLOWED, r.sendAt(), r.violations(), null, List.of(), false);
         }
 
         /** What {@code ruling} says with these entries un-counted; they are put back after. */

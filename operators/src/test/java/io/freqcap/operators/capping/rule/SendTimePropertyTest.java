@@ -328,7 +328,8 @@ class SendTimePropertyTest {
             return new Result(
                     Decision.ALLOWED,
                     r.sendAt() == m.timestamp() ? null : r.sendAt(),
-                    List.of(),
+                    // held: what held it (contract.md §12 heldBy), the violations at t
+                    r.sendAt() == m.timestamp() ? List.of() : r.violations(),
                     null,
                     shadow,
                     shadowSendAt,
@@ -387,9 +388,7 @@ class SendTimePropertyTest {
             if (first != null && first == t) {
                 return new Ruling(t, List.of(), null);
             }
-            if (first != null && first - t <= rule.holdMillis()) {
-                return new Ruling(first, List.of(), null);
-            }
+            // Held or rejected, the violations at t: what held it (§12 heldBy), or rejects it.
             List<Violation> v = new ArrayList<>();
             if (quietNow) {
                 v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
@@ -398,6 +397,9 @@ class SendTimePropertyTest {
                 v.add(Violation.paused(pausedUntil));
             }
             v.addAll(violations(rule, m, t));
+            if (first != null && first - t <= rule.holdMillis()) {
+                return new Ruling(first, v, null);
+            }
             return new Ruling(null, v, first);
         }
 

@@ -1,0 +1,264 @@
+package io.freqcap.operators.capping;
+
+import static io.freqcap.operators.capping.CappingHarnesses.audits;
+import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
+import static io.freqcap.operators.capping.CappingHarnesses.heldRecords;
+import static io.freqcap.operators.capping.CappingHarnesses.liveHeld;
+import static io.freqcap.operators.capping.PreemptionTest.NOV_22_10H;
+import static io.freqcap.operators.capping.PreemptionTest.NOV_22_22H10;
+import static io.freqcap.operators.capping.PreemptionTest.NOV_22_23H30;
+import static io.freqcap.operators.capping.PreemptionTest.NOV_23_8H;
+import static io.freqcap.operators.capping.PreemptionTest.PRIORITY_CONFIG;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.outputs.HeldNotices;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.SharedFiles;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.held.HeldNotice;
+import io.freqcap.schema.message.InboundMessage;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The held-messages topic (contract.md §12) as the capping operator writes it, on RocksDB: a notice
+ * when a message is held, a tombstone when it leaves the hold, whichever way; what a start must
+ * tombstone or notice; so that the topic's live keys are what the state holds.
+ */
+class HeldTopicTest {
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
+
+    /** A held topic that is empty, or holds these keys live. */
+    static HeldNotices.LiveKeys topicWith(String... keys) {
+        return (ownsUser, ownsOthers) -> {
+            List<byte[]> out = new ArrayList<>();
+            for (String k : keys) {
+                Long user = HeldNotice.userOf(k.getBytes(StandardCharsets.UTF_8));
+                if (user == null ? ownsOthers : ownsUser.test(user)) {
+                    out.add(k.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            return out;
+        };
+    }
+
+    static CappingSettings withTopic(String config, String... live) {
+        return CappingSettings.of(config).withHeldTopic(topicWith(live));
+    }
+
+    InboundMessage message(String id, long user, long t, String campaign, int priority) {
+        return Records.message(id, user, t)
+                .timezone("Europe/Berlin")
+                .campaign(campaign)
+                .priority(priority)
+                .inbound(harnesses.nextOffset());
+    }
+
+    /** The contract's promotion, byte for byte as its example shows it. */
+    static InboundMessage promotion() {
+        return Records.inbound(
+                ("{\"messageId\":\"m-000400\",\"userId\":42,\"channel\":\"push\",\"priority\":10,"
+                                + "\"campaignId\":\"weekend-promo\",\"timestamp\":1763845800000,"
+                                + "\"timezone\":\"Europe/Berlin\"}")
+                        .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The day's message, then the promotion held for the morning. */
+    void promotionHeld(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h)
+            throws Exception {
+        h.setProcessingTime(NOV_22_10H);
+        h.processElement(message("m-000390", 42, NOV_22_10H, "daily", 0), NOV_22_10H);
+        h.setProcessingTime(NOV_22_22H10);
+        h.processElement(promotion(), NOV_22_22H10);
+    }
+
+    /** The notice of m-000400, as contract.md §12 shows it (written here when ../shared is not). */
+    static JsonNode exampleNotice() throws Exception {
+        try {
+            return Json.MAPPER.readTree(SharedFiles.read("contract/examples/held-notice.json"));
+        } catch (org.opentest4j.TestAbortedException e) {
+            return Json.MAPPER.readTree(
+                    "{\"messageId\": \"m-000400\", \"userId\": 42, \"segment\": \"*\","
+                            + " \"channel\": \"push\", \"category\": \"marketing\", \"campaignId\":"
+                            + " \"weekend-promo\", \"priority\": 10, \"timestamp\": 1763845800000,"
+                            + " \"sendAt\": 1763881200000, \"timezone\": \"Europe/Berlin\","
+                            + " \"configVersion\": 11, \"heldBy\": [{\"scope\": \"all\","
+                            + " \"calendar\": \"day\", \"max\": 1, \"count\": 1}, {\"scope\":"
+                            + " \"quiet-hours\", \"from\": \"21:00\", \"to\": \"08:00\"}]}");
+        }
+    }
+
+    /**
+     * The contract's Berlin story (§6, §12): m-000400's notice is the example's, field for field;
+     * its tombstone comes right after its PREEMPTED record; the alert that took its place is
+     * noticed, then tombstoned when it goes out at 08:00.
+     */
+    @Test
+    void theBerlinStoryOnTheHeldTopic() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        List<String[]> held = heldRecords(h);
+        assertEquals(1, held.size());
+        assertEquals("42/m-000400", held.get(0)[0]);
+        assertEquals(exampleNotice(), Json.MAPPER.readTree(held.get(0)[1]));
+
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", 42, NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+        var side = new ArrayList<>(h.getSideOutput(CappingFunction.AUDIT));
+        // In the audit sink's order: the notice, PREEMPTED, its tombstone, the alert's notice.
+        assertEquals(4, side.size(), side.toString());
+        assertTrue(side.get(0).getValue().held());
+        assertEquals(
+                "PREEMPTED",
+                Json.MAPPER.readTree(side.get(1).getValue().json()).get("decision").asText());
+        assertTrue(side.get(2).getValue().held());
+        assertArrayEquals(bytes("42/m-000400"), side.get(2).getValue().key());
+        assertNull(side.get(2).getValue().json(), "a tombstone");
+        assertArrayEquals(bytes("42/m-000412"), side.get(3).getValue().key());
+        JsonNode alert = Json.MAPPER.readTree(side.get(3).getValue().json());
+        assertEquals(80, alert.get("priority").asInt());
+        assertEquals(NOV_23_8H, alert.get("sendAt").asLong());
+        assertEquals(Set.of("42/m-000412"), liveHeld(heldRecords(h)).keySet());
+
+        // Noticed since the last checkpoint: its tombstone follows it through the audit sink.
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(2, deliveries(h).size());
+        List<String[]> after = heldRecords(h);
+        assertEquals("42/m-000412", after.get(after.size() - 1)[0]);
+        assertNull(after.get(after.size() - 1)[1]);
+        assertEquals(Map.of(), liveHeld(after));
+        assertEquals(5, h.getSideOutput(CappingFunction.AUDIT).size());
+    }
+
+    /**
+     * A message noticed before a checkpoint is tombstoned with its delivery, in the delivery sink's
+     * transaction; restored from that checkpoint, nothing is noticed again.
+     */
+    @Test
+    void aTombstoneAfterACheckpointRidesWithTheDelivery() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_22H10);
+        harnesses.close(h);
+
+        var restored = harnesses.open(withTopic(PRIORITY_CONFIG, "42/m-000400"), snapshot);
+        assertEquals(List.of(), heldRecords(restored), "restored with notices on: nothing to do");
+        restored.setProcessingTime(NOV_23_8H);
+        List<Delivery> out = restored.extractOutputValues();
+        assertEquals(2, out.size(), out.toString());
+        assertTrue(new String(out.get(0).value(), StandardCharsets.UTF_8).contains("m-000400"));
+        assertTrue(out.get(1).isHeldTombstone());
+        assertArrayEquals(bytes("42/m-000400"), out.get(1).key());
+        assertEquals(0, audits(restored).size());
+    }
+
+    /**
+     * A start without state tombstones every key an earlier job left live, before anything else;
+     * with two tasks, each tombstones the keys of its own key groups, task 0 the keys of no user.
+     */
+    @Test
+    void aStartWithoutStateTombstonesWhatAnEarlierJobLeftLive() throws Exception {
+        String[] live = {"42/m-1", "7/m-2", "1001/\ud83d\ude00", "not-a-user/x", "/y"};
+        List<String> tombstoned = new ArrayList<>();
+        for (int task = 0; task < 2; task++) {
+            var h = harnesses.open(withTopic(PRIORITY_CONFIG, live), null, 2, task);
+            for (String[] r : heldRecords(h)) {
+                assertNull(r[1], "only tombstones");
+                tombstoned.add(r[0]);
+            }
+        }
+        assertEquals(new TreeSet<>(List.of(live)), new TreeSet<>(tombstoned));
+        assertEquals(live.length, tombstoned.size(), "each key by one task");
+    }
+
+    /**
+     * Restored from state written without the held topic (the option added on an upgrade), every
+     * message held gets its notice, after the keys left live are tombstoned; a rescale to two tasks
+     * on the way notices each message once.
+     */
+    @Test
+    void aRestoreThatGainsTheOptionNoticesWhatIsHeld() throws Exception {
+        var h = harnesses.open(CappingSettings.of(PRIORITY_CONFIG));
+        promotionHeld(h);
+        h.processElement(
+                message("m-7", 7, NOV_22_22H10, "weekend-promo", 0), NOV_22_22H10); // quiet hours
+        assertEquals(0, deliveries(h).stream().filter(Delivery::isHeldTombstone).count());
+        assertEquals(List.of(), heldRecords(h), "the option off: no notices");
+        OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_22H10);
+        harnesses.close(h);
+
+        List<String[]> records = new ArrayList<>();
+        for (int task = 0; task < 2; task++) {
+            var r =
+                    harnesses.open(
+                            withTopic(PRIORITY_CONFIG, "42/gone"),
+                            CappingHarnesses.rescaled(List.of(snapshot), 2, task),
+                            2,
+                            task);
+            records.addAll(heldRecords(r));
+        }
+        assertEquals(Set.of("42/m-000400", "7/m-7"), liveHeld(records).keySet());
+        assertEquals(exampleNotice(), Json.MAPPER.readTree(liveHeld(records).get("42/m-000400")));
+        assertEquals(
+                1,
+                records.stream().filter(r -> r[0].equals("42/gone")).count(),
+                "the stale key tombstoned once");
+    }
+
+    /** forget-user and cancel-held leave nothing of theirs live on the held topic. */
+    @Test
+    void forgetUserAndCancelHeldTombstoneWithTheirRecords() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        h.processElement(message("m-7", 7, NOV_22_22H10, "spring", 0), NOV_22_22H10);
+        h.processElement(message("m-8", 8, NOV_22_22H10 + 1, "spring", 0), NOV_22_22H10);
+        assertEquals(Set.of("42/m-000400", "7/m-7", "8/m-8"), liveHeld(heldRecords(h)).keySet());
+
+        h.processBroadcastElement(Records.forgetUser(42), NOV_22_22H10);
+        h.processBroadcastElement(
+                Records.config("{\"command\":\"cancel-held\",\"userId\":8,\"messageId\":\"m-8\"}"),
+                NOV_22_22H10);
+        assertEquals(Set.of("7/m-7"), liveHeld(heldRecords(h)).keySet());
+        var side = new ArrayList<>(h.getSideOutput(CappingFunction.AUDIT));
+        int forgotten = indexOf(side, "FORGOTTEN");
+        assertArrayEquals(bytes("42/m-000400"), side.get(forgotten + 1).getValue().key());
+        assertNull(side.get(forgotten + 1).getValue().json());
+        int cancelled = indexOf(side, "CANCELLED");
+        assertArrayEquals(bytes("8/m-8"), side.get(cancelled + 1).getValue().key());
+        assertNull(side.get(cancelled + 1).getValue().json());
+    }
+
+    private static int indexOf(
+            List<
+                            org.apache.flink.streaming.runtime.streamrecord.StreamRecord<
+                                    io.freqcap.schema.decision.AuditEvent>>
+                    side,
+            String decision)
+            throws Exception {
+        for (int i = 0; i < side.size(); i++) {
+            var a = side.get(i).getValue();
+            if (!a.held()
+                    && decision.equals(Json.MAPPER.readTree(a.json()).get("decision").asText())) {
+                return i;
+            }
+        }
+        throw new AssertionError(decision + " not found");
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
