@@ -81,6 +81,31 @@ final class JobOutputs {
                 bootstrap, List.of(name + "-deliveries", name + "-audit"), expected, timeout);
     }
 
+    /**
+     * Everything committed in {@code topic} now (read_committed, to the last stable offset of each
+     * partition), partition by partition in offset order.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c =
+                new KafkaConsumer<>(readCommittedConsumer(bootstrap))) {
+            List<org.apache.kafka.common.TopicPartition> parts = new ArrayList<>();
+            for (var i : c.partitionsFor(topic)) {
+                parts.add(new org.apache.kafka.common.TopicPartition(topic, i.partition()));
+            }
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<org.apache.kafka.common.TopicPartition, Long> ends =
+                    new HashMap<>(c.endOffsets(parts));
+            while (ends.entrySet().stream().anyMatch(e -> c.position(e.getKey()) < e.getValue())) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    out.add(r);
+                }
+            }
+        }
+        return out;
+    }
+
     /** Reads both output topics with read_committed until {@code expected} records arrived. */
     static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
             String bootstrap, List<String> topics, int expected, Duration timeout) {
