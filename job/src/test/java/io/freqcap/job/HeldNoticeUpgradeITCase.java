@@ -1,0 +1,124 @@
+package io.freqcap.job;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.LimitConfig;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An upgrade that adds {@code --held-topic} (contract.md §12): the committed savepoint of freqcap
+ * 0.4 ({@link HeldSavepointWriter}) holds 300 messages whose send time is in 2030. Restored with
+ * the option, the job writes a notice for every one of them, once, before it decides anything, and
+ * nothing else: no delivery comes before its time.
+ */
+class HeldNoticeUpgradeITCase {
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 2);
+
+    @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
+
+    @TempDir Path tmp;
+
+    @Test
+    @Timeout(180)
+    void aSavepointOfRelease04RestoredWithTheHeldTopicNoticesEveryHeldMessage() throws Exception {
+        Path savepoint =
+                Path.of("src", "test", "resources", "savepoints", "freqcap-0.4-held-ahead")
+                        .toAbsolutePath();
+        assertTrue(Files.exists(savepoint.resolve("_metadata")), "committed savepoint");
+        JsonNode meta = Json.MAPPER.readTree(savepoint.resolve("held.json").toFile());
+        String held = HeldSavepointWriter.NAME + "-held";
+        Configuration options = HeldSavepointWriter.options(kafka, tmp, "--held-topic", held);
+        kafka.createCompactedTopics(4, List.of(held));
+        StreamExecutionEnvironment env =
+                KafkaPipelineSupport.testEnv(options, tmp, savepoint.toUri().toString());
+        KafkaSettings k = KafkaSettings.of(options);
+        FailOnce.reset();
+        FailingOnceJob.failingOnceJob(
+                env,
+                options,
+                Integer.MAX_VALUE,
+                JobSettings.from(options, LimitConfig.parse(meta.get("limits").asText()), null)
+                        .capping()
+                        .withHeldTopic(new KafkaHeldTopic(k)),
+                null);
+        JobClient job = env.executeAsync("freqcap-held-upgrade");
+        try {
+            long deadline = System.currentTimeMillis() + 60_000;
+            List<String[]> records = records(held);
+            while (records.size() < 300 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(250);
+                records = records(held);
+            }
+            while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100); // and nothing more after two more checkpoints
+            }
+            records = records(held);
+            assertEquals(300, records.size(), "one notice per held message, nothing else");
+            Map<String, JsonNode> live = new TreeMap<>();
+            for (String[] r : records) {
+                live.put(r[0], Json.MAPPER.readTree(r[1]));
+            }
+            assertEquals(300, live.size());
+            for (int u = 0; u < HeldSavepointWriter.USERS; u++) {
+                for (int n = 0; n < 3; n++) {
+                    String id = "m-" + u + "-" + n;
+                    JsonNode notice = live.get(u + "/" + id);
+                    assertEquals(id, notice.get("messageId").asText(), id);
+                    assertEquals(u, notice.get("userId").asLong());
+                    assertEquals(meta.get("end").asLong(), notice.get("sendAt").asLong());
+                    assertEquals(
+                            meta.get("t0").asLong() + n * 60_000L,
+                            notice.get("timestamp").asLong());
+                    assertEquals("*", notice.get("segment").asText());
+                    assertEquals("push", notice.get("channel").asText());
+                    assertEquals("marketing", notice.get("category").asText());
+                    assertEquals(0, notice.get("priority").asInt());
+                    assertEquals(1, notice.get("configVersion").asLong());
+                    // 0.4 kept neither what held it nor its zone: the config's zone, no reasons.
+                    assertEquals("UTC", notice.get("timezone").asText());
+                    assertEquals(0, notice.get("heldBy").size());
+                    assertTrue(!notice.has("campaignId"));
+                }
+            }
+            assertEquals(
+                    0,
+                    JobOutputs.readAll(
+                                    kafka.bootstrapServers(),
+                                    HeldSavepointWriter.NAME + "-deliveries")
+                            .size(),
+                    "nothing delivered before 2030");
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+    }
+
+    private static List<String[]> records(String topic) {
+        return JobOutputs.readAll(kafka.bootstrapServers(), topic).stream()
+                .map(
+                        r ->
+                                new String[] {
+                                    new String(r.key(), StandardCharsets.UTF_8),
+                                    r.value() == null
+                                            ? null
+                                            : new String(r.value(), StandardCharsets.UTF_8)
+                                })
+                .toList();
+    }
+}
