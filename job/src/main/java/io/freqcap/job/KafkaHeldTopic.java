@@ -39,7 +39,8 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers) {
         Set<ByteBuffer> live = new HashSet<>();
         scan(
-                kafka,
+                kafka.bootstrapServers(),
+                kafka.clientProperties(),
                 kafka.heldTopic(),
                 (key, value) -> {
                     Long user = HeldNotice.userOf(key);
@@ -62,11 +63,16 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     /**
      * Reads every record of {@code topic} committed now, partition by partition in offset order.
      *
+     * @param clientProperties {@code --kafka-config}'s properties
      * @param visit the key and value (null for a tombstone) of each record with a key
      */
-    public static void scan(KafkaSettings kafka, String topic, BiConsumer<byte[], byte[]> visit) {
-        Properties p = KafkaClientConfig.properties(kafka.clientProperties());
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    public static void scan(
+            String bootstrap,
+            Map<String, String> clientProperties,
+            String topic,
+            BiConsumer<byte[], byte[]> visit) {
+        Properties p = KafkaClientConfig.properties(clientProperties);
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

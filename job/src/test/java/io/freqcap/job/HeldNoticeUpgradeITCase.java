@@ -97,6 +97,45 @@ class HeldNoticeUpgradeITCase {
                     assertTrue(!notice.has("campaignId"));
                 }
             }
+            // freqcap-query --held reads the same: one user's queue, then a summary.
+            var text = new java.io.ByteArrayOutputStream();
+            String[] user5 = {
+                "--held",
+                "--bootstrap-servers",
+                kafka.bootstrapServers(),
+                "--held-topic",
+                held,
+                "--user",
+                "5"
+            };
+            assertEquals(
+                    0,
+                    io.freqcap.job.tools.query.HeldQuery.run(
+                            user5, new java.io.PrintStream(text, true), System.err));
+            String shown = text.toString(StandardCharsets.UTF_8);
+            assertTrue(shown.startsWith("user 5: 3 messages waiting (" + held + ")"), shown);
+            assertTrue(shown.contains("2030-06-01 00:30 +00:00 UTC  m-5-0  push/marketing"), shown);
+            assertTrue(shown.indexOf("m-5-0") < shown.indexOf("m-5-2"), shown);
+            text.reset();
+            String[] summary = {
+                "--held",
+                "--bootstrap-servers",
+                kafka.bootstrapServers(),
+                "--held-topic",
+                held,
+                "--json"
+            };
+            io.freqcap.job.tools.query.HeldQuery.run(
+                    summary, new java.io.PrintStream(text, true), System.err);
+            assertEquals(
+                    Json.MAPPER.readTree(
+                            "{\"waiting\":300,\"byCampaign\":{\"(none)\":300},\"byHour\":"
+                                    + "{\"2030-06-01 00:00Z\":300},\"earliest\":"
+                                    + meta.get("end").asLong()
+                                    + ",\"latest\":"
+                                    + meta.get("end").asLong()
+                                    + "}"),
+                    Json.MAPPER.readTree(text.toByteArray()));
             assertEquals(
                     0,
                     JobOutputs.readAll(

@@ -43,9 +43,16 @@ public final class MirrorQuery {
             "usage: freqcap-query --redis URI [--redis-password-file FILE] --user USERID"
                     + " [--redis-key-prefix fc] [--limits FILE] [--timezone ZONE]\n"
                     + "       [--bootstrap-servers HOST:PORT --preferences-topic TOPIC"
-                    + " [--kafka-config FILE]]";
+                    + " [--kafka-config FILE]]\n"
+                    + "   or: freqcap-query --held --bootstrap-servers HOST:PORT"
+                    + " [--held-topic held-messages] [--user USERID] [--campaign CAMPAIGN]"
+                    + " [--json]";
 
     public static void main(String[] args) throws Exception {
+        if (java.util.Arrays.asList(args).contains("--held")) {
+            HeldQuery.main(args); // what waits, from the held topic (contract.md §12)
+            return;
+        }
         Map<String, String> opts = new TreeMap<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--help")) {

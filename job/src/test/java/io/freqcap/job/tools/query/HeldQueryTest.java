@@ -1,0 +1,57 @@
+package io.freqcap.job.tools.query;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.schema.common.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class HeldQueryTest {
+    /** The contract's notice of m-000400 (§12): what held it, in words, and its local send time. */
+    @Test
+    void aNoticeReadsAsWordsInTheUsersZone() throws Exception {
+        var n =
+                Json.MAPPER.readTree(
+                        "{\"messageId\":\"m-000400\",\"userId\":42,\"sendAt\":1763881200000,"
+                                + "\"timezone\":\"Europe/Berlin\",\"heldBy\":[{\"scope\":\"all\","
+                                + "\"calendar\":\"day\",\"max\":1,\"count\":1},{\"scope\":"
+                                + "\"quiet-hours\",\"from\":\"21:00\",\"to\":\"08:00\"}]}");
+        assertEquals("2025-11-23 08:00 +01:00 Europe/Berlin", HeldQuery.local(n));
+        assertEquals(
+                "all max 1 per day (1 counted); quiet hours 21:00-08:00",
+                HeldQuery.reasons(n.get("heldBy")));
+        assertEquals(
+                "channel:push max 2 in 7d (2 counted)",
+                HeldQuery.reasons(
+                        Json.MAPPER.readTree(
+                                "[{\"scope\":\"channel:push\",\"window\":\"7d\",\"max\":2,"
+                                        + "\"count\":2}]")));
+        assertTrue(HeldQuery.reasons(Json.MAPPER.readTree("[]")).contains("not recorded"));
+    }
+
+    @Test
+    void aBadCommandLineExitsWithTwoAndSaysWhy() throws Exception {
+        for (String[] args :
+                new String[][] {
+                    {"--held"},
+                    {"--held", "--bootstrap-servers", "h:1", "--user", "forty-two"},
+                    {"--held", "--bootstrap-servers", "h:1", "--colour", "red"},
+                    {"--held", "--bootstrap-servers"}
+                }) {
+            var err = new ByteArrayOutputStream();
+            assertEquals(
+                    2,
+                    HeldQuery.run(
+                            args,
+                            new PrintStream(new ByteArrayOutputStream()),
+                            new PrintStream(err, true)));
+            assertTrue(
+                    err.toString(StandardCharsets.UTF_8).contains("usage: freqcap-query --held"));
+        }
+        assertNull(HeldQuery.parse(new String[] {"--held", "--help"}));
+    }
+}
