@@ -4,6 +4,7 @@ import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.job.JobSettings;
+import io.freqcap.job.KafkaHeldTopic;
 import io.freqcap.job.KafkaPreflight;
 import io.freqcap.job.KafkaSettings;
 import io.freqcap.job.RedisPreflight;
@@ -141,7 +142,15 @@ public final class LocalRunner {
             if (options.getOptional(FreqcapOptions.RECEIPTS_TOPIC).isEmpty()) {
                 options.set(FreqcapOptions.RECEIPTS_TOPIC, "delivery-receipts");
             }
-            kafka.createCompactedTopics(4, List.of(options.get(FreqcapOptions.PREFERENCES_TOPIC)));
+            // What waits (contract.md §12), so the closing summary can account for it.
+            if (options.getOptional(FreqcapOptions.HELD_TOPIC).isEmpty()) {
+                options.set(FreqcapOptions.HELD_TOPIC, "held-messages");
+            }
+            kafka.createCompactedTopics(
+                    4,
+                    List.of(
+                            options.get(FreqcapOptions.PREFERENCES_TOPIC),
+                            options.get(FreqcapOptions.HELD_TOPIC)));
             kafka.createTopics(4, List.of(options.get(FreqcapOptions.RECEIPTS_TOPIC)));
         }
         String bootstrap = options.get(FreqcapOptions.BOOTSTRAP_SERVERS);
@@ -232,13 +241,23 @@ public final class LocalRunner {
             }
         }
         out.printf(
-                "  in: %s  deliveries: %s  audit: %s  config: %s  preferences: %s  receipts: %s%n",
+                "  in: %s  deliveries: %s  audit: %s  config: %s  preferences: %s  receipts: %s"
+                        + "  held: %s%n",
                 options.get(FreqcapOptions.INPUT_TOPIC),
                 options.get(FreqcapOptions.DELIVERY_TOPIC),
                 options.get(FreqcapOptions.AUDIT_TOPIC),
                 options.get(FreqcapOptions.CONFIG_TOPIC),
                 options.getOptional(FreqcapOptions.PREFERENCES_TOPIC).orElse("-"),
-                options.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse("-"));
+                options.getOptional(FreqcapOptions.RECEIPTS_TOPIC).orElse("-"),
+                options.getOptional(FreqcapOptions.HELD_TOPIC).orElse("-"));
+        options.getOptional(FreqcapOptions.HELD_TOPIC)
+                .ifPresent(
+                        held ->
+                                out.printf(
+                                        "  What waits: bin/freqcap-query --held"
+                                                + " --bootstrap-servers %s --held-topic %s"
+                                                + " [--user 42]%n",
+                                        bootstrap, held));
         if (mirror != null) {
             String shown = RedisConnection.redact(mirror.uri());
             out.printf(
@@ -295,6 +314,7 @@ public final class LocalRunner {
             counter.close();
             ct.join(5000);
             long redisKeys = mirror == null ? -1 : mirror.keys();
+            long waiting = waiting(options);
             for (AutoCloseable r : resources) {
                 r.close();
             }
@@ -306,15 +326,35 @@ public final class LocalRunner {
                             counter.snapshot(),
                             counter.segments(),
                             redisKeys,
+                            waiting,
                             job == null ? null : status);
-            out.printf(
-                    "RunSummary: sent %,d; decisions read back %s; deliveries by segment %s;%s job %s%n",
-                    summary.sent(),
-                    summary.decisions(),
-                    summary.segments(),
-                    redisKeys < 0 ? "" : " Redis mirror keys " + redisKeys + ";",
-                    status);
+            out.println(summary.line());
             return summary;
         }
+    }
+
+    /** The held topic's live keys now (what waits), or -1 without a held topic or a broker. */
+    private static long waiting(Configuration options) {
+        String topic = options.getOptional(FreqcapOptions.HELD_TOPIC).orElse(null);
+        if (topic == null) {
+            return -1;
+        }
+        java.util.Set<java.nio.ByteBuffer> live = new java.util.HashSet<>();
+        try {
+            KafkaHeldTopic.scan(
+                    options.get(FreqcapOptions.BOOTSTRAP_SERVERS),
+                    KafkaSettings.clientProperties(options),
+                    topic,
+                    (k, v) -> {
+                        if (v == null) {
+                            live.remove(java.nio.ByteBuffer.wrap(k));
+                        } else {
+                            live.add(java.nio.ByteBuffer.wrap(k));
+                        }
+                    });
+        } catch (RuntimeException e) {
+            return -1;
+        }
+        return live.size();
     }
 }

@@ -133,6 +133,11 @@ public class LocalRunnerITCase {
         long decided = summary.decisions().values().stream().mapToLong(Long::longValue).sum();
         assertTrue(decided > summary.sent() / 2, "decisions read back: " + summary + "\n" + text);
         assertTrue(decided <= summary.sent(), "never more outputs than inputs: " + summary);
+        // Every message sent is accounted for: decided, or still waiting on the held topic (the
+        // runner lets its last checkpoint commit before it stops the job).
+        assertTrue(summary.waiting() > 0, "the sample config holds messages: " + summary);
+        assertEquals(summary.sent(), decided + summary.waiting(), text);
+        assertTrue(text.contains("still waiting for their send time"), text);
         assertTrue(summary.decisions().getOrDefault("ALLOWED", 0L) > 0, summary.toString());
         // Stopping the runner stopped the broker's JVM too.
         for (ProcessHandle broker : brokers) {

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  */
 class RunnerSummaryTest {
     static RunSummary summary(long sent, Map<String, Long> decisions, JobStatus status) {
-        return new RunSummary(sent, decisions, Map.of(), -1, status);
+        return new RunSummary(sent, decisions, Map.of(), -1, -1, status);
     }
 
     @Test
