@@ -97,6 +97,10 @@ class HeldNoticeUpgradeITCase {
                     assertTrue(!notice.has("campaignId"));
                 }
             }
+            // The heldDue gauges count them too, though 0.4 kept no counts per hour: 300 due in
+            // 24 hours or more, 0 in the next hour.
+            assertEquals(300L, heldDue(job, "24+"));
+            assertEquals(0L, heldDue(job, "01"));
             // freqcap-query --held reads the same: one user's queue, then a summary.
             var text = new java.io.ByteArrayOutputStream();
             String[] user5 = {
@@ -146,6 +150,54 @@ class HeldNoticeUpgradeITCase {
         } finally {
             KafkaPipelineSupport.cancel(job);
         }
+    }
+
+    /** A heldDue gauge summed over the capping tasks, read from the MiniCluster's REST API. */
+    private static long heldDue(JobClient job, String hoursAhead) throws Exception {
+        var http = java.net.http.HttpClient.newHttpClient();
+        var client = FLINK.getClientConfiguration();
+        String base =
+                "http://"
+                        + client.get(org.apache.flink.configuration.RestOptions.ADDRESS)
+                        + ":"
+                        + client.get(org.apache.flink.configuration.RestOptions.PORT)
+                        + "/jobs/"
+                        + job.getJobID();
+        JsonNode vertices = get(http, base);
+        String vertex = null;
+        for (JsonNode v : vertices.path("vertices")) {
+            if (v.path("name").asText().contains("capping")) {
+                vertex = v.path("id").asText();
+            }
+        }
+        String metrics = base + "/vertices/" + vertex + "/subtasks/metrics";
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (System.currentTimeMillis() < deadline) {
+            for (JsonNode m : get(http, metrics)) {
+                String id = m.path("id").asText();
+                if (id.endsWith(".hoursAhead." + hoursAhead + ".heldDue")) {
+                    JsonNode sum =
+                            get(
+                                    http,
+                                    metrics
+                                            + "?agg=sum&get="
+                                            + java.net.URLEncoder.encode(
+                                                    id, StandardCharsets.UTF_8));
+                    return sum.get(0).path("sum").asLong();
+                }
+            }
+            Thread.sleep(500);
+        }
+        throw new AssertionError("no heldDue gauge for " + hoursAhead);
+    }
+
+    private static JsonNode get(java.net.http.HttpClient http, String url) throws Exception {
+        return Json.MAPPER.readTree(
+                http.send(
+                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+                                        .build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString())
+                        .body());
     }
 
     private static List<String[]> records(String topic) {

@@ -203,6 +203,7 @@ class PrometheusMetricsITCase {
         counters.put("forgotten", 0.0);
         counters.put("cancelled", 0.0);
         counters.put("preempted", 0.0); // nothing held, nothing to take
+        counters.put("heldNotices", 0.0); // no --held-topic
         counters.forEach((metric, value) -> assertEquals(value, scrape.sum(OP + metric), metric));
         // gauges: each capping task holds the config and the segment
         assertEquals(
@@ -215,6 +216,14 @@ class PrometheusMetricsITCase {
             values.forEach(v -> assertEquals(1.0, v, gauge));
         }
         scrape.values(OP + "segmentBytes", l -> true).forEach(v -> assertTrue(v > 0));
+        // what waits by hour of send time: 00..23 and 24+, none waiting here
+        List<Double> due = scrape.values(OP + "hoursAhead_heldDue", l -> true);
+        assertEquals(25 * PARTITIONS, due.size(), "heldDue gauges");
+        due.forEach(v -> assertEquals(0.0, v, "heldDue"));
+        assertEquals(
+                PARTITIONS,
+                scrape.values(OP + "hoursAhead_heldDue", l -> "24+".equals(l.get("hoursAhead")))
+                        .size());
         assertTrue(scrape.sum(OP + "redisWriteMillis_count") >= 1, "redisWriteMillis");
         // beyond the contract: per segment, and how far behind decisions run
         assertEquals(2.0, scrape.sum(OP + "segment_allowed", l -> "vip".equals(l.get("segment"))));

@@ -105,7 +105,7 @@ public class CappingFunction
                         settings.controlStart(),
                         context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
-        heldBooks = HeldBooks.restore(context.getOperatorStateStore());
+        heldBooks = HeldBooks.restore(context.getOperatorStateStore(), context.isRestored());
         heldTopicStart =
                 new HeldTopicStart(
                         context.getOperatorStateStore(),
@@ -156,6 +156,7 @@ public class CappingFunction
         }
         held = heldBooks.open(getRuntimeContext(), heldTimers);
         metrics.gauge("heldNow", held::heldNow);
+        metrics.heldDue(held::due, held::dueFrom);
         preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
         metrics.gauge("usersWithPreferences", preferences::users);
         long ahead = settings.bounds().maxFuture().millis();
@@ -224,6 +225,13 @@ public class CappingFunction
     /** Held messages of this task now (the {@code heldNow} gauge; for tests). */
     long heldNow() {
         return held.heldNow();
+    }
+
+    /** The {@code heldDue} gauge of {@code hoursAhead} (for tests). */
+    long heldDue(long now, int hoursAhead) {
+        return hoursAhead < CappingMetrics.HELD_DUE_HOURS
+                ? held.due(now, hoursAhead)
+                : held.dueFrom(now, hoursAhead);
     }
 
     /** Whether {@code user}'s key group is this task's. */
@@ -298,6 +306,7 @@ public class CappingFunction
      */
     void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
         held.countLegacy(backend, keySetter);
+        held.countHours(backend, keySetter);
         preferences.load(backend);
     }
 

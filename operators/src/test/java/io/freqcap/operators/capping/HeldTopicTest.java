@@ -218,6 +218,53 @@ class HeldTopicTest {
                 "the stale key tombstoned once");
     }
 
+    static long heldDue(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h, long now, int hours) {
+        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                .heldDue(now, hours);
+    }
+
+    /**
+     * What waits by hour of send time (the heldDue gauges): the Berlin promotion, held at 22:10 for
+     * 08:00 (07:00 UTC), is due in the tenth hour from 21:10 UTC; the alert that takes its place is
+     * too; across a rescale to two tasks, one of them counts it; once out, none.
+     */
+    @Test
+    void whatWaitsByHourOfSendTimeAcrossARescale() throws Exception {
+        var h = harnesses.open(CappingSettings.of(PRIORITY_CONFIG));
+        promotionHeld(h);
+        h.processElement(message("m-7", 7, NOV_22_22H10, "spring", 0), NOV_22_22H10);
+        assertEquals(2, heldDue(h, NOV_22_22H10, 10));
+        assertEquals(0, heldDue(h, NOV_22_22H10, 9));
+        assertEquals(0, heldDue(h, NOV_22_22H10, 24));
+        assertEquals(2, heldDue(h, NOV_23_8H, 0), "due within the hour");
+        assertEquals(2, heldDue(h, NOV_23_8H - 1, 1), "in the next hour");
+        assertEquals(2, heldDue(h, NOV_23_8H + 3_600_000L, 0), "overdue counts as now");
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", 42, NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
+        assertEquals(2, heldDue(h, NOV_22_22H10, 10), "preempted out, the alert in");
+        assertEquals(2, heldDue(h, NOV_22_22H10 - 2 * 86_400_000L, 24), "in 24 hours or more");
+        OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_23H30);
+        harnesses.close(h);
+        long sum = 0;
+        List<KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, Delivery>> tasks =
+                new ArrayList<>();
+        for (int task = 0; task < 2; task++) {
+            var r =
+                    harnesses.open(
+                            CappingSettings.of(PRIORITY_CONFIG),
+                            CappingHarnesses.rescaled(List.of(snapshot), 2, task),
+                            2,
+                            task);
+            sum += heldDue(r, NOV_22_23H30, 9);
+            tasks.add(r);
+        }
+        assertEquals(2, sum, "each counted by the task that holds it");
+        for (var r : tasks) {
+            r.setProcessingTime(NOV_23_8H);
+            assertEquals(0, heldDue(r, NOV_23_8H, 0));
+        }
+    }
+
     /** forget-user and cancel-held leave nothing of theirs live on the held topic. */
     @Test
     void forgetUserAndCancelHeldTombstoneWithTheirRecords() throws Exception {

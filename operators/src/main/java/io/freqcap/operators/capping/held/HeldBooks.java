@@ -6,17 +6,24 @@ import org.apache.flink.api.common.state.OperatorStateStore;
 
 /**
  * The held messages' operator state beside their keyed state: how many each key group holds (the
- * {@code heldNow} gauge, across rescales) and the numbering that orders them.
+ * {@code heldNow} gauge, across rescales), how many per hour of send time (the {@code heldDue}
+ * gauges) and the numbering that orders them.
  */
-public record HeldBooks(HeldCounts counts, HoldNumbers numbers) {
+public record HeldBooks(HeldCounts counts, HeldHours hours, HoldNumbers numbers) {
 
-    /** The books as the task's operator state has them (empty at a first start). */
-    public static HeldBooks restore(OperatorStateStore store) throws Exception {
-        return new HeldBooks(new HeldCounts(store), new HoldNumbers(store));
+    /**
+     * The books as the task's operator state has them (empty at a first start).
+     *
+     * @param restored whether the task starts from a checkpoint or savepoint
+     */
+    public static HeldBooks restore(OperatorStateStore store, boolean restored) throws Exception {
+        return new HeldBooks(
+                new HeldCounts(store), new HeldHours(store, restored), new HoldNumbers(store));
     }
 
     public void snapshot() throws Exception {
         counts.snapshot();
+        hours.snapshot();
         numbers.snapshot();
     }
 
@@ -27,10 +34,15 @@ public record HeldBooks(HeldCounts counts, HoldNumbers numbers) {
                 task.getMaxNumberOfParallelSubtasks(),
                 task.getNumberOfParallelSubtasks(),
                 task.getIndexOfThisSubtask());
+        hours.open(
+                task.getMaxNumberOfParallelSubtasks(),
+                task.getNumberOfParallelSubtasks(),
+                task.getIndexOfThisSubtask());
         return new HeldMessages(
                 ctx.getMapState(HeldMessages.STATE),
                 ctx.getListState(HeldMessages.LEGACY),
                 counts,
+                hours,
                 numbers,
                 timers);
     }

@@ -62,6 +62,7 @@ public final class HeldMessages implements HeldQueue {
     private final MapState<HeldKey, HeldDelivery> state;
     private final ListState<HeldDelivery> legacy;
     private final HeldCounts counts;
+    private final HeldHours hours;
     private final HoldNumbers numbers;
     private final Timers timers;
     private long legacyCount;
@@ -70,11 +71,13 @@ public final class HeldMessages implements HeldQueue {
             MapState<HeldKey, HeldDelivery> state,
             ListState<HeldDelivery> legacy,
             HeldCounts counts,
+            HeldHours hours,
             HoldNumbers numbers,
             Timers timers) {
         this.state = state;
         this.legacy = legacy;
         this.counts = counts;
+        this.hours = hours;
         this.numbers = numbers;
         this.timers = timers;
     }
@@ -94,6 +97,7 @@ public final class HeldMessages implements HeldQueue {
         state.put(k, h.decidedAs(numbers.next()));
         timers.register(k.sendAt(), k.fingerprint());
         counts.add(user, 1);
+        hours.add(user, k.sendAt(), 1);
     }
 
     /**
@@ -108,6 +112,7 @@ public final class HeldMessages implements HeldQueue {
         }
         state.remove(k);
         counts.add(user, -1);
+        hours.add(user, sendAt, -1);
         return h;
     }
 
@@ -142,6 +147,7 @@ public final class HeldMessages implements HeldQueue {
         for (HeldKey k : keys) {
             state.remove(k);
             timers.delete(k.sendAt(), k.fingerprint());
+            hours.add(user, k.sendAt(), -1);
         }
         counts.add(user, -keys.size());
         out.addAll(takeLegacy(which));
@@ -187,6 +193,7 @@ public final class HeldMessages implements HeldQueue {
                 HeldKey k = HeldKey.of(h);
                 state.remove(k);
                 timers.delete(k.sendAt(), k.fingerprint());
+                hours.add(user, k.sendAt(), -1);
             }
             counts.add(user, -taken.size());
             return;
@@ -200,6 +207,7 @@ public final class HeldMessages implements HeldQueue {
             if (state.contains(k)) {
                 state.remove(k);
                 timers.delete(k.sendAt(), k.fingerprint());
+                hours.add(user, k.sendAt(), -1);
                 n++;
             }
         }
@@ -235,6 +243,40 @@ public final class HeldMessages implements HeldQueue {
     /** Whether this task still holds messages in freqcap 0.3's lists. */
     public boolean hasLegacy() {
         return legacyCount > 0;
+    }
+
+    /**
+     * Held messages of this task whose send time falls {@code hoursAhead} hours from now's hour (0:
+     * this hour and overdue ones; the {@code heldDue} gauges). freqcap 0.3's lists are not among
+     * them.
+     */
+    public long due(long now, int hoursAhead) {
+        return hours.due(now, hoursAhead);
+    }
+
+    /** The same, for {@code hoursAhead} hours and later. */
+    public long dueFrom(long now, int hoursAhead) {
+        return hours.dueFrom(now, hoursAhead);
+    }
+
+    /**
+     * After a restore from state written before held messages were counted per hour: counts those
+     * of this task, reading their keys (send times) only, once.
+     */
+    public void countHours(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
+        if (!hours.mustCount()) {
+            return;
+        }
+        List<Long> users;
+        try (var keys = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
+            users = keys.distinct().toList();
+        }
+        for (long user : users) {
+            setKey.accept(user);
+            for (HeldKey k : state.keys()) {
+                hours.add(user, k.sendAt(), 1);
+            }
+        }
     }
 
     /** Held messages of this task now (for the {@code heldNow} gauge). */

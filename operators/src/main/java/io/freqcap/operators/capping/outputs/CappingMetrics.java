@@ -55,6 +55,32 @@ public final class CappingMetrics {
     // segmentId -> {allowed, rejected}; only segments with a rule in the config in force
     private final Map<String, Counter[]> bySegment = new HashMap<>();
 
+    /** Hours ahead with a {@code heldDue} gauge of their own; the last one counts all later. */
+    public static final int HELD_DUE_HOURS = 24;
+
+    /** How many held messages a task holds for an hour of send time: (now, hours ahead). */
+    public interface HeldDue {
+        long count(long now, int hoursAhead);
+    }
+
+    /**
+     * Gauges {@code heldDue} of group {@code hoursAhead} = 00..23 (the held messages whose send
+     * time falls in that hour from now's, UTC hours; 0 also counts the overdue ones going out now)
+     * and {@code 24+} (later): what waits by hour of send time.
+     */
+    public void heldDue(HeldDue inHour, HeldDue fromHour) {
+        for (int h = 0; h < HELD_DUE_HOURS; h++) {
+            int hours = h;
+            // Two digits, so that the labels sort as numbers: 00, 01, ..., 23, 24+.
+            group.addGroup("hoursAhead", String.format("%02d", h))
+                    .gauge("heldDue", (Gauge<Long>) () -> inHour.count(clock.getAsLong(), hours));
+        }
+        group.addGroup("hoursAhead", HELD_DUE_HOURS + "+")
+                .gauge(
+                        "heldDue",
+                        (Gauge<Long>) () -> fromHour.count(clock.getAsLong(), HELD_DUE_HOURS));
+    }
+
     public CappingMetrics(MetricGroup metrics, ControlHandler control) {
         this(metrics, control, System::currentTimeMillis);
     }
