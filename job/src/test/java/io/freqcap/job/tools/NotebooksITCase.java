@@ -233,6 +233,7 @@ class NotebooksITCase {
                 "capping-report-per-user-day.png",
                 "capping-report-retry-after.png",
                 "capping-report-held.png",
+                "capping-report-held-by-campaign.png",
                 "capping-report-preemption.png",
                 "capping-report-preferences.png");
         execute("limit-tuning");
