@@ -184,14 +184,18 @@ public final class CappingBenchmark {
             base = CONFIG;
         }
         run(users, messages / 5, days, same, base);
+        heldTopic = HELD_TOPIC_SECOND;
         run(users, messages / 5, days, true, calendarConfig);
+        heldTopic = false;
         double[] ratios = new double[pairs];
         double[] cpuRatios = new double[pairs];
         double[] rolling = new double[pairs];
         double[] calendar = new double[pairs];
         for (int p = 0; p < pairs; p++) {
             Result r = run(users, messages, days, same, base);
+            heldTopic = HELD_TOPIC_SECOND;
             Result c = run(users, messages, days, true, calendarConfig);
+            heldTopic = false;
             rolling[p] = r.decisionsPerSecond();
             calendar[p] = c.decisionsPerSecond();
             ratios[p] = c.decisionsPerSecond() / r.decisionsPerSecond();
@@ -398,6 +402,11 @@ public final class CappingBenchmark {
                     "held messages delivered: %,d; waiting at the end: %,d of %,d users%n",
                     HELD_DELIVERED.sumThenReset(), heldWaiting, heldUsers);
         }
+        if (HELD_NOTICES.sum() > 0) {
+            System.out.printf(
+                    "held topic records (notices and tombstones): %,d%n",
+                    HELD_NOTICES.sumThenReset());
+        }
         System.out.printf(
                 "users=%d heavy=%d messages=%d days=%d parallelism=%d%n"
                         + "decided %d in %.2f s, with a checkpoint every %,d messages per"
@@ -438,7 +447,12 @@ public final class CappingBenchmark {
             throws Exception {
         var h =
                 new KeyedBroadcastOperatorTestHarness<>(
-                        new CappingOperator(new CappingFunction(CappingSettings.of(config))),
+                        new CappingOperator(
+                                new CappingFunction(
+                                        heldTopic
+                                                ? CappingSettings.of(config)
+                                                        .withHeldTopic((owns, others) -> List.of())
+                                                : CappingSettings.of(config))),
                         InboundMessage::routingKey,
                         Types.LONG,
                         MAX_PARALLELISM,
@@ -494,11 +508,24 @@ public final class CappingBenchmark {
         }
     }
 
+    /**
+     * {@code -Dbench.heldTopic=true} with {@code -Dbench.pairs}: the second run of each pair writes
+     * the held topic's notices and tombstones (contract.md §12), so that {@code -Dbench.config=hold
+     * -Dbench.baseConfig=hold -Dbench.sameTraffic=true} measures what the held topic costs.
+     */
+    static final boolean HELD_TOPIC_SECOND = Boolean.getBoolean("bench.heldTopic");
+
+    /** Whether the runs now write held notices. */
+    static volatile boolean heldTopic;
+
     /** Counts outputs instead of keeping them, so memory stays flat over millions of records. */
     static final boolean REPLAY = Boolean.getBoolean("bench.replay");
 
     /** Deliveries of held messages (with a send time), over every run of this JVM. */
     static final LongAdder HELD_DELIVERED = new LongAdder();
+
+    /** Held-topic records (notices and tombstones), over every run of this JVM. */
+    static final LongAdder HELD_NOTICES = new LongAdder();
 
     static final class CountingOutput implements Output<StreamRecord<Delivery>> {
         private final LongAdder allowed;
@@ -511,6 +538,10 @@ public final class CappingBenchmark {
 
         @Override
         public void collect(StreamRecord<Delivery> record) {
+            if (record.getValue().isHeldTombstone()) {
+                HELD_NOTICES.increment();
+                return;
+            }
             allowed.increment();
             if (record.getValue().sendAt() != null) {
                 HELD_DELIVERED.increment();
@@ -519,6 +550,10 @@ public final class CappingBenchmark {
 
         @Override
         public <X> void collect(OutputTag<X> tag, StreamRecord<X> record) {
+            if (record.getValue() instanceof io.freqcap.schema.decision.AuditEvent a && a.held()) {
+                HELD_NOTICES.increment();
+                return;
+            }
             audited.increment();
         }
 
