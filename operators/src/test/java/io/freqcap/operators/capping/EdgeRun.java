@@ -169,8 +169,15 @@ final class EdgeRun implements AutoCloseable {
 
         LimitConfig inForce;
 
+        /**
+         * The held-messages topic as a compacted topic keeps it (§12): each key's latest notice,
+         * tombstoned keys removed. Rolled back with the rest: the sinks' transactions abort.
+         */
+        final Map<String, String> heldTopic = new java.util.TreeMap<>();
+
         Ledger copy() {
             Ledger l = new Ledger();
+            l.heldTopic.putAll(heldTopic);
             l.heldUsers.addAll(heldUsers);
             counted.forEach((u, list) -> l.counted.put(u, new ArrayList<>(list)));
             l.configs.putAll(configs);
@@ -183,6 +190,13 @@ final class EdgeRun implements AutoCloseable {
     }
 
     private Ledger ledger = new Ledger();
+
+    /**
+     * The held topic a start reads (every run writes one): only a start without state reads it, and
+     * each run starts on an empty topic.
+     */
+    private final io.freqcap.operators.capping.outputs.HeldNotices.LiveKeys liveKeys =
+            (ownsUser, ownsOthers) -> List.of();
 
     /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
     private final Map<String, Long> tally;
@@ -265,6 +279,7 @@ final class EdgeRun implements AutoCloseable {
         ledger.configs.put(ledger.inForce.version(), ledger.inForce);
         settings =
                 settings.withSegments(s.initialSegments())
+                        .withHeldTopic(liveKeys)
                         .withMirror(s.mirror())
                         .withHistoryCache(s.historyCacheSlots())
                         .withLiveHistoryBytes(s.liveHistoryBytes())
@@ -475,7 +490,11 @@ final class EdgeRun implements AutoCloseable {
         for (var h : tasks) {
             Object o;
             while ((o = h.getOutput().poll()) != null) {
-                if (o instanceof StreamRecord<?> r && r.getValue() instanceof Delivery d) {
+                if (o instanceof StreamRecord<?> r
+                        && r.getValue() instanceof Delivery d
+                        && d.isHeldTombstone()) {
+                    heldTopicRecord("a delivery's tombstone", d.key(), null);
+                } else if (o instanceof StreamRecord<?> r && r.getValue() instanceof Delivery d) {
                     deliveries.add(d);
                     count(d.sendAt() == null ? d.decision() : "ALLOWED (held, sent)");
                     overBound("delivery", d.key(), d.value());
@@ -485,6 +504,10 @@ final class EdgeRun implements AutoCloseable {
             StreamRecord<AuditEvent> a;
             while (audit != null && (a = audit.poll()) != null) {
                 AuditEvent ev = a.getValue();
+                if (ev.held()) {
+                    heldTopicRecord("a held notice", ev.key(), ev.json());
+                    continue;
+                }
                 overBound("audit record", ev.key(), ev.json());
                 JsonNode json;
                 try {
@@ -513,6 +536,34 @@ final class EdgeRun implements AutoCloseable {
             }
         }
         return new Out(deliveries, audits);
+    }
+
+    /**
+     * A record of the held topic (§12): bounded, keyed by user and message, applied as compacted.
+     */
+    private void heldTopicRecord(String what, byte[] key, byte[] json) {
+        overBound(what, key, json);
+        if (key == null || key.length > io.freqcap.schema.held.HeldNotice.MAX_KEY_BYTES) {
+            soft(what + " with a key out of bounds", String.valueOf(length(key)));
+            return;
+        }
+        String k = new String(key, java.nio.charset.StandardCharsets.UTF_8);
+        count(json == null ? "held topic tombstone" : "held topic notice");
+        if (json == null) {
+            if (ledger.heldTopic.remove(k) == null) {
+                soft("a tombstone for a key not live", k);
+            }
+        } else {
+            try {
+                JsonNode n = Json.MAPPER.readTree(json);
+                if (!k.equals(n.path("userId").asLong() + "/" + n.path("messageId").asText())) {
+                    soft("a notice under another key", k + ": " + n);
+                }
+            } catch (Exception x) {
+                throw new Broken("a held notice is not JSON", x.getMessage());
+            }
+            ledger.heldTopic.put(k, new String(json, java.nio.charset.StandardCharsets.UTF_8));
+        }
     }
 
     /**
@@ -1024,6 +1075,22 @@ final class EdgeRun implements AutoCloseable {
                         "held state differs from the messages waiting",
                         "user " + user + ": state " + inState + ", waiting " + waiting);
             }
+        }
+        // The held topic's live keys are exactly what waits (§12).
+        java.util.Set<String> waitingKeys = new java.util.TreeSet<>();
+        for (Pair p : ledger.pairs.values()) {
+            for (Held h : p.waiting) {
+                waitingKeys.add(h.user() + "/" + h.messageId());
+            }
+        }
+        if (!waitingKeys.equals(ledger.heldTopic.keySet())) {
+            java.util.Set<String> extra = new java.util.TreeSet<>(ledger.heldTopic.keySet());
+            extra.removeAll(waitingKeys);
+            java.util.Set<String> missing = new java.util.TreeSet<>(waitingKeys);
+            missing.removeAll(ledger.heldTopic.keySet());
+            soft(
+                    "the held topic's live keys differ from what waits",
+                    "live but not waiting " + extra + ", waiting but not live " + missing);
         }
     }
 
