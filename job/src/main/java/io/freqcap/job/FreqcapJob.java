@@ -66,6 +66,14 @@ public final class FreqcapJob {
             Sink<AuditEvent> audit,
             Sink<MirrorWrite> mirror) {
         CappingSettings capping = settings.withMirror(mirror != null);
+        if (capping.heldTopic() != null && !input.getExecutionEnvironment().isChainingEnabled()) {
+            // A key's notice and tombstone may take the two sinks (HeldNotices): they are in
+            // order on the topic only if both flush before the barrier leaves the capping task.
+            throw new IllegalArgumentException(
+                    "--held-topic needs operator chaining (pipeline.operator-chaining.enabled:"
+                            + " true): its records ride the delivery and audit sinks chained to"
+                            + " the capping operator");
+        }
         DataStream<InboundMessage> parsed =
                 input.map(
                                 new ParseFunction(

@@ -202,7 +202,8 @@ public final class KafkaConnectors {
 
     /**
      * The input value byte for byte, the input key, and the decision headers (contract.md §5); a
-     * held message's tombstone for the held topic (§12) that rides with its delivery.
+     * record of the held topic (§12) that rides with the deliveries (a held message's tombstone
+     * with its delivery, mostly).
      */
     public static final class DeliverySerializer
             implements KafkaRecordSerializationSchema<Delivery> {
@@ -227,8 +228,8 @@ public final class KafkaConnectors {
         @Override
         public ProducerRecord<byte[], byte[]> serialize(
                 Delivery d, KafkaSinkContext context, Long timestamp) {
-            if (d.isHeldTombstone()) {
-                return new ProducerRecord<>(held(heldTopic), d.key(), null);
+            if (d.isHeldTopic()) {
+                return new ProducerRecord<>(held(heldTopic), d.key(), d.value());
             }
             RecordHeaders headers = new RecordHeaders();
             headers.add(Delivery.HEADER_DECISION, encoded(d.decision()));

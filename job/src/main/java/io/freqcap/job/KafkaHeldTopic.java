@@ -28,6 +28,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  */
 public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(KafkaHeldTopic.class);
 
     private final KafkaSettings kafka;
 
@@ -42,6 +44,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                 kafka.bootstrapServers(),
                 kafka.clientProperties(),
                 kafka.heldTopic(),
+                WAIT_FOR_OPEN,
                 (key, value) -> {
                     Long user = HeldNotice.userOf(key);
                     if (user == null ? !ownsOthers : !ownsUser.test(user)) {
@@ -61,25 +64,48 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     }
 
     /**
+     * How long a start waits for transactions still open on the topic (a previous run's, until its
+     * sinks abort or commit them at their start): after that it reads what is committed.
+     */
+    static final Duration WAIT_FOR_OPEN = Duration.ofSeconds(15);
+
+    /** How long a scan may take before it gives up (a partition without a leader, say). */
+    static final Duration GIVE_UP = Duration.ofMinutes(3);
+
+    /**
      * Reads every record of {@code topic} committed now, partition by partition in offset order.
      *
+     * <p>{@code read_committed} reads up to the last stable offset: a transaction still open holds
+     * back every record after it, committed or not. With {@code waitForOpen}, the scan reads on to
+     * the end of the log as it was when the scan began, for as long as that takes transactions open
+     * then to end; after it, to the last stable offset (logged: records of the transactions still
+     * open are not read, normally the running job's own).
+     *
      * @param clientProperties {@code --kafka-config}'s properties
+     * @param waitForOpen how long to wait for open transactions; zero to read what is committed
      * @param visit the key and value (null for a tombstone) of each record with a key
+     * @throws IllegalStateException when the topic is absent or cannot be read within {@link
+     *     #GIVE_UP}
      */
     public static void scan(
             String bootstrap,
             Map<String, String> clientProperties,
             String topic,
+            Duration waitForOpen,
             BiConsumer<byte[], byte[]> visit) {
         Properties p = KafkaClientConfig.properties(clientProperties);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
                 ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
+        Properties uncommitted = new Properties();
+        uncommitted.putAll(p);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        uncommitted.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        long start = System.nanoTime();
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
             List<TopicPartition> parts = new ArrayList<>();
             List<PartitionInfo> infos = c.partitionsFor(topic, Duration.ofMinutes(1));
@@ -91,11 +117,41 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
             }
             c.assign(parts);
             c.seekToBeginning(parts);
-            // read_committed: the end is the last stable offset, what is committed now
-            Map<TopicPartition, Long> ends = new HashMap<>(c.endOffsets(parts));
+            Map<TopicPartition, Long> ends;
+            if (waitForOpen.isZero()) {
+                ends = new HashMap<>(c.endOffsets(parts)); // the last stable offsets
+            } else {
+                try (KafkaConsumer<byte[], byte[]> all = new KafkaConsumer<>(uncommitted)) {
+                    ends = new HashMap<>(all.endOffsets(parts)); // the log's ends
+                }
+            }
+            boolean waiting = !waitForOpen.isZero();
             ends.entrySet().removeIf(e -> c.position(e.getKey()) >= e.getValue());
             while (!ends.isEmpty()) {
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+                long elapsed = System.nanoTime() - start;
+                if (waiting && elapsed > waitForOpen.toNanos()) {
+                    waiting = false;
+                    Map<TopicPartition, Long> stable = c.endOffsets(ends.keySet());
+                    LOG.warn(
+                            "held topic {}: transactions still open after {} s on partitions {};"
+                                    + " reading what is committed (to {})",
+                            topic,
+                            waitForOpen.toSeconds(),
+                            ends.keySet(),
+                            stable);
+                    ends.replaceAll((tp, end) -> Math.min(end, stable.get(tp)));
+                }
+                if (elapsed > GIVE_UP.toNanos()) {
+                    throw new IllegalStateException(
+                            "held topic "
+                                    + topic
+                                    + ": could not read partitions "
+                                    + ends.keySet()
+                                    + " within "
+                                    + GIVE_UP.toMinutes()
+                                    + " minutes");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
                     if (r.key() != null) {
                         visit.accept(r.key(), r.value());
                     }

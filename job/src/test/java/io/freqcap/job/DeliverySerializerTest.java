@@ -42,7 +42,7 @@ class DeliverySerializerTest {
     void aHeldTombstoneGoesToTheHeldTopicWithoutValueOrHeaders() {
         byte[] key = "42/m-\ud83d\ude00".getBytes(StandardCharsets.UTF_8);
         ProducerRecord<byte[], byte[]> r =
-                serializer.serialize(Delivery.heldTombstone(key), null, null);
+                serializer.serialize(Delivery.heldTopic(key, null), null, null);
         assertEquals("held-messages", r.topic());
         assertArrayEquals(key, r.key());
         assertEquals(null, r.value());

@@ -51,4 +51,53 @@ class FreqcapJobGraphTest {
                 withCapping.get(0).contains("redis-mirror"),
                 "the mirror writer chained to capping: " + withCapping);
     }
+
+    /**
+     * The held topic's records ride the delivery and audit sinks (HeldNotices), in order only when
+     * both are chained to the capping task: they are, and a job without chaining is refused.
+     */
+    @Test
+    void theHeldTopicsSinksRunInTheCappingTaskAndNeedChaining() {
+        for (boolean chaining : new boolean[] {true, false}) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(2);
+            if (!chaining) {
+                env.disableOperatorChaining();
+            }
+            Runnable build =
+                    () ->
+                            FreqcapJob.build(
+                                    CappingSettings.of(Traffic.config(1, 2, 6, 1))
+                                            .withHeldTopic((owns, others) -> List.of()),
+                                    env.fromData(
+                                            List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
+                                            TypeInformation.of(RawRecord.class)),
+                                    env.fromData(
+                                                    List.of(ControlRecord.sweep(0)),
+                                                    TypeInformation.of(ControlRecord.class))
+                                            .setParallelism(1),
+                                    new DiscardingSink<>(),
+                                    new DiscardingSink<>(),
+                                    null);
+            if (!chaining) {
+                var e =
+                        org.junit.jupiter.api.Assertions.assertThrows(
+                                IllegalArgumentException.class, build::run);
+                assertTrue(e.getMessage().contains("--held-topic needs operator chaining"));
+                continue;
+            }
+            build.run();
+            List<String> withCapping = new ArrayList<>();
+            for (JobVertex v : env.getStreamGraph().getJobGraph().getVertices()) {
+                if (v.getName().contains("capping")) {
+                    withCapping.add(v.getName());
+                }
+            }
+            assertEquals(1, withCapping.size(), "one capping task: " + withCapping);
+            assertTrue(
+                    withCapping.get(0).contains("deliveries")
+                            && withCapping.get(0).contains("capping-audit"),
+                    "both sinks chained to capping: " + withCapping);
+        }
+    }
 }

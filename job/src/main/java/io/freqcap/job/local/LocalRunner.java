@@ -345,6 +345,7 @@ public final class LocalRunner {
                     options.get(FreqcapOptions.BOOTSTRAP_SERVERS),
                     KafkaSettings.clientProperties(options),
                     topic,
+                    Duration.ZERO,
                     (k, v) -> {
                         if (v == null) {
                             live.remove(java.nio.ByteBuffer.wrap(k));

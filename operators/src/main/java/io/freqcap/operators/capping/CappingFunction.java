@@ -106,11 +106,7 @@ public class CappingFunction
                         context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
         heldBooks = HeldBooks.restore(context.getOperatorStateStore(), context.isRestored());
-        heldTopicStart =
-                new HeldTopicStart(
-                        context.getOperatorStateStore(),
-                        settings.heldTopic(),
-                        context.isRestored());
+        heldTopicStart = new HeldTopicStart(settings.heldTopic());
     }
 
     @Override
@@ -119,7 +115,6 @@ public class CappingFunction
         control.snapshot();
         mirrorDebt.snapshot();
         heldBooks.snapshot();
-        heldTopicStart.snapshot();
         if (outputs.notices() != null) {
             outputs.notices().checkpointed();
         }
@@ -247,7 +242,8 @@ public class CappingFunction
     @Override
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
-        CappingOutputs.Sink sink = outputs.to(ctx); // one per record: this is the hot path
+        // one per record: this is the hot path
+        CappingOutputs.Sink sink = outputs.to(ctx, out::collect);
         upkeep.applyLoaded(sink);
         long now = ctx.timerService().currentProcessingTime();
         if (!in.isMessage()) {
@@ -262,7 +258,7 @@ public class CappingFunction
                         control.sweptHorizon(),
                         now);
         HeldDelivery kept = stores.apply(d);
-        sink.decided(d, out::collect);
+        sink.decided(d);
         if (kept != null) {
             sink.held(kept);
         }
@@ -282,7 +278,7 @@ public class CappingFunction
         HeldDelivery h = held.release(user, sendAt, fingerprint);
         if (h != null) {
             metrics.released.inc();
-            outputs.to(audits, w -> {}).released(h, out);
+            outputs.to(audits, w -> {}, out).released(h);
         }
     }
 
@@ -294,8 +290,8 @@ public class CappingFunction
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
             throws Exception {
         long now = Math.max(timestamp, ctx.timerService().currentProcessingTime());
-        CappingOutputs.Sink sink = outputs.to(ctx);
-        int n = held.releaseLegacyDue(now, h -> sink.released(h, out::collect));
+        CappingOutputs.Sink sink = outputs.to(ctx, out::collect);
+        int n = held.releaseLegacyDue(now, sink::released);
         metrics.released.inc(n);
     }
 
@@ -314,7 +310,10 @@ public class CappingFunction
      * Called by {@link CappingOperator} once loaded, before any record: makes the held topic whole
      * where this start must ({@link HeldTopicStart}).
      */
-    void startHeldTopic(KeyedStateBackend<Long> backend, Consumer<AuditEvent> audits)
+    void startHeldTopic(
+            KeyedStateBackend<Long> backend,
+            Consumer<AuditEvent> audits,
+            Consumer<Delivery> deliveries)
             throws Exception {
         heldTopicStart.makeWhole(
                 backend,
@@ -322,13 +321,13 @@ public class CappingFunction
                 this::owns,
                 getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0,
                 keySetter,
-                outputs.to(audits, w -> {}));
+                outputs.to(audits, w -> {}, deliveries));
     }
 
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
-        upkeep.control(rec, ctx, outputs.to(ctx));
+        upkeep.control(rec, ctx, outputs.to(ctx, out::collect));
     }
 
     /** The users' preferences over their keyed state. Package-private: tests inject faults. */

@@ -63,7 +63,8 @@ public class CappingOperator
                 });
         super.open();
         function.loadRestored(getKeyedStateBackend());
-        function.startHeldTopic(getKeyedStateBackend(), this::audit);
+        function.startHeldTopic(
+                getKeyedStateBackend(), this::audit, d -> output.collect(new StreamRecord<>(d)));
     }
 
     private void audit(AuditEvent a) {

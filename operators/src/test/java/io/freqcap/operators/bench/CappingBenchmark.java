@@ -538,7 +538,7 @@ public final class CappingBenchmark {
 
         @Override
         public void collect(StreamRecord<Delivery> record) {
-            if (record.getValue().isHeldTombstone()) {
+            if (record.getValue().isHeldTopic()) {
                 HELD_NOTICES.increment();
                 return;
             }

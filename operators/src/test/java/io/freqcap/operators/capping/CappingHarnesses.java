@@ -140,8 +140,9 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
 
     /**
      * The held topic's records a harness emitted (contract.md §12), each as its key text and its
-     * JSON text (null for a tombstone): those of the audit side output in order, then the
-     * tombstones that rode with deliveries, in order (these always follow their notices).
+     * JSON text (null for a tombstone): those of the audit side output in order, then those that
+     * rode with the deliveries, in order (between two checkpoints, a key's records all take one of
+     * the two ways).
      */
     public static List<String[]> heldRecords(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
         List<String[]> out = new ArrayList<>();
@@ -155,8 +156,8 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
             }
         }
         for (Object o : h.extractOutputValues()) {
-            if (o instanceof Delivery d && d.isHeldTombstone()) {
-                out.add(new String[] {text(d.key()), null});
+            if (o instanceof Delivery d && d.isHeldTopic()) {
+                out.add(new String[] {text(d.key()), d.value() == null ? null : text(d.value())});
             }
         }
         return out;
@@ -196,7 +197,7 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
             KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
         List<Delivery> out = new ArrayList<>();
         for (Delivery d : h.extractOutputValues()) {
-            if (!d.isHeldTombstone()) {
+            if (!d.isHeldTopic()) {
                 out.add(d);
             }
         }

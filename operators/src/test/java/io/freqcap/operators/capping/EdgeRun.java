@@ -492,8 +492,8 @@ final class EdgeRun implements AutoCloseable {
             while ((o = h.getOutput().poll()) != null) {
                 if (o instanceof StreamRecord<?> r
                         && r.getValue() instanceof Delivery d
-                        && d.isHeldTombstone()) {
-                    heldTopicRecord("a delivery's tombstone", d.key(), null);
+                        && d.isHeldTopic()) {
+                    heldTopicRecord("a held topic record with the deliveries", d.key(), d.value());
                 } else if (o instanceof StreamRecord<?> r && r.getValue() instanceof Delivery d) {
                     deliveries.add(d);
                     count(d.sendAt() == null ? d.decision() : "ALLOWED (held, sent)");

@@ -23,6 +23,7 @@ import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.held.HeldNotice;
 import io.freqcap.schema.message.InboundMessage;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -160,9 +161,73 @@ class HeldTopicTest {
         List<Delivery> out = restored.extractOutputValues();
         assertEquals(2, out.size(), out.toString());
         assertTrue(new String(out.get(0).value(), StandardCharsets.UTF_8).contains("m-000400"));
-        assertTrue(out.get(1).isHeldTombstone());
+        assertTrue(out.get(1).isHeldTopic());
         assertArrayEquals(bytes("42/m-000400"), out.get(1).key());
         assertEquals(0, audits(restored).size());
+    }
+
+    /**
+     * Records of one key between two checkpoints take one way: m-000400, noticed before a
+     * checkpoint, is released with its tombstone among the deliveries; a failed receipt frees its
+     * id, it is sent again and held again: its new notice follows the tombstone through the same
+     * sink, so the topic ends with it live.
+     */
+    @Test
+    void aMessageHeldAgainAfterItsReleaseIsNoticedThroughTheSameSink() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        h.snapshot(1, NOV_22_22H10);
+        h.setProcessingTime(NOV_23_8H);
+        h.processElement(Records.failed("m-000400", 42, harnesses.nextOffset()), NOV_23_8H);
+        long nov23late = Instant.parse("2025-11-23T21:30:00Z").toEpochMilli(); // 22:30 in Berlin
+        h.setProcessingTime(nov23late);
+        h.processElement(message("m-000400", 42, nov23late, "weekend-promo", 10), nov23late);
+        List<Delivery> main = h.extractOutputValues();
+        List<String> held = new ArrayList<>();
+        for (Delivery d : main) {
+            if (d.isHeldTopic()) {
+                held.add(
+                        new String(d.key(), StandardCharsets.UTF_8)
+                                + (d.value() == null ? " tombstone" : " notice"));
+            }
+        }
+        assertEquals(List.of("42/m-000400 tombstone", "42/m-000400 notice"), held);
+        assertEquals(Set.of("42/m-000400"), liveHeld(heldRecords(h)).keySet());
+        assertEquals(
+                1,
+                heldRecords(h).stream().filter(r -> r[1] != null).count()
+                        - held.stream().filter(x -> x.endsWith("notice")).count(),
+                "the first notice among the audit records, the second among the deliveries");
+    }
+
+    /**
+     * A restore whose topic does not match its state (a rollback to an older savepoint, a topic
+     * created again) is made to match: the message held but not live gets its notice, the live key
+     * nothing holds its tombstone, and a key already right is left alone.
+     */
+    @Test
+    void aRestoreMakesTheTopicMatchWhatIsHeld() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        h.processElement(message("m-7", 7, NOV_22_22H10, "spring", 0), NOV_22_22H10);
+        OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_22H10);
+        harnesses.close(h);
+        var restored =
+                harnesses.open(withTopic(PRIORITY_CONFIG, "7/m-7", "42/later-run"), snapshot);
+        List<String[]> records = heldRecords(restored);
+        assertEquals(2, records.size(), records.toString());
+        assertEquals(
+                Set.of("42/m-000400", "7/m-7"),
+                liveHeld(
+                                new ArrayList<>(
+                                        List.of(
+                                                new String[] {"7/m-7", "{}"},
+                                                new String[] {"42/later-run", "{}"})) {
+                                    {
+                                        addAll(records);
+                                    }
+                                })
+                        .keySet());
     }
 
     /**
@@ -195,7 +260,7 @@ class HeldTopicTest {
         promotionHeld(h);
         h.processElement(
                 message("m-7", 7, NOV_22_22H10, "weekend-promo", 0), NOV_22_22H10); // quiet hours
-        assertEquals(0, deliveries(h).stream().filter(Delivery::isHeldTombstone).count());
+        assertEquals(0, deliveries(h).stream().filter(Delivery::isHeldTopic).count());
         assertEquals(List.of(), heldRecords(h), "the option off: no notices");
         OperatorSubtaskState snapshot = h.snapshot(1, NOV_22_22H10);
         harnesses.close(h);

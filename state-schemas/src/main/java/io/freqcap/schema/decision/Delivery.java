@@ -36,19 +36,22 @@ public record Delivery(
     }
 
     /**
-     * The decision word of a tombstone for the held-messages topic (contract.md §12) that rides
-     * with a held message's delivery, in the delivery sink's transaction: never a delivery itself.
+     * The decision word of a record for the held-messages topic (contract.md §12) that rides with
+     * the deliveries, in the delivery sink's transaction: never a delivery itself.
      */
-    public static final String HELD_TOMBSTONE = "held-tombstone";
+    public static final String HELD_TOPIC = "held-topic";
 
-    /** The held topic's tombstone under {@code key} ({@code <userId>/<messageId>}). */
-    public static Delivery heldTombstone(byte[] key) {
-        return new Delivery(key, null, HELD_TOMBSTONE, null, 0, null, null);
+    /**
+     * A record of the held topic under {@code key} ({@code <userId>/<messageId>}): a HeldNotice, or
+     * a tombstone when {@code json} is null.
+     */
+    public static Delivery heldTopic(byte[] key, byte[] json) {
+        return new Delivery(key, json, HELD_TOPIC, null, 0, null, null);
     }
 
-    /** Whether this is the held topic's tombstone, not a delivery. */
-    public boolean isHeldTombstone() {
-        return HELD_TOMBSTONE.equals(decision);
+    /** Whether this is a record of the held topic, not a delivery. */
+    public boolean isHeldTopic() {
+        return HELD_TOPIC.equals(decision);
     }
 
     /** On a held message's delivery: its send time, epoch ms as decimal text. */

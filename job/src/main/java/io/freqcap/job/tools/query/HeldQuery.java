@@ -113,15 +113,22 @@ public final class HeldQuery {
                 throw new IllegalArgumentException("--user: not a userId: " + opts.get("user"));
             }
         }
+        Map<String, String> client = Map.of();
+        if (opts.containsKey("kafka-config")) {
+            try {
+                client = KafkaClientConfig.read(Path.of(opts.get("kafka-config")));
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException(
+                        "--kafka-config: cannot read " + opts.get("kafka-config") + ": " + e);
+            }
+        }
         return new Query(
                 opts.get("bootstrap-servers"),
                 opts.getOrDefault("held-topic", "held-messages"),
                 user,
                 opts.get("campaign"),
                 json,
-                opts.containsKey("kafka-config")
-                        ? KafkaClientConfig.read(Path.of(opts.get("kafka-config")))
-                        : Map.of());
+                client);
     }
 
     /** The notices live now that the query keeps, in send-time order. */
@@ -132,6 +139,7 @@ public final class HeldQuery {
                 q.bootstrap(),
                 q.clientProperties(),
                 q.topic(),
+                java.time.Duration.ZERO,
                 (key, value) -> {
                     String k = new String(key, StandardCharsets.UTF_8);
                     if (prefix != null && !k.startsWith(prefix)) {
@@ -147,8 +155,10 @@ public final class HeldQuery {
         for (byte[] v : live.values()) {
             try {
                 JsonNode n = Json.MAPPER.readTree(v);
-                if (q.campaign() == null
-                        || q.campaign().equals(n.path("campaignId").asText(null))) {
+                if (n != null
+                        && n.isObject()
+                        && (q.campaign() == null
+                                || q.campaign().equals(n.path("campaignId").asText(null)))) {
                     out.add(n);
                 }
             } catch (IOException e) {

@@ -40,7 +40,8 @@ class HeldQueryTest {
                     {"--held"},
                     {"--held", "--bootstrap-servers", "h:1", "--user", "forty-two"},
                     {"--held", "--bootstrap-servers", "h:1", "--colour", "red"},
-                    {"--held", "--bootstrap-servers"}
+                    {"--held", "--bootstrap-servers"},
+                    {"--held", "--bootstrap-servers", "h:1", "--kafka-config", "/no/such/file"}
                 }) {
             var err = new ByteArrayOutputStream();
             assertEquals(

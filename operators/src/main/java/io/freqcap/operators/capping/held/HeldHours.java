@@ -36,8 +36,8 @@ public final class HeldHours {
     private int maxParallelism;
     private KeyGroupRange range;
 
-    /** Hour to the count of each of this task's key groups. */
-    private final Map<Long, long[]> byHour = new HashMap<>();
+    /** (key group, hour) to its count, only where it is not 0: sparse, as hours can be many. */
+    private final Map<Long, Long> byGroupAndHour = new HashMap<>();
 
     /** Hour to the count of all of this task's key groups, for the gauges. */
     private final TreeMap<Long, Long> totals = new TreeMap<>();
@@ -83,12 +83,13 @@ public final class HeldHours {
 
     // Synchronized: the gauges read from the metric reporter's thread.
     private synchronized void add(int group, long hour, long delta) {
-        long[] counts = byHour.computeIfAbsent(hour, h -> new long[range.getNumberOfKeyGroups()]);
-        counts[group - range.getStartKeyGroup()] += delta;
-        long total = totals.merge(hour, delta, Long::sum);
-        if (total == 0) {
+        // Epoch hours stay below 2^32 for 490,000 years; key groups below 2^15.
+        long key = ((long) group << 32) | hour;
+        if (byGroupAndHour.merge(key, delta, Long::sum) == 0) {
+            byGroupAndHour.remove(key);
+        }
+        if (totals.merge(hour, delta, Long::sum) == 0) {
             totals.remove(hour);
-            byHour.remove(hour);
         }
     }
 
@@ -121,13 +122,9 @@ public final class HeldHours {
     public synchronized void snapshot() throws Exception {
         List<long[]> triples = new ArrayList<>();
         triples.add(MARKER);
-        for (Map.Entry<Long, long[]> e : byHour.entrySet()) {
-            long[] counts = e.getValue();
-            for (int i = 0; i < counts.length; i++) {
-                if (counts[i] != 0) {
-                    triples.add(new long[] {range.getStartKeyGroup() + i, e.getKey(), counts[i]});
-                }
-            }
+        for (Map.Entry<Long, Long> e : byGroupAndHour.entrySet()) {
+            long key = e.getKey();
+            triples.add(new long[] {key >>> 32, key & 0xFFFF_FFFFL, e.getValue()});
         }
         state.update(triples);
     }

@@ -5,6 +5,7 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldDeliverySerializer;
 import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.held.HeldKeySerializer;
+import io.freqcap.schema.history.Fingerprints;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -284,29 +285,45 @@ public final class HeldMessages implements HeldQueue {
         return counts.total() + legacyCount;
     }
 
+    /** Which held messages a visit wants the value of, by their user and fingerprint. */
+    public interface Wanted {
+        boolean test(long user, long fingerprint);
+    }
+
     /**
-     * Visits every message this task holds, user by user (a start that writes their notices, {@link
-     * HeldTopicStart}). Reads only.
+     * Visits the messages this task holds that {@code wanted} picks, user by user, reading their
+     * keys only and the value only of those it picks (a start that writes the notices the held
+     * topic lacks, {@link HeldTopicStart}). Reads only.
      *
      * @param setKey switches the backend's current key, so that the state reads that user's
      */
     public void forEach(
-            KeyedStateBackend<Long> backend, LongConsumer setKey, Consumer<HeldDelivery> visit)
+            KeyedStateBackend<Long> backend,
+            LongConsumer setKey,
+            Wanted wanted,
+            Consumer<HeldDelivery> visit)
             throws Exception {
-        for (ListOrMap kind : ListOrMap.values()) {
-            List<Long> users;
-            String name = kind == ListOrMap.MAP ? STATE.getName() : LEGACY.getName();
-            try (var keys = backend.getKeys(name, VoidNamespace.INSTANCE)) {
-                users = keys.distinct().toList();
+        for (long user : users(backend, STATE.getName())) {
+            setKey.accept(user);
+            List<HeldKey> picked = new ArrayList<>();
+            for (HeldKey k : state.keys()) {
+                if (wanted.test(user, k.fingerprint())) {
+                    picked.add(k);
+                }
             }
-            for (long user : users) {
-                setKey.accept(user);
-                Iterable<HeldDelivery> all =
-                        kind == ListOrMap.MAP
-                                ? state.values()
-                                : legacyCount > 0 ? legacy.get() : null;
-                if (all != null) {
-                    for (HeldDelivery h : all) {
+            for (HeldKey k : picked) {
+                visit.accept(state.get(k));
+            }
+        }
+        if (legacyCount == 0) {
+            return;
+        }
+        for (long user : users(backend, LEGACY.getName())) {
+            setKey.accept(user);
+            Iterable<HeldDelivery> all = legacy.get();
+            if (all != null) {
+                for (HeldDelivery h : all) {
+                    if (wanted.test(user, Fingerprints.of(h.messageId()))) {
                         visit.accept(h);
                     }
                 }
@@ -314,9 +331,11 @@ public final class HeldMessages implements HeldQueue {
         }
     }
 
-    private enum ListOrMap {
-        MAP,
-        LIST
+    private static List<Long> users(KeyedStateBackend<Long> backend, String state)
+            throws Exception {
+        try (var keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
+            return keys.distinct().toList();
+        }
     }
 
     /**

@@ -2,61 +2,49 @@ package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.HeldNotices;
+import io.freqcap.schema.held.HeldNotice;
+import io.freqcap.schema.history.Fingerprints;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.state.OperatorStateStore;
-import org.apache.flink.api.common.typeutils.base.BooleanSerializer;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes the held topic whole when a task starts (contract.md §12): after a start without state,
- * what an earlier job left live there was lost with that job's state; after a restore from state
- * written without {@code --held-topic}, the messages held meanwhile have no notice, and keys of
- * messages that left the hold meanwhile are still live. In both cases each task tombstones the live
- * keys of its key groups and then writes a notice for every message it holds, before it decides
- * anything. A task restored from state written with the option has nothing to do: its notices and
- * tombstones were committed with the checkpoint.
+ * Makes the held topic agree with the held state when a task starts (contract.md §12), before it
+ * decides anything: each task reads the topic's live keys of its key groups (task 0 also those that
+ * name no user), writes a notice for every message it holds that has none, and a tombstone for
+ * every live key it does not hold.
  *
- * <p>Whether the option was on is union operator state ({@code held-notices-v1}), so a rescale
- * keeps it; state written by a version before the held topic has none, which reads as off.
+ * <p>After a restore from the job's own checkpoint this finds nothing to write: notices and
+ * tombstones were committed with the checkpoint. It matters after a start without state (what an
+ * earlier job held was lost with its state), a restore from state written without {@code
+ * --held-topic} (the option added on an upgrade), a rollback to an older savepoint (the topic has
+ * what the later run wrote), a topic deleted and created again, and {@code at-least-once} (a failed
+ * attempt's records are not rolled back). It costs a read of the topic and of the held messages'
+ * keys at each start.
  */
 public final class HeldTopicStart {
     private static final Logger LOG = LoggerFactory.getLogger(HeldTopicStart.class);
 
-    static final ListStateDescriptor<Boolean> STATE =
-            new ListStateDescriptor<>("held-notices-v1", BooleanSerializer.INSTANCE);
-
-    private final ListState<Boolean> state;
     private final HeldNotices.LiveKeys topic;
-    private final boolean needed;
 
     /**
      * @param topic the held topic, or null without {@code --held-topic}
-     * @param restored whether the task starts from a checkpoint or savepoint
      */
-    public HeldTopicStart(OperatorStateStore store, HeldNotices.LiveKeys topic, boolean restored)
-            throws Exception {
-        state = store.getUnionListState(STATE);
-        boolean wereOn = false;
-        for (Boolean on : state.get()) {
-            wereOn |= Boolean.TRUE.equals(on);
-        }
+    public HeldTopicStart(HeldNotices.LiveKeys topic) {
         this.topic = topic;
-        this.needed = topic != null && !(restored && wereOn);
     }
 
-    /** Whether this start must make the topic whole. */
-    public boolean needed() {
-        return needed;
-    }
+    /** A message by its user and the fingerprint of its messageId. */
+    private record Held(long user, long fingerprint) {}
 
     /**
-     * Tombstones the live keys this task owns, then writes a notice for every message it holds.
+     * Writes the notices and tombstones that make the topic's live keys of this task what it holds.
      *
      * @param owns whether a user's key group is this task's
      * @param first whether this is task 0, which also tombstones keys that name no user
@@ -70,30 +58,51 @@ public final class HeldTopicStart {
             LongConsumer setKey,
             CappingOutputs.Sink sink)
             throws Exception {
-        if (!needed) {
+        if (topic == null) {
             return;
         }
+        long started = System.nanoTime();
         List<byte[]> live = topic.read(owns, first);
+        Map<Held, byte[]> unmatched = new HashMap<>();
+        int stale = 0;
         for (byte[] key : live) {
-            sink.staleKey(key);
+            Held h = heldOf(key);
+            if (h == null) {
+                sink.staleKey(key); // not a key this job writes
+                stale++;
+            } else {
+                unmatched.put(h, key);
+            }
         }
         long[] noticed = {0};
         held.forEach(
                 backend,
                 setKey,
+                (user, fingerprint) -> unmatched.remove(new Held(user, fingerprint)) == null,
                 h -> {
                     sink.reconciled(h);
                     noticed[0]++;
                 });
+        for (byte[] key : unmatched.values()) {
+            sink.staleKey(key);
+            stale++;
+        }
         LOG.info(
-                "held topic made whole at start: {} keys left live before tombstoned, {} held"
-                        + " messages noticed",
+                "held topic checked at start in {} ms: {} keys live, {} tombstoned (nothing"
+                        + " holds them), {} held messages noticed (the topic lacked them)",
+                (System.nanoTime() - started) / 1_000_000,
                 live.size(),
+                stale,
                 noticed[0]);
     }
 
-    /** Notes in the checkpoint whether notices are written, so a restore knows. */
-    public void snapshot() throws Exception {
-        state.update(List.of(topic != null));
+    /** The message a key names, or null for a key that is not {@code <userId>/<messageId>}. */
+    private static Held heldOf(byte[] key) {
+        Long user = HeldNotice.userOf(key);
+        if (user == null) {
+            return null;
+        }
+        String k = new String(key, StandardCharsets.UTF_8);
+        return new Held(user, Fingerprints.of(k.substring(k.indexOf('/') + 1)));
     }
 }

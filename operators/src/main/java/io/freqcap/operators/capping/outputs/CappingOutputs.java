@@ -42,27 +42,39 @@ public record CappingOutputs(
     }
 
     /** The outputs of one call of the function (for a keyed element). */
-    public Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.ReadOnlyContext ctx) {
-        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
+    public Sink to(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.ReadOnlyContext ctx,
+            Consumer<Delivery> deliveries) {
+        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w), deliveries);
     }
 
     /** The outputs of one call of the function (for a broadcast element). */
-    public Sink to(KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx) {
-        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w));
+    public Sink to(
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            Consumer<Delivery> deliveries) {
+        return new Sink(a -> ctx.output(AUDIT, a), w -> ctx.output(MIRROR, w), deliveries);
     }
 
-    /** The outputs of the operator itself (a timer, a start): its side outputs as consumers. */
-    public Sink to(Consumer<AuditEvent> audits, Consumer<MirrorWrite> writes) {
-        return new Sink(audits, writes);
+    /** The outputs of the operator itself (a timer, a start) as consumers. */
+    public Sink to(
+            Consumer<AuditEvent> audits,
+            Consumer<MirrorWrite> writes,
+            Consumer<Delivery> deliveries) {
+        return new Sink(audits, writes, deliveries);
     }
 
     public final class Sink {
         private final Consumer<AuditEvent> audits;
         private final Consumer<MirrorWrite> writes;
+        private final Consumer<Delivery> deliveries;
 
-        private Sink(Consumer<AuditEvent> audits, Consumer<MirrorWrite> writes) {
+        private Sink(
+                Consumer<AuditEvent> audits,
+                Consumer<MirrorWrite> writes,
+                Consumer<Delivery> deliveries) {
             this.audits = audits;
             this.writes = writes;
+            this.deliveries = deliveries;
         }
 
         /**
@@ -71,7 +83,7 @@ public record CappingOutputs(
          * delivery now or its audit record (one held for later waits in state, {@code
          * Stores#apply}); its Redis write.
          */
-        public void decided(Decided d, Consumer<Delivery> now) {
+        public void decided(Decided d) {
             if (d.undecided()) {
                 metrics.undecided.inc(); // the rule threw on it: see DecisionStep
             }
@@ -86,7 +98,7 @@ public record CappingOutputs(
             }
             switch (d.route()) {
                 case AUDIT -> audits.accept(d.audit(maxRecordBytes));
-                case NOW -> now.accept(d.delivery());
+                case NOW -> deliveries.accept(d.delivery());
                 case LATER -> {}
             }
             mirror(d.mirrorWrite());
@@ -98,7 +110,7 @@ public record CappingOutputs(
          */
         public void held(HeldDelivery h) {
             if (notices != null) {
-                notices.held(h, audits);
+                notices.held(h, audits, deliveries);
             }
         }
 
@@ -109,29 +121,27 @@ public record CappingOutputs(
         }
 
         /** A held message delivered at its send time, and its tombstone. */
-        public void released(HeldDelivery h, Consumer<Delivery> out) {
-            out.accept(h.delivery());
+        public void released(HeldDelivery h) {
+            deliveries.accept(h.delivery());
             if (notices != null) {
-                notices.released(h, out, audits);
+                notices.released(h, audits, deliveries);
             }
         }
 
         private void left(HeldDelivery h) {
             if (notices != null) {
-                notices.left(h, audits);
+                notices.left(h, audits, deliveries);
             }
         }
 
-        /**
-         * A notice of a message held before the held topic was on (a restore), or a key left live.
-         */
+        /** A notice of a message held that the held topic lacks (a start). */
         public void reconciled(HeldDelivery h) {
-            notices.held(h, audits);
+            notices.held(h, audits, deliveries);
         }
 
-        /** A key an earlier job left live on the held topic: its tombstone. */
+        /** A key live on the held topic that nothing held has (a start): its tombstone. */
         public void staleKey(byte[] key) {
-            notices.stale(key, audits);
+            notices.stale(key, audits, deliveries);
         }
 
         /** An audit record of a held message's outcome or a control record's, counted. */

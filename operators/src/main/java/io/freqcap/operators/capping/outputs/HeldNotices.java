@@ -6,9 +6,10 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldNotice;
 import io.freqcap.schema.history.Fingerprints;
 import java.io.Serializable;
-import java.util.HashSet;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 import java.util.function.Supplier;
@@ -26,11 +27,14 @@ import org.apache.flink.metrics.Counter;
  *       records ({@link AuditEvent#held}): the tombstone commits with the record that ended the
  *       hold;
  *   <li>the tombstone of a message delivered at its send time, with its delivery ({@link
- *       Delivery#heldTombstone}), in the delivery sink's transaction;
- *   <li>except when its notice went out since the last checkpoint: then its tombstone follows the
- *       notice through the audit sink. Records of one key must reach the topic in order, and two
- *       sinks are two producers, ordered only by the checkpoint between them. (Such a message was
- *       never visible as waiting: notice and tombstone commit together.)
+ *       Delivery#heldTopic}), in the delivery sink's transaction;
+ *   <li>except where a record of the same key went out since the last checkpoint: then it takes
+ *       that record's way. Records of one key must reach the topic in order, and two sinks are two
+ *       producers, ordered only by the checkpoint between them (each flushes before the barrier,
+ *       chained to this operator). So a message noticed and released between two checkpoints has
+ *       both records in the audit sink's transaction (it was never visible as waiting), and a
+ *       message released, un-counted by a failed receipt, sent again and held again has its new
+ *       notice after its tombstone, with the deliveries.
  * </ul>
  *
  * <p>A message released at once (its send time already past) gets neither. A start without state,
@@ -58,8 +62,12 @@ public final class HeldNotices {
     private final int maxRecordBytes;
     private final Supplier<String> configZone;
 
-    /** Messages noticed since the last checkpoint, by {@link #id}; collisions only cost order. */
-    private final Set<Long> noticedSinceCheckpoint = new HashSet<>();
+    /**
+     * The keys written since the last checkpoint, by a 64-bit hash of the key: true when through
+     * the delivery sink. Every later record of such a key until the next checkpoint takes the same
+     * way, so that one producer writes them in order.
+     */
+    private final Map<Long, Boolean> sinceCheckpoint = new HashMap<>();
 
     /**
      * @param written the {@code heldNotices} counter
@@ -71,47 +79,57 @@ public final class HeldNotices {
         this.configZone = configZone;
     }
 
-    /** A message held: its notice. */
-    public void held(HeldDelivery h, Consumer<AuditEvent> audits) {
-        audits.accept(notice(h));
-        noticedSinceCheckpoint.add(id(h));
-        written.inc();
+    /** A message held: its notice, with the audit records. */
+    public void held(HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        write(HeldNotice.key(h), notice(h), false, audits, deliveries);
     }
 
     /** The notice of a held message. */
-    public AuditEvent notice(HeldDelivery h) {
-        return AuditEvent.held(
-                HeldNotice.key(h), HeldNotice.json(h, configZone.get(), maxRecordBytes));
+    byte[] notice(HeldDelivery h) {
+        return HeldNotice.json(h, configZone.get(), maxRecordBytes);
     }
 
-    /** A held message withdrawn (FORGOTTEN, PREEMPTED, CANCELLED): its tombstone, audited. */
-    public void left(HeldDelivery h, Consumer<AuditEvent> audits) {
-        audits.accept(AuditEvent.held(HeldNotice.key(h), null));
-        written.inc();
+    /**
+     * A held message withdrawn (FORGOTTEN, PREEMPTED, CANCELLED): its tombstone, with the audit
+     * records.
+     */
+    public void left(HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        write(HeldNotice.key(h), null, false, audits, deliveries);
     }
 
-    /** A held message delivered: its tombstone, with the delivery unless noticed just now. */
-    public void released(HeldDelivery h, Consumer<Delivery> out, Consumer<AuditEvent> audits) {
-        if (noticedSinceCheckpoint.contains(id(h))) {
-            left(h, audits);
-            return;
-        }
-        out.accept(Delivery.heldTombstone(HeldNotice.key(h)));
-        written.inc();
+    /** A held message delivered: its tombstone, with the deliveries. */
+    public void released(
+            HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        write(HeldNotice.key(h), null, true, audits, deliveries);
     }
 
     /** A key left live by an earlier job (or an earlier run without notices): its tombstone. */
-    public void stale(byte[] key, Consumer<AuditEvent> audits) {
-        audits.accept(AuditEvent.held(key, null));
+    public void stale(byte[] key, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        write(key, null, false, audits, deliveries);
+    }
+
+    /**
+     * Writes a record of the held topic the way its key's records took since the last checkpoint,
+     * else the way it belongs with ({@code withDeliveries}).
+     */
+    private void write(
+            byte[] key,
+            byte[] json,
+            boolean withDeliveries,
+            Consumer<AuditEvent> audits,
+            Consumer<Delivery> deliveries) {
+        Long id = Fingerprints.of(new String(key, StandardCharsets.UTF_8));
+        Boolean taken = sinceCheckpoint.putIfAbsent(id, withDeliveries);
+        if (taken != null ? taken : withDeliveries) {
+            deliveries.accept(Delivery.heldTopic(key, json));
+        } else {
+            audits.accept(AuditEvent.held(key, json));
+        }
         written.inc();
     }
 
-    /** A checkpoint: what was noticed before it is committed before anything after it. */
+    /** A checkpoint: what was written before it is committed before anything after it. */
     public void checkpointed() {
-        noticedSinceCheckpoint.clear();
-    }
-
-    private static long id(HeldDelivery h) {
-        return h.userId() * 0x9E3779B97F4A7C15L ^ Fingerprints.of(h.messageId());
+        sinceCheckpoint.clear();
     }
 }
