@@ -38,13 +38,13 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     }
 
     @Override
-    public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers) {
+    public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen) {
         Set<ByteBuffer> live = new HashSet<>();
         scan(
                 kafka.bootstrapServers(),
                 kafka.clientProperties(),
                 kafka.heldTopic(),
-                WAIT_FOR_OPEN,
+                waitForOpen ? WAIT_FOR_OPEN : Duration.ZERO,
                 (key, value) -> {
                     Long user = HeldNotice.userOf(key);
                     if (user == null ? !ownsOthers : !ownsUser.test(user)) {
@@ -69,7 +69,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
      */
     static final Duration WAIT_FOR_OPEN = Duration.ofSeconds(15);
 
-    /** How long a scan may take before it gives up (a partition without a leader, say). */
+    /** How long a scan may go without reading on before it gives up (no leader, say). */
     static final Duration GIVE_UP = Duration.ofMinutes(3);
 
     /**
@@ -84,8 +84,8 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
      * @param clientProperties {@code --kafka-config}'s properties
      * @param waitForOpen how long to wait for open transactions; zero to read what is committed
      * @param visit the key and value (null for a tombstone) of each record with a key
-     * @throws IllegalStateException when the topic is absent or cannot be read within {@link
-     *     #GIVE_UP}
+     * @throws IllegalStateException when the topic is absent or its reading makes no progress for
+     *     {@link #GIVE_UP}
      */
     public static void scan(
             String bootstrap,
@@ -96,6 +96,8 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
         Properties p = KafkaClientConfig.properties(clientProperties);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        // Where the log's start moves on during the scan (retention), read on from there.
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
@@ -127,8 +129,11 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
             }
             boolean waiting = !waitForOpen.isZero();
             ends.entrySet().removeIf(e -> c.position(e.getKey()) >= e.getValue());
+            long read = 0;
+            long progressAt = start;
             while (!ends.isEmpty()) {
-                long elapsed = System.nanoTime() - start;
+                long now = System.nanoTime();
+                long elapsed = now - start;
                 if (waiting && elapsed > waitForOpen.toNanos()) {
                     waiting = false;
                     Map<TopicPartition, Long> stable = c.endOffsets(ends.keySet());
@@ -141,13 +146,13 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                             stable);
                     ends.replaceAll((tp, end) -> Math.min(end, stable.get(tp)));
                 }
-                if (elapsed > GIVE_UP.toNanos()) {
+                if (now - progressAt > GIVE_UP.toNanos()) {
                     throw new IllegalStateException(
                             "held topic "
                                     + topic
                                     + ": could not read partitions "
                                     + ends.keySet()
-                                    + " within "
+                                    + ": no progress for "
                                     + GIVE_UP.toMinutes()
                                     + " minutes");
                 }
@@ -155,6 +160,14 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                     if (r.key() != null) {
                         visit.accept(r.key(), r.value());
                     }
+                }
+                long position = 0;
+                for (TopicPartition tp : ends.keySet()) {
+                    position += c.position(tp);
+                }
+                if (position != read) {
+                    read = position;
+                    progressAt = System.nanoTime();
                 }
                 ends.entrySet().removeIf(e -> c.position(e.getKey()) >= e.getValue());
             }

@@ -68,7 +68,7 @@ class FreqcapJobGraphTest {
                     () ->
                             FreqcapJob.build(
                                     CappingSettings.of(Traffic.config(1, 2, 6, 1))
-                                            .withHeldTopic((owns, others) -> List.of()),
+                                            .withHeldTopic((owns, others, wait) -> List.of()),
                                     env.fromData(
                                             List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
                                             TypeInformation.of(RawRecord.class)),

@@ -106,7 +106,7 @@ public class CappingFunction
                         context.isRestored());
         mirrorDebt = new MirrorDebt(context.getOperatorStateStore());
         heldBooks = HeldBooks.restore(context.getOperatorStateStore(), context.isRestored());
-        heldTopicStart = new HeldTopicStart(settings.heldTopic());
+        heldTopicStart = new HeldTopicStart(settings.heldTopic(), context.isRestored());
     }
 
     @Override

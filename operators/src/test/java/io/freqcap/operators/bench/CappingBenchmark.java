@@ -451,7 +451,8 @@ public final class CappingBenchmark {
                                 new CappingFunction(
                                         heldTopic
                                                 ? CappingSettings.of(config)
-                                                        .withHeldTopic((owns, others) -> List.of())
+                                                        .withHeldTopic(
+                                                                (owns, others, wait) -> List.of())
                                                 : CappingSettings.of(config))),
                         InboundMessage::routingKey,
                         Types.LONG,

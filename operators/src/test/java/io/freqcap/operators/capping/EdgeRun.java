@@ -196,7 +196,7 @@ final class EdgeRun implements AutoCloseable {
      * each run starts on an empty topic.
      */
     private final io.freqcap.operators.capping.outputs.HeldNotices.LiveKeys liveKeys =
-            (ownsUser, ownsOthers) -> List.of();
+            (ownsUser, ownsOthers, wait) -> List.of();
 
     /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
     private final Map<String, Long> tally;

@@ -5,9 +5,12 @@ import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.schema.held.HeldNotice;
 import io.freqcap.schema.history.Fingerprints;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 import org.apache.flink.runtime.state.KeyedStateBackend;
@@ -32,19 +35,24 @@ public final class HeldTopicStart {
     private static final Logger LOG = LoggerFactory.getLogger(HeldTopicStart.class);
 
     private final HeldNotices.LiveKeys topic;
+    private final boolean restored;
 
     /**
      * @param topic the held topic, or null without {@code --held-topic}
+     * @param restored whether the task starts from a checkpoint or savepoint
      */
-    public HeldTopicStart(HeldNotices.LiveKeys topic) {
+    public HeldTopicStart(HeldNotices.LiveKeys topic, boolean restored) {
         this.topic = topic;
+        this.restored = restored;
     }
 
     /** A message by its user and the fingerprint of its messageId. */
     private record Held(long user, long fingerprint) {}
 
     /**
-     * Writes the notices and tombstones that make the topic's live keys of this task what it holds.
+     * Writes the notices and tombstones that make the topic's live keys of this task what it holds:
+     * first the tombstones, then the notices, so that where a key a notice is written under was
+     * also taken for another (a messageId that UTF-8 cannot carry whole), the notice is last.
      *
      * @param owns whether a user's key group is this task's
      * @param first whether this is task 0, which also tombstones keys that name no user
@@ -62,47 +70,68 @@ public final class HeldTopicStart {
             return;
         }
         long started = System.nanoTime();
-        List<byte[]> live = topic.read(owns, first);
-        Map<Held, byte[]> unmatched = new HashMap<>();
-        int stale = 0;
+        List<byte[]> live = topic.read(owns, first, !restored);
+        Map<Held, List<byte[]>> unmatched = new HashMap<>();
+        List<byte[]> stale = new ArrayList<>();
         for (byte[] key : live) {
             Held h = heldOf(key);
             if (h == null) {
-                sink.staleKey(key); // not a key this job writes
-                stale++;
+                stale.add(key); // not a key this job writes
             } else {
-                unmatched.put(h, key);
+                unmatched.computeIfAbsent(h, k -> new ArrayList<>(1)).add(key);
             }
         }
-        long[] noticed = {0};
+        // The held messages' keys only: those the topic has are matched, the others noted.
+        Set<Held> missing = new HashSet<>();
         held.forEach(
                 backend,
                 setKey,
-                (user, fingerprint) -> unmatched.remove(new Held(user, fingerprint)) == null,
-                h -> {
-                    sink.reconciled(h);
-                    noticed[0]++;
-                });
-        for (byte[] key : unmatched.values()) {
+                (user, fingerprint) -> {
+                    Held h = new Held(user, fingerprint);
+                    if (unmatched.remove(h) == null) {
+                        missing.add(h);
+                    }
+                    return false;
+                },
+                h -> {});
+        unmatched.values().forEach(stale::addAll);
+        for (byte[] key : stale) {
             sink.staleKey(key);
-            stale++;
+        }
+        long[] noticed = {0};
+        if (!missing.isEmpty()) {
+            held.forEach(
+                    backend,
+                    setKey,
+                    (user, fingerprint) -> missing.contains(new Held(user, fingerprint)),
+                    h -> {
+                        sink.reconciled(h);
+                        noticed[0]++;
+                    });
         }
         LOG.info(
                 "held topic checked at start in {} ms: {} keys live, {} tombstoned (nothing"
                         + " holds them), {} held messages noticed (the topic lacked them)",
                 (System.nanoTime() - started) / 1_000_000,
                 live.size(),
-                stale,
+                stale.size(),
                 noticed[0]);
     }
 
-    /** The message a key names, or null for a key that is not {@code <userId>/<messageId>}. */
+    /**
+     * The message a key names, or null for a key that is not {@code <userId>/<messageId>} as this
+     * job writes it (the userId in decimal without leading zeros or sign).
+     */
     private static Held heldOf(byte[] key) {
         Long user = HeldNotice.userOf(key);
         if (user == null) {
             return null;
         }
         String k = new String(key, StandardCharsets.UTF_8);
-        return new Held(user, Fingerprints.of(k.substring(k.indexOf('/') + 1)));
+        int slash = k.indexOf('/');
+        if (!k.substring(0, slash).equals(Long.toString(user))) {
+            return null;
+        }
+        return new Held(user, Fingerprints.of(k.substring(slash + 1)));
     }
 }

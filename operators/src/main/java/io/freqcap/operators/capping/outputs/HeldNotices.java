@@ -37,9 +37,8 @@ import org.apache.flink.metrics.Counter;
  *       notice after its tombstone, with the deliveries.
  * </ul>
  *
- * <p>A message released at once (its send time already past) gets neither. A start without state,
- * or a restore from state written without the held topic, first tombstones every key the topic
- * still holds live and then writes a notice for every message held ({@code CappingOperator}).
+ * <p>A message released at once (its send time already past) gets neither. Every start makes the
+ * topic match the held state before the first record ({@code HeldTopicStart}).
  */
 public final class HeldNotices {
     /**
@@ -54,8 +53,13 @@ public final class HeldNotices {
          * @param ownsUser whether a user's key group is this task's
          * @param ownsOthers whether this task also takes the keys that name no userId (one task
          *     does)
+         * @param waitForOpen whether to wait a little for transactions open on the topic to end (a
+         *     start without state: an earlier job's, which the restarted sinks abort); a restore
+         *     reads what is committed, since the transactions open then are its own checkpoint's,
+         *     consistent with its state, or ones that will abort
          */
-        List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers) throws Exception;
+        List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen)
+                throws Exception;
     }
 
     private final Counter written;
@@ -128,7 +132,7 @@ public final class HeldNotices {
         written.inc();
     }
 
-    /** A checkpoint: what was written before it is committed before anything after it. */
+    /** A checkpoint: what was written before it reached the log before anything after it. */
     public void checkpointed() {
         sinceCheckpoint.clear();
     }
