@@ -6,13 +6,13 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.LongPredicate;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -39,28 +39,50 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
 
     @Override
     public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen) {
-        Set<ByteBuffer> live = new HashSet<>();
+        List<byte[]> out = new ArrayList<>();
+        live(
+                        kafka.bootstrapServers(),
+                        kafka.clientProperties(),
+                        kafka.heldTopic(),
+                        waitForOpen ? WAIT_FOR_OPEN : Duration.ZERO,
+                        key -> {
+                            Long user = HeldNotice.userOf(key);
+                            return user == null ? ownsOthers : ownsUser.test(user);
+                        })
+                .forEach((key, value) -> out.add(key.array()));
+        return out;
+    }
+
+    /**
+     * The topic's live records now, as a compacted topic keeps them: each key's latest value, keys
+     * whose latest record is a tombstone left out, in the order first read.
+     *
+     * @param keep which keys to keep (the others are not kept in memory)
+     * @see #scan
+     */
+    public static Map<ByteBuffer, byte[]> live(
+            String bootstrap,
+            Map<String, String> clientProperties,
+            String topic,
+            Duration waitForOpen,
+            Predicate<byte[]> keep) {
+        Map<ByteBuffer, byte[]> live = new LinkedHashMap<>();
         scan(
-                kafka.bootstrapServers(),
-                kafka.clientProperties(),
-                kafka.heldTopic(),
-                waitForOpen ? WAIT_FOR_OPEN : Duration.ZERO,
+                bootstrap,
+                clientProperties,
+                topic,
+                waitForOpen,
                 (key, value) -> {
-                    Long user = HeldNotice.userOf(key);
-                    if (user == null ? !ownsOthers : !ownsUser.test(user)) {
+                    if (!keep.test(key)) {
                         return;
                     }
                     if (value == null) {
                         live.remove(ByteBuffer.wrap(key));
                     } else {
-                        live.add(ByteBuffer.wrap(key));
+                        live.put(ByteBuffer.wrap(key), value);
                     }
                 });
-        List<byte[]> out = new ArrayList<>(live.size());
-        for (ByteBuffer b : live) {
-            out.add(b.array());
-        }
-        return out;
+        return live;
     }
 
     /**

@@ -8,12 +8,10 @@ import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -109,13 +107,7 @@ class HeldSavepointWriter {
                                 tmp.resolve("savepoint").toUri().toString(),
                                 SavepointFormatType.CANONICAL)
                         .get();
-        Path from = Path.of(java.net.URI.create(path));
-        Files.createDirectories(target);
-        try (Stream<Path> files = Files.list(from)) {
-            for (Path f : files.toList()) {
-                Files.copy(f, target.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-            }
-        }
+        KafkaPipelineSupport.copySavepoint(path, target);
         var meta = Json.MAPPER.createObjectNode();
         meta.put("t0", T0.toEpochMilli());
         meta.put("end", END.toEpochMilli());

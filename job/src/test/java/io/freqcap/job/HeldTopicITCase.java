@@ -65,17 +65,7 @@ class HeldTopicITCase {
     private int seq;
 
     Input message(List<Input> inputs, long user, String id, String channel, long t, int priority) {
-        int seq = this.seq++;
-        String json =
-                String.format(
-                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\",\"timestamp\":%d,"
-                                + "\"priority\":%d,\"seq\":%d}",
-                        id, user, channel, t, priority, seq);
-        Input in =
-                new Input(
-                        seq,
-                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
-                        json.getBytes(StandardCharsets.UTF_8));
+        Input in = Traffic.message(seq++, user, id, channel, t, priority);
         inputs.add(in);
         return in;
     }

@@ -9,13 +9,11 @@ import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -189,16 +187,7 @@ class JobSavepointCompatibilityITCase {
                                     tmp.resolve("savepoint").toUri().toString(),
                                     SavepointFormatType.CANONICAL)
                             .get();
-            Path from = Path.of(java.net.URI.create(path));
-            Files.createDirectories(target);
-            try (Stream<Path> files = Files.list(from)) {
-                for (Path f : files.toList()) {
-                    Files.copy(
-                            f,
-                            target.resolve(f.getFileName()),
-                            StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
+            KafkaPipelineSupport.copySavepoint(path, target);
             System.out.println("savepoint written to " + target.toAbsolutePath());
         }
     }
@@ -321,16 +310,7 @@ class JobSavepointCompatibilityITCase {
                                     SavepointFormatType.CANONICAL)
                             .get();
             assertTrue(System.currentTimeMillis() < end, "the savepoint came before the send time");
-            Path from0 = Path.of(java.net.URI.create(path));
-            Files.createDirectories(target);
-            try (Stream<Path> files = Files.list(from0)) {
-                for (Path f : files.toList()) {
-                    Files.copy(
-                            f,
-                            target.resolve(f.getFileName()),
-                            StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
+            KafkaPipelineSupport.copySavepoint(path, target);
             var meta = Json.MAPPER.createObjectNode();
             meta.put("t0", t0);
             meta.put("end", end);

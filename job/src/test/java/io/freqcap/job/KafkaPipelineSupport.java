@@ -77,6 +77,20 @@ final class KafkaPipelineSupport {
                 .get();
     }
 
+    /** Copies a savepoint's files (its {@code file:} uri) into {@code target}, a test resource. */
+    static void copySavepoint(String savepoint, Path target) throws java.io.IOException {
+        Path from = Path.of(java.net.URI.create(savepoint));
+        Files.createDirectories(target);
+        try (java.util.stream.Stream<Path> files = Files.list(from)) {
+            for (Path f : files.toList()) {
+                Files.copy(
+                        f,
+                        target.resolve(f.getFileName()),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+
     /**
      * Cancels a job and waits until it has stopped, so that nothing writes into the test's
      * temporary directory (checkpoints) while JUnit deletes it.

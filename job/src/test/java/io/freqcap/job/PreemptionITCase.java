@@ -11,7 +11,6 @@ import io.freqcap.schema.common.Json;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.OutboundMessage;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,17 +54,7 @@ class PreemptionITCase {
     private int seq;
 
     Input message(List<Input> inputs, long user, String id, long t, int priority) {
-        int seq = this.seq++;
-        String json =
-                String.format(
-                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"push\",\"timestamp\":%d,"
-                                + "\"priority\":%d,\"seq\":%d}",
-                        id, user, t, priority, seq);
-        Input in =
-                new Input(
-                        seq,
-                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
-                        json.getBytes(StandardCharsets.UTF_8));
+        Input in = Traffic.message(seq++, user, id, "push", t, priority);
         inputs.add(in);
         return in;
     }

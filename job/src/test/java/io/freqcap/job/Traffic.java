@@ -163,6 +163,20 @@ final class Traffic {
     }
 
     /** A push message of {@code user} keyed by its userId, carrying its {@code seq}. */
+    /** A message of {@code channel} with a priority, keyed by its user, its seq in its value. */
+    static Input message(
+            int seq, long user, String messageId, String channel, long timestamp, int priority) {
+        String json =
+                String.format(
+                        "{\"messageId\":\"%s\",\"userId\":%d,\"channel\":\"%s\",\"timestamp\":%d,"
+                                + "\"priority\":%d,\"seq\":%d}",
+                        messageId, user, channel, timestamp, priority, seq);
+        return new Input(
+                seq,
+                Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                json.getBytes(StandardCharsets.UTF_8));
+    }
+
     static Input pushMessage(int seq, long user, String messageId, long timestamp) {
         String json =
                 "{\"messageId\":\""

@@ -339,23 +339,16 @@ public final class LocalRunner {
         if (topic == null) {
             return -1;
         }
-        java.util.Set<java.nio.ByteBuffer> live = new java.util.HashSet<>();
         try {
-            KafkaHeldTopic.scan(
-                    options.get(FreqcapOptions.BOOTSTRAP_SERVERS),
-                    KafkaSettings.clientProperties(options),
-                    topic,
-                    Duration.ZERO,
-                    (k, v) -> {
-                        if (v == null) {
-                            live.remove(java.nio.ByteBuffer.wrap(k));
-                        } else {
-                            live.add(java.nio.ByteBuffer.wrap(k));
-                        }
-                    });
+            return KafkaHeldTopic.live(
+                            options.get(FreqcapOptions.BOOTSTRAP_SERVERS),
+                            KafkaSettings.clientProperties(options),
+                            topic,
+                            Duration.ZERO,
+                            key -> true)
+                    .size();
         } catch (RuntimeException e) {
             return -1;
         }
-        return live.size();
     }
 }

@@ -39,14 +39,9 @@ public record Verdict(
         this(decision, segment, violations, retryAfter, reason, shadow, null, null);
     }
 
-    /** An ALLOWED verdict with a later send time: the message is held until then. */
-    public static Verdict held(String segment, long sendAt) {
-        return held(segment, sendAt, List.of());
-    }
-
     /**
-     * An ALLOWED verdict with a later send time, and what held the message (the violations at its
-     * timestamp).
+     * An ALLOWED verdict with a later send time (the message is held until then), and what held it
+     * (the violations at its timestamp).
      */
     public static Verdict held(String segment, long sendAt, List<Violation> heldBy) {
         return new Verdict(Decision.ALLOWED, segment, heldBy, null, null, null, sendAt, null);

@@ -134,23 +134,16 @@ public final class HeldQuery {
     /** The notices live now that the query keeps, in send-time order. */
     static List<JsonNode> read(Query q) {
         String prefix = q.user() == null ? null : q.user() + "/";
-        Map<String, byte[]> live = new LinkedHashMap<>();
-        KafkaHeldTopic.scan(
-                q.bootstrap(),
-                q.clientProperties(),
-                q.topic(),
-                java.time.Duration.ZERO,
-                (key, value) -> {
-                    String k = new String(key, StandardCharsets.UTF_8);
-                    if (prefix != null && !k.startsWith(prefix)) {
-                        return;
-                    }
-                    if (value == null) {
-                        live.remove(k);
-                    } else {
-                        live.put(k, value);
-                    }
-                });
+        var live =
+                KafkaHeldTopic.live(
+                        q.bootstrap(),
+                        q.clientProperties(),
+                        q.topic(),
+                        java.time.Duration.ZERO,
+                        key ->
+                                prefix == null
+                                        || new String(key, StandardCharsets.UTF_8)
+                                                .startsWith(prefix));
         List<JsonNode> out = new ArrayList<>();
         for (byte[] v : live.values()) {
             try {

@@ -268,11 +268,7 @@ public final class HeldMessages implements HeldQueue {
         if (!hours.mustCount()) {
             return;
         }
-        List<Long> users;
-        try (var keys = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
-            users = keys.distinct().toList();
-        }
-        for (long user : users) {
+        for (long user : users(backend, STATE.getName())) {
             setKey.accept(user);
             for (HeldKey k : state.keys()) {
                 hours.add(user, k.sendAt(), 1);
@@ -345,12 +341,8 @@ public final class HeldMessages implements HeldQueue {
      * @param setKey switches the backend's current key, so that the state reads that user's
      */
     public void countLegacy(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
-        List<Long> users;
-        try (var keys = backend.getKeys(LEGACY.getName(), VoidNamespace.INSTANCE)) {
-            users = keys.toList();
-        }
         long n = 0;
-        for (long user : users) {
+        for (long user : users(backend, LEGACY.getName())) {
             setKey.accept(user);
             Iterable<HeldDelivery> held = legacy.get();
             if (held != null) {
