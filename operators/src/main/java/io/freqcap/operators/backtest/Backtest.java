@@ -3,6 +3,7 @@ package io.freqcap.operators.backtest;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Preferences;
+import io.freqcap.operators.capping.decision.Receipts;
 import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
@@ -10,6 +11,7 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
 import java.util.List;
@@ -33,6 +35,7 @@ public final class Backtest implements AutoCloseable {
     private final ControlHandler control;
     private final MemoryHistories histories = new MemoryHistories();
     private final MemoryHeld held = new MemoryHeld();
+    private final MemoryEngagements engagements = new MemoryEngagements();
     private final Stores stores;
     private final DecisionStep step;
 
@@ -48,8 +51,27 @@ public final class Backtest implements AutoCloseable {
                 new Stores(
                         histories,
                         held,
-                        preferences.isEmpty() ? Preferences.NONE : preferences::get);
+                        preferences.isEmpty() ? Preferences.NONE : preferences::get,
+                        engagements);
         this.step = new DecisionStep(stores, false);
+    }
+
+    /**
+     * Applies a delivery receipt as the job does (contract.md §11): a {@code failed} one un-counts
+     * a counted message that is no longer held at the replay's clock, an engagement may become the
+     * user's last; what it did is the effect returned.
+     *
+     * @param at the receipt's timestamp (simulate refuses a receipt without one)
+     */
+    public Receipts.Effect receipt(DeliveryReceipt r, long at) {
+        try {
+            Receipts.Effect effect =
+                    Receipts.of(r, r.userId(), at, histories, (u, e) -> e.timestamp() > clock);
+            stores.apply(effect);
+            return effect;
+        } catch (Exception e) {
+            throw new IllegalStateException("in-memory histories cannot fail", e);
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import io.freqcap.operators.capping.control.ControlInput;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
+import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.operators.capping.held.HeldBooks;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.HeldTopicStart;
@@ -87,6 +88,7 @@ public class CappingFunction
     private transient CappingOutputs outputs;
     private transient Withdrawals withdrawals;
     private transient PreferenceStore preferences;
+    private transient EngagementStore engagements;
     private transient UserInputs userInputs;
     private transient Upkeep upkeep;
 
@@ -155,7 +157,8 @@ public class CappingFunction
         preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
         metrics.gauge("usersWithPreferences", preferences::users);
         long ahead = settings.bounds().maxFuture().millis();
-        stores = new Stores(histories, held, preferences);
+        engagements = new EngagementStore(getRuntimeContext().getState(EngagementStore.STATE));
+        stores = new Stores(histories, held, preferences, engagements);
         step =
                 new DecisionStep(
                         stores,
@@ -177,7 +180,8 @@ public class CappingFunction
                                         () -> control.config().timezone()));
         withdrawals =
                 new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
-        userInputs = new UserInputs(histories, held, preferences, withdrawals, metrics, outputs);
+        userInputs =
+                new UserInputs(stores, histories, held, preferences, withdrawals, metrics, outputs);
         upkeep =
                 new Upkeep(
                         histories,
@@ -187,7 +191,8 @@ public class CappingFunction
                         settings.mirror() ? mirrorDebt : null,
                         getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0,
                         () -> getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
-                        preferences::has);
+                        preferences::has,
+                        engagements);
     }
 
     @Override
@@ -298,12 +303,13 @@ public class CappingFunction
     /**
      * Called by {@link CappingOperator} once open, keyed state restored: counts the messages
      * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge), and finds
-     * the users with preferences.
+     * the users with preferences and with a last engagement.
      */
     void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
         held.countLegacy(backend, keySetter);
         held.countHours(backend, keySetter);
         preferences.load(backend);
+        engagements.load(backend);
     }
 
     /**
@@ -336,11 +342,12 @@ public class CappingFunction
     }
 
     /**
-     * The user's history and preferences erased; the channels the history held. Package-private:
-     * tests inject faults.
+     * The user's history, preferences and last engagement erased; the channels the history held.
+     * Package-private: tests inject faults.
      */
     String[] eraseUser(long user) throws Exception {
         preferences.clear(user);
+        engagements.clear(user);
         return histories.forget(user);
     }
 }

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import io.freqcap.operators.capping.control.ControlInput;
+import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
@@ -40,7 +41,8 @@ record Upkeep(
         MirrorDebt mirrorDebt,
         boolean auditsControl,
         IntSupplier maxParallelism,
-        LongPredicate hasPreferences) {
+        LongPredicate hasPreferences,
+        EngagementStore engagements) {
     private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
 
     /** Applies a control record, a sweep or the mirror's tick. */
@@ -146,14 +148,21 @@ record Upkeep(
                             }
                         });
         histories.clearCache(); // it may hold what was just cleared
+        // A last engagement goes with its history (contract.md §11).
+        long dropped =
+                engagements.sweep(
+                        f -> ctx.applyToKeyedState(EngagementStore.STATE, f),
+                        user -> histories.noneInState());
         if (swept.horizon() != Long.MIN_VALUE) {
             control.sweptTo(swept.horizon());
         }
         metrics.cleared.inc(swept.histories());
         LOG.debug(
-                "Sweep at watermark {} cleared {} histories; messages before {} are STALE",
+                "Sweep at watermark {} cleared {} histories ({} last engagements); messages before"
+                        + " {} are STALE",
                 watermark,
                 swept.histories(),
+                dropped,
                 control.sweptHorizon());
     }
 

@@ -19,10 +19,52 @@ import java.util.regex.Pattern;
  *     none
  * @param reserved in a limit as one message reads it ({@link #forPriority}): the places kept from
  *     that message, which {@code max} already leaves out; 0 in a config's own limits
+ * @param lowered in a limit as one user's message reads it: what {@code fatigue} lowered it from;
+ *     null when it is the config's own max
  */
 public record Limit(
-        String window, long windowMillis, int max, String calendar, Reserve reserve, int reserved)
+        String window,
+        long windowMillis,
+        int max,
+        String calendar,
+        Reserve reserve,
+        int reserved,
+        Lowered lowered)
         implements java.io.Serializable {
+
+    /** A limit as the config has it, or as a message of some priority reads it. */
+    public Limit(
+            String window,
+            long windowMillis,
+            int max,
+            String calendar,
+            Reserve reserve,
+            int reserved) {
+        this(window, windowMillis, max, calendar, reserve, reserved, null);
+    }
+
+    /**
+     * What lowered a limit (contract.md §3 {@code fatigue}): the user's unengaged count and the max
+     * in the config, which a violation reports beside the lowered max.
+     */
+    public record Lowered(long unengaged, int configured) implements java.io.Serializable {}
+
+    /**
+     * The limit with its max lowered to {@code max} by {@code unengaged} unengaged messages; its
+     * reserve keeps min(slots, max) places (contract.md §3).
+     */
+    public Limit lowered(int max, long unengaged) {
+        return new Limit(
+                window,
+                windowMillis,
+                max,
+                calendar,
+                reserve == null
+                        ? null
+                        : new Reserve(Math.min(reserve.slots(), max), reserve.priority()),
+                0,
+                new Lowered(unengaged, this.max));
+    }
 
     /**
      * {@code slots} places (1..max) of every interval or period kept for messages of at least this
@@ -49,7 +91,13 @@ public record Limit(
             return this;
         }
         return new Limit(
-                window, windowMillis, max - reserve.slots(), calendar, null, reserve.slots());
+                window,
+                windowMillis,
+                max - reserve.slots(),
+                calendar,
+                null,
+                reserve.slots(),
+                lowered);
     }
 
     /** A calendar limit of {@code period} (day, week or month). */

@@ -20,6 +20,8 @@ import java.util.Set;
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
  * @param maxHeld how many held messages one user may have waiting (contract.md §3)
+ * @param fatigueWindowMillis the longest {@code fatigue.window} of the rules and shadow rules; 0
+ *     when none has a {@code fatigue}
  */
 public record LimitConfig(
         long version,
@@ -30,7 +32,8 @@ public record LimitConfig(
         Map<String, Rule> shadow,
         long longestWindowMillis,
         long keptWindowMillis,
-        int maxHeld)
+        int maxHeld,
+        long fatigueWindowMillis)
         implements ConfigRecord, java.io.Serializable {
 
     /** {@code maxHeld} when a config gives none. */
@@ -48,8 +51,17 @@ public record LimitConfig(
                 "UTC",
                 Map.of(),
                 Rule.longestWindow(rules),
-                Rule.longestWindow(rules),
-                DEFAULT_MAX_HELD);
+                Math.max(Rule.longestWindow(rules), Rule.longestFatigueWindow(rules)),
+                DEFAULT_MAX_HELD,
+                Rule.longestFatigueWindow(rules));
+    }
+
+    /**
+     * Whether a rule or a shadow rule has a {@code fatigue} (contract.md §3): only then does a
+     * decision read the user's last engagement.
+     */
+    public boolean fatigues() {
+        return fatigueWindowMillis > 0;
     }
 
     /** Whether the config has shadow rules (contract.md §3): evaluated, never enforced. */
@@ -79,7 +91,8 @@ public record LimitConfig(
 
     /**
      * How far back histories reach: twice this is kept. The longest window of the rules and the
-     * shadow rules, so that shadow decisions are exact too (contract.md §6).
+     * shadow rules, so that shadow decisions are exact too, and of their {@code fatigue}
+     * (contract.md §6).
      */
     @Override
     public long keptWindowMillis() {
@@ -181,6 +194,8 @@ public record LimitConfig(
             maxHeld = held.intValue();
         }
         long longest = Rule.longestWindow(rules);
+        long fatigue =
+                Math.max(Rule.longestFatigueWindow(rules), Rule.longestFatigueWindow(shadowMap));
         return new LimitConfig(
                 v.longValue(),
                 Collections.unmodifiableMap(rules),
@@ -189,8 +204,9 @@ public record LimitConfig(
                 zone == null || zone.isNull() ? "UTC" : zone.textValue(),
                 Collections.unmodifiableMap(shadowMap),
                 longest,
-                Math.max(longest, Rule.longestWindow(shadowMap)),
-                maxHeld);
+                Math.max(Math.max(longest, Rule.longestWindow(shadowMap)), fatigue),
+                maxHeld,
+                fatigue);
     }
 
     /** A list of rules, by segment: one of them for {@code *}, none for a segment twice. */

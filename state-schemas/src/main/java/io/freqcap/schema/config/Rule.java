@@ -20,6 +20,7 @@ import java.util.Map;
  * @param quietHours when messages are not sent, or null for none
  * @param preempt whether a message this rule's limits would hold back may take the place of held
  *     messages of lower priority that are still waiting (contract.md §6); shadow rules never do
+ * @param fatigue how the rule's limits are lowered for a user who stopped engaging, or null: never
  */
 public record Rule(
         String segment,
@@ -31,8 +32,35 @@ public record Rule(
         String hold,
         long holdMillis,
         QuietHours quietHours,
-        boolean preempt)
+        boolean preempt,
+        Fatigue fatigue)
         implements java.io.Serializable {
+
+    /** A rule whose limits no engagement lowers. */
+    public Rule(
+            String segment,
+            List<Limit> limits,
+            Map<String, List<Limit>> channels,
+            Map<String, List<Limit>> categories,
+            List<Limit> campaign,
+            List<Limit> campaigns,
+            String hold,
+            long holdMillis,
+            QuietHours quietHours,
+            boolean preempt) {
+        this(
+                segment,
+                limits,
+                channels,
+                categories,
+                campaign,
+                campaigns,
+                hold,
+                holdMillis,
+                quietHours,
+                preempt,
+                null);
+    }
 
     /** A rule with limits over every message and per channel only. */
     public Rule(String segment, List<Limit> limits, Map<String, List<Limit>> channels) {
@@ -77,6 +105,17 @@ public record Rule(
         all.addAll(campaign);
         all.addAll(campaigns);
         return all;
+    }
+
+    /** The longest {@code fatigue.window} of these rules (0 for none). */
+    public static long longestFatigueWindow(Map<String, Rule> rules) {
+        long longest = 0;
+        for (Rule r : rules.values()) {
+            if (r.fatigue() != null) {
+                longest = Math.max(longest, r.fatigue().windowMillis());
+            }
+        }
+        return longest;
     }
 
     /** The longest window of these rules' limits (0 for none). */

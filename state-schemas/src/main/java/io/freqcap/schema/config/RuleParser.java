@@ -103,6 +103,11 @@ final class RuleParser {
             throw new MalformedRecordException(path + ".preempt: expected true or false");
         }
         boolean preempt = preemptNode != null && preemptNode.asBoolean(false);
+        JsonNode fatigueNode = node.get("fatigue");
+        Fatigue fatigue =
+                fatigueNode == null || fatigueNode.isNull()
+                        ? null
+                        : Fatigue.parse(fatigueNode, path + ".fatigue");
         return new Rule(
                 seg.textValue(),
                 limits,
@@ -113,7 +118,8 @@ final class RuleParser {
                 hold,
                 holdMillis,
                 quiet,
-                preempt);
+                preempt,
+                fatigue);
     }
 
     /**
@@ -278,7 +284,7 @@ final class RuleParser {
         return new Limit.Reserve(slots, priority);
     }
 
-    private static int boundedInt(JsonNode v, String path, int min, int max)
+    static int boundedInt(JsonNode v, String path, int min, int max)
             throws MalformedRecordException {
         if (v == null
                 || !v.isIntegralNumber()

@@ -340,6 +340,12 @@ public final class AuditRecords {
                 g.writeNumberField("reserved", v.reserved());
             }
             g.writeNumberField("count", v.count());
+            if (v.lowered() != null) {
+                g.writeObjectFieldStart("fatigue");
+                g.writeNumberField("unengaged", v.lowered().unengaged());
+                g.writeNumberField("configured", v.lowered().configured());
+                g.writeEndObject();
+            }
             g.writeEndObject();
         }
         g.writeEndArray();

@@ -18,6 +18,8 @@ import java.util.List;
  *     it is counted and delivered; null when it goes out at once (for FORGOTTEN, PREEMPTED and
  *     CANCELLED: the send time the held message had)
  * @param preemptedBy only for PREEMPTED: the messageId of the message that took the place
+ * @param lowered whether the rule's {@code fatigue} lowered a limit the message falls under
+ *     (contract.md §6): it was decided under a lowered cap
  */
 public record Verdict(
         Decision decision,
@@ -27,7 +29,20 @@ public record Verdict(
         String reason,
         ShadowDecision shadow,
         Long sendAt,
-        String preemptedBy) {
+        String preemptedBy,
+        boolean lowered) {
+
+    public Verdict(
+            Decision decision,
+            String segment,
+            List<Violation> violations,
+            Long retryAfter,
+            String reason,
+            ShadowDecision shadow,
+            Long sendAt,
+            String preemptedBy) {
+        this(decision, segment, violations, retryAfter, reason, shadow, sendAt, preemptedBy, false);
+    }
 
     public Verdict(
             Decision decision,
@@ -96,6 +111,20 @@ public record Verdict(
 
     public Verdict withShadow(ShadowDecision s) {
         return new Verdict(
-                decision, segment, violations, retryAfter, reason, s, sendAt, preemptedBy);
+                decision, segment, violations, retryAfter, reason, s, sendAt, preemptedBy, lowered);
+    }
+
+    /** The same verdict, reached under limits {@code fatigue} lowered (contract.md §9 fatigued). */
+    public Verdict underLoweredLimits() {
+        return new Verdict(
+                decision,
+                segment,
+                violations,
+                retryAfter,
+                reason,
+                shadow,
+                sendAt,
+                preemptedBy,
+                true);
     }
 }

@@ -18,6 +18,8 @@ import io.freqcap.schema.config.Limit;
  * @param channel a {@code preference:opt-out} violation's channel (contract.md §10), else null
  * @param category a {@code preference:opt-out} violation's category, else null
  * @param until a {@code preference:paused} violation's end of the pause (epoch ms), else null
+ * @param lowered a limit {@code fatigue} lowered (contract.md §5): the user's unengaged count and
+ *     the max in the config ({@code max} is the lowered one); else null
  */
 public record Violation(
         String scope,
@@ -30,7 +32,26 @@ public record Violation(
         int reserved,
         String channel,
         String category,
-        Long until) {
+        Long until,
+        Limit.Lowered lowered) {
+
+    /** Any violation but a lowered limit's. */
+    public Violation(
+            String scope,
+            String window,
+            String calendar,
+            int max,
+            int count,
+            String from,
+            String to,
+            int reserved,
+            String channel,
+            String category,
+            Long until) {
+        this(
+                scope, window, calendar, max, count, from, to, reserved, channel, category, until,
+                null);
+    }
 
     public static final String QUIET_HOURS = "quiet-hours";
 
@@ -115,6 +136,10 @@ public record Violation(
                 count,
                 null,
                 null,
-                l.reserved());
+                l.reserved(),
+                null,
+                null,
+                null,
+                l.lowered());
     }
 }

@@ -11,7 +11,8 @@ import io.freqcap.schema.message.RawRecord;
 
 /**
  * What the sender reports after trying to deliver a message (contract.md §11): {@code failed} means
- * it never reached the user, so it stops counting; any other status changes nothing.
+ * it never reached the user, so it stops counting; {@code opened} and {@code clicked} say the user
+ * engaged; any other status changes nothing.
  *
  * @param timestamp when the sender tried, or null
  */
@@ -48,6 +49,14 @@ public record DeliveryReceipt(String messageId, long userId, String status, Long
         } catch (MalformedRecordException e) {
             return InboundMessage.other(raw, -1, e.getMessage(), InboundMessage.Kind.RECEIPT);
         }
+    }
+
+    /**
+     * Whether the user engaged ({@code opened}, {@code clicked}): then the receipt's timestamp may
+     * become the user's last engagement, which a rule's {@code fatigue} reads (contract.md §3).
+     */
+    public boolean engagement() {
+        return "opened".equals(status) || "clicked".equals(status);
     }
 
     /** Whether the message never reached the user. */

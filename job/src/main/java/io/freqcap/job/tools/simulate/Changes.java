@@ -49,6 +49,9 @@ final class Changes {
         out.printf(
                 "  users capped: %,d -> %,d (newly capped %,d, no longer capped %,d)%n",
                 a.capped(), b.capped(), newly[0], noLonger[0]);
+        out.printf(
+                "  decided under a lowered cap (fatigue): %,d -> %,d%n",
+                a.fatigued(), b.fatigued());
         out.printf("  records decided differently: %,d of %,d%n", changed(), a.records());
         for (Decision x : Decision.values()) {
             for (Decision y : Decision.values()) {

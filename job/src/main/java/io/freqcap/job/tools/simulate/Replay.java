@@ -8,6 +8,7 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -73,6 +74,11 @@ final class Replay implements AutoCloseable {
      */
     void decide(InboundMessage in, long length) throws IOException {
         outcomes.add(backtest.decide(in), length, backtest.clock());
+    }
+
+    /** Applies a delivery receipt as the job does (contract.md §11). */
+    void receipt(DeliveryReceipt r) {
+        backtest.receipt(r, r.timestamp());
     }
 
     private void emit(Decided d, long length) throws IOException {

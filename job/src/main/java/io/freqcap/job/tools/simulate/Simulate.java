@@ -47,6 +47,7 @@ public final class Simulate {
                     + " [--input-topic outbound-messages] [--from TIME] [--until TIME]"
                     + " [--kafka-config FILE])\n"
                     + "         --limits FILE [--segments FILE] [--preferences FILE.jsonl]"
+                    + " [--receipts FILE.jsonl]"
                     + " [--compare FILE]"
                     + " --output FILE [--compare-output FILE] [--summary FILE.json]\n"
                     + "         [--max-record-bytes N] [--max-future 1d|off] [--max-segment-bytes N]"
@@ -64,6 +65,7 @@ public final class Simulate {
                     "limits",
                     "segments",
                     "preferences",
+                    "receipts",
                     "compare",
                     "output",
                     "compare-output",
@@ -110,6 +112,7 @@ public final class Simulate {
         ArrayDeque<Decided> finalsB = new ArrayDeque<>();
         SimulationInput input;
         Bounds bounds;
+        ReceiptReplay receipts;
         try {
             if (opts.containsKey("input") == opts.containsKey("bootstrap-servers")) {
                 throw new InvalidOptionException(
@@ -142,6 +145,10 @@ public final class Simulate {
                     opts.containsKey("preferences")
                             ? preferences(Path.of(opts.get("preferences")))
                             : Map.of();
+            receipts =
+                    opts.containsKey("receipts")
+                            ? ReceiptReplay.read(Path.of(opts.get("receipts")))
+                            : ReceiptReplay.none();
             main =
                     Replay.start(
                             config(opts, "limits"),
@@ -194,6 +201,16 @@ public final class Simulate {
                                         bounds.maxRecordBytes(),
                                         bounds.maxFuture(),
                                         System.currentTimeMillis());
+                if (!in.isMalformed()) {
+                    receipts.before(
+                            in.timestamp(),
+                            r -> {
+                                a.receipt(r);
+                                if (b != null) {
+                                    b.receipt(r);
+                                }
+                            });
+                }
                 a.decide(in, length);
                 if (b != null) {
                     b.decide(in, length);

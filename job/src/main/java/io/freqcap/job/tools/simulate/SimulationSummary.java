@@ -40,6 +40,7 @@ final class SimulationSummary {
     private final LongMap<Boolean> users = new LongMap<>(1 << 16);
     private int capped;
     private long shadowRejected;
+    private long fatigued;
     // held messages preempted, by their priority
     private final Map<Integer, Long> preemptedByPriority = new TreeMap<>();
     // (user, UTC day) of every delivery, packed, counted up at the end
@@ -78,6 +79,9 @@ final class SimulationSummary {
         }
         if (decided.shadowRejects()) {
             shadowRejected++;
+        }
+        if (decided.verdict().lowered()) {
+            fatigued++;
         }
         if (d.delivered()) {
             if (deliveries == userDays.length) {
@@ -178,6 +182,11 @@ final class SimulationSummary {
                 });
     }
 
+    /** Messages decided under limits a rule's {@code fatigue} lowered (contract.md §8). */
+    long fatigued() {
+        return fatigued;
+    }
+
     long shadowRejected() {
         return shadowRejected;
     }
@@ -229,6 +238,11 @@ final class SimulationSummary {
                 users.size(), capped, percent(capped, users.size()));
         if (shadowRejected > 0) {
             out.printf("  shadow rules would have rejected: %,d%n", shadowRejected);
+        }
+        if (fatigued > 0) {
+            out.printf(
+                    "  decided under a lowered cap (fatigue): %,d (%s)%n",
+                    fatigued, percent(fatigued, n));
         }
         if (held > 0) {
             out.printf(
@@ -308,6 +322,7 @@ final class SimulationSummary {
         o.put("usersCapped", capped);
         o.put("delivered", delivered());
         o.put("shadowRejected", shadowRejected);
+        o.put("fatigued", fatigued);
         o.put("held", held);
         ObjectNode preempted = o.putObject("preemptedByPriority");
         preemptedByPriority.forEach((p, n) -> preempted.put(Integer.toString(p), n));

@@ -105,7 +105,8 @@ public final class DecisionStep {
         OutboundMessage m = in.message();
         CountedHistory before = stores.histories().get(m.userId());
         UserPreferences prefs = stores.preferences().of(m.userId());
-        Judging j = new Judging(config, segment, shadowSegment, sweptHorizon, now, prefs);
+        long engaged = config.fatigues() ? stores.engagements().lastOf(m.userId()) : Long.MIN_VALUE;
+        Judging j = new Judging(config, segment, shadowSegment, sweptHorizon, now, prefs, engaged);
         try {
             return decide(in, m, before, j);
         } catch (RuleFailure e) {

@@ -45,6 +45,8 @@ public final class CappingMetrics {
     public final Counter preferencesIgnored;
     public final Counter receiptsApplied;
     public final Counter receiptsIgnored;
+    private final Counter fatigued;
+    public final Counter engagements;
     private final Counter preferenceRejected;
     public final Counter undecided;
     public final Counter heldNotices;
@@ -112,6 +114,8 @@ public final class CappingMetrics {
         preferencesIgnored = metrics.counter("preferencesIgnored");
         receiptsApplied = metrics.counter("receiptsApplied");
         receiptsIgnored = metrics.counter("receiptsIgnored");
+        fatigued = metrics.counter("fatigued");
+        engagements = metrics.counter("engagements");
         preferenceRejected = metrics.counter("preferenceRejected");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
@@ -128,9 +132,10 @@ public final class CappingMetrics {
 
     /**
      * Counts a decided record: its decision, whether the shadow rules would have rejected it,
-     * whether it was held (and released at once, its send time passed), the held messages whose
-     * place it took ({@code preempted}), its segment's counter (ALLOWED and REJECTED), and the lag
-     * from its timestamp to now when it is stamped near now.
+     * whether a rule's {@code fatigue} lowered its limits, whether it was held (and released at
+     * once, its send time passed), the held messages whose place it took ({@code preempted}), its
+     * segment's counter (ALLOWED and REJECTED), and the lag from its timestamp to now when it is
+     * stamped near now.
      */
     public void decided(Decided decided) {
         Decision d = decided.decision();
@@ -146,6 +151,9 @@ public final class CappingMetrics {
         }
         if (decided.shadowRejects()) {
             shadowRejected.inc();
+        }
+        if (decided.verdict().lowered()) {
+            fatigued.inc();
         }
         if (decided.held()) {
             held.inc();

@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping.preference;
 
+import io.freqcap.operators.capping.decision.Receipts;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
@@ -11,9 +13,6 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
-import io.freqcap.schema.history.CountedHistory;
-import io.freqcap.schema.history.Fingerprints;
-import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.PreferenceRecord;
@@ -28,11 +27,13 @@ import org.slf4j.LoggerFactory;
 /**
  * What a user and the sender say, for {@link CappingFunction}: a record of the preferences topic
  * (contract.md §10) puts the user's choice in force and cancels the held messages it rules out; a
- * {@code failed} receipt (§11) un-counts the message it names. Each arrives keyed by its user, who
- * is the current key. An unreadable record, or one whose application throws, becomes one
- * INVALID_CONTROL record with its source; nothing here stops the job.
+ * {@code failed} receipt (§11) un-counts the message it names, an engagement receipt may become the
+ * user's last engagement. Each arrives keyed by its user, who is the current key. An unreadable
+ * record, or one whose application throws, becomes one INVALID_CONTROL record with its source;
+ * nothing here stops the job.
  */
 public record UserInputs(
+        Stores stores,
         HistoryStore histories,
         HeldMessages held,
         PreferenceStore preferences,
@@ -115,38 +116,41 @@ public record UserInputs(
     }
 
     /**
-     * Un-counts the message a {@code failed} receipt names, if it is counted and not still held
-     * (contract.md §11); decisions already made stand.
+     * Applies a receipt ({@link Receipts}): a {@code failed} one un-counts the message it names, if
+     * it is counted and not still held; an engagement may become the user's last (contract.md §11).
+     * Decisions already made stand.
+     *
+     * @param now the job's wall clock: an engagement's time when the receipt has none
      */
     private void receipt(long user, DeliveryReceipt r, long now, CappingOutputs.Sink sink)
             throws Exception {
-        if (!r.failed()) {
-            metrics.receiptsIgnored.inc();
-            return;
-        }
-        CountedHistory h = histories.get(user);
-        HistoryEntry e = h.isEmpty() ? null : h.withFingerprint(Fingerprints.of(r.messageId()));
-        if (e == null
-                || (e.messageId() != null && !e.messageId().equals(r.messageId()))
-                || stillHeld(user, e)) {
-            metrics.receiptsIgnored.inc();
-            return;
-        }
-        histories.uncount(user, e.timestamp(), r.messageId());
-        sink.mirror(
-                MirrorWrite.removal(
+        Receipts.Effect effect =
+                Receipts.of(
+                        r,
                         user,
-                        out.windowMillis(),
-                        new String[] {r.messageId()},
-                        new String[] {e.channel()}));
-        metrics.receiptsApplied.inc();
-    }
-
-    /** Whether a held entry's message still waits for its send time in state. */
-    private boolean stillHeld(long user, HistoryEntry e) throws Exception {
-        return e.heldFor() > 0
-                && !held.waiting(user, List.of(new HeldKey(e.timestamp(), e.fingerprint())))
-                        .isEmpty();
+                        r.timestamp() == null ? now : r.timestamp(),
+                        histories,
+                        (u, e) ->
+                                !held.waiting(
+                                                u,
+                                                List.of(
+                                                        new HeldKey(
+                                                                e.timestamp(), e.fingerprint())))
+                                        .isEmpty());
+        stores.apply(effect);
+        if (effect instanceof Receipts.Uncounted u) {
+            sink.mirror(
+                    MirrorWrite.removal(
+                            user,
+                            out.windowMillis(),
+                            new String[] {r.messageId()},
+                            new String[] {u.entry().channel()}));
+            metrics.receiptsApplied.inc();
+        } else if (effect instanceof Receipts.Engaged) {
+            metrics.engagements.inc();
+        } else {
+            metrics.receiptsIgnored.inc();
+        }
     }
 
     private void invalid(InboundMessage in, String error, CappingOutputs.Sink sink) {

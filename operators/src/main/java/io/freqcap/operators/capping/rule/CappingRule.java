@@ -95,7 +95,19 @@ public final class CappingRule {
         CalendarLimits calendar = new CalendarLimits(history, clock);
         Rule rule = config.ruleFor(segment);
         long now = j.now();
-        Verdict v = decide(history, m, segment, rule, calendar, true, now, config.maxHeld(), prefs);
+        long engaged = j.lastEngagement();
+        Verdict v =
+                decide(
+                        history,
+                        m,
+                        segment,
+                        rule,
+                        calendar,
+                        true,
+                        now,
+                        config.maxHeld(),
+                        prefs,
+                        engaged);
         if (!config.hasShadow()) {
             return v;
         }
@@ -113,7 +125,8 @@ public final class CappingRule {
                         false,
                         now,
                         Integer.MAX_VALUE,
-                        prefs);
+                        prefs,
+                        engaged);
         return v.withShadow(
                 new ShadowDecision(
                         s.decision(),
@@ -158,7 +171,8 @@ public final class CappingRule {
                         false,
                         Long.MIN_VALUE,
                         Integer.MAX_VALUE,
-                        null);
+                        null,
+                        j.lastEngagement());
         return v.decision() == Decision.REJECTED;
     }
 
@@ -169,6 +183,7 @@ public final class CappingRule {
      * @param findRetry whether to work out {@code retryAfter} where nothing reads it but a hold
      *     (not for shadow rules)
      * @param maxHeld how many held messages may wait at {@code now}; one more is REJECTED
+     * @param lastEngagement the user's last engagement, which the rule's {@code fatigue} reads
      */
     private static Verdict decide(
             CountedHistory history,
@@ -179,15 +194,39 @@ public final class CappingRule {
             boolean findRetry,
             long now,
             int maxHeld,
-            UserPreferences prefs) {
-        List<ScopeLimits> scopes = PreferenceRule.withUserLimits(ScopeLimits.of(rule, m), m, prefs);
+            UserPreferences prefs,
+            long lastEngagement) {
+        FatigueRule fatigue = FatigueRule.at(rule, history, m.timestamp(), lastEngagement);
+        Verdict v =
+                decide(
+                        history, m, segment, rule, calendar, findRetry, now, maxHeld, prefs,
+                        fatigue);
+        return fatigue.lowers(rule, m) ? v.underLoweredLimits() : v;
+    }
+
+    /** The same, under the rule's limits as {@code fatigue} lowers them for this message. */
+    private static Verdict decide(
+            CountedHistory history,
+            OutboundMessage m,
+            String segment,
+            Rule rule,
+            CalendarLimits calendar,
+            boolean findRetry,
+            long now,
+            int maxHeld,
+            UserPreferences prefs,
+            FatigueRule fatigue) {
+        List<ScopeLimits> scopes =
+                PreferenceRule.withUserLimits(ScopeLimits.of(rule, m, fatigue), m, prefs);
         long pausedUntil = PreferenceRule.pausedUntil(prefs);
         boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
-            return PreferenceRule.optedOut(history, m, segment, rule, scopes, calendar, prefs);
+            return PreferenceRule.optedOut(
+                    history, m, segment, rule, scopes, calendar, prefs, fatigue);
         }
         if (!rule.defers() && !paused) {
-            return LimitCheck.of(history, m, segment, rule, scopes, calendar, findRetry, null);
+            return LimitCheck.of(
+                    history, m, segment, rule, scopes, calendar, findRetry, null, fatigue);
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
         QuietTimes quiet =
@@ -203,7 +242,8 @@ public final class CappingRule {
                         scopes,
                         calendar,
                         findRetry || rule.holdMillis() > 0 || paused,
-                        quiet);
+                        quiet,
+                        fatigue);
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null

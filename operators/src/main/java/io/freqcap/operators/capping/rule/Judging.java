@@ -15,6 +15,8 @@ import io.freqcap.schema.preference.UserPreferences;
  * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages with
  *     a later send time are waiting, and count towards {@code maxHeld}
  * @param prefs the user's preferences (contract.md §10), or null for none
+ * @param lastEngagement the timestamp of the user's last engagement (contract.md §11), which a
+ *     rule's {@code fatigue} reads; {@link Long#MIN_VALUE} for none yet
  */
 public record Judging(
         LimitConfig config,
@@ -22,7 +24,19 @@ public record Judging(
         String shadowSegment,
         long sweptHorizon,
         long now,
-        UserPreferences prefs) {
+        UserPreferences prefs,
+        long lastEngagement) {
+
+    /** A user who has not engaged yet. */
+    public Judging(
+            LimitConfig config,
+            String segment,
+            String shadowSegment,
+            long sweptHorizon,
+            long now,
+            UserPreferences prefs) {
+        this(config, segment, shadowSegment, sweptHorizon, now, prefs, Long.MIN_VALUE);
+    }
 
     /** A message of a user without preferences, nothing swept, no held message waiting. */
     public static Judging of(LimitConfig config, String segment) {

@@ -44,7 +44,8 @@ record LimitCheck(
             List<ScopeLimits> scopes,
             CalendarLimits calendar,
             boolean findRetry,
-            QuietTimes quiet) {
+            QuietTimes quiet,
+            FatigueRule fatigue) {
         return new LimitCheck(
                         history,
                         m.timestamp(),
@@ -53,7 +54,7 @@ record LimitCheck(
                         calendar,
                         findRetry,
                         quiet,
-                        ScopeLimits.campaigns(history, rule, m, calendar.zone()))
+                        ScopeLimits.campaigns(history, rule, m, calendar.zone(), fatigue))
                 .verdict();
     }
 

@@ -65,7 +65,8 @@ public final class PreferenceRule {
             Rule rule,
             List<ScopeLimits> scopes,
             CalendarLimits calendar,
-            UserPreferences prefs) {
+            UserPreferences prefs,
+            FatigueRule fatigue) {
         List<Violation> violations = new ArrayList<>(4);
         if (prefs.optOutChannels().contains(m.channel())) {
             violations.add(Violation.optedOutOfChannel(m.channel()));
@@ -79,7 +80,7 @@ public final class PreferenceRule {
                         ? null
                         : new QuietTimes(hours, calendar.zone(), pausedUntil(prefs));
         violations.addAll(
-                LimitCheck.of(history, m, segment, rule, scopes, calendar, false, quiet)
+                LimitCheck.of(history, m, segment, rule, scopes, calendar, false, quiet, fatigue)
                         .violations());
         return Verdict.rejected(segment, violations, null);
     }

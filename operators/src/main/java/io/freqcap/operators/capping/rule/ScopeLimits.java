@@ -38,34 +38,46 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
     }
 
     /** The rule's scopes the message falls in (contract.md §3), in a list the caller may extend. */
-    static List<ScopeLimits> of(Rule rule, OutboundMessage m) {
+    static List<ScopeLimits> of(Rule rule, OutboundMessage m, FatigueRule fatigue) {
         int p = m.priority();
         List<ScopeLimits> out = new ArrayList<>(4);
-        out.add(new ScopeLimits(Scope.ALL, forPriority(rule.limits(), p)));
+        out.add(new ScopeLimits(Scope.ALL, forPriority(fatigue.apply(rule.limits()), p)));
         List<Limit> channel = rule.channelLimits(m.channel());
         if (!channel.isEmpty()) {
-            out.add(new ScopeLimits(Scope.channel(m.channel()), forPriority(channel, p)));
+            out.add(
+                    new ScopeLimits(
+                            Scope.channel(m.channel()), forPriority(fatigue.apply(channel), p)));
         }
         List<Limit> category = rule.categoryLimits(m.category());
         if (!category.isEmpty()) {
-            out.add(new ScopeLimits(Scope.category(m.category()), forPriority(category, p)));
+            out.add(
+                    new ScopeLimits(
+                            Scope.category(m.category()), forPriority(fatigue.apply(category), p)));
         }
         if (m.campaignId() != null && !rule.campaign().isEmpty()) {
             out.add(
                     new ScopeLimits(
-                            Scope.campaign(m.campaignId()), forPriority(rule.campaign(), p)));
+                            Scope.campaign(m.campaignId()),
+                            forPriority(fatigue.apply(rule.campaign()), p)));
         }
         return out;
     }
 
     /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
     static DistinctCampaigns campaigns(
-            CountedHistory history, Rule rule, OutboundMessage m, ZoneClock zone) {
+            CountedHistory history,
+            Rule rule,
+            OutboundMessage m,
+            ZoneClock zone,
+            FatigueRule fatigue) {
         if (m.campaignId() == null || rule.campaigns().isEmpty()) {
             return null;
         }
         return new DistinctCampaigns(
-                history, forPriority(rule.campaigns(), m.priority()), m.campaignId(), zone);
+                history,
+                forPriority(fatigue.apply(rule.campaigns()), m.priority()),
+                m.campaignId(),
+                zone);
     }
 
     /**

@@ -271,6 +271,15 @@ public final class HistoryStore implements Histories {
         live.clear();
     }
 
+    /**
+     * Whether keyed state holds no counted entry of the current key (read after {@link #flush}: the
+     * cache may hold what state does not yet).
+     */
+    public boolean noneInState() throws Exception {
+        UserHistory h = StoredHistorySerializer.decoded(states.history().value());
+        return (h == null || h.isEmpty()) && states.longMark().value() == null;
+    }
+
     public States states() {
         return states;
     }

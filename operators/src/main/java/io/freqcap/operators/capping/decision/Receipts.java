@@ -1,0 +1,59 @@
+package io.freqcap.operators.capping.decision;
+
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.history.HistoryEntry;
+import io.freqcap.schema.receipt.DeliveryReceipt;
+
+/**
+ * What a delivery receipt does (contract.md §11), the same in the job and in a backtest: a {@code
+ * failed} one un-counts the message it names, if it is counted and no longer waits to be sent; an
+ * engagement ({@code opened}, {@code clicked}) of a user with something counted may become the
+ * user's last engagement; anything else changes nothing. It reads the stores and writes nothing;
+ * {@link Stores#apply(Effect)} writes the effect.
+ */
+public final class Receipts {
+    private Receipts() {}
+
+    /** What applying a receipt writes. */
+    public sealed interface Effect {}
+
+    /** Nothing: no such counted message, one still held, a user with nothing counted, a status. */
+    public record Ignored() implements Effect {}
+
+    /** The counted entry a failed delivery takes out of the user's history. */
+    public record Uncounted(long user, String messageId, HistoryEntry entry) implements Effect {}
+
+    /** The user engaged at {@code at}: the last engagement from now on, if later than the last. */
+    public record Engaged(long user, long at) implements Effect {}
+
+    /** Whether a held entry's message still waits to be sent (the job asks its held state). */
+    public interface StillHeld {
+        boolean test(long user, HistoryEntry e) throws Exception;
+    }
+
+    /**
+     * The effect of {@code r} on its user's state.
+     *
+     * @param at the receipt's timestamp, or the job's clock when it has none
+     */
+    public static Effect of(
+            DeliveryReceipt r, long user, long at, Histories histories, StillHeld stillHeld)
+            throws Exception {
+        if (r.engagement()) {
+            // With nothing counted u is 0 anyway, and the sweep would find nothing to drop it with.
+            return histories.get(user).isEmpty() ? new Ignored() : new Engaged(user, at);
+        }
+        if (!r.failed()) {
+            return new Ignored();
+        }
+        CountedHistory h = histories.get(user);
+        HistoryEntry e = h.isEmpty() ? null : h.withFingerprint(Fingerprints.of(r.messageId()));
+        if (e == null
+                || (e.messageId() != null && !e.messageId().equals(r.messageId()))
+                || (e.heldFor() > 0 && stillHeld.test(user, e))) {
+            return new Ignored();
+        }
+        return new Uncounted(user, r.messageId(), e);
+    }
+}
