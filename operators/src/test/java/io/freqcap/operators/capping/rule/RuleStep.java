@@ -31,7 +31,8 @@ public final class RuleStep {
             String reason,
             ShadowDecision shadow,
             Long sendAt,
-            UserHistory history) {}
+            UserHistory history,
+            boolean lowered) {}
 
     public static Result decide(
             UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
@@ -57,7 +58,32 @@ public final class RuleStep {
             String segment,
             boolean keepMessageId,
             UserPreferences prefs) {
-        Verdict v = CappingRule.judge(history, m, Judging.of(config, segment, prefs));
+        return decide(history, m, config, segment, keepMessageId, prefs, Long.MIN_VALUE);
+    }
+
+    /**
+     * @param lastEngagement the user's last engagement (contract.md §11), MIN_VALUE for none
+     */
+    public static Result decide(
+            UserHistory history,
+            OutboundMessage m,
+            LimitConfig config,
+            String segment,
+            boolean keepMessageId,
+            UserPreferences prefs,
+            long lastEngagement) {
+        Verdict v =
+                CappingRule.judge(
+                        history,
+                        m,
+                        new Judging(
+                                config,
+                                segment,
+                                segment,
+                                Long.MIN_VALUE,
+                                Long.MIN_VALUE,
+                                prefs,
+                                lastEngagement));
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
@@ -76,6 +102,7 @@ public final class RuleStep {
                 v.reason(),
                 v.shadow(),
                 v.sendAt(),
-                next);
+                next,
+                v.lowered());
     }
 }

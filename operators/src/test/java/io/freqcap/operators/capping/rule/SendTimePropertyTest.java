@@ -3,6 +3,7 @@ package io.freqcap.operators.capping.rule;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.schema.config.Fatigue;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
@@ -11,6 +12,8 @@ import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
@@ -228,6 +231,9 @@ class SendTimePropertyTest {
         /** The user's preferences (contract.md §10), or null. */
         UserPreferences prefs;
 
+        /** The user's last engagement (contract.md §11), MIN_VALUE for none. */
+        long lastEngagement = Long.MIN_VALUE;
+
         Oracle(LimitConfig config, ZoneId zone) {
             this.config = config;
             this.zone = zone;
@@ -350,8 +356,9 @@ class SendTimePropertyTest {
                     : prefs.pausedUntil();
         }
 
-        Ruling rule(Rule rule, OutboundMessage m) {
+        Ruling rule(Rule configured, OutboundMessage m) {
             long t = m.timestamp();
+            Rule rule = fatigued(configured, t);
             boolean quietApplies =
                     rule.quietHours() != null
                             && (rule.quietHours().channels().isEmpty()
@@ -371,7 +378,11 @@ class SendTimePropertyTest {
                 v.addAll(violations(rule, m, t));
                 return new Ruling(null, v, null);
             }
-            boolean zero = limits(rule, m).stream().anyMatch(l -> l.max() == 0);
+            boolean zero =
+                    limits(rule, m).stream().anyMatch(l -> l.max() - kept(l, m) == 0)
+                            || (m.campaignId() != null
+                                    && rule.campaigns().stream()
+                                            .anyMatch(l -> l.max() - kept(l, m) == 0));
             Long first = null;
             if (!zero) {
                 // The first grid instant outside quiet hours and the pause at which every limit
@@ -424,25 +435,28 @@ class SendTimePropertyTest {
 
         List<Violation> violations(Rule rule, OutboundMessage m, long at) {
             List<Violation> out = new ArrayList<>();
-            check(out, "all", rule.limits(), at, -1);
+            int p = m.priority();
+            check(out, "all", rule.limits(), at, -1, p);
             check(
                     out,
                     "channel:" + m.channel(),
                     rule.channelLimits(m.channel()),
                     at,
-                    channel(m.channel()));
+                    channel(m.channel()),
+                    p);
             if (prefs != null) {
-                check(out, "preference:all", prefs.limits(), at, -1);
+                check(out, "preference:all", prefs.limits(), at, -1, p);
                 check(
                         out,
                         "preference:channel:" + m.channel(),
                         prefs.channels().getOrDefault(m.channel(), List.of()),
                         at,
-                        channel(m.channel()));
+                        channel(m.channel()),
+                        p);
             }
             if (m.campaignId() != null) {
                 for (Limit l : rule.campaigns()) {
-                    distinct(out, l, m.campaignId(), at);
+                    distinct(out, l, m.campaignId(), at, p);
                 }
             }
             return out;
@@ -452,7 +466,7 @@ class SendTimePropertyTest {
          * contract.md §6, "Distinct campaigns": the campaigns of the entries in each interval of
          * the window containing {@code at} (a calendar limit: in its local day), with its own.
          */
-        void distinct(List<Violation> out, Limit l, String own, long at) {
+        void distinct(List<Violation> out, Limit l, String own, long at, int priority) {
             int most = 0;
             int withOwn = 0;
             List<long[]> starts = new ArrayList<>();
@@ -484,12 +498,13 @@ class SendTimePropertyTest {
                 in.add(own);
                 withOwn = Math.max(withOwn, in.size());
             }
-            if (withOwn > l.max()) {
-                out.add(Violation.of("campaigns", l, most));
+            int kept = kept(l, priority);
+            if (withOwn > l.max() - kept) {
+                out.add(violation("campaigns", l, most, kept));
             }
         }
 
-        void check(List<Violation> out, String scope, List<Limit> limits, long at, int ch) {
+        void check(List<Violation> out, String scope, List<Limit> limits, long at, int ch, int p) {
             long[] ts =
                     counted.stream()
                             .filter(e -> ch < 0 || e[1] == ch)
@@ -497,14 +512,15 @@ class SendTimePropertyTest {
                             .sorted()
                             .toArray();
             for (Limit l : limits) {
+                int kept = kept(l, p);
                 if (l.isCalendar()) {
                     LocalDate day = Instant.ofEpochMilli(at).atZone(zone).toLocalDate();
                     int n = 0;
                     for (long e : ts) {
                         n += Instant.ofEpochMilli(e).atZone(zone).toLocalDate().equals(day) ? 1 : 0;
                     }
-                    if (n + 1 > l.max()) {
-                        out.add(new Violation(scope, null, "day", l.max(), n));
+                    if (n + 1 > l.max() - kept) {
+                        out.add(violation(scope, l, n, kept));
                     }
                     continue;
                 }
@@ -512,10 +528,109 @@ class SendTimePropertyTest {
                 for (long s = at - l.windowMillis() + GRID; s <= at; s += GRID) {
                     most = Math.max(most, inRange(ts, s, s + l.windowMillis()));
                 }
-                if (most + 1 > l.max()) {
-                    out.add(new Violation(scope, l.window(), l.max(), most));
+                if (most + 1 > l.max() - kept) {
+                    out.add(violation(scope, l, most, kept));
                 }
             }
+        }
+
+        /**
+         * contract.md §3 {@code reserve}: the places a limit keeps from a message below its
+         * priority.
+         */
+        static int kept(Limit l, int priority) {
+            return l.reserve() != null && priority < l.reserve().priority()
+                    ? l.reserve().slots()
+                    : 0;
+        }
+
+        static int kept(Limit l, OutboundMessage m) {
+            return kept(l, m.priority());
+        }
+
+        /** contract.md §5: the max (lowered or not), the places kept, what fatigue lowered. */
+        static Violation violation(String scope, Limit l, int count, int kept) {
+            return new Violation(
+                    scope,
+                    l.window(),
+                    l.calendar(),
+                    l.max(),
+                    count,
+                    null,
+                    null,
+                    kept,
+                    null,
+                    null,
+                    null,
+                    l.lowered());
+        }
+
+        /**
+         * contract.md §3 {@code fatigue} read literally: u counts the counted messages sent in (e,
+         * t], e the later of t − window and the last engagement; each of ⌊u / after⌋ steps
+         * multiplies a max by the scale (exact decimals) and rounds down, never below min(floor,
+         * max); a reserve keeps min(slots, lowered max) places.
+         */
+        Rule fatigued(Rule rule, long t) {
+            Fatigue f = rule.fatigue();
+            if (f == null) {
+                return rule;
+            }
+            long e = Math.max(t - f.windowMillis(), lastEngagement);
+            long u = counted.stream().filter(c -> c[0] > e && c[0] <= t).count();
+            if (u / f.after() == 0) {
+                return rule;
+            }
+            Map<String, List<Limit>> channels = new TreeMap<>();
+            rule.channels().forEach((k, v) -> channels.put(k, lowered(v, f, u)));
+            Map<String, List<Limit>> categories = new TreeMap<>();
+            rule.categories().forEach((k, v) -> categories.put(k, lowered(v, f, u)));
+            return new Rule(
+                    rule.segment(),
+                    lowered(rule.limits(), f, u),
+                    channels,
+                    categories,
+                    lowered(rule.campaign(), f, u),
+                    lowered(rule.campaigns(), f, u),
+                    rule.hold(),
+                    rule.holdMillis(),
+                    rule.quietHours(),
+                    rule.preempt(),
+                    f);
+        }
+
+        static List<Limit> lowered(List<Limit> limits, Fatigue f, long u) {
+            BigDecimal scale = BigDecimal.valueOf(f.scaleHundredths(), 2);
+            List<Limit> out = new ArrayList<>();
+            for (Limit l : limits) {
+                int bottom = Math.min(f.floor(), l.max());
+                int m = l.max();
+                for (long k = u / f.after(); k > 0 && m > bottom; k--) {
+                    int next =
+                            BigDecimal.valueOf(m)
+                                    .multiply(scale)
+                                    .setScale(0, RoundingMode.FLOOR)
+                                    .intValueExact();
+                    m = Math.max(bottom, next);
+                }
+                if (m == l.max()) {
+                    out.add(l);
+                    continue;
+                }
+                Limit.Reserve r = l.reserve();
+                out.add(
+                        new Limit(
+                                l.window(),
+                                l.windowMillis(),
+                                m,
+                                l.calendar(),
+                                r == null
+                                        ? null
+                                        : new Limit.Reserve(Math.min(r.slots(), m), r.priority()),
+                                0,
+                                new Limit.Lowered(u, l.max())));
+            }
+            return out;
         }
 
         static int inRange(long[] ts, long from, long until) {

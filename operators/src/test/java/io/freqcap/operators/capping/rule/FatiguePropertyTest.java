@@ -1,0 +1,366 @@
+package io.freqcap.operators.capping.rule;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.decision.Receipts;
+import io.freqcap.operators.capping.history.HistoryGrowth;
+import io.freqcap.operators.capping.rule.SendTimePropertyTest.Oracle;
+import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.config.Rule;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.history.HistoryEntry;
+import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Compares {@link CappingRule} under rules with {@code fatigue} (contract.md §3, §6 "Fatigue") and
+ * the user's engagement receipts (§11) against the brute-force oracle of {@link
+ * SendTimePropertyTest}, extended as the contract words it: u counts the messages sent in (e, t],
+ * each step multiplies a max by the scale in exact decimals and rounds down, never below the floor,
+ * and a reserve keeps at most the lowered max. Random rules with holds, quiet hours, calendar days,
+ * campaigns, reserves and preferences, in zones with DST and odd offsets, shadow rules with their
+ * own fatigue; engagement and failed receipts arrive between the messages, as the job reads them
+ * ({@link Receipts}). Decisions, send times, violations, {@code retryAfter}, shadow decisions and
+ * whether a message was decided under a lowered cap must be identical.
+ */
+class FatiguePropertyTest {
+    static final long GRID = SendTimePropertyTest.GRID;
+    static final int[] PRIORITIES = {0, 10, 50, 50, 80, 100};
+
+    @Test
+    void fatigueAndEngagementsMatchBruteForceOracle() throws Exception {
+        Random rnd = new Random(20261127L);
+        Map<String, Integer> seen = new TreeMap<>();
+        for (int run = 0; run < 1500; run++) {
+            String zone =
+                    SendTimePropertyTest.ZONES[rnd.nextInt(SendTimePropertyTest.ZONES.length)];
+            LimitConfig config = randomConfig(rnd, zone);
+            long clock = SendTimePropertyTest.nearDstChange(rnd, ZoneId.of(zone));
+            UserPreferences prefs =
+                    rnd.nextInt(3) == 0
+                            ? PreferencePropertyTest.randomPreferences(rnd, config, clock)
+                            : null;
+            Oracle oracle = new Oracle(config, ZoneId.of(zone));
+            oracle.prefs = prefs;
+            User user = new User();
+            int messages = 10 + rnd.nextInt(40);
+            for (int i = 0; i < messages; i++) {
+                clock += rnd.nextInt(12) * GRID;
+                if (rnd.nextInt(3) == 0) {
+                    // An open, mostly of a message already sent, now and then stamped a little
+                    // after the next message's timestamp (receipts and messages share no order).
+                    long at = clock - rnd.nextInt(24) * GRID;
+                    if (rnd.nextInt(6) == 0) {
+                        at = clock + rnd.nextInt(4) * GRID;
+                    }
+                    String status = rnd.nextBoolean() ? "opened" : "clicked";
+                    if (user.receipt(new DeliveryReceipt("m0", 7, status, at), at)
+                            instanceof Receipts.Engaged) {
+                        seen.merge("engaged", 1, Integer::sum);
+                    }
+                    if (!oracle.counted.isEmpty()) {
+                        oracle.lastEngagement = Math.max(oracle.lastEngagement, at);
+                    }
+                }
+                if (rnd.nextInt(8) == 0 && !oracle.counted.isEmpty()) {
+                    // A failed receipt of a message already sent, not the one stamped latest
+                    // (PreferencePropertyTest says why).
+                    int k = rnd.nextInt(oracle.counted.size());
+                    long sentAt = oracle.counted.get(k)[0];
+                    long stamped = oracle.counted.get(k)[2];
+                    long latest = oracle.counted.stream().mapToLong(e -> e[2]).max().getAsLong();
+                    if (sentAt <= clock && stamped < latest) {
+                        String id = oracle.ids.get(k);
+                        Receipts.Effect e =
+                                user.receipt(new DeliveryReceipt(id, 7, "failed", clock), clock);
+                        if (e instanceof Receipts.Uncounted) {
+                            oracle.uncount(id);
+                            seen.merge("uncounted", 1, Integer::sum);
+                        } else {
+                            // only what the job no longer keeps: out of every window anyway
+                            assertTrue(
+                                    sentAt <= latest - 2 * config.keptWindowMillis(),
+                                    id + " " + e);
+                        }
+                    }
+                }
+                long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
+                OutboundMessage m =
+                        new OutboundMessage(
+                                "m" + i,
+                                7,
+                                SendTimePropertyTest.CHANNELS[rnd.nextInt(2)],
+                                "marketing",
+                                t,
+                                rnd.nextBoolean() ? zone : null,
+                                rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
+                                PRIORITIES[rnd.nextInt(PRIORITIES.length)]);
+                RuleStep.Result got =
+                        RuleStep.decide(
+                                user.history,
+                                m,
+                                config,
+                                LimitConfig.DEFAULT_SEGMENT,
+                                false,
+                                prefs,
+                                user.engaged);
+                boolean lowered = lowers(oracle, config.ruleFor("*"), m);
+                Oracle.Result want = oracle.decide(m);
+                String where =
+                        oracle.where(run, i, m, prefs)
+                                + " last engagement "
+                                + oracle.lastEngagement;
+                Oracle.assertAgrees(want, got, where);
+                if (config.hasShadow() && want.decision() != Decision.STALE) {
+                    assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
+                    assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
+                    assertEquals(
+                            want.shadowViolations(), got.shadow().violations(), "shadow " + where);
+                }
+                if (want.decision() != Decision.STALE) {
+                    assertEquals(lowered, got.lowered(), "decided under a lowered cap, " + where);
+                }
+                count(seen, got, m, oracle);
+                user.history = got.history();
+            }
+            oracle.assertNoPeriodOverfilled();
+        }
+        // The generator must reach every path, or the comparison proves little.
+        for (String kind :
+                List.of(
+                        "engaged",
+                        "uncounted",
+                        "lowered ALLOWED",
+                        "lowered held",
+                        "lowered REJECTED",
+                        "violation lowered",
+                        "violation lowered to the floor",
+                        "violation lowered with places kept",
+                        "violation lowered campaigns",
+                        "shadow violation lowered",
+                        "full cap after an open")) {
+            assertTrue(seen.getOrDefault(kind, 0) > 30, kind + ": " + seen);
+        }
+    }
+
+    /**
+     * One user as the job keeps it: the history the rule reads and the last engagement receipts
+     * leave, both changed only as {@link Receipts} says.
+     */
+    static final class User {
+        UserHistory history = UserHistory.EMPTY;
+        long engaged = Long.MIN_VALUE;
+
+        Receipts.Effect receipt(DeliveryReceipt r, long at) throws Exception {
+            Receipts.Effect e = Receipts.of(r, 7, at, histories(), (u, h) -> false);
+            if (e instanceof Receipts.Engaged g) {
+                engaged = Math.max(engaged, g.at());
+            } else if (e instanceof Receipts.Uncounted u) {
+                history =
+                        (UserHistory)
+                                HistoryGrowth.shrunk(history, u.entry().timestamp(), u.messageId());
+            }
+            return e;
+        }
+
+        private Histories histories() {
+            return new Histories() {
+                @Override
+                public CountedHistory get(long user) {
+                    return history;
+                }
+
+                @Override
+                public void count(
+                        long user,
+                        CountedHistory before,
+                        HistoryEntry entry,
+                        long keptMillis,
+                        long now) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public void uncount(long user, long countedAt, String messageId) {
+                    throw new UnsupportedOperationException();
+                }
+            };
+        }
+    }
+
+    /** The oracle's word on whether fatigue lowers a limit the message falls under. */
+    private static boolean lowers(Oracle oracle, Rule rule, OutboundMessage m) {
+        Rule r = oracle.fatigued(rule, m.timestamp());
+        List<Limit> under = new ArrayList<>(r.limits());
+        under.addAll(r.channelLimits(m.channel()));
+        under.addAll(r.categoryLimits(m.category()));
+        if (m.campaignId() != null) {
+            under.addAll(r.campaign());
+            under.addAll(r.campaigns());
+        }
+        return under.stream().anyMatch(l -> l.lowered() != null);
+    }
+
+    private static void count(
+            Map<String, Integer> seen, RuleStep.Result got, OutboundMessage m, Oracle oracle) {
+        if (got.lowered()) {
+            seen.merge(
+                    "lowered " + (got.sendAt() != null ? "held" : got.decision().name()),
+                    1,
+                    Integer::sum);
+        }
+        for (Violation v : got.violations()) {
+            if (v.lowered() != null) {
+                seen.merge("violation lowered", 1, Integer::sum);
+                if (v.reserved() > 0) {
+                    seen.merge("violation lowered with places kept", 1, Integer::sum);
+                }
+                if (v.scope().equals("campaigns")) {
+                    seen.merge("violation lowered campaigns", 1, Integer::sum);
+                }
+                if (v.max() < v.lowered().configured() && v.max() > 0 && v.max() <= 2) {
+                    seen.merge("violation lowered to the floor", 1, Integer::sum);
+                }
+            }
+        }
+        if (got.shadow() != null) {
+            for (Violation v : got.shadow().violations()) {
+                if (v.lowered() != null) {
+                    seen.merge("shadow violation lowered", 1, Integer::sum);
+                }
+            }
+        }
+        Rule rule = oracle.config.ruleFor("*");
+        if (rule.fatigue() != null
+                && !got.lowered()
+                && oracle.lastEngagement > m.timestamp() - rule.fatigue().windowMillis()
+                && oracle.counted.stream()
+                                .filter(
+                                        c ->
+                                                c[0] > m.timestamp() - rule.fatigue().windowMillis()
+                                                        && c[0] <= m.timestamp())
+                                .count()
+                        >= rule.fatigue().after()) {
+            seen.merge("full cap after an open", 1, Integer::sum);
+        }
+    }
+
+    /** SendTimePropertyTest's configs, with fatigue on most rules and reserves on some limits. */
+    static LimitConfig randomConfig(Random rnd, String zone) {
+        StringBuilder sb =
+                new StringBuilder("{\"version\":1,\"timezone\":\"" + zone + "\",\"rules\":[");
+        sb.append(randomRule(rnd)).append(']');
+        if (rnd.nextBoolean()) {
+            sb.append(",\"shadow\":{\"rules\":[").append(randomRule(rnd)).append("]}");
+        }
+        sb.append('}');
+        try {
+            return LimitConfig.parse(sb.toString());
+        } catch (Exception e) {
+            throw new IllegalArgumentException(sb.toString(), e);
+        }
+    }
+
+    private static final Pattern MAX = Pattern.compile("\"max\":(\\d+)}");
+
+    static String randomRule(Random rnd) {
+        String rule = SendTimePropertyTest.randomRule(rnd);
+        // A reserve on some limits: 1..max places for priority 50 and above.
+        Matcher mm = MAX.matcher(rule);
+        StringBuilder withReserves = new StringBuilder();
+        while (mm.find()) {
+            int max = Integer.parseInt(mm.group(1));
+            String reserve =
+                    max > 0 && rnd.nextInt(3) == 0
+                            ? ",\"reserve\":{\"slots\":"
+                                    + (1 + rnd.nextInt(max))
+                                    + ",\"priority\":50}"
+                            : "";
+            mm.appendReplacement(withReserves, "\"max\":" + max + reserve + "}");
+        }
+        mm.appendTail(withReserves);
+        rule = withReserves.toString();
+        if (rnd.nextInt(4) == 0) {
+            return rule;
+        }
+        int[] floors = {0, 0, 1, 1, 2, 1_000_000};
+        String fatigue =
+                ",\"fatigue\":{\"after\":"
+                        + (1 + rnd.nextInt(4))
+                        + ",\"scale\":0."
+                        + String.format("%02d", 1 + rnd.nextInt(99))
+                        + ",\"floor\":"
+                        + floors[rnd.nextInt(floors.length)]
+                        + ",\"window\":\""
+                        + 15 * (1 + rnd.nextInt(4 * 48))
+                        + "m\"}";
+        return rule.substring(0, rule.length() - 1) + fatigue + "}";
+    }
+
+    /**
+     * Maxes of 50 to 180 whose steps a double would round down one too far (50 × 0.58 is 28.999...
+     * in binary floating point): a burst of messages whose count stands just below the exact
+     * lowered max is ALLOWED, and only then.
+     */
+    @Test
+    void scaleIsReadInHundredthsNotAsAFloat() throws Exception {
+        int[][] cases = {{50, 58}, {90, 70}, {100, 29}, {100, 57}, {150, 82}, {180, 35}};
+        long start = Instant.parse("2026-11-02T00:00:00Z").toEpochMilli();
+        for (int[] c : cases) {
+            int max = c[0];
+            int exact = max * c[1] / 100;
+            String json =
+                    "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                            + "\"max\":"
+                            + max
+                            + "}],\"fatigue\":{\"after\":"
+                            + (exact + 2)
+                            + ",\"scale\":0."
+                            + c[1]
+                            + ",\"floor\":1,\"window\":\"7d\"}}]}";
+            LimitConfig config = LimitConfig.parse(json);
+            Oracle oracle = new Oracle(config, ZoneId.of("UTC"));
+            UserHistory history = UserHistory.EMPTY;
+            // A day before: enough that u is one step; then a day of exact - 1 and two more.
+            List<Long> times = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                times.add(start + i * GRID);
+            }
+            for (int i = 0; i < exact + 1; i++) {
+                times.add(start + 86_400_000L + i * GRID);
+            }
+            List<Decision> decisions = new ArrayList<>();
+            for (int i = 0; i < times.size(); i++) {
+                OutboundMessage m =
+                        new OutboundMessage(
+                                "m" + i, 7, "push", "marketing", times.get(i), null, null, 0);
+                RuleStep.Result got =
+                        RuleStep.decide(history, m, config, "*", false, null, Long.MIN_VALUE);
+                Oracle.Result want = oracle.decide(m);
+                Oracle.assertAgrees(want, got, json + " message " + i);
+                decisions.add(got.decision());
+                history = got.history();
+            }
+            // u counts every message of the week: the day's exact-th message passes at a
+            // lowered max of `exact` only while u stays below two steps.
+            assertEquals(Decision.ALLOWED, decisions.get(decisions.size() - 2), json);
+        }
+    }
+}
