@@ -96,8 +96,7 @@ class FatiguePropertyTest {
                         } else {
                             // only what the job no longer keeps: out of every window anyway
                             assertTrue(
-                                    sentAt <= latest - 2 * config.keptWindowMillis(),
-                                    id + " " + e);
+                                    sentAt <= latest - 2 * config.keptWindowMillis(), id + " " + e);
                         }
                     }
                 }
