@@ -529,6 +529,17 @@ final class EdgeRun implements AutoCloseable {
                 }
                 audits.add(json);
                 count(decision(json));
+                for (JsonNode v : json.path("violations")) {
+                    JsonNode f = v.path("fatigue");
+                    if (f.isObject()) {
+                        // §5: a limit fatigue lowered reports the lowered max beside the config's
+                        if (v.path("max").asLong() >= f.path("configured").asLong()
+                                || f.path("unengaged").asLong() < 1) {
+                            throw new Broken("a fatigue that lowers nothing", v.toString());
+                        }
+                        count("violation under fatigue");
+                    }
+                }
             }
             var mirror = h.getSideOutput(CappingFunction.MIRROR);
             while (mirror != null && mirror.poll() != null) {

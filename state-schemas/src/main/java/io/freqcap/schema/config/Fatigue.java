@@ -43,7 +43,13 @@ public record Fatigue(int after, int scaleHundredths, int floor, String window, 
         }
         int after = RuleParser.boundedInt(node.get("after"), path + ".after", 1, MAX_AFTER);
         JsonNode s = node.get("scale");
-        BigDecimal scale = s != null && s.isNumber() ? s.decimalValue() : null;
+        // 1e400 reads as an infinite double, which no BigDecimal holds
+        BigDecimal scale =
+                s != null
+                                && s.isNumber()
+                                && (!s.isFloatingPointNumber() || Double.isFinite(s.doubleValue()))
+                        ? s.decimalValue()
+                        : null;
         if (scale == null
                 || scale.compareTo(new BigDecimal("0.01")) < 0
                 || scale.compareTo(new BigDecimal("0.99")) > 0

@@ -482,4 +482,73 @@ class LimitConfigTest {
                                                 "")));
         assertTrue(e.getMessage().startsWith("rules[0].hold: 4d is longer"), e.getMessage());
     }
+
+    /**
+     * contract.md §6's table for {@code examples/limit-config-fatigue.json} (after 5, scale 0.5,
+     * floor 1): 4, 12, 2 for u = 0..4; 2, 6, 1 for 5..9; 1, 3, 1 for 10..14; 1, 1, 1 from 15.
+     */
+    @Test
+    void readsTheFatigueExampleAndItsStepsAreTheContractsTable() throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-fatigue.json"));
+        Fatigue f = c.ruleFor("*").fatigue();
+        assertEquals(new Fatigue(5, 50, 1, "30d", 30 * 86_400_000L), f);
+        assertEquals(
+                new Fatigue(3, 25, 1, "14d", 14 * 86_400_000L), c.shadowRuleFor("*").fatigue());
+        assertEquals(30 * 86_400_000L, c.keptWindowMillis(), "histories serve the 30 days");
+        assertEquals(7 * 86_400_000L, c.longestWindowMillis(), "STALE is the limits' alone");
+        int[][] table = {{4, 12, 2}, {2, 6, 1}, {1, 3, 1}, {1, 1, 1}};
+        for (int u = 0; u < 25; u++) {
+            int[] want = table[Math.min(u / 5, 3)];
+            assertEquals(want[0], f.lowered(4, u), "day, u = " + u);
+            assertEquals(want[1], f.lowered(12, u), "week, u = " + u);
+            assertEquals(want[2], f.lowered(2, u), "email, u = " + u);
+        }
+        assertEquals(0, f.lowered(0, 100), "never above the max: min(floor, max)");
+        assertEquals(1, f.lowered(1_000_000, Long.MAX_VALUE), "any u: the floor, soon");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "scale 0.01                 | {\"after\":1,\"scale\":0.01,\"floor\":0,\"window\":\"1d\"} | 1",
+                "scale 0.99                 | {\"after\":1000,\"scale\":0.99,\"floor\":1000000,\"window\":\"90d\"} | 99",
+                "scale as 5e-1              | {\"after\":5,\"scale\":5e-1,\"floor\":1,\"window\":\"30d\"} | 50",
+                "scale 0.50                 | {\"after\":5,\"scale\":0.50,\"floor\":1,\"window\":\"30d\"} | 50",
+            })
+    void fatigueAtItsBoundsIsRead(String name, String fatigue, int hundredths) throws Exception {
+        LimitConfig c =
+                LimitConfig.parse(
+                        starRule(
+                                "\"limits\":[{\"window\":\"1d\",\"max\":1}],\"fatigue\":" + fatigue,
+                                ""));
+        assertEquals(hundredths, c.ruleFor("*").fatigue().scaleHundredths());
+        assertTrue(c.fatigues());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "after 0          | {\"after\":0,\"scale\":0.5,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.after: expected an integer 1..1000",
+                "after 1001       | {\"after\":1001,\"scale\":0.5,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.after: expected an integer 1..1000",
+                "scale 1          | {\"after\":5,\"scale\":1,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99",
+                "scale 0          | {\"after\":5,\"scale\":0,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99",
+                "three decimals   | {\"after\":5,\"scale\":0.125,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99 with at most two decimals",
+                "scale infinite   | {\"after\":5,\"scale\":1e400,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number",
+                "scale a string   | {\"after\":5,\"scale\":\"0.5\",\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number",
+                "floor -1         | {\"after\":5,\"scale\":0.5,\"floor\":-1,\"window\":\"30d\"} | rules[0].fatigue.floor: expected an integer 0..1000000",
+                "floor 1000001    | {\"after\":5,\"scale\":0.5,\"floor\":1000001,\"window\":\"30d\"} | rules[0].fatigue.floor: expected an integer 0..1000000",
+                "window 91d       | {\"after\":5,\"scale\":0.5,\"floor\":1,\"window\":\"91d\"} | rules[0].fatigue.window: at most 90d",
+                "window missing   | {\"after\":5,\"scale\":0.5,\"floor\":1} | rules[0].fatigue.window: expected a string",
+                "not an object    | 5 | rules[0].fatigue: expected an object",
+            })
+    void fatigueBreachesNameTheirField(String name, String fatigue, String error) {
+        String json =
+                starRule("\"limits\":[{\"window\":\"1d\",\"max\":1}],\"fatigue\":" + fatigue, "");
+        MalformedRecordException e =
+                assertThrows(MalformedRecordException.class, () -> LimitConfig.parse(json));
+        assertTrue(e.getMessage().startsWith(error), e.getMessage());
+    }
 }

@@ -515,7 +515,81 @@ final class EdgeRecords {
                                     Value.invalid("1"),
                                     Value.invalid("[]"))));
         }
+        if (v.chance(coherent ? 0.5 : 0.3)) {
+            o.put("fatigue", fatigue());
+        }
         return new RuleParts(o, longest, forceDeep || v.chance(0.5));
+    }
+
+    /** A rule's {@code fatigue} (§3): after 1..1,000, scale 0.01..0.99, floor, window. */
+    Value fatigue() {
+        if (v.chance(v.breakShare() / 3)) {
+            return v.one(
+                    List.of(
+                            Value.valid("null"),
+                            Value.invalid("[]"),
+                            Value.invalid("\"after 5\""),
+                            Value.invalid("true"),
+                            Value.invalid("{}")));
+        }
+        Obj o = new Obj();
+        o.put(
+                "after",
+                v.pick(
+                        () -> num(1 + r.nextInt(5)),
+                        List.of(num(1), num(1_000)),
+                        join(
+                                List.of(
+                                        Value.invalid("0"),
+                                        Value.invalid("1001"),
+                                        Value.invalid("-1"),
+                                        Value.invalid("null"),
+                                        Value.MISSING),
+                                EdgeValues.notIntegers())));
+        o.put(
+                "scale",
+                v.pick(
+                        () -> Value.valid(v.one(List.of("0.5", "0.25", "0.75", "0.3"))),
+                        List.of(
+                                Value.valid("0.01"),
+                                Value.valid("0.99"),
+                                Value.valid("0.50"),
+                                Value.valid("5e-1"),
+                                Value.valid("0.29"),
+                                Value.valid("0.58")),
+                        List.of(
+                                Value.invalid("0"),
+                                Value.invalid("1"),
+                                Value.invalid("0.0"),
+                                Value.invalid("1.0"),
+                                Value.invalid("0.001"),
+                                Value.invalid("0.999"),
+                                Value.invalid("0.125"),
+                                Value.invalid("-0.5"),
+                                Value.invalid("1e400"),
+                                Value.invalid("-1e400"),
+                                Value.invalid("\"0.5\""),
+                                Value.invalid("null"),
+                                Value.invalid("[]"),
+                                Value.MISSING)));
+        o.put(
+                "floor",
+                v.pick(
+                        () -> num(r.nextInt(3)),
+                        List.of(num(0), num(1_000_000)),
+                        join(
+                                List.of(
+                                        Value.invalid("-1"),
+                                        Value.invalid("1000001"),
+                                        Value.invalid("2147483648"),
+                                        Value.MISSING),
+                                EdgeValues.notIntegers())));
+        if (v.chance(v.breakShare() / 4)) {
+            o.put("window", Value.MISSING);
+        } else {
+            o.put("window", v.window(() -> v.one(List.of("1d", "7d", "30d", "2h"))).value());
+        }
+        return o.value(r);
     }
 
     Value quietHours() {
