@@ -78,12 +78,15 @@ final class ReceiptReplay {
      * Applies, in file order, every receipt stamped before {@code timestamp}: the next message's.
      */
     void before(long timestamp, Consumer<DeliveryReceipt> apply) {
-        if (pending.isEmpty() || pending.peek().receipt().timestamp() >= timestamp) {
-            return;
-        }
-        List<Line> due = new ArrayList<>();
+        List<Line> due = null;
         while (!pending.isEmpty() && pending.peek().receipt().timestamp() < timestamp) {
+            if (due == null) {
+                due = new ArrayList<>();
+            }
             due.add(pending.poll());
+        }
+        if (due == null) {
+            return;
         }
         due.sort(Comparator.comparingInt(Line::index));
         for (Line l : due) {
