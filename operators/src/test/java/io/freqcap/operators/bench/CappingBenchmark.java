@@ -123,6 +123,22 @@ public final class CappingBenchmark {
                     + "{\"window\":\"7d\",\"max\":5,\"reserve\":{\"slots\":1,\"priority\":70}}],"
                     + "\"campaigns\":[{\"window\":\"7d\",\"max\":3}]}]}";
 
+    /**
+     * Issue 50's config: the calendar config with {@code fatigue} on the rule and the shadow rule
+     * ({@code -Dbench.config=fatigue -Dbench.baseConfig=calendar -Dbench.sameTraffic=true}: what
+     * fatigue costs; run with fewer users, say 200,000, so that most reach a step).
+     */
+    static final String FATIGUE_CONFIG =
+            CALENDAR_CONFIG
+                    .replace(
+                            "\"campaign\":[{\"window\":\"3d\",\"max\":1}]}]",
+                            "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"fatigue\":{\"after\":5,"
+                                    + "\"scale\":0.5,\"floor\":1,\"window\":\"30d\"}}]")
+                    .replace(
+                            "{\"window\":\"7d\",\"max\":4}]}]}}",
+                            "{\"window\":\"7d\",\"max\":4}],\"fatigue\":{\"after\":3,\"scale\":0.25,"
+                                    + "\"floor\":1,\"window\":\"14d\"}}]}}");
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
@@ -134,6 +150,12 @@ public final class CappingBenchmark {
             case "heavy-hold" -> HEAVY_HOLD_CONFIG;
             case "rolling" -> CONFIG;
             case "priority" -> PRIORITY_CONFIG;
+            case "fatigue" -> FATIGUE_CONFIG;
+            // What reading u costs alone: every message reads it, none reaches a step.
+            case "fatigue-idle" ->
+                    FATIGUE_CONFIG
+                            .replace("\"after\":5", "\"after\":1000")
+                            .replace("\"after\":3", "\"after\":1000");
             default -> config;
         };
     }
@@ -185,8 +207,10 @@ public final class CappingBenchmark {
         }
         run(users, messages / 5, days, same, base);
         heldTopic = HELD_TOPIC_SECOND;
+        receipts = RECEIPTS_SECOND;
         run(users, messages / 5, days, true, calendarConfig);
         heldTopic = false;
+        receipts = 0;
         double[] ratios = new double[pairs];
         double[] cpuRatios = new double[pairs];
         double[] rolling = new double[pairs];
@@ -194,8 +218,10 @@ public final class CappingBenchmark {
         for (int p = 0; p < pairs; p++) {
             Result r = run(users, messages, days, same, base);
             heldTopic = HELD_TOPIC_SECOND;
+            receipts = RECEIPTS_SECOND;
             Result c = run(users, messages, days, true, calendarConfig);
             heldTopic = false;
+            receipts = 0;
             rolling[p] = r.decisionsPerSecond();
             calendar[p] = c.decisionsPerSecond();
             ratios[p] = c.decisionsPerSecond() / r.decisionsPerSecond();
@@ -285,10 +311,20 @@ public final class CappingBenchmark {
                 new ArrayList<>();
         LongAdder allowed = new LongAdder();
         LongAdder audited = new LongAdder();
+        LongAdder[] allowedHere = new LongAdder[PARALLELISM];
         for (int p = 0; p < PARALLELISM; p++) {
-            var h = open(config, p, PARALLELISM, dir, new CountingOutput(allowed, audited));
+            allowedHere[p] = new LongAdder();
+            var h =
+                    open(
+                            config,
+                            p,
+                            PARALLELISM,
+                            dir,
+                            new CountingOutput(allowed, audited, allowedHere[p]));
             hs.add(h);
         }
+        double receiptShare = receipts;
+        LongAdder receiptsSent = new LongAdder();
 
         // Checkpoints during the run, as the job takes them (default: every 100,000 messages
         // per instance, about every 2 s of the end-to-end benchmark's rate).
@@ -307,7 +343,9 @@ public final class CappingBenchmark {
                             () -> {
                                 try {
                                     var h = hs.get(part);
+                                    Random opens = new Random(part);
                                     for (int n = 0; n < count[part]; n++) {
+                                        long allowedBefore = allowedHere[part].sum();
                                         long ts = times[part][n];
                                         if (n % 1000 == 0) {
                                             // The wall clock follows message time, as for live
@@ -347,6 +385,15 @@ public final class CappingBenchmark {
                                                         n,
                                                         InboundMessage.Kind.MESSAGE),
                                                 ts);
+                                        if (receiptShare > 0
+                                                && allowedHere[part].sum() > allowedBefore
+                                                && opens.nextDouble() < receiptShare) {
+                                            // The user opens it a minute later (§11).
+                                            h.processElement(
+                                                    opened(userIds[part][n], ts + 60_000, part, n),
+                                                    ts);
+                                            receiptsSent.increment();
+                                        }
                                         if ((n + 1) % checkpointEvery == 0) {
                                             // as a job checkpoints: the cache's new histories
                                             // go to RocksDB, RocksDB flushes its memtables
@@ -401,6 +448,9 @@ public final class CappingBenchmark {
             System.out.printf(
                     "held messages delivered: %,d; waiting at the end: %,d of %,d users%n",
                     HELD_DELIVERED.sumThenReset(), heldWaiting, heldUsers);
+        }
+        if (receiptsSent.sum() > 0) {
+            System.out.printf("engagement receipts: %,d%n", receiptsSent.sum());
         }
         if (HELD_NOTICES.sum() > 0) {
             System.out.printf(
@@ -519,6 +569,31 @@ public final class CappingBenchmark {
     /** Whether the runs now write held notices. */
     static volatile boolean heldTopic;
 
+    /**
+     * {@code -Dbench.receipts=0.2} with {@code -Dbench.pairs}: in the second run of each pair, an
+     * {@code opened} receipt follows 20% of ALLOWED messages, so that {@code -Dbench.config=fatigue
+     * -Dbench.baseConfig=fatigue -Dbench.sameTraffic=true} measures what engagements cost.
+     */
+    static final double RECEIPTS_SECOND =
+            Double.parseDouble(System.getProperty("bench.receipts", "0"));
+
+    /** The share of ALLOWED messages the runs now follow with an engagement receipt. */
+    static volatile double receipts;
+
+    /** An {@code opened} receipt of {@code user}'s, as the receipts topic carries it. */
+    static InboundMessage opened(long user, long at, int partition, long offset) {
+        byte[] json =
+                ("{\"messageId\":\"m-1\",\"userId\":"
+                                + user
+                                + ",\"status\":\"opened\",\"timestamp\":"
+                                + at
+                                + "}")
+                        .getBytes(StandardCharsets.UTF_8);
+        return io.freqcap.schema.receipt.DeliveryReceipt.inbound(
+                new io.freqcap.schema.message.RawRecord(
+                        null, json, "delivery-receipts", partition, offset));
+    }
+
     /** Counts outputs instead of keeping them, so memory stays flat over millions of records. */
     static final boolean REPLAY = Boolean.getBoolean("bench.replay");
 
@@ -531,10 +606,19 @@ public final class CappingBenchmark {
     static final class CountingOutput implements Output<StreamRecord<Delivery>> {
         private final LongAdder allowed;
         private final LongAdder audited;
+        private final LongAdder allowedHere;
 
         CountingOutput(LongAdder allowed, LongAdder audited) {
+            this(allowed, audited, new LongAdder());
+        }
+
+        /**
+         * @param allowedHere this instance's deliveries alone (its thread reads it)
+         */
+        CountingOutput(LongAdder allowed, LongAdder audited, LongAdder allowedHere) {
             this.allowed = allowed;
             this.audited = audited;
+            this.allowedHere = allowedHere;
         }
 
         @Override
@@ -544,6 +628,7 @@ public final class CappingBenchmark {
                 return;
             }
             allowed.increment();
+            allowedHere.increment();
             if (record.getValue().sendAt() != null) {
                 HELD_DELIVERED.increment();
             }
