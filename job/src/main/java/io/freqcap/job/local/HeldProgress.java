@@ -10,9 +10,9 @@ import java.time.Duration;
 
 /**
  * The capping tasks' held-message counters ({@code held}, {@code released}, {@code heldNow}, summed
- * over tasks) and those of preferences and receipts applied, read from the local Flink's REST API
- * for the progress line: held messages wait in the job's state, so the output topics cannot tell
- * how many there are.
+ * over tasks), those of preferences and receipts applied, and of fatigue (messages decided under a
+ * lowered cap, engagements), read from the local Flink's REST API for the progress line: held
+ * messages wait in the job's state, so the output topics cannot tell how many there are.
  */
 final class HeldProgress {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -25,8 +25,10 @@ final class HeldProgress {
             long preempted,
             long cancelled,
             long preferences,
-            long uncounted) {
-        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1, -1, -1, -1);
+            long uncounted,
+            long fatigued,
+            long engagements) {
+        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1, -1, -1, -1, -1, -1);
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -52,7 +54,8 @@ final class HeldProgress {
                                         + "/subtasks/metrics?agg=sum&get="
                                         + "capping.held,capping.released,capping.heldNow,"
                                         + "capping.preempted,capping.cancelled,"
-                                        + "capping.preferencesApplied,capping.receiptsApplied";
+                                        + "capping.preferencesApplied,capping.receiptsApplied,"
+                                        + "capping.fatigued,capping.engagements";
                     }
                 }
                 if (metrics == null) {
@@ -66,6 +69,8 @@ final class HeldProgress {
             long cancelled = -1;
             long preferences = -1;
             long uncounted = -1;
+            long fatigued = -1;
+            long engagements = -1;
             for (JsonNode m : get(metrics)) {
                 long sum = m.path("sum").asLong(-1);
                 switch (m.path("id").asText()) {
@@ -76,11 +81,21 @@ final class HeldProgress {
                     case "capping.cancelled" -> cancelled = sum;
                     case "capping.preferencesApplied" -> preferences = sum;
                     case "capping.receiptsApplied" -> uncounted = sum;
+                    case "capping.fatigued" -> fatigued = sum;
+                    case "capping.engagements" -> engagements = sum;
                     default -> {}
                 }
             }
             return new Counts(
-                    held, released, waiting, preempted, cancelled, preferences, uncounted);
+                    held,
+                    released,
+                    waiting,
+                    preempted,
+                    cancelled,
+                    preferences,
+                    uncounted,
+                    fatigued,
+                    engagements);
         } catch (Exception e) {
             return Counts.UNKNOWN; // the job restarting, or its tasks not yet running
         }

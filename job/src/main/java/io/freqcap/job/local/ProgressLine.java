@@ -32,7 +32,7 @@ final class ProgressLine implements AutoCloseable {
                     HeldProgress.Counts h =
                             held == null ? HeldProgress.Counts.UNKNOWN : held.counts();
                     out.printf(
-                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | cancelled %s | preferences %s | un-counted %s | %,.0f decisions/s%s%n",
+                            "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | cancelled %s | preferences %s | un-counted %s | opens %s | under a lowered cap %s | %,.0f decisions/s%s%n",
                             generator == null ? -1 : generator.sent(),
                             counter.count("ALLOWED"),
                             counter.count("EXEMPT"),
@@ -48,6 +48,8 @@ final class ProgressLine implements AutoCloseable {
                             known(h.cancelled()),
                             known(h.preferences()),
                             known(h.uncounted()),
+                            known(h.engagements()),
+                            known(h.fatigued()),
                             rate,
                             mirror == null ? "" : " | redis keys " + mirror.keys());
                 },

@@ -16,7 +16,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Synthetic campaign traffic for the local runner: users picked with a skew (a few are messaged a
  * lot), each in a time zone of its own, four channels, mostly marketing with some promotions and
  * some transactional (exempt) messages, about 1% resent messages (duplicates) and 0.3% malformed
- * records. Message time is the wall clock, with a few messages scheduled minutes late.
+ * records. Message time is the wall clock, with a few messages scheduled minutes late. With a
+ * receipts topic, users of different habits open what they get, or never do ({@link
+ * #OPENS_PERCENT}), and some messages bounce.
  */
 public final class TrafficGenerator implements Runnable {
     private static final String[] CHANNELS = {"push", "push", "email", "sms", "in_app"};
@@ -46,8 +48,19 @@ public final class TrafficGenerator implements Runnable {
      */
     public record Topics(String input, String preferences, String receipts) {}
 
-    /** A message sent, for a receipt a little later. */
-    private record Sent(long atNanos, long user, String messageId) {}
+    /**
+     * A message sent, for a receipt a little later.
+     *
+     * @param status what the receipt says: {@code failed}, {@code delivered} or {@code opened}
+     */
+    private record Sent(long atNanos, long user, String messageId, String status) {}
+
+    /**
+     * How often a user opens what it gets, by habit (userId modulo 4): most, some, or never (two of
+     * four): under the sample config's {@code fatigue} the ones who never open get fewer messages
+     * after five, and the progress line counts the messages decided under a lowered cap.
+     */
+    private static final int[] OPENS_PERCENT = {80, 30, 0, 0};
 
     /** How long after a message its receipt goes out: it has been decided by then. */
     private static final long RECEIPT_DELAY_NANOS = 2_000_000_000L;
@@ -96,8 +109,6 @@ public final class TrafficGenerator implements Runnable {
                         && System.nanoTime() - awaitingReceipt.peek().atNanos()
                                 > RECEIPT_DELAY_NANOS) {
                     Sent m = awaitingReceipt.poll();
-                    // Most receipts of this sample are bounces: each frees its message's place.
-                    String status = rnd.nextInt(10) == 0 ? "delivered" : "failed";
                     send(
                             producer,
                             topics.receipts(),
@@ -107,8 +118,10 @@ public final class TrafficGenerator implements Runnable {
                                     + "\", \"userId\": "
                                     + m.user()
                                     + ", \"status\": \""
-                                    + status
-                                    + "\"}");
+                                    + m.status()
+                                    + "\", \"timestamp\": "
+                                    + System.currentTimeMillis()
+                                    + "}");
                 }
                 long due = (System.nanoTime() - start) / 1_000_000L * ratePerSecond / 1000L;
                 while (seq < due && running.get()) {
@@ -168,7 +181,12 @@ public final class TrafficGenerator implements Runnable {
                                     value));
                     sent.incrementAndGet();
                     if (topics.receipts() != null && rnd.nextInt(20) == 0) {
-                        awaitingReceipt.add(new Sent(System.nanoTime(), user, id));
+                        // Most such receipts are bounces: each frees its message's place.
+                        String status = rnd.nextInt(10) == 0 ? "delivered" : "failed";
+                        awaitingReceipt.add(new Sent(System.nanoTime(), user, id, status));
+                    } else if (topics.receipts() != null
+                            && rnd.nextInt(100) < OPENS_PERCENT[(int) (user % 4)]) {
+                        awaitingReceipt.add(new Sent(System.nanoTime(), user, id, "opened"));
                     }
                     if (topics.preferences() != null && rnd.nextInt(200) == 0) {
                         send(producer, topics.preferences(), user, preference(rnd, user));

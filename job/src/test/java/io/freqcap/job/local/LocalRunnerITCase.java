@@ -173,6 +173,15 @@ public class LocalRunnerITCase {
                         .matcher(text)
                         .find(),
                 "preferences and un-counted in the progress lines: " + text);
+        // Half its users never open what they get: under the sample config's fatigue (segment
+        // active, after two sends with no open, half the cap) some are decided under a lowered
+        // cap, and the opens of the others are applied.
+        assertTrue(
+                java.util.regex.Pattern.compile(
+                                "\\| opens [1-9][0-9,]* \\| under a lowered cap [1-9][0-9,]* \\|")
+                        .matcher(text)
+                        .find(),
+                "opens and messages under a lowered cap in the progress lines: " + text);
         assertTrue(text.contains("Summary: sent"), text);
         assertTrue(
                 summary.segments().getOrDefault("new", 0L) > 0,
