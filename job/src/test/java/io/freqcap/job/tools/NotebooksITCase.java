@@ -40,6 +40,10 @@ class NotebooksITCase {
     static final Path OUT = Path.of("target", "notebooks").toAbsolutePath();
     static final Path DATA = OUT.resolve("data");
 
+    /** After three sends with no open, half the caps (never below one). */
+    static final String FATIGUE =
+            "\"fatigue\":{\"after\":3,\"scale\":0.5,\"floor\":1,\"window\":\"14d\"}";
+
     static final String CONFIG =
             "{\"version\":3,\"timezone\":\"Europe/Berlin\",\"rules\":["
                     + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":3}]},"
@@ -49,8 +53,9 @@ class NotebooksITCase {
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":1}]},"
                     + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"1d\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
-                    + "\"channels\":[\"push\"]},\"preempt\":true}],"
-                    + "\"exempt\":[\"transactional\"]}";
+                    + "\"channels\":[\"push\"]},\"preempt\":true,"
+                    + FATIGUE
+                    + "}],\"exempt\":[\"transactional\"]}";
 
     static final Map<String, String> CANDIDATES =
             Map.of(
@@ -121,6 +126,7 @@ class NotebooksITCase {
                                         .encodeToString(
                                                 vip.build().write(SegmentBitmap.Format.ROARING32))
                                 + "\"}]");
+        Random rnd = new Random(5);
         // One user in seven has a say: no email, or at most one message in any 2 days.
         List<String> preferences = new java.util.ArrayList<>();
         for (long u = 0; u < 2_000; u += 7) {
@@ -133,13 +139,51 @@ class NotebooksITCase {
                                     + u
                                     + ",\"version\":1,\"limits\":[{\"window\":\"2d\",\"max\":1}]}");
         }
+        // Users of three habits: a quarter open 80% of what they get, a quarter 30%, half never,
+        // ten minutes after each message's timestamp.
+        List<String> receipts = new java.util.ArrayList<>();
+        for (String line : lines) {
+            JsonNode m = Json.MAPPER.readTree(line);
+            long user = m.get("userId").asLong();
+            int opens = user % 4 == 0 ? 80 : user % 4 == 1 ? 30 : 0;
+            if (rnd.nextInt(100) < opens) {
+                receipts.add(
+                        "{\"messageId\":\""
+                                + m.get("messageId").asText()
+                                + "\",\"userId\":"
+                                + user
+                                + ",\"status\":\"opened\",\"timestamp\":"
+                                + (m.get("timestamp").asLong() + 600_000)
+                                + "}");
+            }
+        }
+        Path receiptsFile = Files.write(DATA.resolve("receipts.jsonl"), receipts);
+        Path prefsFile = Files.write(DATA.resolve("preferences.jsonl"), preferences);
+        Path limits = Files.writeString(DATA.resolve("limits.json"), CONFIG);
         SimulateAccess.simulate(
                 "--input", messages.toString(),
-                "--limits", Files.writeString(DATA.resolve("limits.json"), CONFIG).toString(),
+                "--limits", limits.toString(),
                 "--segments", segments.toString(),
-                "--preferences",
-                        Files.write(DATA.resolve("preferences.jsonl"), preferences).toString(),
+                "--preferences", prefsFile.toString(),
+                "--receipts", receiptsFile.toString(),
                 "--output", DATA.resolve("decisions.jsonl").toString());
+        // What the fatigue changes: the same config without it, compared.
+        Path fatigue = Files.createDirectories(DATA.resolve("fatigue"));
+        SimulateAccess.simulate(
+                "--input", messages.toString(),
+                "--limits",
+                        Files.writeString(
+                                        fatigue.resolve("without.json"),
+                                        CONFIG.replace("," + FATIGUE, "")
+                                                .replace("\"version\":3", "\"version\":2"))
+                                .toString(),
+                "--compare", limits.toString(),
+                "--segments", segments.toString(),
+                "--preferences", prefsFile.toString(),
+                "--receipts", receiptsFile.toString(),
+                "--output", fatigue.resolve("without.jsonl").toString(),
+                "--compare-output", fatigue.resolve("with.jsonl").toString(),
+                "--summary", fatigue.resolve("summary.json").toString());
         for (Map.Entry<String, String> c : CANDIDATES.entrySet()) {
             Path tuning = DATA.resolve("tuning");
             SimulateAccess.simulate(
@@ -150,7 +194,6 @@ class NotebooksITCase {
                     "--output", tuning.resolve(c.getKey() + ".jsonl").toString(),
                     "--summary", tuning.resolve(c.getKey() + ".summary.json").toString());
         }
-        Random rnd = new Random(5);
         SegmentBitmap.Builder dense = new SegmentBitmap.Builder();
         SegmentBitmap.Builder sparse = new SegmentBitmap.Builder();
         SegmentBitmap.Builder wide = new SegmentBitmap.Builder();
@@ -235,7 +278,9 @@ class NotebooksITCase {
                 "capping-report-held.png",
                 "capping-report-held-by-campaign.png",
                 "capping-report-preemption.png",
-                "capping-report-preferences.png");
+                "capping-report-preferences.png",
+                "capping-report-fatigue-caps.png",
+                "capping-report-fatigue-compare.png");
         execute("limit-tuning");
         assertPlots("limit-tuning-frontier.png");
         JsonNode tuned = Json.MAPPER.readTree(OUT.resolve("limit-tuning.ipynb").toFile());
