@@ -31,10 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
  * The same inputs at their edges ({@link EdgeSequences}) through {@code freqcap-simulate}, the
  * offline backtest (contract.md §8): the sequence's messages as the input file, its initial config
  * (or one of its configs) as {@code --limits}, its preferences as {@code --preferences}, its
- * segments, bounds and {@code --compare} config. Simulate never throws; it exits 0 when the
- * contract calls its inputs valid and 2 naming the problem when not; it writes one line per input
- * line, in input order, each the line of that input's message, audit lines within {@code
- * --max-record-bytes}, and reads every message the contract calls valid.
+ * receipts as {@code --receipts}, its segments, bounds and {@code --compare} config. Simulate never
+ * throws; it exits 0 when the contract calls its inputs valid and 2 naming the problem when not; it
+ * writes one line per input line, in input order, each the line of that input's message, audit
+ * lines within {@code --max-record-bytes}, and reads every message the contract calls valid.
  *
  * <p>A fixed budget ({@code -Dfuzz.seconds}, 5 s by default), a seed per sequence, {@code
  * -Dfuzz.seed=N} to run one again; the same properties as the capping operator's {@code
@@ -163,6 +163,32 @@ class SimulateEdgesFuzzTest {
                             "--preferences",
                             write(dir, "preferences.jsonl", prefs.toString()).toString()));
         }
+        // --receipts: the valid ones with a timestamp (simulate refuses one without, §8), an
+        // invalid or timeless one now and then.
+        StringBuilder receipts = new StringBuilder();
+        for (EdgeInput p : s.inputs(EdgeInput.Topic.RECEIPTS)) {
+            if (p.value() == null || p.validity() == Validity.UNSETTLED) {
+                continue;
+            }
+            String line = text(p.value());
+            if (line.contains("\n") || line.contains("\r") || line.isBlank()) {
+                continue;
+            }
+            Validity v = p.validity();
+            if (v == Validity.VALID && !stamped(line)) {
+                v = Validity.INVALID;
+            }
+            if (v == Validity.VALID || r.nextInt(8) == 0) {
+                receipts.append(line).append('\n');
+                expected = expected.and(v);
+            }
+        }
+        if (!receipts.isEmpty()) {
+            args.addAll(
+                    List.of(
+                            "--receipts",
+                            write(dir, "receipts.jsonl", receipts.toString()).toString()));
+        }
         // --input: the message topic's values, one a line (a value with a newline in it is two).
         ByteArrayOutputStream input = new ByteArrayOutputStream();
         List<EdgeInput> lines = new ArrayList<>();
@@ -218,13 +244,23 @@ class SimulateEdgesFuzzTest {
             return failures;
         }
         if (expected == Validity.INVALID) {
-            failures.add(new Failure("invalid --limits or --preferences taken", err));
+            failures.add(new Failure("invalid --limits, --preferences or --receipts taken", err));
         }
         failures.addAll(checkLines(out, lines, start, now));
         if (start.compareConfig() != null) {
             failures.addAll(checkLines(dir.resolve("compare.jsonl"), lines, start, now));
         }
         return failures;
+    }
+
+    /** Whether a receipt's JSON has a timestamp (null is none). */
+    private static boolean stamped(String json) {
+        try {
+            JsonNode t = Json.MAPPER.readTree(json).get("timestamp");
+            return t != null && !t.isNull();
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     /** One line per input line, each of its own message, read when the contract says so. */
