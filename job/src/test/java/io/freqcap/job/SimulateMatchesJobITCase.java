@@ -40,10 +40,11 @@ class SimulateMatchesJobITCase {
 
     /**
      * Calendar limits in users' zones, scopes, a segment rule, shadow rules, holds and quiet hours,
-     * a reserved place and distinct campaigns (the traffic is old: held messages are delivered at
-     * once, with their send times; no rule preempts, since a job replaying old traffic finds every
-     * send time past where simulate's clock does not: PreemptionITCase compares the two on live
-     * traffic).
+     * a reserved place, distinct campaigns and caps lowered by fatigue, in the rule and the shadow
+     * rule (without receipts: two topics have no common order; the traffic is old: held messages
+     * are delivered at once, with their send times; no rule preempts, since a job replaying old
+     * traffic finds every send time past where simulate's clock does not: PreemptionITCase compares
+     * the two on live traffic).
      */
     static final String CONFIG =
             "{\"version\":3,\"timezone\":\"Asia/Singapore\",\"rules\":["
@@ -57,11 +58,13 @@ class SimulateMatchesJobITCase {
                     + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],"
                     + "\"campaigns\":[{\"calendar\":\"week\",\"max\":3}],\"hold\":\"12h\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
-                    + "\"channels\":[\"push\"]}}],"
+                    + "\"channels\":[\"push\"]},"
+                    + "\"fatigue\":{\"after\":4,\"scale\":0.5,\"floor\":1,\"window\":\"14d\"}}],"
                     + "\"shadow\":{\"rules\":[{\"segment\":\"vip\",\"limits\":"
                     + "[{\"window\":\"1d\",\"max\":2}],\"hold\":\"6h\"},"
                     + "{\"segment\":\"*\",\"limits\":"
-                    + "[{\"calendar\":\"day\",\"max\":1}]}]},"
+                    + "[{\"calendar\":\"day\",\"max\":2}],"
+                    + "\"fatigue\":{\"after\":2,\"scale\":0.5,\"floor\":0,\"window\":\"3d\"}}]},"
                     + "\"exempt\":[\"transactional\"]}";
 
     static final String[] ZONES = {null, "Asia/Kolkata", "America/New_York", "Australia/Lord_Howe"};
@@ -142,12 +145,16 @@ class SimulateMatchesJobITCase {
             // The reserved place and the distinct campaigns were in play.
             long reserved = 0;
             long campaigns = 0;
+            long fatigue = 0;
             for (Output o : outputs.values()) {
                 String audit = o.audit() == null ? "" : o.audit().toString();
                 reserved += audit.contains("\"reserved\":1") ? 1 : 0;
                 campaigns += audit.contains("\"scope\":\"campaigns\"") ? 1 : 0;
+                fatigue += audit.contains("\"fatigue\":{\"unengaged\":") ? 1 : 0;
             }
-            assertTrue(reserved > 20 && campaigns > 20, reserved + " reserved, " + campaigns);
+            assertTrue(
+                    reserved > 20 && campaigns > 20 && fatigue > 20,
+                    reserved + " reserved, " + campaigns + " campaigns, " + fatigue + " fatigue");
             // freqcap-export: both topics as one JSONL file, a line per output
             Path export = tmp.resolve("export.jsonl");
             ByteArrayOutputStream err = new ByteArrayOutputStream();
