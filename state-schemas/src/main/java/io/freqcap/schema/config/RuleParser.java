@@ -3,6 +3,7 @@ package io.freqcap.schema.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.message.OutboundMessage;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -107,7 +108,7 @@ final class RuleParser {
         Fatigue fatigue =
                 fatigueNode == null || fatigueNode.isNull()
                         ? null
-                        : Fatigue.parse(fatigueNode, path + ".fatigue");
+                        : fatigue(fatigueNode, path + ".fatigue");
         return new Rule(
                 seg.textValue(),
                 limits,
@@ -269,6 +270,44 @@ final class RuleParser {
                             : limit.reserving(reserve(reserve, p + ".reserve", limit.max())));
         }
         return Collections.unmodifiableList(out);
+    }
+
+    /** Reads {@code {"after": 5, "scale": 0.5, "floor": 1, "window": "30d"}}, bounded. */
+    static Fatigue fatigue(JsonNode node, String path) throws MalformedRecordException {
+        if (!node.isObject()) {
+            throw new MalformedRecordException(path + ": expected an object");
+        }
+        int after = boundedInt(node.get("after"), path + ".after", 1, Fatigue.MAX_AFTER);
+        JsonNode s = node.get("scale");
+        // 1e400 reads as an infinite double, which no BigDecimal holds
+        BigDecimal scale =
+                s != null
+                                && s.isNumber()
+                                && (!s.isFloatingPointNumber() || Double.isFinite(s.doubleValue()))
+                        ? s.decimalValue()
+                        : null;
+        if (scale == null
+                || scale.compareTo(new BigDecimal("0.01")) < 0
+                || scale.compareTo(new BigDecimal("0.99")) > 0
+                || scale.stripTrailingZeros().scale() > 2) {
+            throw new MalformedRecordException(
+                    path
+                            + ".scale: expected a number 0.01..0.99 with at most two decimals, got "
+                            + s);
+        }
+        int floor = boundedInt(node.get("floor"), path + ".floor", 0, Limit.MAX_MAX);
+        JsonNode w = node.get("window");
+        if (w == null || !w.isTextual()) {
+            throw new MalformedRecordException(path + ".window: expected a string like \"30d\"");
+        }
+        long millis;
+        try {
+            millis = Limit.parseWindow(w.textValue());
+        } catch (MalformedRecordException e) {
+            throw new MalformedRecordException(path + "." + e.getMessage());
+        }
+        return new Fatigue(
+                after, scale.movePointRight(2).intValueExact(), floor, w.textValue(), millis);
     }
 
     /** {@code {"slots": 1..max, "priority": 1..100}} (contract.md §3). */

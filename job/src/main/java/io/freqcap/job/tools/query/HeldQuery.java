@@ -233,7 +233,15 @@ public final class HeldQuery {
                                 + span
                                 + " ("
                                 + v.path("count").asInt()
-                                + " counted)");
+                                + " counted"
+                                + (v.has("fatigue")
+                                        ? ", lowered from "
+                                                + v.path("fatigue").path("configured").asInt()
+                                                + " after "
+                                                + v.path("fatigue").path("unengaged").asLong()
+                                                + " sends with no open"
+                                        : "")
+                                + ")");
             }
         }
         return String.join("; ", out);

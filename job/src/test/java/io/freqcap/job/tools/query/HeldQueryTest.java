@@ -30,6 +30,13 @@ class HeldQueryTest {
                         Json.MAPPER.readTree(
                                 "[{\"scope\":\"channel:push\",\"window\":\"7d\",\"max\":2,"
                                         + "\"count\":2}]")));
+        assertEquals(
+                "all max 1 per day (1 counted, lowered from 4 after 12 sends with no open)",
+                HeldQuery.reasons(
+                        Json.MAPPER.readTree(
+                                "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":1,"
+                                        + "\"count\":1,\"fatigue\":{\"unengaged\":12,"
+                                        + "\"configured\":4}}]")));
         assertTrue(HeldQuery.reasons(Json.MAPPER.readTree("[]")).contains("not recorded"));
     }
 
