@@ -58,15 +58,18 @@ public final class Backtest implements AutoCloseable {
 
     /**
      * Applies a delivery receipt as the job does (contract.md §11): a {@code failed} one un-counts
-     * a counted message that is no longer held at the replay's clock, an engagement may become the
-     * user's last; what it did is the effect returned.
+     * a counted message that is no longer held, an engagement may become the user's last; what it
+     * did is the effect returned. A held message is no longer held once its send time is at or
+     * before the later of the replay's clock and the receipt's timestamp: a live job reads a
+     * receipt stamped T at about T, after it has sent what was due by then.
      *
      * @param at the receipt's timestamp (simulate refuses a receipt without one)
      */
     public Receipts.Effect receipt(DeliveryReceipt r, long at) {
         try {
+            long now = Math.max(clock, at);
             Receipts.Effect effect =
-                    Receipts.of(r, r.userId(), at, histories, (u, e) -> e.timestamp() > clock);
+                    Receipts.of(r, r.userId(), at, stores, (u, e) -> e.timestamp() > now);
             stores.apply(effect);
             return effect;
         } catch (Exception e) {

@@ -125,7 +125,12 @@ record Upkeep(
         if (watermark < Long.MIN_VALUE + 2 * kept) {
             return; // no event time yet
         }
-        long longest = control.config().longestWindowMillis();
+        // How far a cleared history's entries reach: the limits' windows, and a fatigue's (a
+        // message up to its window after the latest cleared entry would count that entry in u).
+        long longest =
+                Math.max(
+                        control.config().longestWindowMillis(),
+                        control.config().fatigueWindowMillis());
         long plain = watermark - 2 * kept;
         long ownKept = Math.max(kept, Limit.MAX_WINDOW_MILLIS);
         long own =
@@ -152,7 +157,9 @@ record Upkeep(
         long dropped =
                 engagements.sweep(
                         f -> ctx.applyToKeyedState(EngagementStore.STATE, f),
-                        user -> histories.noneInState());
+                        (user, at) ->
+                                at <= (hasPreferences.test(user) ? own : plain)
+                                        && histories.noneInState());
         if (swept.horizon() != Long.MIN_VALUE) {
             control.sweptTo(swept.horizon());
         }

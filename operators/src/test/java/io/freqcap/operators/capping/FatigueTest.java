@@ -4,8 +4,10 @@ import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
@@ -209,23 +211,46 @@ class FatigueTest {
                 "erased with the user: u counts m1 and m2");
     }
 
+    /** The last engagement of user {@code user} in the task's keyed state, or null. */
+    static Long lastEngagement(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
+            throws Exception {
+        var backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(user);
+        return CappingHarnesses.keyed(backend, EngagementStore.STATE).value();
+    }
+
     @Test
-    void theSweepDropsTheLastEngagementWithTheHistory() throws Exception {
+    void theSweepDropsTheLastEngagementWithTheHistoryAndKeepsTheFatigueWindowStale()
+            throws Exception {
         var h = harnesses.open(CappingSettings.of(HALVING));
         long start = berlin(1, 10);
         h.processElement(push("m0", start), 0);
-        h.processElement(opened(42, start + 200 * DAY), 0);
-        // Twice the kept window (the fatigue's 30 days) and more behind the watermark.
+        h.processElement(opened(42, start + 3_600_000L), 0); // he opened it
+        h.processElement(Records.message("x0", 43, start).inbound(harnesses.nextOffset()), 0);
+        h.processElement(
+                Records.receipt(
+                        "{\"messageId\":\"x0\",\"userId\":43,\"status\":\"opened\","
+                                + "\"timestamp\":"
+                                + (start + 100 * DAY)
+                                + "}",
+                        harnesses.nextOffset()),
+                0);
+        assertEquals(start + 3_600_000L, lastEngagement(h, 42));
+        // Twice the kept window (the fatigue's 30 days) and a day behind the watermark: both
+        // histories go; 42's open is as old as them and goes too, 43's (stamped ahead) stays
+        // until it is that old.
         h.watermark(start + 61 * DAY);
         h.processBroadcastElement(ControlRecord.sweep(1), 0);
-        long later = start + 100 * DAY;
-        h.processElement(push("m1", later), 0);
-        h.processElement(push("m2", later + 1000), 0);
-        h.processElement(push("m3", later + 2000), 0);
-        assertEquals(
-                List.of("m0 ALLOWED", "m1 ALLOWED", "m2 ALLOWED", "m3 REJECTED"),
-                decisions(h),
-                "dropped with the history: u counts m1 and m2");
+        assertNull(lastEngagement(h, 42), "dropped with the history");
+        assertEquals(start + 100 * DAY, lastEngagement(h, 43));
+        // A message up to the fatigue's window after the cleared entry would count it in u: STALE,
+        // as one within the limits' window is.
+        h.processElement(push("m1", start + 20 * DAY), 0);
+        h.processElement(push("m2", start + 31 * DAY), 0);
+        assertEquals(List.of("m0 ALLOWED", "x0 ALLOWED", "m2 ALLOWED", "m1 STALE"), decisions(h));
+        h.watermark(start + 101 * DAY + 60 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(2), 0);
+        assertNull(lastEngagement(h, 43), "once it is as old as what the sweep clears");
     }
 
     @Test

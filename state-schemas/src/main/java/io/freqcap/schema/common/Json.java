@@ -26,16 +26,36 @@ public final class Json {
     public static final ObjectMapper MAPPER =
             new ObjectMapper(FACTORY).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
+    /**
+     * As {@link #MAPPER}, with numbers that have a fraction or an exponent read as exact decimals:
+     * a limit config's {@code fatigue.scale} has at most two decimals (contract.md §3), which a
+     * double cannot tell ({@code 0.99000000000000000001} is 0.99 as a double).
+     */
+    public static final ObjectMapper EXACT_MAPPER =
+            new ObjectMapper(FACTORY)
+                    .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+
     private Json() {}
 
     /** One JSON object, or why the value is not one. */
     public static ObjectNode readObject(byte[] value) throws MalformedRecordException {
+        return readObject(value, MAPPER);
+    }
+
+    /** The same, its decimals exact ({@link #EXACT_MAPPER}): a limit config or a command. */
+    public static ObjectNode readExactObject(byte[] value) throws MalformedRecordException {
+        return readObject(value, EXACT_MAPPER);
+    }
+
+    private static ObjectNode readObject(byte[] value, ObjectMapper mapper)
+            throws MalformedRecordException {
         if (value == null) {
             throw new MalformedRecordException("record has no value (tombstone)");
         }
         JsonNode root;
         try {
-            root = MAPPER.readTree(value);
+            root = mapper.readTree(value);
         } catch (IOException e) {
             throw new MalformedRecordException("not valid JSON: " + firstLine(e.getMessage()));
         }

@@ -16,7 +16,7 @@ public final class ConfigTopic {
      * @throws MalformedRecordException saying which rule the record breaks
      */
     public static ConfigRecord parse(byte[] value) throws MalformedRecordException {
-        ObjectNode root = Json.readObject(value);
+        ObjectNode root = Json.readExactObject(value);
         JsonNode command = root.get("command");
         if (command != null) {
             if (!command.isTextual()) {

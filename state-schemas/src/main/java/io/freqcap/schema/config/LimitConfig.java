@@ -123,7 +123,7 @@ public record LimitConfig(
 
     /** Reads and validates a config; a command on the config topic is an error here. */
     public static LimitConfig parse(byte[] value) throws MalformedRecordException {
-        ObjectNode root = Json.readObject(value);
+        ObjectNode root = Json.readExactObject(value);
         if (root.has("command")) {
             throw new MalformedRecordException("expected a limit config, got a command");
         }

@@ -538,6 +538,8 @@ class LimitConfigTest {
                 "three decimals   | {\"after\":5,\"scale\":0.125,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99 with at most two decimals",
                 "scale infinite   | {\"after\":5,\"scale\":1e400,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number",
                 "scale a string   | {\"after\":5,\"scale\":\"0.5\",\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number",
+                "20 decimals      | {\"after\":5,\"scale\":0.99000000000000000001,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99 with at most two decimals",
+                "just below 0.01  | {\"after\":5,\"scale\":0.009999999999999999999,\"floor\":1,\"window\":\"30d\"} | rules[0].fatigue.scale: expected a number 0.01..0.99",
                 "floor -1         | {\"after\":5,\"scale\":0.5,\"floor\":-1,\"window\":\"30d\"} | rules[0].fatigue.floor: expected an integer 0..1000000",
                 "floor 1000001    | {\"after\":5,\"scale\":0.5,\"floor\":1000001,\"window\":\"30d\"} | rules[0].fatigue.floor: expected an integer 0..1000000",
                 "window 91d       | {\"after\":5,\"scale\":0.5,\"floor\":1,\"window\":\"91d\"} | rules[0].fatigue.window: at most 90d",

@@ -208,6 +208,41 @@ class SimulateReceiptsTest {
                 "four a day, m2 un-counted");
     }
 
+    /**
+     * A failed receipt stamped after a held message's send time un-counts it, as a live job that
+     * reads it then has sent the message: the replay's clock (the latest message's timestamp) is
+     * still before that send time when the receipt is applied.
+     */
+    @Test
+    void aFailedReceiptAfterAHeldMessagesSendTimeUnCountsIt() throws Exception {
+        String oneAnHour =
+                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1h\","
+                        + "\"max\":1}],\"hold\":\"1h\"}]}";
+        long t0 = berlin(22, 10);
+        long minute = 60_000L;
+        String in =
+                push("m1", t0) // sent at once
+                        + push("m2", t0 + 10 * minute) // held to t0 + 1h
+                        + push("m3", t0 + 70 * minute);
+        String failed =
+                "{\"messageId\":\"m2\",\"userId\":42,\"status\":\"failed\",\"timestamp\":"
+                        + (t0 + 65 * minute)
+                        + "}\n";
+        Path output = tmp.resolve("out.jsonl");
+        Result r =
+                simulate(
+                        "--input", file("in.jsonl", in).toString(),
+                        "--limits", file("hour.json", oneAnHour).toString(),
+                        "--receipts", file("failed.jsonl", failed).toString(),
+                        "--output", output.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(output);
+        assertEquals(t0 + HOUR, Json.MAPPER.readTree(lines.get(1)).get("sendAt").asLong());
+        JsonNode m3 = Json.MAPPER.readTree(lines.get(2));
+        assertEquals("ALLOWED", m3.get("decision").asText(), lines.toString());
+        assertTrue(m3.path("sendAt").isMissingNode(), "m2 no longer counts: sent at once");
+    }
+
     @Test
     void receiptsDueAtOneMessageAreAppliedInFileOrder() throws Exception {
         Path f =

@@ -18,7 +18,10 @@ public final class Receipts {
     /** What applying a receipt writes. */
     public sealed interface Effect {}
 
-    /** Nothing: no such counted message, one still held, a user with nothing counted, a status. */
+    /**
+     * Nothing: no such counted message, one still held, an engagement of a user with nothing
+     * counted or not later than the last, another status.
+     */
     public record Ignored() implements Effect {}
 
     /** The counted entry a failed delivery takes out of the user's history. */
@@ -38,11 +41,14 @@ public final class Receipts {
      * @param at the receipt's timestamp, or the job's clock when it has none
      */
     public static Effect of(
-            DeliveryReceipt r, long user, long at, Histories histories, StillHeld stillHeld)
+            DeliveryReceipt r, long user, long at, Stores stores, StillHeld stillHeld)
             throws Exception {
+        Histories histories = stores.histories();
         if (r.engagement()) {
-            // With nothing counted u is 0 anyway, and the sweep would find nothing to drop it with.
-            return histories.get(user).isEmpty() ? new Ignored() : new Engaged(user, at);
+            // With nothing counted u is 0 anyway; one not later than the last changes nothing.
+            return histories.get(user).isEmpty() || at <= stores.engagements().lastOf(user)
+                    ? new Ignored()
+                    : new Engaged(user, at);
         }
         if (!r.failed()) {
             return new Ignored();

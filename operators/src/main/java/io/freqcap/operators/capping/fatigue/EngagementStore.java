@@ -91,24 +91,31 @@ public final class EngagementStore implements Engagements {
         }
     }
 
-    /** Whether a user's history is gone from keyed state (the current key is the user). */
-    public interface HistoryGone {
-        boolean test(long user) throws Exception;
+    /**
+     * Whether the last engagement {@code at} of {@code user} (the current key) goes: its history is
+     * gone and it is as old as the entries a sweep clears.
+     */
+    public interface Gone {
+        boolean test(long user, long at) throws Exception;
     }
 
     /**
-     * Drops the last engagement of every user of this task whose history is gone (swept, or every
-     * entry un-counted): it is the history's, and nothing reads it without one.
+     * Drops the last engagement of every user of this task that {@code gone} says goes: one as old
+     * as the history entries the sweep clears, of a user whose history is gone (swept, or every
+     * entry un-counted). Such an engagement lies before every message the job could still decide
+     * against a counted entry, so dropping it changes no decision; a later one stays until it is
+     * that old.
      *
      * @param forEachKept visits every user with a last engagement in keyed state, as the current
      *     key
      * @return how many were dropped
      */
-    public long sweep(Visitor forEachKept, HistoryGone gone) throws Exception {
+    public long sweep(Visitor forEachKept, Gone gone) throws Exception {
         long[] dropped = {0};
         forEachKept.visit(
                 (user, s) -> {
-                    if (gone.test(user)) {
+                    Long at = s.value();
+                    if (at == null || gone.test(user, at)) {
                         s.clear();
                         users.removeLong(user);
                         cache.remove(user);

@@ -129,7 +129,7 @@ public record UserInputs(
                         r,
                         user,
                         r.timestamp() == null ? now : r.timestamp(),
-                        histories,
+                        stores,
                         (u, e) ->
                                 !held.waiting(
                                                 u,

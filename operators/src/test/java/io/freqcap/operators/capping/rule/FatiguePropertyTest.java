@@ -3,8 +3,12 @@ package io.freqcap.operators.capping.rule;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.operators.capping.decision.Engagements;
+import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.operators.capping.decision.Receipts;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.SendTimePropertyTest.Oracle;
 import io.freqcap.schema.config.Limit;
@@ -71,10 +75,12 @@ class FatiguePropertyTest {
                         at = clock + rnd.nextInt(4) * GRID;
                     }
                     String status = rnd.nextBoolean() ? "opened" : "clicked";
-                    if (user.receipt(new DeliveryReceipt("m0", 7, status, at), at)
-                            instanceof Receipts.Engaged) {
-                        seen.merge("engaged", 1, Integer::sum);
-                    }
+                    // §11: the last engagement when later than the one in force, of a user with
+                    // something counted; else nothing (receiptsIgnored).
+                    boolean applies = !user.history.isEmpty() && at > user.engaged;
+                    Receipts.Effect e = user.receipt(new DeliveryReceipt("m0", 7, status, at), at);
+                    assertEquals(applies, e instanceof Receipts.Engaged, at + " " + e);
+                    seen.merge(applies ? "engaged" : "engagement ignored", 1, Integer::sum);
                     if (!oracle.counted.isEmpty()) {
                         oracle.lastEngagement = Math.max(oracle.lastEngagement, at);
                     }
@@ -145,6 +151,7 @@ class FatiguePropertyTest {
         for (String kind :
                 List.of(
                         "engaged",
+                        "engagement ignored",
                         "uncounted",
                         "lowered ALLOWED",
                         "lowered held",
@@ -168,7 +175,14 @@ class FatiguePropertyTest {
         long engaged = Long.MIN_VALUE;
 
         Receipts.Effect receipt(DeliveryReceipt r, long at) throws Exception {
-            Receipts.Effect e = Receipts.of(r, 7, at, histories(), (u, h) -> false);
+            Receipts.Effect e =
+                    Receipts.of(
+                            r,
+                            7,
+                            at,
+                            new Stores(
+                                    histories(), HeldQueue.NONE, Preferences.NONE, engagements()),
+                            (u, h) -> false);
             if (e instanceof Receipts.Engaged g) {
                 engaged = Math.max(engaged, g.at());
             } else if (e instanceof Receipts.Uncounted u) {
@@ -177,6 +191,20 @@ class FatiguePropertyTest {
                                 HistoryGrowth.shrunk(history, u.entry().timestamp(), u.messageId());
             }
             return e;
+        }
+
+        private Engagements engagements() {
+            return new Engagements() {
+                @Override
+                public long lastOf(long user) {
+                    return engaged;
+                }
+
+                @Override
+                public void engage(long user, long at) {
+                    throw new UnsupportedOperationException();
+                }
+            };
         }
 
         private Histories histories() {
