@@ -69,7 +69,13 @@ public final class Backtest implements AutoCloseable {
         try {
             long now = Math.max(clock, at);
             Receipts.Effect effect =
-                    Receipts.of(r, r.userId(), at, stores, (u, e) -> e.timestamp() > now);
+                    Receipts.of(
+                            r,
+                            r.userId(),
+                            at,
+                            histories,
+                            engagements,
+                            (u, e) -> e.timestamp() > now);
             stores.apply(effect);
             return effect;
         } catch (Exception e) {

@@ -28,6 +28,24 @@ public final class SimulateAccess {
                 0, code, err.toString(java.nio.charset.StandardCharsets.UTF_8));
     }
 
+    /** What a run of {@code freqcap-simulate} printed, and its exit code. */
+    public record Result(int code, String out, String err) {}
+
+    /** Runs {@code freqcap-simulate}, keeping what it prints. */
+    public static Result capture(String... args) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int code =
+                Simulate.run(
+                        args,
+                        new PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+                        new PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        return new Result(
+                code,
+                out.toString(java.nio.charset.StandardCharsets.UTF_8),
+                err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     public static int export(String[] args, PrintStream out, PrintStream err) {
         return Export.run(args, out, err);
     }

@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.receipt.DeliveryReceipt;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,18 +39,8 @@ class SimulateReceiptsTest {
 
     @TempDir Path tmp;
 
-    record Result(int code, String out, String err) {}
-
-    Result simulate(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                Simulate.run(
-                        args,
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(
-                code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    static SimulateAccess.Result simulate(String... args) {
+        return SimulateAccess.capture(args);
     }
 
     Path file(String name, String text) throws Exception {
@@ -122,7 +110,7 @@ class SimulateReceiptsTest {
         }
         Path output = tmp.resolve("out.jsonl");
         Path summary = tmp.resolve("summary.json");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in.toString()).toString(),
                         "--limits", file("fatigue.json", config).toString(),
@@ -180,7 +168,7 @@ class SimulateReceiptsTest {
                         + push("m3", t) // stamped as the open: before it, u = 2, one a day
                         + push("m4", t + 1); // after it: u = 0, four a day
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in).toString(),
                         "--limits", file("halving.json", HALVING).toString(),
@@ -195,7 +183,7 @@ class SimulateReceiptsTest {
                 "{\"messageId\":\"m2\",\"userId\":42,\"status\":\"failed\",\"timestamp\":"
                         + (t + 2)
                         + "}\n";
-        Result again =
+        SimulateAccess.Result again =
                 simulate(
                         "--input", file("in2.jsonl", in + push("m5", t + 3)).toString(),
                         "--limits", file("four.json", FOUR_A_DAY).toString(),
@@ -229,7 +217,7 @@ class SimulateReceiptsTest {
                         + (t0 + 65 * minute)
                         + "}\n";
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in).toString(),
                         "--limits", file("hour.json", oneAnHour).toString(),
@@ -273,7 +261,7 @@ class SimulateReceiptsTest {
                 file(
                         "no-time.jsonl",
                         opened(1) + "{\"messageId\":\"m1\",\"userId\":42,\"status\":\"opened\"}\n");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", input.toString(),
                         "--limits", limits.toString(),
@@ -283,7 +271,7 @@ class SimulateReceiptsTest {
         assertTrue(r.err().contains("line 2: timestamp"), r.err());
         Path bad =
                 file("bad.jsonl", "\n{\"messageId\":\"m1\",\"userId\":-1,\"status\":\"opened\"}\n");
-        Result b =
+        SimulateAccess.Result b =
                 simulate(
                         "--input", input.toString(),
                         "--limits", limits.toString(),

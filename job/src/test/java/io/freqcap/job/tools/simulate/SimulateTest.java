@@ -18,8 +18,6 @@ import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.segment.SegmentBitmap;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,18 +42,8 @@ class SimulateTest {
 
     @TempDir Path tmp;
 
-    record Result(int code, String out, String err) {}
-
-    Result simulate(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code =
-                Simulate.run(
-                        args,
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(
-                code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    static SimulateAccess.Result simulate(String... args) {
+        return SimulateAccess.capture(args);
     }
 
     static String message(String id, long user, long t, String extra) {
@@ -65,8 +53,8 @@ class SimulateTest {
     }
 
     /** Simulates {@code input} under {@code limits} into {@code output}; it must succeed. */
-    Result simulateInto(Path input, String limits, Path output) throws Exception {
-        Result r =
+    SimulateAccess.Result simulateInto(Path input, String limits, Path output) throws Exception {
+        SimulateAccess.Result r =
                 simulate(
                         "--input", input.toString(),
                         "--limits", file("limits.json", limits).toString(),
@@ -113,7 +101,7 @@ class SimulateTest {
                                                 ",\"payload\":{\"title\":\"\\u00e9\"}"))
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
-        Result r = simulateInto(input, TWO_A_DAY, output);
+        SimulateAccess.Result r = simulateInto(input, TWO_A_DAY, output);
         List<String> raw = Files.readAllLines(output);
         assertEquals(9, raw.size(), "one line per input line, the empty one included");
         assertEquals(
@@ -155,7 +143,7 @@ class SimulateTest {
                                 + message("b", 1, DAY_0 + 3 * HOUR, "")
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
-        Result r = simulateInto(input, ONE_A_DAY_WITH_SHADOW, output);
+        SimulateAccess.Result r = simulateInto(input, ONE_A_DAY_WITH_SHADOW, output);
         List<JsonNode> lines = lines(output);
         assertEquals("REJECTED", lines.get(0).get("shadow").asText());
         assertFalse(lines.get(1).has("shadow"), "EXEMPT carries no shadow decision");
@@ -175,7 +163,7 @@ class SimulateTest {
         Path a = tmp.resolve("a.jsonl");
         Path b = tmp.resolve("b.jsonl");
         Path summary = tmp.resolve("summary.json");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", input.toString(),
                         "--limits", file("a.json", TWO_A_DAY).toString(),
@@ -234,7 +222,7 @@ class SimulateTest {
             messages.add(new OutboundMessage(id, 7, "push", "marketing", t));
         }
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in.toString()).toString(),
                         "--limits", file("limits.json", config).toString(),
@@ -279,7 +267,7 @@ class SimulateTest {
             in.append(message("b" + i, 2, DAY_0 + i * HOUR, "")).append('\n');
         }
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in.toString()).toString(),
                         "--limits", file("limits.json", config).toString(),
@@ -309,7 +297,7 @@ class SimulateTest {
             f.write(last);
         }
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", in.toString(),
                         "--limits", file("limits.json", TWO_A_DAY).toString(),
@@ -341,7 +329,7 @@ class SimulateTest {
         Path output = tmp.resolve("out.jsonl");
         Path input = file("in.jsonl", in);
         Path limits = file("limits.json", TWO_A_DAY);
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", input.toString(),
                         "--limits", limits.toString(),
@@ -382,13 +370,14 @@ class SimulateTest {
     void aBadCommandLineSaysWhatIsWrongAndExitsTwo() throws Exception {
         Path limits = file("limits.json", TWO_A_DAY);
         Path out = tmp.resolve("out.jsonl");
-        Result unknown = simulate("--inptu", "x");
+        SimulateAccess.Result unknown = simulate("--inptu", "x");
         assertEquals(2, unknown.code());
         assertTrue(unknown.err().contains("unknown option --inptu"), unknown.err());
-        Result noLimits = simulate("--input", limits.toString(), "--output", out.toString());
+        SimulateAccess.Result noLimits =
+                simulate("--input", limits.toString(), "--output", out.toString());
         assertEquals(2, noLimits.code());
         assertTrue(noLimits.err().contains("--limits is required"), noLimits.err());
-        Result both =
+        SimulateAccess.Result both =
                 simulate(
                         "--input",
                         "x",
@@ -400,14 +389,14 @@ class SimulateTest {
                         out.toString());
         assertEquals(2, both.code());
         assertTrue(both.err().contains("exactly one of --input and --bootstrap-servers"));
-        Result invalid =
+        SimulateAccess.Result invalid =
                 simulate(
                         "--input", limits.toString(),
                         "--limits", file("bad.json", "{\"version\":0}").toString(),
                         "--output", out.toString());
         assertEquals(2, invalid.code());
         assertTrue(invalid.err().contains("--limits: invalid config in"), invalid.err());
-        Result missing =
+        SimulateAccess.Result missing =
                 simulate(
                         "--input", tmp.resolve("none.jsonl").toString(),
                         "--limits", limits.toString(),
@@ -435,7 +424,7 @@ class SimulateTest {
             in.append(message("c" + i, 3, DAY_0 + i * HOUR, "")).append('\n');
         }
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in.toString()).toString(),
                         "--limits", file("limits.json", config).toString(),
@@ -450,7 +439,7 @@ class SimulateTest {
         assertEquals("ALLOWED", lines.get(5).get("decision").asText());
 
         Path bad = file("bad.jsonl", "{\"userId\":1,\"version\":1}\n{\"userId\":2}\n");
-        Result invalid =
+        SimulateAccess.Result invalid =
                 simulate(
                         "--input", file("in.jsonl", in.toString()).toString(),
                         "--limits", file("limits.json", config).toString(),
@@ -478,7 +467,7 @@ class SimulateTest {
                         + message("d", 4, DAY_0 + 10 * HOUR, "")
                         + "\n";
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in).toString(),
                         "--limits", file("limits.json", HOLD_TILL_MORNING).toString(),
@@ -519,7 +508,7 @@ class SimulateTest {
                                 + message("again", 2, DAY_0 + 13 * HOUR, "")
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input",
                         input.toString(),
@@ -571,7 +560,7 @@ class SimulateTest {
         in.append(message("late", 1, DAY_0 + 90 * 60_000L - DAY - 1, "")).append('\n');
         in.append(message("recent", 1, DAY_0 + 3 * HOUR - DAY - 60_000L, "")).append('\n');
         Path output = tmp.resolve("out.jsonl");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input",
                         file("in.jsonl", in.toString()).toString(),
@@ -631,7 +620,7 @@ class SimulateTest {
         Path a = tmp.resolve("a.jsonl");
         Path b = tmp.resolve("b.jsonl");
         Path summary = tmp.resolve("summary.json");
-        Result r =
+        SimulateAccess.Result r =
                 simulate(
                         "--input", file("in.jsonl", in).toString(),
                         "--limits", file("a.json", config).toString(),

@@ -41,12 +41,16 @@ public final class Receipts {
      * @param at the receipt's timestamp, or the job's clock when it has none
      */
     public static Effect of(
-            DeliveryReceipt r, long user, long at, Stores stores, StillHeld stillHeld)
+            DeliveryReceipt r,
+            long user,
+            long at,
+            Histories histories,
+            Engagements engagements,
+            StillHeld stillHeld)
             throws Exception {
-        Histories histories = stores.histories();
         if (r.engagement()) {
             // With nothing counted u is 0 anyway; one not later than the last changes nothing.
-            return histories.get(user).isEmpty() || at <= stores.engagements().lastOf(user)
+            return histories.get(user).isEmpty() || at <= engagements.lastOf(user)
                     ? new Ignored()
                     : new Engaged(user, at);
         }

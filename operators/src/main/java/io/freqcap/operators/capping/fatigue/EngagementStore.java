@@ -1,14 +1,13 @@
 package io.freqcap.operators.capping.fatigue;
 
 import io.freqcap.operators.capping.decision.Engagements;
+import io.freqcap.operators.capping.state.UsersWithState;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.runtime.state.KeyedStateBackend;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.roaringbitmap.longlong.Roaring64Bitmap;
 
 /**
@@ -47,13 +46,7 @@ public final class EngagementStore implements Engagements {
      * task's key groups, so after a rescale too).
      */
     public void load(KeyedStateBackend<Long> backend) throws Exception {
-        List<Long> keys;
-        try (var stream = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
-            keys = stream.toList();
-        }
-        for (long user : keys) {
-            users.addLong(user);
-        }
+        UsersWithState.load(backend, STATE, users);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.preference;
 
 import io.freqcap.operators.capping.decision.Preferences;
+import io.freqcap.operators.capping.state.UsersWithState;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.preference.UserPreferencesSerializer;
@@ -10,7 +11,6 @@ import java.util.Map;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.roaringbitmap.longlong.Roaring64Bitmap;
 
 /**
@@ -126,13 +126,7 @@ public final class PreferenceStore implements Preferences {
      * key groups, so after a rescale too).
      */
     public void load(KeyedStateBackend<Long> backend) throws Exception {
-        List<Long> keys;
-        try (var stream = backend.getKeys(STATE.getName(), VoidNamespace.INSTANCE)) {
-            keys = stream.toList();
-        }
-        for (long user : keys) {
-            users.addLong(user);
-        }
+        UsersWithState.load(backend, STATE, users);
     }
 
     /** Whether {@code user} has preferences (no state read). */

@@ -129,7 +129,8 @@ public record UserInputs(
                         r,
                         user,
                         r.timestamp() == null ? now : r.timestamp(),
-                        stores,
+                        histories,
+                        stores.engagements(),
                         (u, e) ->
                                 !held.waiting(
                                                 u,

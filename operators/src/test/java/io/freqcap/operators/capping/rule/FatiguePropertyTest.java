@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.capping.decision.Engagements;
-import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.capping.decision.Histories;
-import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.operators.capping.decision.Receipts;
-import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.SendTimePropertyTest.Oracle;
 import io.freqcap.schema.config.Limit;
@@ -175,14 +172,7 @@ class FatiguePropertyTest {
         long engaged = Long.MIN_VALUE;
 
         Receipts.Effect receipt(DeliveryReceipt r, long at) throws Exception {
-            Receipts.Effect e =
-                    Receipts.of(
-                            r,
-                            7,
-                            at,
-                            new Stores(
-                                    histories(), HeldQueue.NONE, Preferences.NONE, engagements()),
-                            (u, h) -> false);
+            Receipts.Effect e = Receipts.of(r, 7, at, histories(), engagements(), (u, h) -> false);
             if (e instanceof Receipts.Engaged g) {
                 engaged = Math.max(engaged, g.at());
             } else if (e instanceof Receipts.Uncounted u) {
@@ -291,18 +281,7 @@ class FatiguePropertyTest {
 
     /** SendTimePropertyTest's configs, with fatigue on most rules and reserves on some limits. */
     static LimitConfig randomConfig(Random rnd, String zone) {
-        StringBuilder sb =
-                new StringBuilder("{\"version\":1,\"timezone\":\"" + zone + "\",\"rules\":[");
-        sb.append(randomRule(rnd)).append(']');
-        if (rnd.nextBoolean()) {
-            sb.append(",\"shadow\":{\"rules\":[").append(randomRule(rnd)).append("]}");
-        }
-        sb.append('}');
-        try {
-            return LimitConfig.parse(sb.toString());
-        } catch (Exception e) {
-            throw new IllegalArgumentException(sb.toString(), e);
-        }
+        return SendTimePropertyTest.randomConfig(rnd, zone, FatiguePropertyTest::randomRule);
     }
 
     private static final Pattern MAX = Pattern.compile("\"max\":(\\d+)}");

@@ -149,11 +149,19 @@ class SendTimePropertyTest {
     }
 
     static LimitConfig randomConfig(Random rnd, String zone) {
+        return randomConfig(rnd, zone, SendTimePropertyTest::randomRule);
+    }
+
+    /**
+     * A config in {@code zone} of one rule, and a shadow rule half the time, each {@code rule}'s.
+     */
+    static LimitConfig randomConfig(
+            Random rnd, String zone, java.util.function.Function<Random, String> rule) {
         StringBuilder sb =
                 new StringBuilder("{\"version\":1,\"timezone\":\"" + zone + "\",\"rules\":[");
-        sb.append(randomRule(rnd)).append(']');
+        sb.append(rule.apply(rnd)).append(']');
         if (rnd.nextBoolean()) {
-            sb.append(",\"shadow\":{\"rules\":[").append(randomRule(rnd)).append("]}");
+            sb.append(",\"shadow\":{\"rules\":[").append(rule.apply(rnd)).append("]}");
         }
         sb.append('}');
         try {
