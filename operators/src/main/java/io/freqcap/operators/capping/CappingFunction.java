@@ -13,6 +13,7 @@ import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.capping.outputs.MirrorDebt;
+import io.freqcap.operators.capping.outputs.MirrorLogs;
 import io.freqcap.operators.capping.preference.PreferenceStore;
 import io.freqcap.operators.capping.preference.UserInputs;
 import io.freqcap.operators.capping.state.HistoryCache;
@@ -84,6 +85,7 @@ public class CappingFunction
     private transient Stores stores;
     private transient DecisionStep step;
     private transient MirrorDebt mirrorDebt;
+    private transient MirrorLogs mirrorLogs;
     private transient CappingMetrics metrics;
     private transient CappingOutputs outputs;
     private transient Withdrawals withdrawals;
@@ -133,6 +135,7 @@ public class CappingFunction
                     this::owns);
         }
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());
+        mirrorLogs = settings.mirror() ? new MirrorLogs() : null;
         if (keySetter == null) {
             throw new IllegalStateException(
                     "CappingFunction runs in a CappingOperator, which lets it switch keys");
@@ -169,7 +172,7 @@ public class CappingFunction
                 new CappingOutputs(
                         metrics,
                         mirrorDebt,
-                        settings.mirror(),
+                        mirrorLogs,
                         settings.bounds().maxRecordBytes(),
                         () -> control.config().longestWindowMillis(),
                         settings.heldTopic() == null
@@ -220,6 +223,30 @@ public class CappingFunction
     /** Called by {@link CappingOperator} before {@link #open}: the held messages' timers. */
     void useHeldTimers(HeldMessages.Timers timers) {
         this.heldTimers = timers;
+    }
+
+    /**
+     * Called by {@link CappingOperator} (a timer, before a checkpoint barrier, at the end of input,
+     * when many users wait): writes the Redis key of every user whose counted messages changed
+     * since ({@link MirrorLogs}), each user made the current key in turn.
+     */
+    void flushMirror(Consumer<MirrorWrite> out) throws Exception {
+        outputs.flushLogs(
+                user -> {
+                    keySetter.accept(user);
+                    return histories.get(user);
+                },
+                out);
+    }
+
+    /** Whether the Redis mirror is on. */
+    boolean mirrorOn() {
+        return settings.mirror();
+    }
+
+    /** Users whose Redis key waits to be written (0 with the mirror off). */
+    int mirrorPending() {
+        return mirrorLogs == null ? 0 : mirrorLogs.pending();
     }
 
     /** Held messages of this task now (the {@code heldNow} gauge; for tests). */

@@ -3,6 +3,7 @@ package io.freqcap.operators.capping;
 import io.freqcap.operators.capping.control.ControlState;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
+import io.freqcap.operators.capping.outputs.MirrorLogs;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
@@ -14,6 +15,7 @@ import org.apache.flink.streaming.api.operators.InternalTimerService;
 import org.apache.flink.streaming.api.operators.Triggerable;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 
 /**
  * Flink's keyed-broadcast operator around a {@link CappingFunction}, which may then keep new
@@ -62,9 +64,49 @@ public class CappingOperator
                     }
                 });
         super.open();
+        if (function.mirrorOn()) {
+            scheduleMirrorFlush();
+        }
         function.loadRestored(getKeyedStateBackend());
         function.startHeldTopic(
                 getKeyedStateBackend(), this::audit, d -> output.collect(new StreamRecord<>(d)));
+    }
+
+    /** Every {@link MirrorLogs#FLUSH_MILLIS}: the Redis keys of the users that changed. */
+    private void scheduleMirrorFlush() {
+        ProcessingTimeService timers = getProcessingTimeService();
+        timers.registerTimer(
+                timers.getCurrentProcessingTime() + MirrorLogs.FLUSH_MILLIS,
+                time -> {
+                    flushMirror();
+                    scheduleMirrorFlush();
+                });
+    }
+
+    private void flushMirror() throws Exception {
+        ((CappingFunction) userFunction)
+                .flushMirror(w -> output.collect(CappingOutputs.MIRROR, new StreamRecord<>(w)));
+    }
+
+    @Override
+    public void processElement1(StreamRecord<InboundMessage> element) throws Exception {
+        super.processElement1(element);
+        if (((CappingFunction) userFunction).mirrorPending() >= MirrorLogs.MAX_PENDING) {
+            flushMirror();
+        }
+    }
+
+    /** What changed reaches the mirror's writer before the barrier: its backlog is checkpointed. */
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flushMirror();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flushMirror();
+        super.finish();
     }
 
     private void audit(AuditEvent a) {

@@ -27,7 +27,7 @@ public final class MirrorLink {
     private volatile boolean dropped;
     private volatile boolean redisAnswers;
     private volatile boolean rebuilding;
-    private final java.util.List<Long> erasedUsers = new java.util.ArrayList<>();
+    private final java.util.List<Deleted> erasedUsers = new java.util.ArrayList<>();
     private final java.util.concurrent.atomic.AtomicLong rebuilds =
             new java.util.concurrent.atomic.AtomicLong();
 
@@ -83,8 +83,11 @@ public final class MirrorLink {
         return rebuilds.get();
     }
 
-    /** Redis acknowledged the erasure of these users' keys. */
-    void erased(java.util.List<Long> users) {
+    /** A deletion of a user's key, by its id, that Redis acknowledged. */
+    public record Deleted(long userId, long deletion) {}
+
+    /** Redis acknowledged these deletions. */
+    void erased(java.util.List<Deleted> users) {
         synchronized (erasedUsers) {
             erasedUsers.addAll(users);
         }
@@ -92,13 +95,13 @@ public final class MirrorLink {
 
     // The capping task's side.
 
-    /** Users whose erasure Redis acknowledged since the last call. */
-    public java.util.List<Long> takeErased() {
+    /** Deletions Redis acknowledged since the last call. */
+    public java.util.List<Deleted> takeErased() {
         synchronized (erasedUsers) {
             if (erasedUsers.isEmpty()) {
                 return java.util.List.of();
             }
-            java.util.List<Long> out = new java.util.ArrayList<>(erasedUsers);
+            java.util.List<Deleted> out = new java.util.ArrayList<>(erasedUsers);
             erasedUsers.clear();
             return out;
         }

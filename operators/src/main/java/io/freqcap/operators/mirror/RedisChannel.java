@@ -1,9 +1,9 @@
 package io.freqcap.operators.mirror;
 
+import io.freqcap.operators.mirror.MirrorLink.Deleted;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,36 +21,36 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The mirror writer's way to Redis: (re)connects, loads {@link MirrorScript} and {@link
- * CommandScript}, sends batches of writes as pipelined commands ({@link MirrorCommands}), keeps the
- * batches in flight in the order sent, and backs off (100 ms to 2 s) after a failure. What to do
- * with writes that failed is the writer's.
+ * The mirror writer's way to Redis: (re)connects, sends batches of writes as pipelined commands
+ * (one per user: {@code SET key log PXAT expireAt}, or {@code DEL key} for an empty or expired
+ * log), keeps the batches in flight in the order sent, and backs off (100 ms to 2 s) after a
+ * failure. What to do with writes that failed is the writer's.
  *
  * <p>Runs on the task's thread only; lettuce's threads complete futures, which {@link #poll} reads.
  */
 final class RedisChannel {
     private static final Logger LOG = LoggerFactory.getLogger(RedisChannel.class);
     private static final int MAX_BATCHES_IN_FLIGHT = 8;
-    private static final int WRITES_PER_CALL = 50;
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 2000;
 
-    /** What came back from Redis since the last {@link #poll}. */
     /**
+     * What came back from Redis since the last {@link #poll}.
+     *
      * @param failed writes to send again, in order: those Redis did not acknowledge, and every one
      *     sent after the first of them (acknowledged or not), so that a user's writes are applied
-     *     again in the order they were made
+     *     again in the order they were made (a log sent again after a later one would bring back
+     *     what that one left out)
      * @param failures calls that failed (the {@code redisErrors} counter)
-     * @param erased users whose erasure (a replacing write of nothing) Redis acknowledged
+     * @param deleted deletions with an id that Redis acknowledged
      */
     record Answers(
             long acked,
             List<MirrorWrite> failed,
             Throwable cause,
-            boolean noScript,
-            List<Long> erased,
+            List<Deleted> deleted,
             int failures) {
-        static final Answers NONE = new Answers(0, List.of(), null, false, List.of(), 0);
+        static final Answers NONE = new Answers(0, List.of(), null, List.of(), 0);
     }
 
     /**
@@ -59,12 +59,13 @@ final class RedisChannel {
      */
     private static final class Batch {
         final List<MirrorWrite> writes;
-        final List<RedisFuture<?>> acks = new ArrayList<>();
+        final List<RedisFuture<?>> acks;
         final long sentNanos = System.nanoTime();
         private int done;
 
         Batch(List<MirrorWrite> writes) {
             this.writes = writes;
+            this.acks = new ArrayList<>(writes.size());
         }
 
         /** Whether every command was answered; remembers how far it found them answered. */
@@ -93,7 +94,6 @@ final class RedisChannel {
 
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
-    private boolean scriptLoaded;
 
     /**
      * A call failed: until every batch in flight has come back (each to be sent again after it),
@@ -101,15 +101,18 @@ final class RedisChannel {
      */
     private boolean resending;
 
-    private CompletableFuture<?> scriptLoading;
     private CompletableFuture<?> probe;
     private long backoffMillis;
     private long retryAtNanos;
     private long failuresInEpisode;
 
+    /**
+     * Bytes of the last batch's logs and how many logs it held (the {@code redisLogBytes} gauge).
+     */
+    private volatile long lastLogBytes;
+
     private final Counter errors;
     private final Counter flushes;
-    private final Counter scriptLoads;
     private final Histogram writeMillis;
 
     /**
@@ -120,15 +123,15 @@ final class RedisChannel {
         this.backlog = backlog;
         errors = metrics.counter("redisErrors");
         flushes = metrics.counter("redisFlushes");
-        scriptLoads = metrics.counter("redisScriptLoads");
         writeMillis =
                 metrics.histogram("redisWriteMillis", new DescriptiveStatisticsHistogram(1000));
+        metrics.gauge("redisLogBytes", () -> lastLogBytes);
     }
 
     /**
-     * Whether a batch may be sent now: connected, the script loaded, not backing off and fewer than
-     * {@link #MAX_BATCHES_IN_FLIGHT} in flight. Starts connecting or loading the script when
-     * needed; the linger timer or the next write asks again.
+     * Whether a batch may be sent now: connected, not backing off and fewer than {@link
+     * #MAX_BATCHES_IN_FLIGHT} in flight. Starts connecting when needed; the linger timer or the
+     * next write asks again.
      */
     boolean ready() {
         if (inFlight.size() >= MAX_BATCHES_IN_FLIGHT || System.nanoTime() < retryAtNanos) {
@@ -137,71 +140,48 @@ final class RedisChannel {
         if (resending && !inFlight.isEmpty()) {
             return false; // what is in flight comes back to be sent again first
         }
-        RedisConnection c = connection();
-        if (c == null) {
-            return false;
-        }
-        if (!scriptLoaded) {
-            // In a cluster SCRIPT LOAD goes to every node over other connections than the
-            // calls: wait for its answers before the first call, or it may meet NOSCRIPT.
-            scriptLoading =
-                    CompletableFuture.allOf(
-                            c.commands().scriptLoad(MirrorScript.SOURCE).toCompletableFuture(),
-                            c.commands().scriptLoad(CommandScript.SOURCE).toCompletableFuture());
-            c.flush();
-            scriptLoaded = true;
-            scriptLoads.inc();
-        }
-        if (!scriptLoading.isDone()) {
-            return false;
-        }
-        if (scriptLoading.isCompletedExceptionally()) {
-            scriptLoaded = false;
-            failed(1, errorOf(scriptLoading));
-            return false;
-        }
-        return true;
+        return connection() != null;
     }
 
     /**
-     * Sends one batch ({@link MirrorCommands}): on a single Redis its commands carried by {@link
-     * CommandScript} calls of up to {@link #WRITES_PER_CALL} users (one lettuce command for many
-     * Redis commands: lettuce costs the job about 2.5 us of CPU a command), in a cluster as plain
-     * commands (a script call per user would cost Redis more than the commands); rebuilds through
-     * {@link MirrorScript}. Only after {@link #ready()} said yes.
+     * Sends one batch, one command per write, queued on the connection and flushed together (one
+     * write to the socket per batch; in a cluster one per node). Only after {@link #ready()} said
+     * yes.
      */
     void send(List<MirrorWrite> batch) {
         RedisConnection c = connection;
         Batch b = new Batch(batch);
-        PlainCommands plain =
-                new PlainCommands(
-                        c.sortedSets(), c.keys(), c.commands(), settings.keyPrefix(), b.acks::add);
-        if (c.isCluster()) {
-            MirrorCommands.send(settings.keyPrefix(), batch, System.currentTimeMillis(), 1, plain);
-        } else {
-            CommandScript.Calls calls =
-                    new CommandScript.Calls(
-                            WRITES_PER_CALL,
-                            (keys, args) ->
-                                    b.acks.add(
-                                            c.commands()
-                                                    .evalsha(
-                                                            CommandScript.SHA1,
-                                                            ScriptOutputType.INTEGER,
-                                                            keys,
-                                                            args)),
-                            plain::script);
-            MirrorCommands.send(
-                    settings.keyPrefix(),
-                    batch,
-                    System.currentTimeMillis(),
-                    WRITES_PER_CALL,
-                    calls);
-            calls.flush();
+        long now = System.currentTimeMillis();
+        long bytes = 0;
+        int logs = 0;
+        for (MirrorWrite w : batch) {
+            String key = MirrorWrite.userKey(settings.keyPrefix(), w.userId());
+            if (w.deletes() || w.expireAt() <= now) {
+                b.acks.add(c.keys().del(keys(key, w)));
+            } else {
+                b.acks.add(c.strings().set(key, w.log(), SetArgs.Builder.pxAt(w.expireAt())));
+                bytes += w.log().length;
+                logs++;
+            }
+        }
+        if (logs > 0) {
+            lastLogBytes = bytes / logs;
         }
         c.flush();
         flushes.inc();
         inFlight.add(b);
+    }
+
+    /** The keys a deletion removes: the user's, and layout-1 keys an old erasure names. */
+    private String[] keys(String key, MirrorWrite w) {
+        String[] out = new String[1 + w.legacyChannels().length];
+        out[0] = key;
+        for (int i = 0; i < w.legacyChannels().length; i++) {
+            out[i + 1] =
+                    MirrorWrite.legacyChannelKey(
+                            settings.keyPrefix(), w.userId(), w.legacyChannels()[i]);
+        }
+        return out;
     }
 
     /** Takes the answers of finished batches, in the order they were sent. */
@@ -211,10 +191,9 @@ final class RedisChannel {
         }
         List<MirrorWrite> failed = new ArrayList<>();
         Throwable cause = null;
-        boolean noScript = false;
         long acked = 0;
         int failures = 0;
-        List<Long> erased = null;
+        List<Deleted> deleted = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
             Batch b = inFlight.poll();
             writeMillis.update((System.nanoTime() - b.sentNanos) / 1_000_000);
@@ -222,20 +201,18 @@ final class RedisChannel {
             if (error == null && !resending) {
                 for (MirrorWrite w : b.writes) {
                     acked += w.size();
-                    if (w.replace() && w.size() == 0) {
-                        erased = erased == null ? new ArrayList<>() : erased;
-                        erased.add(w.userId());
+                    if (w.deletion() != 0) {
+                        deleted = deleted == null ? new ArrayList<>() : deleted;
+                        deleted.add(new Deleted(w.userId(), w.deletion()));
                     }
                 }
             } else {
-                // Each write trims by the stamped timestamp it carries: a write sent again after
-                // a later one of its user could bring back what that one trimmed. So everything
-                // sent after a failure is sent again too, after it.
+                // A log sent again after a later one of its user would bring back what that one
+                // left out: everything sent after a failure is sent again too, after it.
                 failed.addAll(b.writes);
                 if (error != null) {
                     resending = true;
                     failures++;
-                    noScript |= error instanceof RedisNoScriptException;
                     cause = error;
                 }
             }
@@ -248,26 +225,15 @@ final class RedisChannel {
             failuresInEpisode = 0;
             backoffMillis = 0;
         }
-        return new Answers(
-                acked, failed, cause, noScript, erased == null ? List.of() : erased, failures);
+        return new Answers(acked, failed, cause, deleted == null ? List.of() : deleted, failures);
     }
 
-    /**
-     * The failed writes of {@code answers} will be sent again: after loading the script again for a
-     * {@code NOSCRIPT} (a restarted or failed-over Redis lost its script cache), else after a
-     * backoff.
-     */
+    /** The failed writes of {@code answers} will be sent again, after a backoff. */
     void retryLater(Answers answers) {
         if (answers.failures() == 0) {
             return; // only writes sent again after an earlier failure, to keep their order
         }
-        if (answers.noScript()) {
-            LOG.info("Redis answered NOSCRIPT (restarted or failed over?): loading the script");
-            scriptLoaded = false;
-            errors.inc(answers.failures());
-        } else {
-            failed(answers.failures(), answers.cause());
-        }
+        failed(answers.failures(), answers.cause());
     }
 
     /** The failed writes of {@code answers} are given up (the writer is dropping). */
@@ -276,8 +242,8 @@ final class RedisChannel {
     }
 
     /**
-     * Asks Redis whether it answers, with backoff: returns true once a ping was answered. Starts a
-     * new ping only when {@code ask}.
+     * Asks Redis whether it answers ({@code PING}), with backoff: returns true once a ping was
+     * answered. Starts a new ping only when {@code ask}.
      */
     boolean answered(boolean ask) {
         if (probe != null) {
@@ -298,8 +264,7 @@ final class RedisChannel {
         }
         RedisConnection c = connection();
         if (c != null) {
-            // A scripting command (what the connection offers): any answer means Redis is back.
-            probe = c.commands().scriptExists(MirrorScript.SHA1).toCompletableFuture();
+            probe = c.commands().ping().toCompletableFuture();
             c.flush();
         }
         return false;
@@ -330,7 +295,6 @@ final class RedisChannel {
         }
         try {
             connection = connecting.join();
-            scriptLoaded = false;
             LOG.info("Redis mirror connected to {}", RedisConnection.redact(settings.uri()));
         } catch (CompletionException | CancellationException e) {
             connecting = null;

@@ -7,11 +7,13 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.api.async.RedisSortedSetAsyncCommands;
+import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -37,6 +39,10 @@ public final class RedisConnection implements AutoCloseable {
     static final Duration COMMAND_TIMEOUT = Duration.ofMillis(750);
 
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
+    /** Keys are text, values (the users' logs) the bytes the capping task encoded. */
+    private static final RedisCodec<String, byte[]> CODEC =
+            RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final AbstractRedisClient client;
     private final ClientResources resources;
@@ -247,7 +253,7 @@ public final class RedisConnection implements AutoCloseable {
             return opened(
                     client.refreshPartitionsAsync()
                             .toCompletableFuture()
-                            .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8))
+                            .thenCompose(loaded -> client.connectAsync(CODEC))
                             .thenApply(c -> new Opened(c, c.async(), c.async(), c.async())),
                     client,
                     resources,
@@ -261,7 +267,7 @@ public final class RedisConnection implements AutoCloseable {
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
         return opened(
-                client.connectAsync(StringCodec.UTF8, uris.get(0))
+                client.connectAsync(CODEC, uris.get(0))
                         .toCompletableFuture()
                         .thenApply(c -> new Opened(c, c.async(), c.async(), c.async())),
                 client,
@@ -270,10 +276,10 @@ public final class RedisConnection implements AutoCloseable {
     }
 
     private record Opened(
-            StatefulConnection<String, String> connection,
-            RedisScriptingAsyncCommands<String, String> commands,
-            RedisSortedSetAsyncCommands<String, String> sortedSets,
-            RedisKeyAsyncCommands<String, String> keys) {}
+            StatefulConnection<String, byte[]> connection,
+            BaseRedisAsyncCommands<String, byte[]> commands,
+            RedisStringAsyncCommands<String, byte[]> strings,
+            RedisKeyAsyncCommands<String, byte[]> keys) {}
 
     /** The connection once open, set to send only on flush; the client freed if it never opens. */
     private static CompletableFuture<RedisConnection> opened(
@@ -292,18 +298,18 @@ public final class RedisConnection implements AutoCloseable {
                 });
     }
 
-    /** Queues commands; nothing is sent before {@link #flush()}. */
-    public RedisScriptingAsyncCommands<String, String> commands() {
+    /** Queues commands ({@code PING}); nothing is sent before {@link #flush()}. */
+    public BaseRedisAsyncCommands<String, byte[]> commands() {
         return opened.commands();
     }
 
-    /** Queues sorted-set commands on the same connection, in order with the others. */
-    public RedisSortedSetAsyncCommands<String, String> sortedSets() {
-        return opened.sortedSets();
+    /** Queues string commands ({@code SET}) on the same connection, in order with the others. */
+    public RedisStringAsyncCommands<String, byte[]> strings() {
+        return opened.strings();
     }
 
-    /** Queues key commands (expiry) on the same connection, in order with the others. */
-    public RedisKeyAsyncCommands<String, String> keys() {
+    /** Queues key commands ({@code DEL}) on the same connection, in order with the others. */
+    public RedisKeyAsyncCommands<String, byte[]> keys() {
         return opened.keys();
     }
 

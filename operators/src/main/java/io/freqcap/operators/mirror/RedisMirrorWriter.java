@@ -1,6 +1,7 @@
 package io.freqcap.operators.mirror;
 
 import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorWriteSerializer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -14,9 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis mirror's writer: batches writes into pipelined commands ({@link MirrorCommands}: plain
- * commands, {@link MirrorScript} for rebuilds), many flushed together, and keeps what Redis has not
- * acknowledged.
+ * The Redis mirror's writer: batches writes (each a user's whole log, contract.md §7 layout 2) into
+ * pipelined commands, many flushed together, and keeps what Redis has not acknowledged.
  *
  * <p><b>Guarantee.</b> A write leaves the backlog only when Redis acknowledged it. A checkpoint
  * sends what is pending without waiting for Redis, and stores everything unacknowledged (unsent and
@@ -25,18 +25,17 @@ import org.slf4j.LoggerFactory;
  * Redis holds exactly the counted messages.
  *
  * <p><b>Redis away.</b> Failed writes go back to the head of the backlog and are retried with
- * exponential backoff (100 ms to 2 s); decisions go on. A {@code NOSCRIPT} answer (a restarted or
- * failed-over Redis lost its script cache) loads the script again and retries at once. Past {@code
- * maxBacklog} unacknowledged messages the writer drops its backlog ({@code redisDropped}) and every
- * write after it, so that no delivery ever waits on Redis, and tells its capping task through their
- * {@link MirrorLink}; the capping task records that a rebuild is owed (in its checkpointed state),
- * and once this writer sees Redis answer again (a ping while dropping), rewrites every user's keys
- * as {@code rebuild-mirror} does. While that rebuild runs, a full backlog waits a bounded time for
- * Redis instead of dropping. Commands time out after {@link RedisConnection#COMMAND_TIMEOUT}.
+ * exponential backoff (100 ms to 2 s); decisions go on. Past {@code maxBacklog} unacknowledged
+ * messages the writer drops its backlog ({@code redisDropped}) and every write after it, so that no
+ * delivery ever waits on Redis, and tells its capping task through their {@link MirrorLink}; the
+ * capping task records that a rebuild is owed (in its checkpointed state), and once this writer
+ * sees Redis answer again (a ping while dropping), rewrites every user's key as {@code
+ * rebuild-mirror} does. While that rebuild runs, a full backlog waits a bounded time for Redis
+ * instead of dropping. Commands time out after {@link RedisConnection#COMMAND_TIMEOUT}.
  *
  * <p>Everything runs on the task's thread (writes, the linger timer, checkpoints); lettuce's
- * threads only complete futures, which this thread polls. The connection, the script and the
- * backoff are {@link RedisChannel}'s; the backlog, dropping and the rebuild are this class's.
+ * threads only complete futures, which this thread polls. The connection and the backoff are {@link
+ * RedisChannel}'s; the backlog, dropping and the rebuild are this class's.
  */
 final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisMirrorWriter.class);
@@ -70,18 +69,32 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             MirrorSettings settings, WriterInitContext context, Collection<MirrorWrite> restored) {
         this.settings = settings;
         this.timers = context.getProcessingTimeService();
+        link =
+                MirrorLink.acquire(
+                        context.getJobInfo().getJobId().toString(),
+                        context.getTaskInfo().getIndexOfThisSubtask(),
+                        context.getTaskInfo().getAttemptNumber());
+        long legacy = 0;
         for (MirrorWrite w : restored) {
+            if (w == MirrorWriteSerializer.LEGACY) {
+                legacy++;
+                continue;
+            }
             pending.add(w);
             backlog += w.size();
         }
         if (!restored.isEmpty()) {
             LOG.info("Redis mirror restored a backlog of {} counted messages", backlog);
         }
-        link =
-                MirrorLink.acquire(
-                        context.getJobInfo().getJobId().toString(),
-                        context.getTaskInfo().getIndexOfThisSubtask(),
-                        context.getTaskInfo().getAttemptNumber());
+        if (legacy > 0) {
+            // Writes of layout 1 (version 5) cannot be said in layout 2 without the histories:
+            // the capping task rebuilds every user's key instead, once Redis answers.
+            LOG.info(
+                    "Redis mirror restored {} writes of layout 1: every user's key is rebuilt in"
+                            + " layout 2 instead, once Redis answers",
+                    legacy);
+            link.dropped();
+        }
         rebuildsSeen = link.rebuildsStarted();
         MetricGroup metrics = context.metricGroup();
         writes = metrics.counter("redisWrites");
@@ -241,11 +254,11 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         // While dropping, only a ping sent then says Redis answers again: an answer to a write
         // sent before the drop (Redis stalling just after it) would start a rebuild into a Redis
         // that does not answer.
-        if ((answers.acked() > 0 || !answers.erased().isEmpty()) && !dropping) {
+        if ((answers.acked() > 0 || !answers.deleted().isEmpty()) && !dropping) {
             link.redisAnswers();
         }
-        if (!answers.erased().isEmpty()) {
-            link.erased(answers.erased());
+        if (!answers.deleted().isEmpty()) {
+            link.erased(answers.deleted());
         }
         List<MirrorWrite> failed = answers.failed();
         if (failed.isEmpty()) {

@@ -180,8 +180,16 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
         return new String(b, java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** The Redis mirror's writes a harness emitted, in order. */
+    /**
+     * The Redis mirror's writes a harness emitted, in order, after writing the keys of the users
+     * that changed since the last flush (as the operator does before a checkpoint barrier).
+     */
     public static List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        try {
+            h.prepareSnapshotPreBarrier(0);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
         List<MirrorWrite> out = new ArrayList<>();
         var side = h.getSideOutput(CappingFunction.MIRROR);
         if (side != null) {

@@ -92,4 +92,16 @@ public interface CountedHistory {
      * ascending (contract.md §3 {@code campaigns}).
      */
     void forEachCampaign(long after, long upTo, CampaignVisitor v);
+
+    /** Receives counted entries for the Redis mirror's log (contract.md §7). */
+    interface LogVisitor {
+        /**
+         * @param countedAt when it counts: its timestamp, or a held message's send time
+         * @param messageId its id, or null for an entry counted while the mirror was off
+         */
+        void visit(long countedAt, String channel, String messageId);
+    }
+
+    /** Hands {@code v} the entries counted at or after {@code from}, ascending. */
+    void forEachFrom(long from, LogVisitor v);
 }

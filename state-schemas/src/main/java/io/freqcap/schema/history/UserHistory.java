@@ -37,6 +37,17 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
     }
 
     @Override
+    public void forEachFrom(long from, LogVisitor v) {
+        int i = timestamps.length;
+        while (i > 0 && timestamps[i - 1] >= from) {
+            i--;
+        }
+        for (; i < timestamps.length; i++) {
+            v.visit(timestamps[i], channel(i), messageId(i));
+        }
+    }
+
+    @Override
     public boolean isEmpty() {
         return timestamps.length == 0;
     }

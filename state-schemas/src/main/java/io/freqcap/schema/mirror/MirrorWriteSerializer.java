@@ -6,111 +6,87 @@ import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
- * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 3:
+ * The Redis mirror's backlog in checkpoints: writes Redis had not acknowledged. Version 4 (layout
+ * 2, contract v6):
  *
  * <pre>
- * long userId, long windowMillis, byte kind (0 add, 1 replace, 2 remove), long latestStamped,
- * int k, k x UTF channel, int n, n x (int channel index, long timestamp, UTF messageId),
- * long highestScore
+ * long userId, int length (-1: a deletion), length x byte log, long expireAt, int entries,
+ * long deletion, int k, k x UTF legacy channel
  * </pre>
  *
- * Version 2 (every release after 0.3 until the mirror sent plain commands) had no highestScore:
- * such a write does not know it, and Redis reads it ({@link MirrorWrite#UNKNOWN_SCORE}). Version 1
- * (freqcap 0.3) had a boolean replace where the kind is and no latestStamped: such a write trims
- * from its latest entry, as it did then.
+ * Versions 1 to 3 were writes of layout 1 (members added to or removed from sorted sets). They
+ * cannot be said in layout 2 without the user's history, so they restore as {@link #LEGACY}: the
+ * writer drops them and its capping task rebuilds every user's key from state once Redis answers,
+ * which writes what they would have (contract.md §7, the upgrade).
  */
 public final class MirrorWriteSerializer implements SimpleVersionedSerializer<MirrorWrite> {
     public static final MirrorWriteSerializer INSTANCE = new MirrorWriteSerializer();
 
+    /** A write of an earlier layout, restored: stands for "rebuild the mirror". */
+    public static final MirrorWrite LEGACY = MirrorWrite.deletion(-1, Long.MIN_VALUE);
+
     @Override
     public int getVersion() {
-        return 3;
+        return 4;
     }
 
     @Override
     public byte[] serialize(MirrorWrite w) throws IOException {
-        DataOutputSerializer out = new DataOutputSerializer(64);
+        DataOutputSerializer out =
+                new DataOutputSerializer(48 + (w.log() == null ? 0 : w.log().length));
         out.writeLong(w.userId());
-        out.writeLong(w.windowMillis());
-        out.writeByte(w.kind().ordinal());
-        out.writeLong(w.latestStamped());
-        out.writeInt(w.channels().length);
-        for (String c : w.channels()) {
+        if (w.log() == null) {
+            out.writeInt(-1);
+        } else {
+            out.writeInt(w.log().length);
+            out.write(w.log());
+        }
+        out.writeLong(w.expireAt());
+        out.writeInt(w.entries());
+        out.writeLong(w.deletion());
+        out.writeInt(w.legacyChannels().length);
+        for (String c : w.legacyChannels()) {
             out.writeUTF(c);
         }
-        out.writeInt(w.size());
-        for (int i = 0; i < w.size(); i++) {
-            out.writeInt(w.channelOf()[i]);
-            out.writeLong(w.timestamps()[i]);
-            out.writeUTF(w.messageIds()[i]);
-        }
-        out.writeLong(w.highestScore());
         return out.getCopyOfBuffer();
     }
 
     @Override
     public MirrorWrite deserialize(int version, byte[] bytes) throws IOException {
-        if (version < 1 || version > 3) {
+        if (version >= 1 && version <= 3) {
+            return LEGACY;
+        }
+        if (version != 4) {
             throw new IOException("unknown mirror backlog format version " + version);
         }
         try {
-            return read(new DataInputDeserializer(bytes), version);
+            DataInputDeserializer in = new DataInputDeserializer(bytes);
+            long user = in.readLong();
+            int length = in.readInt();
+            if (length < -1 || length > bytes.length) {
+                throw new IOException("corrupt mirror backlog entry: length " + length);
+            }
+            byte[] log = null;
+            if (length >= 0) {
+                log = new byte[length];
+                in.readFully(log);
+            }
+            long expireAt = in.readLong();
+            int entries = in.readInt();
+            long deletion = in.readLong();
+            int k = in.readInt();
+            if (k < 0 || k > bytes.length) {
+                throw new IOException("corrupt mirror backlog entry: count " + k);
+            }
+            String[] legacy = new String[k];
+            for (int i = 0; i < k; i++) {
+                legacy[i] = in.readUTF();
+            }
+            return new MirrorWrite(user, log, expireAt, entries, deletion, legacy);
         } catch (java.io.EOFException e) {
             throw new IOException("corrupt mirror backlog entry: truncated", e);
-        }
-    }
-
-    private static MirrorWrite read(DataInputDeserializer in, int version) throws IOException {
-        long user = in.readLong();
-        long window = in.readLong();
-        MirrorWrite.Kind kind;
-        long latestStamped = MirrorWrite.NO_TRIM;
-        if (version == 1) {
-            kind = in.readBoolean() ? MirrorWrite.Kind.REPLACE : MirrorWrite.Kind.ADD;
-        } else {
-            int k = in.readByte();
-            if (k < 0 || k >= MirrorWrite.Kind.values().length) {
-                throw new IOException("corrupt mirror backlog entry: kind " + k);
-            }
-            kind = MirrorWrite.Kind.values()[k];
-            latestStamped = in.readLong();
-        }
-        String[] channels = new String[count(in.readInt())];
-        for (int i = 0; i < channels.length; i++) {
-            channels[i] = in.readUTF();
-        }
-        int n = count(in.readInt());
-        int[] channelOf = new int[n];
-        long[] ts = new long[n];
-        String[] ids = new String[n];
-        for (int i = 0; i < n; i++) {
-            channelOf[i] = in.readInt();
-            ts[i] = in.readLong();
-            ids[i] = in.readUTF();
-        }
-        long highest = version >= 3 ? in.readLong() : MirrorWrite.UNKNOWN_SCORE;
-        try {
-            if (version == 1) {
-                return new MirrorWrite(
-                        user,
-                        window,
-                        kind == MirrorWrite.Kind.REPLACE,
-                        channels,
-                        channelOf,
-                        ts,
-                        ids);
-            }
-            return new MirrorWrite(
-                    user, window, kind, latestStamped, channels, channelOf, ts, ids, highest);
         } catch (IllegalArgumentException e) {
             throw new IOException("corrupt mirror backlog entry: " + e.getMessage(), e);
         }
-    }
-
-    private static int count(int n) throws IOException {
-        if (n < 0 || n > 10_000_000) {
-            throw new IOException("corrupt mirror backlog entry: count " + n);
-        }
-        return n;
     }
 }

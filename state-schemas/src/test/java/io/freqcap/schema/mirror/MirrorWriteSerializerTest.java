@@ -1,10 +1,12 @@
 package io.freqcap.schema.mirror;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
@@ -14,95 +16,70 @@ class MirrorWriteSerializerTest {
 
     @Test
     void backlogEntriesRoundTrip() throws IOException {
-        MirrorWrite one = MirrorWrite.of(42, 604_800_000L, "m-\u00e9", 1_763_812_800_000L, "push");
-        MirrorWrite rebuild =
-                new MirrorWrite(
-                        7,
-                        86_400_000L,
-                        true,
-                        new String[] {"push", "email"},
-                        new int[] {1, 0, 1},
-                        new long[] {1, 2, 3},
-                        new String[] {"a", "b", "c"});
-        MirrorWrite held = MirrorWrite.counted(42, 86_400_000L, 1_000, "h-1", 5_000, "sms", "push");
-        MirrorWrite removal =
-                MirrorWrite.removal(42, 10, new String[] {"a", "b"}, new String[] {"sms", "push"});
-        MirrorWrite knowing = held.withHighestScore(9_000);
-        for (MirrorWrite w : new MirrorWrite[] {one, rebuild, held, removal, knowing}) {
-            assertEquals(w, SERIALIZER.deserialize(3, SERIALIZER.serialize(w)));
+        MirrorLog log = new MirrorLog();
+        log.add(1_763_812_800_000L, "push", "m-\u00e9");
+        log.add(1_763_812_800_001L, "email", "m-2");
+        MirrorWrite set = log.write(42, 86_400_000L);
+        MirrorWrite forget = MirrorWrite.deletion(7, 123_456_789L);
+        MirrorWrite legacy = MirrorWrite.deletion(8, 5, "push", "email");
+        MirrorWrite emptied = MirrorWrite.deletion(9, 0);
+        for (MirrorWrite w : new MirrorWrite[] {set, forget, legacy, emptied}) {
+            assertEquals(w, SERIALIZER.deserialize(4, SERIALIZER.serialize(w)));
         }
-        assertEquals(
-                9_000, SERIALIZER.deserialize(3, SERIALIZER.serialize(knowing)).highestScore());
+        assertEquals(2, set.size());
+        assertEquals(1, forget.size(), "a deletion weighs one in the backlog");
+        assertEquals(1_763_812_800_001L + 86_400_000L, set.expireAt());
     }
 
     /**
-     * Writer state of format v2, as checkpoints of the versions between 0.3 and plain mirror
-     * commands hold it (a held message's write, trimming from 1000): it reads back as a write that
-     * does not know the user's highest score, which the script then reads in Redis.
+     * Writer state of format v2 (layout 1, as checkpoints of version 5 and before hold it): it
+     * cannot be said in layout 2, so it restores as the marker that makes the writer owe a rebuild.
      */
     static final String V2_HELD_WRITE =
             "000000000000002a0000000005265c000000000000000003e8000000020003736d73"
                     + "000470757368000000010000000000000000000013880003682d31";
 
-    @Test
-    void backlogFormatV2IsFixed() throws IOException {
-        MirrorWrite read = SERIALIZER.deserialize(2, HexFormat.of().parseHex(V2_HELD_WRITE));
-        assertEquals(
-                MirrorWrite.counted(42, 86_400_000L, 1_000, "h-1", 5_000, "sms", "push"), read);
-        assertEquals(MirrorWrite.UNKNOWN_SCORE, read.highestScore());
-        assertTrue(!read.knowsHighestScore());
-    }
-
-    /**
-     * Writer state of format v1, as checkpoints and savepoints of freqcap 0.3 hold it: these bytes
-     * must keep reading back for as long as v1 is restorable (as a write that trims from its latest
-     * entry, as v1's script did).
-     */
     static final String V1_REBUILD_WRITE =
             "00000000000000070000000005265c0001000000020004707573680005656d61696c0000000300000001"
                     + "0000019aab6f760000036d2d31000000000000019aab6f760100046d2dc3a900000001"
                     + "0000019ab095d20000036d2d33";
 
     @Test
-    void backlogFormatV1IsFixed() throws IOException {
-        MirrorWrite rebuild =
-                new MirrorWrite(
-                        7,
-                        86_400_000L,
-                        true,
-                        new String[] {"push", "email"},
-                        new int[] {1, 0, 1},
-                        new long[] {1_763_812_800_000L, 1_763_812_800_001L, 1_763_899_200_000L},
-                        new String[] {"m-1", "m-\u00e9", "m-3"});
-        assertEquals(3, SERIALIZER.getVersion());
-        MirrorWrite read = SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE));
-        assertEquals(rebuild, read);
-        assertEquals(MirrorWrite.Kind.REPLACE, read.kind());
-        assertEquals(1_763_899_200_000L, read.latestStamped());
+    void backlogsOfLayoutOneRestoreAsARebuild() throws IOException {
+        assertEquals(4, SERIALIZER.getVersion());
+        assertSame(
+                MirrorWriteSerializer.LEGACY,
+                SERIALIZER.deserialize(2, HexFormat.of().parseHex(V2_HELD_WRITE)));
+        assertSame(
+                MirrorWriteSerializer.LEGACY,
+                SERIALIZER.deserialize(1, HexFormat.of().parseHex(V1_REBUILD_WRITE)));
     }
 
     @Test
-    void aWriteNamesEachChannelOnce() {
-        MirrorWrite w = MirrorWrite.of(1, 10, "m", 5, "push", "email", "push", "sms");
-        assertEquals("[push, email, sms]", Arrays.toString(w.channels()));
+    void keysAreOnePerUser() {
         assertEquals("fc:{1}", MirrorWrite.userKey("fc", 1));
-        assertEquals("fc:{1}:push", MirrorWrite.channelKey("fc", 1, "push"));
+        assertEquals("fc:{1}:push", MirrorWrite.legacyChannelKey("fc", 1, "push"));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new MirrorWrite(1, null, 0, 3, 0, null),
+                "a deletion has no entries");
     }
 
     @Test
     void corruptOrUnknownBacklogFailsClearly() throws IOException {
-        byte[] bytes = SERIALIZER.serialize(MirrorWrite.of(1, 10, "m", 5, "push"));
-        // user, window, kind, latestStamped, 1 channel ("push"), 1 entry, then its channel index
-        int channelIndex = 8 + 8 + 1 + 8 + 4 + (2 + 4) + 4;
-        bytes[channelIndex + 3] = 9;
-        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
-        assertTrue(e.getMessage().contains("channel index 9"), e.getMessage());
+        MirrorLog log = new MirrorLog();
+        log.add(5, "push", "m");
+        byte[] bytes = SERIALIZER.serialize(log.write(1, 10));
         byte[] truncated = Arrays.copyOf(bytes, 20);
-        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, truncated));
-        assertTrue(e.getMessage().contains("truncated"), e.getMessage());
-        bytes[16] = 7;
-        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(3, bytes));
-        assertTrue(e.getMessage().contains("kind 7"), e.getMessage());
-        assertThrows(IOException.class, () -> SERIALIZER.deserialize(4, bytes));
+        IOException e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(4, truncated));
+        assertTrue(e.getMessage().startsWith("corrupt mirror backlog entry"), e.getMessage());
+        byte[] longer = bytes.clone();
+        longer[11] = 0x7f; // the log's length
+        e = assertThrows(IOException.class, () -> SERIALIZER.deserialize(4, longer));
+        assertTrue(e.getMessage().contains("length"), e.getMessage());
+        assertThrows(IOException.class, () -> SERIALIZER.deserialize(5, bytes));
+        assertEquals(
+                "{\"v\": 2, \"log\": [[5, \"push\", \"m\"]]}",
+                new String(SERIALIZER.deserialize(4, bytes).log(), StandardCharsets.UTF_8));
     }
 }

@@ -13,7 +13,6 @@ import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.HistoryEntry;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,14 +20,11 @@ import java.util.List;
 /**
  * The one outcome of an input record (contract.md §5), malformed ones included, as the job, {@code
  * freqcap-simulate}, the metrics and simulate's summary all take it: delivered now ({@link
- * Route#NOW}), held until its send time ({@link Route#LATER}), or audited ({@link Route#AUDIT});
- * and, for an ALLOWED message with the mirror on, its Redis write.
+ * Route#NOW}), held until its send time ({@link Route#LATER}), or audited ({@link Route#AUDIT}).
  *
  * @param message the parsed message; null for a malformed record
  * @param config the config in force
  * @param verdict the rule's verdict; null for a malformed record
- * @param mirrorWrite the Redis mirror's write for an ALLOWED message, scored at its send time
- *     ({@link MirrorChanges#counted}); null for any other outcome or with the mirror off
  * @param now the clock it was decided at: a held message whose send time it has reached goes out at
  *     once
  * @param preempted the held messages whose place it took (contract.md §6), each to end as
@@ -40,7 +36,6 @@ public record Decided(
         OutboundMessage message,
         LimitConfig config,
         Verdict verdict,
-        MirrorWrite mirrorWrite,
         long now,
         List<HeldDelivery> preempted,
         Counting counting) {
@@ -68,7 +63,7 @@ public record Decided(
 
     /** The outcome of a record that could not be read: MALFORMED, no state touched. */
     public static Decided malformed(InboundMessage in, LimitConfig config) {
-        return new Decided(in, null, config, null, null, Long.MIN_VALUE, List.of(), null);
+        return new Decided(in, null, config, null, Long.MIN_VALUE, List.of(), null);
     }
 
     /**
@@ -218,7 +213,6 @@ public record Decided(
                 message,
                 config,
                 Withdrawn.preempted(verdict.segment(), verdict.sendAt(), message.priority(), by),
-                null,
                 now,
                 List.of(),
                 null);
@@ -231,16 +225,5 @@ public record Decided(
             out.add(Withdrawn.preempted(h, message, maxRecordBytes));
         }
         return out;
-    }
-
-    /**
-     * The Redis mirror's removal of the held messages whose place it took (written before its own
-     * write); null when it took none or with the mirror off.
-     */
-    public MirrorWrite mirrorRemoval() {
-        if (mirrorWrite == null || preempted.isEmpty()) {
-            return null;
-        }
-        return MirrorChanges.withdrawn(message.userId(), config.longestWindowMillis(), preempted);
     }
 }

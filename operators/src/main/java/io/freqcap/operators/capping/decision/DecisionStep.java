@@ -1,7 +1,6 @@
 package io.freqcap.operators.capping.decision;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
-import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.operators.capping.rule.CappingRule;
 import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.operators.capping.rule.PreferenceRule;
@@ -14,7 +13,6 @@ import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
@@ -161,24 +159,13 @@ public final class DecisionStep {
             }
         }
         if (v.decision() != Decision.ALLOWED) {
-            return new Decided(in, m, config, v, null, j.now(), preempted, null);
+            return new Decided(in, m, config, v, j.now(), preempted, null);
         }
         // Counting never prunes the entry stamped latest: this is the history's after it.
         long latestStamped =
                 before.isEmpty() ? m.timestamp() : Math.max(before.latestStamped(), m.timestamp());
         // A held message is counted at its send time (contract.md §6).
         long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
-        MirrorWrite mirrorWrite =
-                keepMessageIds
-                        ? MirrorChanges.counted(
-                                before,
-                                // as the store holds it once the preempted are out
-                                found instanceof LongHistory ? found : before,
-                                m,
-                                countedAt,
-                                latestStamped,
-                                config.longestWindowMillis())
-                        : null;
         long kept = UserPreferences.keptMillis(config, j.prefs());
         Decided.Counting counting =
                 new Decided.Counting(
@@ -187,7 +174,7 @@ public final class DecisionStep {
                         kept,
                         pruningClock(
                                 j.now(), latestStamped, before.firstHeldWaiting(j.now()), kept));
-        return new Decided(in, m, config, v, mirrorWrite, j.now(), preempted, counting);
+        return new Decided(in, m, config, v, j.now(), preempted, counting);
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.freqcap.operators.capping.held;
 
-import io.freqcap.operators.capping.decision.MirrorChanges;
 import io.freqcap.operators.capping.decision.Withdrawn;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryStore;
@@ -58,8 +57,8 @@ public record Withdrawals(
             for (HeldDelivery h : held.withdraw(user, h -> true)) {
                 sink.ended(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()), h);
             }
-            sink.erase(user, channels);
-            LOG.info("forget-user: user {} erased ({} channels in Redis)", user, channels.length);
+            sink.erase(user);
+            LOG.info("forget-user: user {} erased ({} channels)", user, channels.length);
         } catch (Exception e) {
             LOG.error("forget-user of user {} failed", user, e);
             sink.notApplied(
@@ -167,7 +166,7 @@ public record Withdrawals(
                     Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),
                     h);
         }
-        sink.mirror(MirrorChanges.withdrawn(user, out.windowMillis(), cancelled));
+        sink.changed(user);
         return cancelled.size();
     }
 }

@@ -226,6 +226,14 @@ public final class LongHistory implements CountedHistory {
     }
 
     @Override
+    public void forEachFrom(long from, LogVisitor v) {
+        int i = from == Long.MIN_VALUE ? e.start : e.firstAfter(from - 1);
+        for (; i < e.end; i++) {
+            v.visit(e.ts[i], e.channel(i), e.id(i));
+        }
+    }
+
+    @Override
     public String[] channels() {
         return columns.used(e.channelNames);
     }

@@ -17,16 +17,17 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * The capping function's side outputs (the audit topic, the Redis mirror) and what goes with each
- * record sent there: its metric, and the mirror's bookkeeping ({@link MirrorDebt}).
+ * record sent there: its metric, and the mirror's bookkeeping (the users whose key is to be
+ * written, {@link MirrorLogs}; deletions and rebuilds owed, {@link MirrorDebt}).
  *
- * @param mirror whether the mirror is on (writes are dropped otherwise)
+ * @param logs the users whose Redis key is to be written; null with the mirror off
  * @param window the longest window of the config in force, as it changes
  * @param notices the held topic's records (contract.md §12), or null without {@code --held-topic}
  */
 public record CappingOutputs(
         CappingMetrics metrics,
         MirrorDebt mirrorDebt,
-        boolean mirror,
+        MirrorLogs logs,
         int maxRecordBytes,
         LongSupplier window,
         HeldNotices notices) {
@@ -39,6 +40,19 @@ public record CappingOutputs(
     /** The longest window of the config in force. */
     public long windowMillis() {
         return window.getAsLong();
+    }
+
+    /** The deletion of a user's key, remembered until Redis confirms it ({@link MirrorDebt}). */
+    public MirrorWrite deletion(long user) {
+        return MirrorWrite.deletion(user, mirrorDebt.deleting(user));
+    }
+
+    /** Writes the logs of the users whose counted messages changed ({@link MirrorLogs}). */
+    public void flushLogs(MirrorLogs.HistoryOf histories, Consumer<MirrorWrite> out) {
+        if (logs != null) {
+            logs.flush(histories, windowMillis(), this::deletion, out);
+            mirrorDebt.noteDrops(); // the chained writer drops within output()
+        }
     }
 
     /** The outputs of one call of the function (for a keyed element). */
@@ -94,14 +108,15 @@ public record CappingOutputs(
                     audits.accept(records.get(i));
                     left(d.preempted().get(i));
                 }
-                mirror(d.mirrorRemoval());
             }
             switch (d.route()) {
                 case AUDIT -> audits.accept(d.audit(maxRecordBytes));
                 case NOW -> deliveries.accept(d.delivery());
                 case LATER -> {}
             }
-            mirror(d.mirrorWrite());
+            if (d.counting() != null || !d.preempted().isEmpty()) {
+                changed(d.message().userId());
+            }
         }
 
         /**
@@ -164,19 +179,18 @@ public record CappingOutputs(
                             maxRecordBytes));
         }
 
-        /** A write to the Redis mirror, when it is on. */
-        public void mirror(MirrorWrite w) {
-            if (mirror && w != null) {
-                writes.accept(w);
-                mirrorDebt.noteDrops(); // the chained writer drops within output()
+        /** The user's counted messages changed: its Redis key is written soon, when it is on. */
+        public void changed(long user) {
+            if (logs != null) {
+                logs.changed(user);
             }
         }
 
-        /** A user's keys erased in Redis, remembered until Redis confirms it. */
-        public void erase(long user, String[] channels) {
-            if (mirror) {
-                mirrorDebt.erasing(user, channels);
-                mirror(MirrorWrite.erasure(user, windowMillis(), channels));
+        /** A user's key deleted in Redis at once, remembered until Redis confirms it. */
+        public void erase(long user) {
+            if (logs != null) {
+                writes.accept(deletion(user));
+                mirrorDebt.noteDrops(); // the chained writer drops within output()
             }
         }
 
@@ -188,10 +202,12 @@ public record CappingOutputs(
             writes.accept(w);
         }
 
-        /** The erasures Redis has not confirmed, sent again (a rebuild). */
+        /** The deletions Redis has not confirmed, sent again (a rebuild). */
         public void eraseAgain() {
-            for (var e : mirrorDebt.erasures().entrySet()) {
-                rebuild(MirrorWrite.erasure(e.getKey(), windowMillis(), e.getValue()));
+            for (var e : mirrorDebt.deletions().entrySet()) {
+                rebuild(
+                        MirrorWrite.deletion(
+                                e.getKey(), e.getValue().id(), e.getValue().legacyChannels()));
             }
         }
     }

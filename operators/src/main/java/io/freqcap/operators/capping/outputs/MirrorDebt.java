@@ -1,7 +1,13 @@
 package io.freqcap.operators.capping.outputs;
 
 import io.freqcap.operators.mirror.MirrorLink;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongPredicate;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.OperatorStateStore;
@@ -11,12 +17,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Whether a capping task owes the Redis mirror a rebuild: its writer dropped writes (Redis away
- * past --redis-max-backlog) and the rebuild has not run yet. Kept in checkpoints, so that a restore
- * in between still owes it; the rebuild runs once the writer sees Redis answer again.
+ * past --redis-max-backlog, or a backlog of layout 1 restored) and the rebuild has not run yet.
+ * Kept in checkpoints, so that a restore in between still owes it; the rebuild runs once the writer
+ * sees Redis answer again.
  *
- * <p>It also remembers every {@code forget-user} erasure until Redis has acknowledged it (contract
- * §7): a dropped backlog may have held it, and a rebuild only writes users still in state, so the
- * rebuild deletes these users' keys first. Kept in checkpoints too, so a restore keeps them.
+ * <p>It also remembers every deletion of a user's key ({@code forget-user}, and a user whose last
+ * counted message stopped counting) until Redis has acknowledged that very deletion (contract §7):
+ * a dropped backlog may have held it, and a rebuild only writes users still in state, so the
+ * rebuild deletes these users' keys first. Each deletion has its own id, so a second deletion of a
+ * user is remembered apart from the first: the first's acknowledgement does not settle it. Kept in
+ * checkpoints too, so a restore keeps them.
  */
 public final class MirrorDebt {
     private static final Logger LOG = LoggerFactory.getLogger(MirrorDebt.class);
@@ -29,31 +39,51 @@ public final class MirrorDebt {
             new ListStateDescriptor<>("mirror-rebuild-owed-v1", Types.BOOLEAN);
 
     /**
-     * Users erased whose deletion Redis has not acknowledged, each as its userId and the channels
-     * of its keys, space-separated (channel names have no spaces). Union state: after a restore,
-     * each task keeps those of its own key groups.
+     * Deletions Redis has not acknowledged, each as its userId, its id and the channels of layout-1
+     * keys it removes too, space-separated. Union state: after a restore, each task keeps those of
+     * its own key groups.
      */
-    static final ListStateDescriptor<String> ERASURES =
+    static final ListStateDescriptor<String> DELETIONS =
+            new ListStateDescriptor<>("mirror-deletions-v2", Types.STRING);
+
+    /**
+     * Version 5's erasures (layout 1): userId and the channels of its keys, space-separated. Read
+     * once on restore, as deletions of the user's key and those channel keys.
+     */
+    static final ListStateDescriptor<String> ERASURES_V1 =
             new ListStateDescriptor<>("mirror-erasures-v1", Types.STRING);
 
-    /** Rewrites every user's keys of this task. */
+    /** Rewrites every user's key of this task. */
     public interface Rebuild {
         void run() throws Exception;
     }
 
+    /** A deletion waiting for Redis: its id and the layout-1 channel keys it removes too. */
+    public record Deletion(long id, String[] legacyChannels) {}
+
     private final ListState<Boolean> state;
-    private final ListState<String> erasureState;
-    private final java.util.Map<Long, String[]> erasures = new java.util.LinkedHashMap<>();
+    private final ListState<String> deletionState;
+    private final ListState<String> erasuresV1;
+    private final Map<Long, Deletion> deletions = new LinkedHashMap<>();
     private boolean owed;
     private MirrorLink link;
 
     public MirrorDebt(OperatorStateStore store) throws Exception {
         state = store.getUnionListState(STATE);
-        erasureState = store.getUnionListState(ERASURES);
-        for (String e : erasureState.get()) {
+        deletionState = store.getUnionListState(DELETIONS);
+        erasuresV1 = store.getUnionListState(ERASURES_V1);
+        for (String e : erasuresV1.get()) {
             String[] parts = e.split(" ");
-            erasures.put(
-                    Long.parseLong(parts[0]), java.util.Arrays.copyOfRange(parts, 1, parts.length));
+            deletions.put(
+                    Long.parseLong(parts[0]),
+                    new Deletion(newId(), Arrays.copyOfRange(parts, 1, parts.length)));
+        }
+        for (String e : deletionState.get()) {
+            String[] parts = e.split(" ");
+            deletions.put(
+                    Long.parseLong(parts[0]),
+                    new Deletion(
+                            Long.parseLong(parts[1]), Arrays.copyOfRange(parts, 2, parts.length)));
         }
         for (Boolean o : state.get()) {
             owed |= o;
@@ -63,39 +93,51 @@ public final class MirrorDebt {
         }
     }
 
+    /** A fresh deletion id: never 0, and unlike any other task's (union state meets them all). */
+    private static long newId() {
+        long id;
+        do {
+            id = ThreadLocalRandom.current().nextLong();
+        } while (id == 0);
+        return id;
+    }
+
     /**
      * The link to this task's mirror writer (when the task opens).
      *
-     * @param ownUser whether a user's key group is this task's: the erasures of others are theirs
+     * @param ownUser whether a user's key group is this task's: the deletions of others are theirs
      */
-    public void attach(MirrorLink link, java.util.function.LongPredicate ownUser) {
+    public void attach(MirrorLink link, LongPredicate ownUser) {
         this.link = link;
-        erasures.keySet().removeIf(u -> !ownUser.test(u));
-        if (!erasures.isEmpty()) {
-            LOG.info(
-                    "{} erased users wait for Redis to confirm their keys deleted",
-                    erasures.size());
+        deletions.keySet().removeIf(u -> !ownUser.test(u));
+        if (!deletions.isEmpty()) {
+            LOG.info("{} users' keys wait for Redis to confirm their deletion", deletions.size());
         }
     }
 
-    /** A user's keys (its own and its channels') are being deleted: kept until Redis confirms. */
-    void erasing(long user, String[] channels) {
-        erasures.put(user, channels.clone());
-    }
-
     /**
-     * Users whose erasure Redis has not confirmed yet, with their channels (a rebuild deletes their
-     * keys first).
+     * The user's key is being deleted: remembered until Redis confirms this deletion, which
+     * replaces any earlier one of the user. Returns its id.
      */
-    java.util.Map<Long, String[]> erasures() {
-        confirmErasures();
-        return new java.util.LinkedHashMap<>(erasures);
+    long deleting(long user) {
+        long id = newId();
+        deletions.put(user, new Deletion(id, new String[0]));
+        return id;
     }
 
-    private void confirmErasures() {
+    /** Deletions Redis has not confirmed yet (a rebuild sends them again first). */
+    Map<Long, Deletion> deletions() {
+        confirmDeletions();
+        return new LinkedHashMap<>(deletions);
+    }
+
+    private void confirmDeletions() {
         if (link != null) {
-            for (long u : link.takeErased()) {
-                erasures.remove(u);
+            for (MirrorLink.Deleted d : link.takeErased()) {
+                Deletion waiting = deletions.get(d.userId());
+                if (waiting != null && waiting.id() == d.deletion()) {
+                    deletions.remove(d.userId());
+                }
             }
         }
     }
@@ -113,10 +155,18 @@ public final class MirrorDebt {
     public void snapshot() throws Exception {
         noteDrops();
         state.update(owed ? List.of(true) : List.of());
-        confirmErasures();
-        List<String> pending = new java.util.ArrayList<>();
-        erasures.forEach((u, channels) -> pending.add(u + " " + String.join(" ", channels)));
-        erasureState.update(pending);
+        confirmDeletions();
+        List<String> pending = new ArrayList<>();
+        deletions.forEach(
+                (u, d) -> {
+                    StringBuilder s = new StringBuilder().append(u).append(' ').append(d.id());
+                    for (String c : d.legacyChannels()) {
+                        s.append(' ').append(c);
+                    }
+                    pending.add(s.toString());
+                });
+        deletionState.update(pending);
+        erasuresV1.update(List.of());
     }
 
     /** Runs the rebuild if one is owed and Redis answers again. */

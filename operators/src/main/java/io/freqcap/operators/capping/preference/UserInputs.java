@@ -14,7 +14,6 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
@@ -140,12 +139,7 @@ public record UserInputs(
                                         .isEmpty());
         stores.apply(effect);
         if (effect instanceof Receipts.Uncounted u) {
-            sink.mirror(
-                    MirrorWrite.removal(
-                            user,
-                            out.windowMillis(),
-                            new String[] {r.messageId()},
-                            new String[] {u.entry().channel()}));
+            sink.changed(user);
             metrics.receiptsApplied.inc();
         } else if (effect instanceof Receipts.Engaged) {
             metrics.engagements.inc();

@@ -1,14 +1,12 @@
 package io.freqcap.operators.capping.state;
 
+import io.freqcap.operators.capping.history.LongHistory;
 import io.freqcap.schema.history.StoredHistorySerializer;
 import io.freqcap.schema.history.UserHistory;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
@@ -111,9 +109,8 @@ public final class HistoryScans {
     public record Rebuilt(long users, long messages, long usersWithoutIds) {}
 
     /**
-     * Emits, per user, writes that replace the user's keys with the counted messages of the last
-     * {@code window}: one for a short history; for a long one a write per bucket, the first
-     * replacing, so that no write holds more than a bucket.
+     * Emits, per user with a history, the write of its whole log (contract.md §7): its key set, or
+     * deleted when nothing of it is in the window (or it was counted while the mirror was off).
      */
     public static Rebuilt rebuild(
             KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
@@ -122,118 +119,39 @@ public final class HistoryScans {
             Consumer<MirrorWrite> out)
             throws Exception {
         long[] n = {0, 0, 0};
+        Consumer<MirrorWrite> counting =
+                w -> {
+                    out.accept(w);
+                    if (w.deletes()) {
+                        n[2]++;
+                    } else {
+                        n[0]++;
+                        n[1] += w.entries();
+                    }
+                };
         ctx.applyToKeyedState(
                 HistoryStore.STATE,
                 (user, state) -> {
                     UserHistory h = StoredHistorySerializer.decoded(state.value());
-                    if (h == null || h.isEmpty()) {
-                        return;
+                    if (h != null && !h.isEmpty()) {
+                        counting.accept(MirrorLog.of(user, h, window));
                     }
-                    MirrorWrite w = rebuildWrite(user, h, window);
-                    if (w == null) {
-                        n[2]++;
-                        return;
-                    }
-                    out.accept(w);
-                    n[0]++;
-                    n[1] += w.size();
                 });
         MapState<Long, UserHistory> buckets = states.buckets();
         ctx.applyToKeyedState(
                 HistoryStore.LONG,
                 (user, mark) -> {
-                    if (mark.value() == null) {
+                    Long bucketMillis = mark.value();
+                    if (bucketMillis == null) {
                         return;
                     }
-                    List<Long> keys = new ArrayList<>();
-                    buckets.keys().forEach(keys::add);
-                    Collections.sort(keys);
-                    // First pass: every channel (the replacing write deletes their keys) and
-                    // the latest timestamp, a bucket at a time.
-                    Set<String> channels = new LinkedHashSet<>();
-                    long latest = Long.MIN_VALUE;
-                    long highest = Long.MIN_VALUE;
-                    for (long k : keys) {
-                        UserHistory h = buckets.get(k);
-                        channels.addAll(Arrays.asList(h.channels()));
-                        latest = Math.max(latest, h.latestStamped());
-                        highest = Math.max(highest, h.latest());
+                    Map<Long, UserHistory> all = new HashMap<>();
+                    for (Map.Entry<Long, UserHistory> e : buckets.entries()) {
+                        all.put(e.getKey(), e.getValue());
                     }
-                    String[] all = channels.toArray(new String[0]);
-                    long written = 0;
-                    for (long k : keys) {
-                        UserHistory h = buckets.get(k);
-                        MirrorWrite w = write(user, h, latest, highest, window, all, written == 0);
-                        if (w != null) {
-                            out.accept(w);
-                            written += w.size();
-                        }
-                    }
-                    if (written == 0) {
-                        n[2]++;
-                    } else {
-                        n[0]++;
-                        n[1] += written;
-                    }
+                    counting.accept(
+                            MirrorLog.of(user, LongHistory.load(bucketMillis, all), window));
                 });
         return new Rebuilt(n[0], n[1], n[2]);
-    }
-
-    /**
-     * The replacing write of one user's counted messages scored at or after its latest stamped
-     * timestamp minus the window (what Redis keeps, contract.md §7), or null if none.
-     */
-    static MirrorWrite rebuildWrite(long user, UserHistory h, long window) {
-        return write(user, h, h.latestStamped(), h.latest(), window, h.channels(), true);
-    }
-
-    /**
-     * A write of the entries of {@code h} that have a messageId and that Redis keeps: scored at or
-     * after {@code latestStamped} minus the window; or null if none.
-     *
-     * @param latestStamped the user's latest stamped timestamp
-     * @param highest the user's highest score (its keys expire a window after it at the earliest)
-     * @param channels every channel of the entries (and, replacing, of the user)
-     */
-    private static MirrorWrite write(
-            long user,
-            UserHistory h,
-            long latestStamped,
-            long highest,
-            long window,
-            String[] channels,
-            boolean replace) {
-        long from = latestStamped - window;
-        List<String> channelList = Arrays.asList(channels);
-        int n = 0;
-        for (int i = 0; i < h.size(); i++) {
-            if (h.timestamp(i) >= from && h.messageId(i) != null) {
-                n++;
-            }
-        }
-        if (n == 0) {
-            return null;
-        }
-        int[] channelOf = new int[n];
-        long[] ts = new long[n];
-        String[] ids = new String[n];
-        int k = 0;
-        for (int i = 0; i < h.size(); i++) {
-            if (h.timestamp(i) >= from && h.messageId(i) != null) {
-                channelOf[k] = channelList.indexOf(h.channel(i));
-                ts[k] = h.timestamp(i);
-                ids[k++] = h.messageId(i);
-            }
-        }
-        return new MirrorWrite(
-                user,
-                window,
-                replace ? MirrorWrite.Kind.REPLACE : MirrorWrite.Kind.ADD,
-                latestStamped,
-                channels,
-                channelOf,
-                ts,
-                ids,
-                highest);
     }
 }

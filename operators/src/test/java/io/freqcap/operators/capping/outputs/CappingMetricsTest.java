@@ -69,6 +69,6 @@ class CappingMetricsTest {
                 d == Decision.REJECTED
                         ? Verdict.rejected(segment, List.of(), null)
                         : Verdict.passed(d, segment);
-        return new Decided(in, in.message(), null, v, null, timestamp, List.of(), null);
+        return new Decided(in, in.message(), null, v, timestamp, List.of(), null);
     }
 }
