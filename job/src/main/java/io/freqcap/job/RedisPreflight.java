@@ -1,13 +1,9 @@
 package io.freqcap.job;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.operators.mirror.CommandScript;
-import io.freqcap.operators.mirror.MirrorScript;
 import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisConnection;
-import io.lettuce.core.Range;
-import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.ZAddArgs;
+import io.lettuce.core.SetArgs;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -19,11 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks at start that Redis takes the mirror's credentials (contract.md §8): a wrong password, an
- * unknown ACL user or one that may not load and run the mirror's scripts or run its commands
- * ({@code ZADD}, {@code ZREM}, {@code ZREMRANGEBYSCORE}, {@code PEXPIREAT} on its keys) stops the
- * start with one line, so that no job runs on with a mirror that writes nothing. Redis merely away
- * at start only delays the mirror: the check logs it and lets the job start. Nothing it says
- * carries a password.
+ * unknown ACL user or one that may not run the mirror's commands ({@code SET}, {@code DEL} on its
+ * keys, {@code PING}) stops the start with one line, so that no job runs on with a mirror that
+ * writes nothing. Redis merely away at start only delays the mirror: the check logs it and lets the
+ * job start. Nothing it says carries a password.
  */
 public final class RedisPreflight {
     private static final Logger LOG = LoggerFactory.getLogger(RedisPreflight.class);
@@ -61,29 +56,16 @@ public final class RedisPreflight {
             throw new InvalidOptionException("--redis: " + e.getMessage());
         }
         try {
-            var loaded =
-                    CompletableFuture.allOf(
-                            c.commands().scriptLoad(MirrorScript.SOURCE).toCompletableFuture(),
-                            c.commands().scriptLoad(CommandScript.SOURCE).toCompletableFuture());
-            c.flush();
-            loaded.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            // Each plain command the mirror sends, on a key no user has (user ids are integers),
+            // Each command the mirror sends, on a key no user has (user ids are integers),
             // changing nothing: an ACL user that may not run one is refused here, not later.
             String key = mirror.keyPrefix() + ":{freqcap-start-check}";
             var allowed =
                     CompletableFuture.allOf(
-                            // No keys, no commands: runs nothing, answers 0.
-                            c.commands()
-                                    .evalsha(CommandScript.SHA1, ScriptOutputType.INTEGER)
+                            c.commands().ping().toCompletableFuture(),
+                            c.strings()
+                                    .set(key, new byte[0], SetArgs.Builder.xx().pxAt(1L))
                                     .toCompletableFuture(),
-                            c.sortedSets()
-                                    .zadd(key, ZAddArgs.Builder.xx(), 0.0, "-")
-                                    .toCompletableFuture(),
-                            c.sortedSets().zrem(key, "-").toCompletableFuture(),
-                            c.sortedSets()
-                                    .zremrangebyscore(key, Range.create(0L, 0L))
-                                    .toCompletableFuture(),
-                            c.keys().pexpireat(key, 1L).toCompletableFuture());
+                            c.keys().del(key).toCompletableFuture());
             c.flush();
             allowed.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

@@ -68,7 +68,7 @@ class RedisCredentialsITCase {
                 assertEquals(1, line.lines().count());
             }
 
-            // An ACL user who may read but not run scripts: the mirror could write nothing.
+            // An ACL user who may ping but not write: the mirror could write nothing.
             RedisClient admin =
                     RedisClient.create(
                             RedisURI.builder()
@@ -87,15 +87,15 @@ class RedisCredentialsITCase {
                                         .addCommand(io.lettuce.core.protocol.CommandType.HELLO)
                                         .addCommand(io.lettuce.core.protocol.CommandType.AUTH)
                                         .addCommand(io.lettuce.core.protocol.CommandType.CLIENT));
-                // One who may run the script but not the plain commands, and one who may run
-                // exactly what operations.md lists.
-                c.sync().aclSetuser("scripter", mirrorUser(false, true));
-                c.sync().aclSetuser("no-evalsha", mirrorUser(true, false));
+                // One who may not SET, one who may not DEL, and one who may run exactly what
+                // operations.md lists.
+                c.sync().aclSetuser("no-set", mirrorUser(false, true));
+                c.sync().aclSetuser("no-del", mirrorUser(true, false));
                 c.sync().aclSetuser("mirror", mirrorUser(true, true));
             } finally {
                 admin.shutdown();
             }
-            for (String user : List.of("scripter", "no-evalsha", "mirror")) {
+            for (String user : List.of("no-set", "no-del", "mirror")) {
                 String uri = "redis://" + user + ":" + encoded("r/" + PASSWORD) + at;
                 if (user.equals("mirror")) {
                     RedisPreflight.check(mirror(uri), Duration.ofSeconds(10));
@@ -123,8 +123,8 @@ class RedisCredentialsITCase {
     }
 
     @Test
-    /** The ACL of docs/operations.md (keys fc:*), or that without the plain commands or EVALSHA. */
-    static io.lettuce.core.AclSetuserArgs mirrorUser(boolean plainCommands, boolean evalsha) {
+    /** The ACL of docs/operations.md (keys fc:*), or that without SET or DEL. */
+    static io.lettuce.core.AclSetuserArgs mirrorUser(boolean set, boolean del) {
         var args =
                 io.lettuce.core.AclSetuserArgs.Builder.on()
                         .addPassword("r/" + PASSWORD)
@@ -132,15 +132,12 @@ class RedisCredentialsITCase {
                         .addCommand(io.lettuce.core.protocol.CommandType.HELLO)
                         .addCommand(io.lettuce.core.protocol.CommandType.AUTH)
                         .addCommand(io.lettuce.core.protocol.CommandType.CLIENT)
-                        .addCommand(io.lettuce.core.protocol.CommandType.SCRIPT);
-        if (evalsha) {
-            args.addCommand(io.lettuce.core.protocol.CommandType.EVALSHA);
+                        .addCommand(io.lettuce.core.protocol.CommandType.PING);
+        if (set) {
+            args.addCommand(io.lettuce.core.protocol.CommandType.SET);
         }
-        if (plainCommands) {
-            args.addCommand(io.lettuce.core.protocol.CommandType.ZADD)
-                    .addCommand(io.lettuce.core.protocol.CommandType.ZREM)
-                    .addCommand(io.lettuce.core.protocol.CommandType.ZREMRANGEBYSCORE)
-                    .addCommand(io.lettuce.core.protocol.CommandType.PEXPIREAT);
+        if (del) {
+            args.addCommand(io.lettuce.core.protocol.CommandType.DEL);
         }
         return args;
     }

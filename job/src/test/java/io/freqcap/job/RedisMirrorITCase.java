@@ -14,6 +14,7 @@ import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
@@ -111,7 +112,7 @@ class RedisMirrorITCase {
     }
 
     /** key -> (member -> score): what Redis must hold after the job counted {@code outputs}. */
-    static Map<String, Map<String, Long>> expectedMirror(
+    static Map<String, List<String>> expectedMirror(
             List<Input> inputs, Map<Integer, Output> outputs, String prefix) throws Exception {
         return expectedMirror(inputs, outputs, prefix, WEEK);
     }
@@ -121,7 +122,7 @@ class RedisMirrorITCase {
      * message, scored at its send time (a held one's) or its timestamp, unless it is scored before
      * the user's latest stamped timestamp minus the window.
      */
-    static Map<String, Map<String, Long>> expectedMirror(
+    static Map<String, List<String>> expectedMirror(
             List<Input> inputs, Map<Integer, Output> outputs, String prefix, long window)
             throws Exception {
         // Per user, its counted messages in decision order, each with its score.
@@ -135,7 +136,7 @@ class RedisMirrorITCase {
                         .add(Map.entry(m, score));
             }
         }
-        Map<String, Map<String, Long>> expected = new TreeMap<>();
+        Map<String, List<String>> expected = new TreeMap<>();
         counted.forEach(
                 (user, messages) -> {
                     long latestStamped =
@@ -143,47 +144,52 @@ class RedisMirrorITCase {
                                     .mapToLong(e -> e.getKey().timestamp())
                                     .max()
                                     .getAsLong();
-                    Map<String, Map<String, Long>> keys = new HashMap<>();
+                    List<MirrorLog.Entry> log = new ArrayList<>();
                     for (Map.Entry<OutboundMessage, Long> e : messages) {
-                        OutboundMessage m = e.getKey();
-                        // A messageId counted again (after its first was pruned) moves in the
-                        // user key, and is in each channel key it was counted on.
-                        for (String key :
-                                List.of(
-                                        MirrorWrite.userKey(prefix, user),
-                                        MirrorWrite.channelKey(prefix, user, m.channel()))) {
-                            keys.computeIfAbsent(key, k -> new TreeMap<>())
-                                    .put(m.messageId(), e.getValue());
+                        if (e.getValue() >= latestStamped - window) {
+                            OutboundMessage m = e.getKey();
+                            log.add(new MirrorLog.Entry(e.getValue(), m.channel(), m.messageId()));
                         }
                     }
-                    keys.forEach(
-                            (key, members) -> {
-                                members.values().removeIf(score -> score < latestStamped - window);
-                                if (!members.isEmpty()) {
-                                    expected.put(key, members);
-                                }
-                            });
+                    log.sort(MirrorLog.ORDER);
+                    if (!log.isEmpty()) {
+                        expected.put(MirrorWrite.userKey(prefix, user), text(log));
+                    }
                 });
         return expected;
     }
 
+    /** A log's entries as lines ("score channel messageId"), in the log's order. */
+    static List<String> text(List<MirrorLog.Entry> log) {
+        List<String> out = new ArrayList<>();
+        for (MirrorLog.Entry e : log) {
+            out.add(e.score() + " " + e.channel() + " " + e.messageId());
+        }
+        return out;
+    }
+
     /** Everything under {@code prefix} in Redis (every node of a cluster). */
-    static Map<String, Map<String, Long>> mirrorContent(String uri, String prefix) {
+    static Map<String, List<String>> mirrorContent(String uri, String prefix) {
         return mirrorContent(uri, null, prefix);
     }
 
-    static Map<String, Map<String, Long>> mirrorContent(
-            String uri, String passwordFile, String prefix) {
-        Map<String, Map<String, Long>> content = new TreeMap<>();
+    static Map<String, List<String>> mirrorContent(String uri, String passwordFile, String prefix) {
+        Map<String, List<String>> content = new TreeMap<>();
         withRedis(
                 uri,
                 passwordFile,
                 redis -> {
                     for (String key : redis.keys(prefix + ":*")) {
-                        Map<String, Long> members = new TreeMap<>();
-                        redis.zrangeWithScores(key, 0, -1)
-                                .forEach(v -> members.put(v.getValue(), (long) v.getScore()));
-                        content.put(key, members);
+                        String value = redis.get(key);
+                        if (value == null) {
+                            continue; // expired or deleted meanwhile
+                        }
+                        List<String> log =
+                                text(MirrorLog.decode(value.getBytes(StandardCharsets.UTF_8)));
+                        if (redis.pttl(key) < 0) {
+                            log.add("(no expiry)"); // a key must never be left without one
+                        }
+                        content.put(key, log);
                     }
                 });
         return content;
@@ -204,16 +210,16 @@ class RedisMirrorITCase {
     }
 
     /** Waits until Redis holds exactly {@code expected}; fails with the difference. */
-    static void awaitMirror(String uri, String prefix, Map<String, Map<String, Long>> expected)
+    static void awaitMirror(String uri, String prefix, Map<String, List<String>> expected)
             throws InterruptedException {
         awaitMirror(uri, null, prefix, expected);
     }
 
     static void awaitMirror(
-            String uri, String passwordFile, String prefix, Map<String, Map<String, Long>> expected)
+            String uri, String passwordFile, String prefix, Map<String, List<String>> expected)
             throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        Map<String, Map<String, Long>> actual = Map.of();
+        Map<String, List<String>> actual = Map.of();
         while (System.nanoTime() < deadline) {
             try {
                 actual = mirrorContent(uri, passwordFile, prefix);
@@ -233,7 +239,7 @@ class RedisMirrorITCase {
         }
         for (String k : actual.keySet()) {
             if (!expected.containsKey(k)) {
-                diff.add(k + ": not expected, holds " + actual.get(k).size() + " members");
+                diff.add(k + ": not expected, holds " + actual.get(k).size() + " entries");
             }
         }
         fail(
@@ -244,33 +250,24 @@ class RedisMirrorITCase {
                         + diff.subList(0, Math.min(5, diff.size())));
     }
 
-    /** How a key's members differ, in a line however many members it has. */
-    static String difference(Map<String, Long> expected, Map<String, Long> actual) {
+    /** How a key's logs differ, in a line however long they are. */
+    static String difference(List<String> expected, List<String> actual) {
         if (actual == null) {
-            return "missing, expected " + expected.size() + " members";
+            return "missing, expected " + expected.size() + " entries";
         }
-        List<String> missing = new ArrayList<>();
-        List<String> wrong = new ArrayList<>();
-        expected.forEach(
-                (member, score) -> {
-                    if (!actual.containsKey(member)) {
-                        missing.add(member);
-                    } else if (!actual.get(member).equals(score)) {
-                        wrong.add(member + "=" + actual.get(member) + " (expected " + score + ")");
-                    }
-                });
-        List<String> extra = new ArrayList<>();
-        actual.keySet().stream().filter(m -> !expected.containsKey(m)).forEach(extra::add);
+        List<String> missing = new ArrayList<>(expected);
+        missing.removeAll(actual);
+        List<String> extra = new ArrayList<>(actual);
+        extra.removeAll(expected);
         return String.format(
-                "%d members, expected %d; missing %d %s; extra %d %s; wrong score %d %s",
+                "%d entries, expected %d; missing %d %s; extra %d %s%s",
                 actual.size(),
                 expected.size(),
                 missing.size(),
                 missing.subList(0, Math.min(5, missing.size())),
                 extra.size(),
                 extra.subList(0, Math.min(5, extra.size())),
-                wrong.size(),
-                wrong.subList(0, Math.min(5, wrong.size())));
+                missing.isEmpty() && extra.isEmpty() ? "; out of order" : "");
     }
 
     /** The sum over parallel instances of a mirror metric (counter or gauge). */
@@ -355,7 +352,7 @@ class RedisMirrorITCase {
             try {
                 produce(name, inputs);
                 Map<Integer, Output> outputs = decided(name, inputs);
-                Map<String, Map<String, Long>> expected = expectedMirror(inputs, outputs, name);
+                Map<String, List<String>> expected = expectedMirror(inputs, outputs, name);
                 assertTrue(expected.size() > 1_500, "keys expected: " + expected.size());
                 awaitMirror(redis.uri(), name, expected);
                 assertEquals(0, metric(job.getJobID(), "redisErrors"));
@@ -430,7 +427,6 @@ class RedisMirrorITCase {
                 produce(name, inputs.subList(0, 10_000));
                 decided(name, inputs.subList(0, 10_000));
                 awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the kill");
-                long loadsBefore = metric(id, "redisScriptLoads");
 
                 redis.kill();
                 produce(name, inputs.subList(10_000, inputs.size()));
@@ -440,14 +436,8 @@ class RedisMirrorITCase {
                 assertTrue(metric(id, "redisErrors") > 0, "failed writes are counted");
 
                 redis.start(); // same port, its AOF: everything it acknowledged
-                // Redis 7 keeps no scripts over a restart (6.2 replays SCRIPT LOAD from the AOF);
-                // a failover to a replica may have none either. The mirror must load them again.
-                assertEquals("+OK", redis.command("SCRIPT FLUSH"));
                 awaitMetric(id, "redisBacklog", b -> b == 0, "backlog drained after the restart");
                 awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
-                assertTrue(
-                        metric(id, "redisScriptLoads") > loadsBefore,
-                        "the scripts were loaded again after NOSCRIPT");
                 assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
             } finally {
                 KafkaPipelineSupport.cancel(job);
@@ -484,7 +474,7 @@ class RedisMirrorITCase {
                 Map<Integer, Output> firstOutputs = decided(name, first);
                 awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the stall");
                 // A user with keys in Redis now, who sends nothing more: it is forgotten below.
-                Map<String, Map<String, Long>> before = expectedMirror(first, firstOutputs, name);
+                Map<String, List<String>> before = expectedMirror(first, firstOutputs, name);
                 long forgotten = userOfKey(before.keySet().iterator().next());
                 List<Input> all = new ArrayList<>(first);
                 for (Input in : inputs.subList(10_000, inputs.size())) {
@@ -513,7 +503,7 @@ class RedisMirrorITCase {
                 // No command: the capping tasks rebuild every user's keys once Redis answers,
                 // and delete the forgotten user's first.
                 Map<Integer, Output> outputs = decided(name, all);
-                Map<String, Map<String, Long>> expected = expectedMirror(all, outputs, name);
+                Map<String, List<String>> expected = expectedMirror(all, outputs, name);
                 assertTrue(
                         expected.keySet().removeIf(k -> userOfKey(k) == forgotten),
                         "the forgotten user had keys");
@@ -586,9 +576,6 @@ class RedisMirrorITCase {
                         name + "-config",
                         "{\"command\": \"rebuild-mirror\"}");
                 awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
-                assertTrue(
-                        metric(job.getJobID(), "redisScriptLoads") > 2,
-                        "NOSCRIPT from the empty Redis: the script was loaded again");
             } finally {
                 KafkaPipelineSupport.cancel(job);
             }
@@ -618,7 +605,7 @@ class RedisMirrorITCase {
                             "--redis-key-prefix",
                             name);
             List<Input> inputs = new ArrayList<>();
-            Map<String, Map<String, Long>> expected = new TreeMap<>();
+            Map<String, List<String>> expected = new TreeMap<>();
             for (int i = 0; i < n; i++) {
                 String channel = i % 3 == 0 ? "email" : "push";
                 long t = Traffic.START + i * 1000L;
@@ -632,12 +619,8 @@ class RedisMirrorITCase {
                                 i,
                                 "42".getBytes(StandardCharsets.UTF_8),
                                 json.getBytes(StandardCharsets.UTF_8)));
-                for (String key :
-                        List.of(
-                                MirrorWrite.userKey(name, 42),
-                                MirrorWrite.channelKey(name, 42, channel))) {
-                    expected.computeIfAbsent(key, k -> new TreeMap<>()).put("h-" + i, t);
-                }
+                expected.computeIfAbsent(MirrorWrite.userKey(name, 42), k -> new ArrayList<>())
+                        .add(t + " " + channel + " h-" + i);
             }
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
             FreqcapMain.wireKafka(

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.operators.mirror.RedisMirrorSink;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -59,7 +60,15 @@ class RedisMirrorSinkITCase {
             redis.kill(); // Redis is away for the whole run
             List<MirrorWrite> input = new ArrayList<>();
             for (int i = 0; i < writes; i++) {
-                input.add(MirrorWrite.of(i % 700, 604_800_000L, "m-" + i, 1_000_000L + i, "push"));
+                // A user's log, or a deletion waiting for its confirmation: both weigh in the
+                // backlog (an erasure that did not could grow without bound).
+                if (i % 2 == 0) {
+                    MirrorLog log = new MirrorLog();
+                    log.add(1_000_000L + i, "push", "m-" + i);
+                    input.add(log.write(i % 700, 604_800_000L));
+                } else {
+                    input.add(MirrorWrite.deletion(i % 700, i));
+                }
             }
             Configuration conf = new Configuration();
             conf.set(PipelineOptions.GENERIC_TYPES, false);

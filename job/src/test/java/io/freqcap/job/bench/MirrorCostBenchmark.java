@@ -7,13 +7,10 @@ import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
-import io.freqcap.operators.mirror.CommandScript;
-import io.freqcap.operators.mirror.MirrorCommands;
-import io.freqcap.operators.mirror.MirrorScript;
-import io.freqcap.operators.mirror.PlainCommands;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -38,14 +35,14 @@ import java.util.regex.Pattern;
  * decision.
  *
  * <p>The traffic is the end-to-end benchmark's (M messages over N users and D days, one in three
- * email, config 1d=2 and 7d=5). The mirror's writes are what the job's decision step makes of it
- * (in memory, message ids kept, as with {@code --redis}); they are sent as the job sends them, in
- * batches of 500 with up to 8 in flight: as plain commands ({@link MirrorCommands}, the mirror in a
- * cluster), as those commands in script calls of 50 users ({@link CommandScript}, the mirror on a
- * single Redis), and through the old Lua script alone ({@link MirrorScript}, with the writes the
- * job made before issue 47: every write trimming, naming every channel). The sliding log sends one
- * {@code EVALSHA} per decision (ZREMRANGEBYSCORE, ZCOUNT, ZADD, PEXPIRE on the user's key, window
- * 7d, max 5), pipelined the same way, over every message.
+ * email, config 1d=2 and 7d=5). The mirror's writes are what the job makes of it (in memory,
+ * message ids kept, as with {@code --redis}): layout 2 (contract v6 §7), each a user's whole log
+ * sent as one {@code SET ... PXAT}, pipelined in batches of 500 with up to 8 in flight; once per
+ * counted message (the worst case: no two changes of a user coalesce), and as the job coalesces
+ * them (one per user changed within 10,000 messages: 100 ms at 100,000 messages/s). Layout 1 of
+ * version 5 (two sorted sets per user) is written once, for its memory per user beside layout 2's.
+ * The sliding log sends one {@code EVALSHA} per decision (ZREMRANGEBYSCORE, ZCOUNT, ZADD, PEXPIRE
+ * on the user's key, window 7d, max 5), pipelined the same way, over every message.
  *
  * <p>Run: {@code mvn -q -DskipTests install && mvn -q -pl job exec:exec@mirror-cost}
  * (bench.messages, bench.users, bench.days; bench.rounds alternates the ways that many times;
@@ -66,6 +63,7 @@ public final class MirrorCostBenchmark {
                     "");
 
     private static final int BATCH = 500;
+    private static final int COALESCE = 10_000;
     private static final int IN_FLIGHT = 8;
     private static final long WEEK = 7 * 86_400_000L;
 
@@ -93,24 +91,26 @@ public final class MirrorCostBenchmark {
                     rows.add(
                             measure(
                                     c,
-                                    "mirror as plain commands, per counted message",
+                                    "layout 1 (v5: two sorted sets), memory only, per counted message",
                                     traffic.counted(),
-                                    () -> commands(c, traffic)));
+                                    () -> layoutOne(c, traffic)));
                     rows.add(
                             measure(
                                     c,
-                                    "mirror as the Lua script alone, per counted message",
+                                    "layout 2, a SET per counted message, per counted message",
                                     traffic.counted(),
-                                    () -> script(c, traffic)));
+                                    () -> layoutTwo(c, traffic.writes())));
                     rows.add(
                             measure(
                                     c,
-                                    "mirror as commands in script calls, per counted message",
+                                    "layout 2, a SET per user changed in 100 ms at 100k msg/s,"
+                                            + " per counted message",
                                     traffic.counted(),
-                                    () -> commandScript(c, traffic)));
+                                    () -> layoutTwo(c, traffic.coalesced())));
                 }
-                System.out.println("| sent | Redis CPU µs | commands | client CPU µs | s |");
-                System.out.println("|---|---|---|---|---|");
+                System.out.println(
+                        "| sent | Redis CPU µs | commands | client CPU µs | s | Redis bytes/user |");
+                System.out.println("|---|---|---|---|---|---|");
                 rows.forEach(System.out::println);
             } finally {
                 client.shutdown();
@@ -121,27 +121,33 @@ public final class MirrorCostBenchmark {
         System.exit(0);
     }
 
-    /** The traffic's decisions: per message its user and time; the mirror's writes in order. */
+    /**
+     * The traffic's decisions: per message its user and time; the mirror's writes in order, one per
+     * counted message (each the user's whole log after it), and as the job coalesces them: one per
+     * user changed within each {@link #COALESCE} messages (100 ms at 100,000 messages/s).
+     */
     record Traffic(
             long[] users,
             long[] times,
             List<MirrorWrite> writes,
-            List<MirrorWrite> scriptWrites,
+            List<MirrorWrite> coalesced,
+            List<MirrorLog.Entry[]> logs,
             long counted) {
         static Traffic of(int messages, int users, int days) throws Exception {
             LimitConfig config = LimitConfig.parse(EndToEndBenchmark.LIMITS);
-            Stores stores = new Stores(new MemoryHistories(), new MemoryHeld());
+            MemoryHistories histories = new MemoryHistories();
+            Stores stores = new Stores(histories, new MemoryHeld());
             DecisionStep step = new DecisionStep(stores, true);
+            long window = config.longestWindowMillis();
             Random rnd = new Random(42);
             long start = 1_763_769_600_000L;
             double span = days * 86_400_000.0 / messages;
             long[] u = new long[messages];
             long[] t = new long[messages];
             List<MirrorWrite> writes = new ArrayList<>();
-            // What the job sent before issue 47: every write trims, naming every channel.
-            List<MirrorWrite> scriptWrites = new ArrayList<>();
-            java.util.Map<Long, long[]> latest = new java.util.HashMap<>();
-            java.util.Map<Long, java.util.Set<String>> channels = new java.util.HashMap<>();
+            List<MirrorWrite> coalesced = new ArrayList<>();
+            List<MirrorLog.Entry[]> logs = new ArrayList<>();
+            java.util.Set<Long> changed = new java.util.LinkedHashSet<>();
             long counted = 0;
             for (int i = 0; i < messages; i++) {
                 u[i] = rnd.nextInt(users);
@@ -162,26 +168,21 @@ public final class MirrorCostBenchmark {
                                         null, v.getBytes(StandardCharsets.UTF_8), "in", 0, i));
                 Decided d = step.decide(in, config, "*", null, Long.MIN_VALUE, t[i]);
                 stores.apply(d);
-                MirrorWrite w = d.mirrorWrite();
-                if (w != null) {
+                if (d.counting() != null) {
+                    counted++;
+                    MirrorWrite w = MirrorLog.of(u[i], histories.get(u[i]), window);
                     writes.add(w);
-                    counted += w.size();
-                    long[] l = latest.computeIfAbsent(u[i], k -> new long[] {Long.MIN_VALUE});
-                    l[0] = Math.max(l[0], t[i]);
-                    var before = channels.computeIfAbsent(u[i], k -> new java.util.TreeSet<>());
-                    scriptWrites.add(
-                            MirrorWrite.counted(
-                                    u[i],
-                                    w.windowMillis(),
-                                    l[0],
-                                    w.messageIds()[0],
-                                    w.timestamps()[0],
-                                    w.channels()[0],
-                                    before.toArray(new String[0])));
-                    before.add(w.channels()[0]);
+                    logs.add(MirrorLog.decode(w.log()).toArray(new MirrorLog.Entry[0]));
+                    changed.add(u[i]);
+                }
+                if ((i + 1) % COALESCE == 0 || i == messages - 1) {
+                    for (long user : changed) {
+                        coalesced.add(MirrorLog.of(user, histories.get(user), window));
+                    }
+                    changed.clear();
                 }
             }
-            return new Traffic(u, t, writes, scriptWrites, counted);
+            return new Traffic(u, t, writes, coalesced, logs, counted);
         }
     }
 
@@ -206,6 +207,8 @@ public final class MirrorCostBenchmark {
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpu = cpuSeconds(sync.info("cpu")) - cpu0;
         String stats = sync.info("commandstats");
+        long users = sync.dbsize();
+        long bytes = usedMemory(sync.info("memory"));
         long calls = commandCalls(stats);
         if (Boolean.getBoolean("bench.commandstats")) {
             stats.lines()
@@ -214,10 +217,32 @@ public final class MirrorCostBenchmark {
         }
         String row =
                 String.format(
-                        "| %s | %.2f | %.2f | %.2f | %.1f |",
-                        name, cpu * 1e6 / per, (double) calls / per, client / 1e3 / per, seconds);
+                        "| %s | %.2f | %.2f | %.2f | %.1f | %s |",
+                        name,
+                        cpu * 1e6 / per,
+                        (double) calls / per,
+                        client / 1e3 / per,
+                        seconds,
+                        name.startsWith("Lua")
+                                ? ""
+                                : String.format(
+                                        "%.0f", (double) bytes / countUsers(sync, users, name)));
         System.out.println(row);
         return row;
+    }
+
+    /** Redis' {@code used_memory} (bytes). */
+    static long usedMemory(String info) {
+        Matcher m = Pattern.compile("used_memory:(\\d+)").matcher(info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    /** Users with keys: layout 2 has one key per user, layout 1 several. */
+    static long countUsers(RedisCommands<String, String> sync, long keys, String name) {
+        if (!name.startsWith("layout 1")) {
+            return Math.max(1, keys);
+        }
+        return Math.max(1, sync.keys("fc:*").stream().filter(k -> k.endsWith("}")).count());
     }
 
     /** This JVM's CPU (the client: encoding, lettuce's threads), in ns. */
@@ -317,76 +342,60 @@ public final class MirrorCostBenchmark {
         return traffic.users().length;
     }
 
-    static long commands(StatefulRedisConnection<String, String> c, Traffic traffic)
+    /**
+     * Layout 2 as the job sends it: per write one {@code SET key log PXAT expireAt} (a deletion:
+     * {@code DEL}), pipelined in batches of {@link #BATCH}.
+     */
+    static long layoutTwo(StatefulRedisConnection<String, String> c, List<MirrorWrite> writes)
             throws Exception {
         Pipeline p = new Pipeline(c);
-        // Every write here knows its user: the script is never called.
-        MirrorCommands.Target target = new PlainCommands(p.async, p.async, p.async, "fc", p::add);
-        List<MirrorWrite> w = traffic.writes();
-        for (int i = 0; i < w.size(); i += BATCH) {
-            MirrorCommands.send(
-                    "fc",
-                    w.subList(i, Math.min(w.size(), i + BATCH)),
-                    System.currentTimeMillis(),
-                    50,
-                    target);
-            p.flush();
-        }
-        p.close();
-        return w.size();
-    }
-
-    static long commandScript(StatefulRedisConnection<String, String> c, Traffic traffic)
-            throws Exception {
-        c.sync().scriptLoad(CommandScript.SOURCE);
-        Pipeline p = new Pipeline(c);
-        var calls =
-                new CommandScript.Calls(
-                        50,
-                        (keys, args) ->
-                                p.add(
-                                        p.async.evalsha(
-                                                CommandScript.SHA1,
-                                                ScriptOutputType.INTEGER,
-                                                keys,
-                                                args)),
-                        writes -> {
-                            throw new IllegalStateException("every write here knows its user");
-                        });
-        List<MirrorWrite> w = traffic.writes();
-        for (int i = 0; i < w.size(); i += BATCH) {
-            MirrorCommands.send(
-                    "fc",
-                    w.subList(i, Math.min(w.size(), i + BATCH)),
-                    System.currentTimeMillis(),
-                    50,
-                    calls);
-            calls.flush();
-            p.flush();
-        }
-        p.close();
-        return w.size();
-    }
-
-    static long script(StatefulRedisConnection<String, String> c, Traffic traffic)
-            throws Exception {
-        c.sync().scriptLoad(MirrorScript.SOURCE);
-        Pipeline p = new Pipeline(c);
-        List<MirrorWrite> w = traffic.scriptWrites();
-        for (int i = 0; i < w.size(); i += BATCH) {
-            List<MirrorWrite> batch = w.subList(i, Math.min(w.size(), i + BATCH));
-            for (int j = 0; j < batch.size(); j += 50) {
-                List<MirrorWrite> call = batch.subList(j, Math.min(batch.size(), j + 50));
+        long now = System.currentTimeMillis();
+        for (MirrorWrite w : writes) {
+            String key = MirrorWrite.userKey("fc", w.userId());
+            if (w.deletes()) {
+                p.add(p.async.del(key));
+            } else {
+                // The traffic lies in the past: expire a window after now, as a live job would.
+                long expireAt = Math.max(w.expireAt(), now + WEEK);
                 p.add(
-                        p.async.evalsha(
-                                MirrorScript.SHA1,
-                                ScriptOutputType.INTEGER,
-                                MirrorScript.keys("fc", call),
-                                MirrorScript.args(call, System.currentTimeMillis())));
+                        p.async.set(
+                                key,
+                                new String(w.log(), StandardCharsets.UTF_8),
+                                io.lettuce.core.SetArgs.Builder.pxAt(expireAt)));
             }
-            p.flush();
+            if (p.batch.size() == BATCH) {
+                p.flush();
+            }
         }
         p.close();
-        return w.size();
+        return writes.size();
+    }
+
+    /**
+     * Layout 1 of version 5, for its memory beside layout 2's: each user's counted messages of its
+     * last log in two sorted sets (the user's and the channel's), each with an expiry.
+     */
+    static long layoutOne(StatefulRedisConnection<String, String> c, Traffic traffic)
+            throws Exception {
+        java.util.Map<Long, MirrorLog.Entry[]> last = new java.util.HashMap<>();
+        for (int i = 0; i < traffic.writes().size(); i++) {
+            last.put(traffic.writes().get(i).userId(), traffic.logs().get(i));
+        }
+        Pipeline p = new Pipeline(c);
+        long expireAt = System.currentTimeMillis() + WEEK;
+        for (var e : last.entrySet()) {
+            String key = MirrorWrite.userKey("fc", e.getKey());
+            for (MirrorLog.Entry m : e.getValue()) {
+                p.add(p.async.zadd(key, m.score(), m.messageId()));
+                p.add(p.async.zadd(key + ":" + m.channel(), m.score(), m.messageId()));
+                p.add(p.async.pexpireat(key + ":" + m.channel(), expireAt));
+            }
+            p.add(p.async.pexpireat(key, expireAt));
+            if (p.batch.size() >= BATCH) {
+                p.flush();
+            }
+        }
+        p.close();
+        return last.size();
     }
 }

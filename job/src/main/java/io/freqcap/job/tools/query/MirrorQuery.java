@@ -5,12 +5,11 @@ import io.freqcap.operators.mirror.RedisConnection;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanIterator;
-import io.lettuce.core.ScoredValue;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.DayOfWeek;
@@ -174,19 +173,21 @@ public final class MirrorQuery {
             ZoneId zone,
             PrintStream out) {
         String userKey = MirrorWrite.userKey(prefix, user);
-        List<ScoredValue<String>> all = redis.zrangeWithScores(userKey, 0, -1);
+        String value = redis.get(userKey);
+        if (value == null) {
+            out.println("user " + user + ": no counted messages in Redis (" + userKey + ")");
+            return;
+        }
+        List<MirrorLog.Entry> all = MirrorLog.decode(value.getBytes(StandardCharsets.UTF_8));
         if (all.isEmpty()) {
             out.println("user " + user + ": no counted messages in Redis (" + userKey + ")");
             return;
         }
-        Map<String, List<ScoredValue<String>>> byChannel = new TreeMap<>();
-        ScanIterator<String> keys =
-                ScanIterator.scan(redis, ScanArgs.Builder.matches(userKey + ":*").limit(100));
-        while (keys.hasNext()) {
-            String key = keys.next();
-            byChannel.put(key.substring(userKey.length() + 1), redis.zrangeWithScores(key, 0, -1));
+        Map<String, List<MirrorLog.Entry>> byChannel = new TreeMap<>();
+        for (MirrorLog.Entry e : all) {
+            byChannel.computeIfAbsent(e.channel(), c -> new ArrayList<>()).add(e);
         }
-        long latest = (long) all.get(all.size() - 1).getScore();
+        long latest = all.get(all.size() - 1).score();
         out.println(
                 "user "
                         + user
@@ -232,20 +233,14 @@ public final class MirrorQuery {
             out.println(line);
         }
         out.println("  messages:");
-        for (ScoredValue<String> m : all) {
-            String channel = "?";
-            for (Map.Entry<String, List<ScoredValue<String>>> e : byChannel.entrySet()) {
-                if (e.getValue().stream().anyMatch(v -> v.getValue().equals(m.getValue()))) {
-                    channel = e.getKey();
-                }
-            }
+        for (MirrorLog.Entry m : all) {
             out.println(
                     "    "
-                            + Instant.ofEpochMilli((long) m.getScore())
+                            + Instant.ofEpochMilli(m.score())
                             + "  "
-                            + channel
+                            + m.channel()
                             + "  "
-                            + m.getValue());
+                            + m.messageId());
         }
     }
 
@@ -261,23 +256,20 @@ public final class MirrorQuery {
     }
 
     private static long countInPeriod(
-            List<ScoredValue<String>> members, String period, Object mine, ZoneId zone) {
+            List<MirrorLog.Entry> members, String period, Object mine, ZoneId zone) {
         return members.stream()
                 .filter(
                         m ->
                                 period(
                                                 period,
                                                 LocalDate.ofInstant(
-                                                        Instant.ofEpochMilli((long) m.getScore()),
-                                                        zone))
+                                                        Instant.ofEpochMilli(m.score()), zone))
                                         .equals(mine))
                 .count();
     }
 
     /** Members in the half-open window (latest - w, latest]. */
-    private static long countIn(List<ScoredValue<String>> members, long latest, long w) {
-        return members.stream()
-                .filter(m -> m.getScore() > latest - w && m.getScore() <= latest)
-                .count();
+    private static long countIn(List<MirrorLog.Entry> members, long latest, long w) {
+        return members.stream().filter(m -> m.score() > latest - w && m.score() <= latest).count();
     }
 }

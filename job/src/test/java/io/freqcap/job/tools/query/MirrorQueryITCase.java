@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -31,14 +32,15 @@ class MirrorQueryITCase {
                 RedisSync sync = RedisSync.open(redis.uri())) {
             var commands = sync.commands();
             String user = MirrorWrite.userKey("fc", 42);
-            String push = MirrorWrite.channelKey("fc", 42, "push");
             // Sunday evening, then Monday morning twice (one of them at 00:30).
             long sunday = at(2026, 11, 22, 21, singapore);
             long earlyMonday = at(2026, 11, 23, 0, singapore) + 30 * 60_000L;
+            MirrorLog log = new MirrorLog();
             for (long[] m : new long[][] {{1, sunday}, {2, earlyMonday}, {3, monday}}) {
-                commands.zadd(user, m[1], "m" + m[0]);
-                commands.zadd(push, m[1], "m" + m[0]);
+                log.add(m[1], "push", "m" + m[0]);
             }
+            // As the job writes it (layout 2): the user's whole log in one key.
+            commands.set(user, new String(log.encode(), StandardCharsets.UTF_8));
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             MirrorQuery.print(
                     commands,
@@ -59,6 +61,7 @@ class MirrorQueryITCase {
                             "calendar week of the latest (2026-11-23 in Asia/Singapore): all 2"),
                     out);
             assertTrue(out.indexOf("calendar day") < out.indexOf("calendar week"), out);
+            assertTrue(out.contains("push  m3"), out);
         }
     }
 
