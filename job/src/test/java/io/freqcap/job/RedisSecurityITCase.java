@@ -75,7 +75,7 @@ class RedisSecurityITCase {
         try {
             produce(name, inputs);
             Map<Integer, Output> outputs = decided(name, inputs);
-            Map<String, Map<String, Long>> expected =
+            Map<String, List<String>> expected =
                     RedisMirrorITCase.expectedMirror(inputs, outputs, name);
             assertTrue(expected.size() > 100, "keys expected: " + expected.size());
             RedisMirrorITCase.awaitMirror(redis.uri(), passwordFile.toString(), name, expected);

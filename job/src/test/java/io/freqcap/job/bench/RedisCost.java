@@ -52,7 +52,8 @@ final class RedisCost {
             users[i] = rnd.nextInt(w.users());
             times[i] = start + (long) (i * step) + rnd.nextInt(3_600_000);
         }
-        var traffic = new MirrorCostBenchmark.Traffic(users, times, List.of(), List.of(), 0);
+        var traffic =
+                new MirrorCostBenchmark.Traffic(users, times, List.of(), List.of(), List.of(), 0);
         String row =
                 MirrorCostBenchmark.measure(
                         c,

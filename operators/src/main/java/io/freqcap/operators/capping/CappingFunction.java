@@ -133,6 +133,7 @@ public class CappingFunction
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                             getRuntimeContext().getTaskInfo().getAttemptNumber()),
                     this::owns);
+            mirrorDebt.windowChanged(control.config().longestWindowMillis());
         }
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());
         mirrorLogs = settings.mirror() ? new MirrorLogs() : null;

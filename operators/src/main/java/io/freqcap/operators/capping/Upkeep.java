@@ -79,6 +79,11 @@ record Upkeep(
                 auditIfNotApplied(a, sink);
             }
         }
+        if (mirrorDebt != null
+                && mirrorDebt.windowChanged(control.config().longestWindowMillis())) {
+            LOG.info("The longest window changed: every user's Redis key is written again");
+            rebuildMirror(ctx, sink);
+        }
     }
 
     /** Applies the control records whose segment files have loaded meanwhile. */

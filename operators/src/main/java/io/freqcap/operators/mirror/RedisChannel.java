@@ -42,15 +42,18 @@ final class RedisChannel {
      *     again in the order they were made (a log sent again after a later one would bring back
      *     what that one left out)
      * @param failures calls that failed (the {@code redisErrors} counter)
+     * @param acked what the acknowledged writes weighed in the backlog ({@link MirrorWrite#size})
+     * @param writes how many writes (keys set or deleted) Redis acknowledged
      * @param deleted deletions with an id that Redis acknowledged
      */
     record Answers(
             long acked,
+            long writes,
             List<MirrorWrite> failed,
             Throwable cause,
             List<Deleted> deleted,
             int failures) {
-        static final Answers NONE = new Answers(0, List.of(), null, List.of(), 0);
+        static final Answers NONE = new Answers(0, 0, List.of(), null, List.of(), 0);
     }
 
     /**
@@ -192,6 +195,7 @@ final class RedisChannel {
         List<MirrorWrite> failed = new ArrayList<>();
         Throwable cause = null;
         long acked = 0;
+        long writes = 0;
         int failures = 0;
         List<Deleted> deleted = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
@@ -199,6 +203,7 @@ final class RedisChannel {
             writeMillis.update((System.nanoTime() - b.sentNanos) / 1_000_000);
             Throwable error = b.error();
             if (error == null && !resending) {
+                writes += b.writes.size();
                 for (MirrorWrite w : b.writes) {
                     acked += w.size();
                     if (w.deletion() != 0) {
@@ -225,7 +230,8 @@ final class RedisChannel {
             failuresInEpisode = 0;
             backoffMillis = 0;
         }
-        return new Answers(acked, failed, cause, deleted == null ? List.of() : deleted, failures);
+        return new Answers(
+                acked, writes, failed, cause, deleted == null ? List.of() : deleted, failures);
     }
 
     /** The failed writes of {@code answers} will be sent again, after a backoff. */

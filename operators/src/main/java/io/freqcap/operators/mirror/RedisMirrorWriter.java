@@ -249,7 +249,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     /** Takes Redis' answers: acknowledged writes leave the backlog, failed ones wait again. */
     private void poll() {
         RedisChannel.Answers answers = channel.poll();
-        writes.inc(answers.acked());
+        writes.inc(answers.writes());
         backlog -= answers.acked();
         // While dropping, only a ping sent then says Redis answers again: an answer to a write
         // sent before the drop (Redis stalling just after it) would start a rebuild into a Redis

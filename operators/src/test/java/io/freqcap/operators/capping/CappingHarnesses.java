@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.mirror.WriterSide;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
@@ -198,6 +199,18 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
             }
         }
         return out;
+    }
+
+    /**
+     * The mirror writer's side of the harness's task (its job, subtask and attempt), for a test to
+     * play Redis dropping, answering and confirming deletions; close it at the end.
+     */
+    public static WriterSide writerSide(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        var ctx = ((CappingOperator) h.getOperator()).getRuntimeContext();
+        return new WriterSide(
+                ctx.getJobInfo().getJobId().toString(),
+                ctx.getTaskInfo().getIndexOfThisSubtask(),
+                ctx.getTaskInfo().getAttemptNumber());
     }
 
     /** The deliveries a harness emitted, in order. */

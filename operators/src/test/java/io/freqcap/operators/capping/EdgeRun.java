@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -26,10 +27,13 @@ import io.freqcap.schema.edges.FuzzReport;
 import io.freqcap.schema.edges.Validity;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
+import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
+import io.freqcap.schema.mirror.MirrorLog;
+import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
@@ -69,7 +73,11 @@ import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
  *       withdraw waiting (§7, §10); {@code retryAfter} is null where no time would pass (§10);
  *   <li>no output record over {@code --max-record-bytes}, every audit record JSON (§5);
  *   <li>records the contract calls valid are read, those it calls invalid refused; no failure is
- *       swallowed into an INVALID_CONTROL record ("not applied: ...").
+ *       swallowed into an INVALID_CONTROL record ("not applied: ...");
+ *   <li>with the Redis mirror on, Redis as the mirror's writes leave it ({@link MirrorModel},
+ *       flushed after every step) holds, for every user, exactly the log of what the task counts
+ *       (§7: {@link MirrorLog#of} of its history and the longest window in force when the key was
+ *       written), each key with an expiry, no key for a user who counts nothing.
  * </ul>
  *
  * <p>A broken promise is a {@link Broken} with a short signature that names it, so that the
@@ -190,6 +198,12 @@ final class EdgeRun implements AutoCloseable {
     }
 
     private Ledger ledger = new Ledger();
+
+    /**
+     * Redis, as the mirror's writes leave it: never rolled back (a crash does not undo what the
+     * failed attempt wrote).
+     */
+    private final MirrorModel redis = new MirrorModel();
 
     /**
      * The held topic a start reads (every run writes one): only a start without state reads it, and
@@ -339,6 +353,7 @@ final class EdgeRun implements AutoCloseable {
         checkHeldNow();
         checkHeldState();
         checkLimits();
+        checkMirror(step instanceof Sweep);
     }
 
     private void advance(long to) throws Exception {
@@ -386,13 +401,24 @@ final class EdgeRun implements AutoCloseable {
         ledger = from.ledger().copy();
         parallelism = from.parallelism();
         openTasks(from.state(), from.parallelism());
-        for (int i = from.step() + 1; i < index; i++) {
-            Step again = sequence.steps().get(i);
-            if (!(again instanceof Crash)) {
-                step(again, i);
+        // Redis keeps what the failed attempt wrote: it is ahead of the steps taken again until
+        // they have all been taken (§7: exact after the recovery, not during it).
+        replaying = true;
+        try {
+            for (int i = from.step() + 1; i < index; i++) {
+                Step again = sequence.steps().get(i);
+                if (!(again instanceof Crash)) {
+                    step(again, i);
+                }
             }
+        } finally {
+            replaying = false;
         }
+        checkMirror(false);
     }
+
+    /** Whether the steps since the latest checkpoint are being taken again after a crash. */
+    private boolean replaying;
 
     private void closeTasks() throws Exception {
         for (var h : tasks) {
@@ -449,6 +475,7 @@ final class EdgeRun implements AutoCloseable {
     private void finish() throws Exception {
         advance(Long.MAX_VALUE);
         checkHeldNow();
+        checkMirror(false); // releases count nothing new
         for (var h : tasks) {
             if (h.numProcessingTimeTimers() != 0) {
                 throw new Broken(
@@ -541,9 +568,14 @@ final class EdgeRun implements AutoCloseable {
                     }
                 }
             }
+            // The Redis mirror's writes, not an outcome: the changed users' keys written (as
+            // before a barrier), each write applied to Redis.
+            h.prepareSnapshotPreBarrier(checkpoint);
             var mirror = h.getSideOutput(CappingFunction.MIRROR);
-            while (mirror != null && mirror.poll() != null) {
-                // the Redis mirror's writes: not an outcome
+            StreamRecord<MirrorWrite> w;
+            while (mirror != null && (w = mirror.poll()) != null) {
+                redis.apply(List.of(w.getValue()));
+                count(w.getValue().deletes() ? "Redis key deleted" : "Redis key set");
             }
         }
         return new Out(deliveries, audits);
@@ -1015,6 +1047,68 @@ final class EdgeRun implements AutoCloseable {
         }
         if (!out.audits().isEmpty()) {
             throw new Broken("audit records from " + by, out.audits().toString());
+        }
+    }
+
+    /**
+     * Redis holds, for every user, the log of what its task counts (§7): {@link MirrorLog#of} of
+     * the user's history, with the longest window in force (a config that changes it rewrites every
+     * key). A sweep clears histories without writing: their keys are left to expire, which the
+     * model does not do by itself.
+     */
+    private void checkMirror(boolean swept) throws Exception {
+        if (!settings.mirror()) {
+            return;
+        }
+        java.util.Set<Long> users = new java.util.TreeSet<>(redis.keys().keySet());
+        users.addAll(ledger.counted.keySet());
+        for (long user : users) {
+            CountedHistory history = historyOf(user);
+            MirrorModel.Key key = redis.key(user);
+            if (swept && key != null && history.isEmpty()) {
+                redis.expire(user);
+                continue;
+            }
+            if (replaying) {
+                continue;
+            }
+            MirrorWrite expected =
+                    MirrorLog.of(user, history, ledger.inForce.longestWindowMillis());
+            String want =
+                    expected.deletes() ? null : new String(expected.log(), StandardCharsets.UTF_8);
+            String have = key == null ? null : key.value();
+            if (!java.util.Objects.equals(want, have)) {
+                soft(
+                        "Redis holds another log than the task counts",
+                        "user " + user + ": Redis " + have + ", counted " + want);
+            } else if (key != null && key.expireAt() != expected.expireAt()) {
+                soft(
+                        "a Redis key expires at another time than its log says",
+                        "user " + user + ": " + key.expireAt() + ", log " + expected.expireAt());
+            }
+        }
+    }
+
+    /** The user's history as its task counts it (its cache and long histories in memory too). */
+    private CountedHistory historyOf(long user) throws Exception {
+        var h = task(user);
+        h.getOperator().getKeyedStateBackend().setCurrentKey(user);
+        return ((HistoryStore) HISTORIES.get(((CappingOperator) h.getOperator()).getUserFunction()))
+                .get(user);
+    }
+
+    /**
+     * The task's history store: the one way to read what the task counts, cache included, without a
+     * checkpoint (which would write the cache back and change what the run exercises).
+     */
+    private static final java.lang.reflect.Field HISTORIES;
+
+    static {
+        try {
+            HISTORIES = CappingFunction.class.getDeclaredField("histories");
+            HISTORIES.setAccessible(true);
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
         }
     }
 

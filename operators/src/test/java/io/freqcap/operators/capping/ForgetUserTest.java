@@ -2,8 +2,8 @@ package io.freqcap.operators.capping;
 
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,7 +19,7 @@ import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@code forget-user} (contract.md §7): a user's history and Redis keys erased, once. */
+/** {@code forget-user} (contract.md §7): a user's history and Redis key erased, once. */
 class ForgetUserTest {
     static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
 
@@ -43,52 +43,63 @@ class ForgetUserTest {
     @Test
     void aForgottenUserIsDecidedAsANewUserAndOthersKeepTheirHistory() throws Exception {
         var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
+        MirrorModel redis = new MirrorModel();
         for (long user : new long[] {42, 43}) {
             send(h, message(user, "push", DAY_1_NOON));
             send(h, message(user, "email", DAY_1_NOON + HOUR));
         }
+        redis.apply(h);
+        assertEquals(2, redis.ids(42).size());
         h.processBroadcastElement(forget("42"), 0);
         List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
         MirrorWrite erase = writes.get(writes.size() - 1);
-        assertEquals(42, erase.userId());
-        assertTrue(erase.replace(), "the user's keys replaced by nothing: deleted");
-        assertEquals(0, erase.size());
-        assertArrayEquals(new String[] {"push", "email"}, erase.channels());
+        assertEquals(MirrorWrite.deletion(42, erase.deletion()), erase, "the user's key deleted");
+        assertNotEquals(0, erase.deletion(), "remembered until Redis confirms it");
+        redis.apply(h);
+        assertNull(redis.key(42));
+        assertEquals(2, redis.ids(43).size(), "43's key untouched");
 
         send(h, message(42, "push", DAY_1_NOON + 2 * HOUR));
         send(h, message(43, "push", DAY_1_NOON + 2 * HOUR));
         assertEquals(5, h.extractOutputValues().size(), "42 allowed again, 43 not");
         assertEquals(List.of("REJECTED"), CappingFunctionTest.auditDecisions(h), "only 43's third");
+        redis.apply(h);
+        assertEquals(List.of("m4"), redis.ids(42), "a new key with only what counts since");
         h.snapshot(1, 1); // writes back the cache
         assertEquals(1, CappingFunctionTest.history(h, 42).size());
     }
 
     /**
-     * Contract v4 §7: the erasure of a user's Redis keys is remembered in checkpoints until Redis
+     * Contract v4 §7: the erasure of a user's Redis key is remembered in checkpoints until Redis
      * confirms it; a rebuild after a restore (the mirror dropped its backlog, say) deletes the
-     * user's keys first, its channels' too, then writes the users still in state.
+     * user's key first, by the same deletion, then writes the users still in state.
      */
     @Test
-    void anUnconfirmedErasureIsKeptAcrossARestoreAndARebuildDeletesTheKeysFirst() throws Exception {
+    void anUnconfirmedErasureIsKeptAcrossARestoreAndARebuildDeletesTheKeyFirst() throws Exception {
         var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
+        MirrorModel redis = new MirrorModel();
         send(h, message(42, "push", DAY_1_NOON));
         send(h, message(42, "email", DAY_1_NOON + HOUR));
         send(h, message(43, "push", DAY_1_NOON));
+        redis.apply(h);
         h.processBroadcastElement(forget("42"), 0);
+        List<MirrorWrite> before = CappingHarnesses.mirrored(h);
+        long deletion = before.get(before.size() - 1).deletion();
         var snapshot = h.snapshot(1, 1);
         harnesses.close(h);
+        // The deletion never reached Redis (the backlog that held it was dropped).
+        assertEquals(List.of("m0", "m1"), redis.ids(42));
 
         var restored =
                 harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), snapshot, 1, 0);
         restored.processBroadcastElement(Records.config("{\"command\": \"rebuild-mirror\"}"), 0);
         List<MirrorWrite> writes = CappingHarnesses.mirrored(restored);
         assertEquals(2, writes.size(), writes.toString());
-        MirrorWrite erase = writes.get(0);
-        assertEquals(42, erase.userId());
-        assertTrue(erase.replace());
-        assertEquals(0, erase.size());
-        assertArrayEquals(new String[] {"push", "email"}, erase.channels());
+        assertEquals(MirrorWrite.deletion(42, deletion), writes.get(0), "the same deletion");
         assertEquals(43, writes.get(1).userId(), "then the users in state");
+        redis.apply(writes);
+        assertNull(redis.key(42));
+        assertEquals(List.of("m2"), redis.ids(43));
     }
 
     @Test

@@ -17,6 +17,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * One user with a history of more than 100,000 counted messages: every decision agrees with a
  * brute-force oracle (every interval start on the timestamps' grid), the history survives a
- * snapshot and restore, a rebuild writes it to the mirror a bucket at a time, and a sweep clears
- * it.
+ * snapshot and restore, the mirror holds its whole log (one write per flush, and one on a rebuild),
+ * and a sweep clears it.
  */
 class HeavyUserTest {
     static final long GRID = 10_000; // every timestamp is on a 10 s grid, every window a multiple
@@ -88,8 +89,7 @@ class HeavyUserTest {
             assertEquals(expected.decision(), actual, "message " + i + " at " + at);
             if (expected.decision().equals("ALLOWED")) {
                 ids.add(id);
-                MirrorWrite w = takeMirrorWrite(h);
-                assertEquals(1, w.size(), "a counted message is one small mirror write");
+                assertEquals(List.of(), drainMirror(h), "the key is written at the next flush");
             }
             if (expected.decision().equals("REJECTED")) {
                 JsonNode audit = lastAudit;
@@ -102,6 +102,11 @@ class HeavyUserTest {
             if (i % 1000 == 0) {
                 largestHistory = Math.max(largestHistory, oracle.kept());
             }
+            if (i % 10_000 == 0 || i == 90_000) {
+                // A flush: the thousands counted since are one write of the user's whole log.
+                CappingHarnesses.mirrored(h);
+                assertEquals(List.of(oracle.log()), drainMirror(h), "message " + i);
+            }
             if (i == 90_000) {
                 OperatorSubtaskState snapshot = h.snapshot(1, 1);
                 harnesses.close(h);
@@ -112,24 +117,20 @@ class HeavyUserTest {
         assertTrue(rejected > 1000 && checkedRetries > 10 && outOfOrder > 100);
         assertNull(history(h), "a long history is not kept in the short form");
 
-        // Rebuild: the counted messages of the last window, a bucket per write, the first
-        // replacing.
+        // Rebuild: the user's whole log, its counted messages of the last window, in one write.
+        CappingHarnesses.mirrored(h);
         drainMirror(h);
         h.processBroadcastElement(
                 CappingFunctionTest.control("{\"command\": \"rebuild-mirror\"}"), 0);
-        List<MirrorWrite> writes = new ArrayList<>(drainMirror(h));
-        assertTrue(writes.size() > 10, writes.size() + " writes");
-        assertTrue(writes.get(0).replace());
+        List<MirrorWrite> writes = drainMirror(h);
+        assertEquals(List.of(oracle.log()), writes);
         Map<String, Long> rebuilt = new HashMap<>();
-        for (int k = 0; k < writes.size(); k++) {
-            MirrorWrite w = writes.get(k);
-            assertEquals(k == 0, w.replace());
-            assertTrue(List.of(w.channels()).containsAll(List.of("push", "email")));
-            for (int e = 0; e < w.size(); e++) {
-                rebuilt.put(w.messageIds()[e], w.timestamps()[e]);
-            }
+        for (MirrorLog.Entry e : MirrorLog.decode(writes.get(0).log())) {
+            rebuilt.put(e.messageId(), e.score());
         }
         assertEquals(oracle.countedSince(oracle.latest() - 8 * 3_600_000L), rebuilt);
+        assertTrue(rebuilt.size() > 50_000, rebuilt.size() + " entries");
+        assertEquals(oracle.latest() + 8 * 3_600_000L, writes.get(0).expireAt());
 
         // Sweep: once the watermark is twice the longest window past the latest, it is all gone.
         long latest = oracle.latest();
@@ -167,13 +168,6 @@ class HeavyUserTest {
         assertNull(audits.poll(), "one output per message");
         lastAudit = Json.MAPPER.readTree(a.getValue().json());
         return lastAudit.get("decision").asText();
-    }
-
-    private static MirrorWrite takeMirrorWrite(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        Queue<StreamRecord<MirrorWrite>> side = h.getSideOutput(CappingFunction.MIRROR);
-        MirrorWrite w = side.poll().getValue();
-        assertNull(side.poll());
-        return w;
     }
 
     private static List<MirrorWrite> drainMirror(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
@@ -237,6 +231,7 @@ class HeavyUserTest {
         private final Map<String, Long> countedAt = new HashMap<>();
         private final List<long[]> counted = new ArrayList<>();
         private final List<String> countedIds = new ArrayList<>();
+        private final List<String> countedChannels = new ArrayList<>();
         private long latest = Long.MIN_VALUE;
 
         GridOracle(LimitConfig config) {
@@ -267,6 +262,20 @@ class HeavyUserTest {
             return out;
         }
 
+        /**
+         * The write of the user's key (contract.md §7): its counted messages scored at or after the
+         * latest minus the longest window, expiring that window after the latest.
+         */
+        MirrorWrite log() {
+            MirrorLog log = new MirrorLog();
+            for (int i = 0; i < counted.size(); i++) {
+                if (counted.get(i)[0] >= latest - longest) {
+                    log.add(counted.get(i)[0], countedChannels.get(i), countedIds.get(i));
+                }
+            }
+            return log.write(USER, longest);
+        }
+
         private int cell(long t) {
             return (int) ((t - T0) / GRID) + 10_000;
         }
@@ -290,6 +299,7 @@ class HeavyUserTest {
             countedAt.put(id, t);
             counted.add(new long[] {t});
             countedIds.add(id);
+            countedChannels.add(channel);
             latest = Math.max(latest, t);
             return new Result("ALLOWED", List.of());
         }

@@ -17,7 +17,7 @@ import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorLog;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -163,10 +163,14 @@ class HeldBoundsTest {
     @Test
     void cancelHeldWithdrawsACampaignsHeldMessagesOnceAndFreesTheirPlaces() throws Exception {
         var h = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD).withMirror(true), null);
+        MirrorModel redis = new MirrorModel();
         h.setProcessingTime(NIGHT);
         h.processElement(message("a-1", 42, NIGHT, "spring-sale"), NIGHT);
         h.processElement(message("b-1", 43, NIGHT, "spring-sale"), NIGHT);
         h.processElement(message("c-1", 44, NIGHT, "other"), NIGHT);
+        redis.apply(h);
+        assertEquals(List.of("a-1"), redis.ids(42));
+        assertEquals(List.of("b-1"), redis.ids(43));
         // 42's place until the next morning is taken: a second message is rejected.
         h.processElement(message("a-2", 42, NIGHT + MINUTE, "other"), NIGHT);
         assertEquals("REJECTED", audits(h).get(0).get("decision").asText());
@@ -187,10 +191,10 @@ class HeldBoundsTest {
             assertNull(c.get("violations"));
         }
         assertEquals(1, heldNow(h));
-        List<MirrorWrite> writes = HeldMessagesTest.mirror(h);
-        MirrorWrite removal = writes.get(writes.size() - 1);
-        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
-        assertEquals("b-1", removal.messageIds()[0]);
+        redis.apply(h);
+        assertNull(redis.key(42), "a-1 was all 42 counted: its key deleted");
+        assertNull(redis.key(43));
+        assertEquals(List.of("c-1"), redis.ids(44), "another campaign's message stays");
 
         // Applied twice: nothing more.
         h.processBroadcastElement(
@@ -200,6 +204,8 @@ class HeldBoundsTest {
         // The place is free again, and the messageId too: sent again, it is decided anew.
         h.processElement(message("a-1", 42, NIGHT + 2 * MINUTE, "spring-sale"), NIGHT);
         assertEquals(3, audits(h).size(), "held again, not DUPLICATE or REJECTED");
+        redis.apply(h);
+        assertEquals(List.of(new MirrorLog.Entry(MORNING, "push", "a-1")), redis.entries(42));
         OperatorSubtaskState afterCancel = h.snapshot(2, NIGHT);
         h.setProcessingTime(MORNING);
         assertEquals(
@@ -273,12 +279,16 @@ class HeldBoundsTest {
     @Test
     void cancelHeldByUserOrByMessageWithdrawsThoseAndNoOthers() throws Exception {
         var h = harnesses.open(CappingSettings.of(TWO_A_NIGHT_HELD).withMirror(true), null);
+        MirrorModel redis = new MirrorModel();
         h.setProcessingTime(NIGHT);
         h.processElement(message("a-1", 42, NIGHT, "spring-sale"), NIGHT);
         h.processElement(message("a-2", 42, NIGHT + MINUTE, null), NIGHT);
         h.processElement(message("b-1", 43, NIGHT, "spring-sale"), NIGHT);
         h.processElement(message("b-2", 43, NIGHT + MINUTE, "other"), NIGHT);
         assertEquals(4, heldNow(h));
+        redis.apply(h);
+        assertEquals(List.of("a-1", "a-2"), redis.ids(42));
+        assertEquals(List.of("b-1", "b-2"), redis.ids(43));
 
         // One message of one user: a-2 has no campaign, so only this form reaches it alone.
         String one = "{\"command\":\"cancel-held\",\"userId\":42,\"messageId\":\"a-2\"}";
@@ -290,13 +300,20 @@ class HeldBoundsTest {
                 NIGHT);
         assertEquals(List.of("a-2"), cancelledIds(h), "twice, or another user's id: nothing more");
         assertEquals(3, heldNow(h));
-        List<MirrorWrite> afterOne = HeldMessagesTest.mirror(h);
-        MirrorWrite oneRemoval = afterOne.get(afterOne.size() - 1);
-        assertEquals(MirrorWrite.Kind.REMOVE, oneRemoval.kind());
-        assertEquals(List.of("a-2"), List.of(oneRemoval.messageIds()));
+        int writes = redis.writes();
+        redis.apply(h);
+        assertEquals(writes + 1, redis.writes(), "only 42's key is written again");
+        assertEquals(List.of("a-1"), redis.ids(42), "a-2 left the log");
+        assertEquals(List.of("b-1", "b-2"), redis.ids(43));
         // a-2 no longer counts: 42's second place of the morning is free again.
         h.processElement(message("a-3", 42, NIGHT + 2 * MINUTE, null), NIGHT);
         assertEquals(4, heldNow(h), "held, not REJECTED");
+        redis.apply(h);
+        assertEquals(
+                List.of(
+                        new MirrorLog.Entry(MORNING, "push", "a-1"),
+                        new MirrorLog.Entry(MORNING, "push", "a-3")),
+                redis.entries(42));
 
         // Every message of one user, whatever its campaign.
         h.processBroadcastElement(
@@ -307,10 +324,9 @@ class HeldBoundsTest {
             assertEquals(MORNING, c.get("sendAt").asLong());
         }
         assertEquals(2, heldNow(h));
-        List<MirrorWrite> writes = HeldMessagesTest.mirror(h);
-        MirrorWrite removal = writes.get(writes.size() - 1);
-        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
-        assertEquals(List.of("b-1", "b-2"), List.of(removal.messageIds()));
+        redis.apply(h);
+        assertNull(redis.key(43), "nothing of 43 counts any more");
+        assertEquals(List.of("a-1", "a-3"), redis.ids(42));
 
         h.setProcessingTime(MORNING);
         assertEquals(List.of("42", "42"), deliveries(h).stream().map(d -> keyOf(d)).toList());

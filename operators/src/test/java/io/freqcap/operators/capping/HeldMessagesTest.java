@@ -13,6 +13,7 @@ import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -67,9 +68,15 @@ class HeldMessagesTest {
         send(h, 42, NIGHT);
         send(h, 42, NIGHT + MINUTE);
         assertEquals(0, deliveries(h).size(), "held, not delivered");
-        List<MirrorWrite> mirrored = mirror(h);
-        assertEquals(2, mirrored.size(), "counted at once");
-        assertEquals(MORNING, mirrored.get(0).timestamps()[0], "scored at the send time");
+        MirrorModel redis = new MirrorModel().apply(h);
+        assertEquals(1, redis.writes(), "counted at once, both in one write");
+        assertEquals(
+                List.of(
+                        new MirrorLog.Entry(MORNING, "push", "m0"),
+                        new MirrorLog.Entry(MORNING, "push", "m1")),
+                redis.entries(42),
+                "scored at the send time");
+        assertEquals(MORNING + 86_400_000L, redis.key(42).expireAt(), "a day after 08:00");
 
         OperatorSubtaskState snapshot = h.snapshot(1, NIGHT);
         h.setProcessingTime(MORNING - 1);
@@ -82,6 +89,8 @@ class HeldMessagesTest {
         }
         h.setProcessingTime(MORNING + 3_600_000L);
         assertEquals(2, deliveries(h).size(), "delivered once");
+        redis.apply(h);
+        assertEquals(1, redis.writes(), "a release changes nothing counted: no write");
         harnesses.close(h);
 
         // A restart from the snapshot taken before the release releases them again, once: the

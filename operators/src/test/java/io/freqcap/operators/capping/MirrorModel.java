@@ -26,10 +26,12 @@ public final class MirrorModel {
     }
 
     private final Map<Long, Key> keys = new TreeMap<>();
+    private int writes;
 
     /** Applies writes in order. */
     public MirrorModel apply(List<MirrorWrite> writes) {
         for (MirrorWrite w : writes) {
+            this.writes++;
             if (w.deletes()) {
                 keys.remove(w.userId());
             } else {
@@ -52,11 +54,38 @@ public final class MirrorModel {
         return this;
     }
 
+    /**
+     * Skips what the harness wrote since its last flush (flushing the users that changed): the
+     * writes a mirror writer dropped with its backlog, which never reach Redis.
+     */
+    public MirrorModel lose(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        applied.put(h, CappingHarnesses.mirrored(h).size());
+        return this;
+    }
+
     private final Map<Object, Integer> applied = new java.util.IdentityHashMap<>();
+
+    /** Writes applied so far (a deletion counts one): several changes of a user flush as one. */
+    public int writes() {
+        return writes;
+    }
+
+    /**
+     * The user's key expired (Redis deletes it by the wall clock, which the model does not read).
+     */
+    public void expire(long user) {
+        keys.remove(user);
+    }
 
     /** The user's key, or null when Redis has none. */
     public Key key(long user) {
         return keys.get(user);
+    }
+
+    /** The user's log (empty when there is no key). */
+    public List<MirrorLog.Entry> entries(long user) {
+        Key k = keys.get(user);
+        return k == null ? List.of() : k.entries();
     }
 
     /** The messageIds of the user's log, in the log's order (empty when there is no key). */

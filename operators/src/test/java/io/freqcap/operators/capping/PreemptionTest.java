@@ -2,17 +2,19 @@ package io.freqcap.operators.capping;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.Records;
+import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorLog;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -129,19 +131,30 @@ class PreemptionTest {
     void aPriceAlertTakesTheMorningSlotFromAPromotionAcrossARestore() throws Exception {
         var h = promotionHeld(PRIORITY_CONFIG);
         h.setProcessingTime(NOV_22_23H30);
+        MirrorModel redis = new MirrorModel().apply(h);
         h.processElement(message("m-000412", NOV_22_23H30, "price-alert", 80), NOV_22_23H30);
 
         List<JsonNode> audits = audits(h);
         assertEquals(1, audits.size(), audits.toString());
         assertEquals(Json.MAPPER.readTree(AUDIT_PREEMPTED), audits.get(0));
-        // Redis: the promotion removed, then the alert counted at 08:00.
-        List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
-        assertEquals(4, writes.size(), writes.toString());
-        MirrorWrite removal = writes.get(2);
-        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
-        assertArrayEquals(new String[] {"m-000400"}, removal.messageIds());
-        assertArrayEquals(new String[] {"m-000412"}, writes.get(3).messageIds());
-        assertArrayEquals(new long[] {NOV_23_8H}, writes.get(3).timestamps());
+        // Redis: the promotion left the log and the alert is counted at 08:00, in one write.
+        assertEquals(
+                List.of(
+                        new MirrorLog.Entry(NOV_22_10H, "push", "m-000390"),
+                        new MirrorLog.Entry(NOV_23_8H, "push", "m-000400")),
+                redis.entries(42),
+                "before the alert: the promotion counted at 08:00");
+        int writes = redis.writes();
+        redis.apply(h);
+        assertEquals(writes + 1, redis.writes());
+        assertEquals(
+                List.of(
+                        new MirrorLog.Entry(NOV_22_10H, "push", "m-000390"),
+                        new MirrorLog.Entry(NOV_23_8H, "push", "m-000412")),
+                redis.entries(42));
+        assertEquals(
+                NOV_23_8H + LimitConfig.parse(PRIORITY_CONFIG).longestWindowMillis(),
+                redis.key(42).expireAt());
 
         // A checkpoint now has the alert held and the promotion gone: restored, only the alert
         // goes out at 08:00, once.
@@ -160,6 +173,38 @@ class PreemptionTest {
         restored.setProcessingTime(nov23noon);
         restored.processElement(promotion(), nov23noon);
         assertEquals("REJECTED", audits(restored).get(0).get("decision").asText());
+    }
+
+    /**
+     * The contract's story (§6, {@code examples/limit-config-priority.json}) with the day's message
+     * m-000371 at 09:15: user 42's Redis key is then {@code examples/redis-log.json} byte for byte
+     * (§7), the promotion out of it, the alert in it at its send time.
+     */
+    @Test
+    void theContractsStoryLeavesTheContractsRedisLog() throws Exception {
+        String config =
+                new String(
+                        SharedFiles.read("contract/examples/limit-config-priority.json"),
+                        StandardCharsets.UTF_8);
+        var h = harnesses.openWithMirror(config, null);
+        MirrorModel redis = new MirrorModel();
+        long nov22at0915 = Instant.parse("2025-11-22T08:15:00Z").toEpochMilli();
+        h.setProcessingTime(nov22at0915);
+        h.processElement(message("m-000371", nov22at0915, null, 0), nov22at0915);
+        h.setProcessingTime(NOV_22_22H10);
+        h.processElement(promotion(), NOV_22_22H10);
+        redis.apply(h);
+        assertEquals(List.of("m-000371", "m-000400"), redis.ids(42));
+        h.setProcessingTime(NOV_22_23H30);
+        h.processElement(message("m-000412", NOV_22_23H30, null, 80), NOV_22_23H30);
+        assertEquals("PREEMPTED", audits(h).get(0).get("decision").asText());
+        redis.apply(h);
+        assertEquals(
+                new String(
+                                SharedFiles.read("contract/examples/redis-log.json"),
+                                StandardCharsets.UTF_8)
+                        .strip(),
+                redis.key(42).value());
     }
 
     @Test

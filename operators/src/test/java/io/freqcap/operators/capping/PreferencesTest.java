@@ -2,8 +2,8 @@ package io.freqcap.operators.capping;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -12,7 +12,7 @@ import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.preference.UserPreferences;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -110,6 +110,8 @@ class PreferencesTest {
                                 .getBytes(StandardCharsets.UTF_8)),
                 NOV_22_22H20);
         assertEquals(1, h.numProcessingTimeTimers(), "held for 08:00");
+        MirrorModel redis = new MirrorModel().apply(h);
+        assertEquals(List.of("m-000388"), redis.ids(42), "counted at once");
         h.setProcessingTime(NOV_22_23H);
         h.processElement(
                 preference("{\"userId\":42,\"version\":3,\"optOut\":{\"channels\":[\"sms\"]}}"),
@@ -118,10 +120,8 @@ class PreferencesTest {
         List<JsonNode> audits = audits(h);
         assertEquals(1, audits.size(), audits.toString());
         assertEquals(Json.MAPPER.readTree(AUDIT_CANCELLED), audits.get(0));
-        List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
-        MirrorWrite removal = writes.get(writes.size() - 1);
-        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
-        assertArrayEquals(new String[] {"m-000388"}, removal.messageIds());
+        redis.apply(h);
+        assertNull(redis.key(42), "the cancelled sms was all 42 counted: its key deleted");
         assertEquals(0, h.numProcessingTimeTimers());
         h.setProcessingTime(NOV_23_8H);
         assertEquals(0, deliveries(h).size(), "nothing goes out at 08:00");
@@ -273,15 +273,21 @@ class PreferencesTest {
         h.processElement(message("m-1", NOV_22_10H + 120_000, "push"), NOV_22_10H);
         assertEquals("DUPLICATE", decision(audits(h).get(1)));
 
+        MirrorModel redis = new MirrorModel().apply(h);
+        assertEquals(
+                List.of(new MirrorLog.Entry(NOV_22_10H, "push", "m-1")),
+                redis.entries(42),
+                "receipts that change nothing leave the key as it was");
         h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), 0);
-        List<MirrorWrite> writes = CappingHarnesses.mirrored(h);
-        MirrorWrite removal = writes.get(writes.size() - 1);
-        assertEquals(MirrorWrite.Kind.REMOVE, removal.kind());
-        assertArrayEquals(new String[] {"m-1"}, removal.messageIds());
-        assertArrayEquals(new String[] {"push"}, removal.channels());
+        redis.apply(h);
+        assertNull(redis.key(42), "m-1 un-counted, and 42 counts nothing else");
         // The retry, with the same messageId: decided anew, and the place is free.
         h.processElement(message("m-1", NOV_22_10H + 180_000, "push"), NOV_22_10H);
         assertEquals(2, deliveries(h).size());
+        redis.apply(h);
+        assertEquals(
+                List.of(new MirrorLog.Entry(NOV_22_10H + 180_000, "push", "m-1")),
+                redis.entries(42));
         assertEquals(2, audits(h).size(), "receipts write no audit records");
         // Un-counted once: a second failed receipt of the first try finds the retry counted and
         // un-counts it (the sender said it failed), which is all a receipt can name.

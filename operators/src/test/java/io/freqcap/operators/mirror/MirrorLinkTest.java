@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The link between a capping task and its mirror writer: shared per attempt, released after. */
@@ -36,5 +37,27 @@ class MirrorLinkTest {
         writer.release();
         nextAttempt.release();
         assertEquals(before, MirrorLink.size(), "no link left behind");
+    }
+
+    /** Deletions Redis acknowledged reach the capping task by user and id, each once, in order. */
+    @Test
+    void acknowledgedDeletionsAreTakenOnceByUserAndId() {
+        MirrorLink capping = MirrorLink.acquire("job", 4, 0);
+        MirrorLink writer = MirrorLink.acquire("job", 4, 0);
+        try {
+            assertEquals(List.of(), capping.takeErased());
+            writer.erased(List.of(new MirrorLink.Deleted(42, 7)));
+            writer.erased(List.of(new MirrorLink.Deleted(42, 9), new MirrorLink.Deleted(43, 7)));
+            assertEquals(
+                    List.of(
+                            new MirrorLink.Deleted(42, 7),
+                            new MirrorLink.Deleted(42, 9),
+                            new MirrorLink.Deleted(43, 7)),
+                    capping.takeErased());
+            assertEquals(List.of(), capping.takeErased(), "taken once");
+        } finally {
+            capping.release();
+            writer.release();
+        }
     }
 }

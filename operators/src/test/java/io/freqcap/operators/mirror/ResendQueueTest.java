@@ -2,14 +2,18 @@ package io.freqcap.operators.mirror;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.ArrayDeque;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ResendQueueTest {
+    /** User 42's log of one message, as written after it was counted. */
     static MirrorWrite write(String id, long stamped) {
-        return MirrorWrite.counted(42, 86_400_000L, stamped, id, stamped, "push", new String[0]);
+        MirrorLog log = new MirrorLog();
+        log.add(stamped, "push", id);
+        return log.write(42, 86_400_000L);
     }
 
     @Test

@@ -68,6 +68,9 @@ public final class MirrorDebt {
     private boolean owed;
     private MirrorLink link;
 
+    /** The longest window the users' keys were last written under (MIN_VALUE: none yet). */
+    private long window = Long.MIN_VALUE;
+
     public MirrorDebt(OperatorStateStore store) throws Exception {
         state = store.getUnionListState(STATE);
         deletionState = store.getUnionListState(DELETIONS);
@@ -140,6 +143,19 @@ public final class MirrorDebt {
                 }
             }
         }
+    }
+
+    /**
+     * Whether the longest window in force changed since the last call (the first call only
+     * remembers it): every user's log then holds other entries and expires at another time, so
+     * every key is written again (contract.md §7: the log holds what the window in force keeps).
+     * Not checkpointed: a restore starts from the config it restores, and a config record replayed
+     * after it changes the window again.
+     */
+    public boolean windowChanged(long longest) {
+        boolean changed = window != Long.MIN_VALUE && window != longest;
+        window = longest;
+        return changed;
     }
 
     /** Remembers that the mirror's writer dropped writes, if it did. */
