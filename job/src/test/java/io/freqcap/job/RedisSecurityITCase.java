@@ -70,7 +70,7 @@ class RedisSecurityITCase {
                         passwordFile.toString(),
                         "--redis-key-prefix",
                         name);
-        List<Input> inputs = Traffic.traffic(17, 3_000, 200, 10);
+        List<Input> inputs = Traffic.traffic(17, 3_000, 200, 10, Traffic.recent(10));
         JobClient job = startJob(options);
         try {
             produce(name, inputs);

@@ -38,6 +38,15 @@ final class Traffic {
 
     static final long START = 1_763_769_600_000L;
 
+    /**
+     * A start for {@code days} of traffic that ends a day before the wall clock, at a whole hour:
+     * recent enough for what a window keeps, and every hold (12 h at most) already due.
+     */
+    static long recent(int days) {
+        long hour = 3_600_000L;
+        return (System.currentTimeMillis() / hour) * hour - (days + 1) * DAY;
+    }
+
     static String config(long version, int perDay, int perWeek, int emailPerDay) {
         return "{\"version\":"
                 + version
@@ -105,6 +114,14 @@ final class Traffic {
      * its output can be found.
      */
     static List<Input> traffic(long seed, int messages, int users, int days) {
+        return traffic(seed, messages, users, days, START);
+    }
+
+    /**
+     * The same traffic from {@code start}: {@link #recent} for outputs that read the wall clock
+     * (the Redis mirror's keys expire a window after their last entry).
+     */
+    static List<Input> traffic(long seed, int messages, int users, int days, long start) {
         Random rnd = new Random(seed);
         List<Input> out = new ArrayList<>();
         Map<Long, List<String>> sentByUser = new HashMap<>();
@@ -117,7 +134,7 @@ final class Traffic {
                 out.add(new Input(i, rnd.nextBoolean() ? key : null, malformed(rnd, i, user)));
                 continue;
             }
-            long t = START + (long) (i * step);
+            long t = start + (long) (i * step);
             int shift = rnd.nextInt(100);
             if (shift < 10) {
                 t -= rnd.nextInt(6 * 3600_000); // a few hours out of order

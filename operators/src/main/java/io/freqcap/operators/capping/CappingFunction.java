@@ -132,7 +132,8 @@ public class CappingFunction
                             getRuntimeContext().getJobInfo().getJobId().toString(),
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                             getRuntimeContext().getTaskInfo().getAttemptNumber()),
-                    this::owns);
+                    this::owns,
+                    getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
             mirrorDebt.windowChanged(control.config().longestWindowMillis());
         }
         metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());

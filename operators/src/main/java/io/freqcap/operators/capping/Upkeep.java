@@ -71,7 +71,7 @@ record Upkeep(
                         c, a.record(), users -> heldUsers(ctx, users), auditsControl, sink);
             } else if (a.outcome() instanceof Outcome.Command) {
                 if (mirrorDebt != null) {
-                    rebuildMirror(ctx, sink);
+                    mirrorDebt.rebuild(() -> rebuildMirror(ctx, sink));
                 } else {
                     LOG.info("rebuild-mirror received; this job runs without a Redis mirror");
                 }
@@ -82,7 +82,7 @@ record Upkeep(
         if (mirrorDebt != null
                 && mirrorDebt.windowChanged(control.config().longestWindowMillis())) {
             LOG.info("The longest window changed: every user's Redis key is written again");
-            rebuildMirror(ctx, sink);
+            mirrorDebt.rebuild(() -> rebuildMirror(ctx, sink));
         }
     }
 

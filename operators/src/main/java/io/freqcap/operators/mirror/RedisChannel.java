@@ -95,6 +95,9 @@ final class RedisChannel {
     private final LongSupplier backlog;
     private final ArrayDeque<Batch> inFlight = new ArrayDeque<>();
 
+    /** What the writes in flight weigh in the backlog. */
+    private long inFlightWeight;
+
     private CompletableFuture<RedisConnection> connecting;
     private RedisConnection connection;
 
@@ -158,10 +161,18 @@ final class RedisChannel {
         long bytes = 0;
         int logs = 0;
         for (MirrorWrite w : batch) {
+            inFlightWeight += w.size();
             String key = MirrorWrite.userKey(settings.keyPrefix(), w.userId());
             if (w.deletes() || w.expireAt() <= now) {
                 b.acks.add(c.keys().del(keys(key, w)));
             } else {
+                if (w.legacyChannels().length > 0) {
+                    // A log that replaced an erasure of version 5 not confirmed: its layout-1
+                    // keys go too (the log's acknowledgement settles that erasure).
+                    String[] legacy = keys(key, w);
+                    b.acks.add(
+                            c.keys().del(java.util.Arrays.copyOfRange(legacy, 1, legacy.length)));
+                }
                 b.acks.add(c.strings().set(key, w.log(), SetArgs.Builder.pxAt(w.expireAt())));
                 bytes += w.log().length;
                 logs++;
@@ -200,6 +211,9 @@ final class RedisChannel {
         List<Deleted> deleted = null;
         while (!inFlight.isEmpty() && inFlight.peek().isDone()) {
             Batch b = inFlight.poll();
+            for (MirrorWrite w : b.writes) {
+                inFlightWeight -= w.size();
+            }
             writeMillis.update((System.nanoTime() - b.sentNanos) / 1_000_000);
             Throwable error = b.error();
             if (error == null && !resending) {
@@ -274,6 +288,11 @@ final class RedisChannel {
             c.flush();
         }
         return false;
+    }
+
+    /** What the writes in flight weigh in the backlog ({@link MirrorWrite#size}). */
+    long inFlightWeight() {
+        return inFlightWeight;
     }
 
     /** Whether batches are in flight. */

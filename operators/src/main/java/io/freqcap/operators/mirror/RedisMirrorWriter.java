@@ -2,7 +2,6 @@ package io.freqcap.operators.mirror;
 
 import io.freqcap.schema.mirror.MirrorWrite;
 import io.freqcap.schema.mirror.MirrorWriteSerializer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -11,6 +10,7 @@ import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +45,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
 
     private final MirrorSettings settings;
     private final ProcessingTimeService timers;
-    private final ArrayDeque<MirrorWrite> pending = new ArrayDeque<>();
+    private final PendingWrites pending = new PendingWrites();
 
     private final ResendQueue resent = new ResendQueue();
 
@@ -75,16 +75,32 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
                         context.getTaskInfo().getIndexOfThisSubtask(),
                         context.getTaskInfo().getAttemptNumber());
         long legacy = 0;
+        long foreign = 0;
+        int subtask = context.getTaskInfo().getIndexOfThisSubtask();
+        int parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+        int maxParallelism = context.getTaskInfo().getMaxNumberOfParallelSubtasks();
         for (MirrorWrite w : restored) {
             if (w == MirrorWriteSerializer.LEGACY) {
                 legacy++;
-                continue;
+            } else if (KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                            w.userId(), maxParallelism, parallelism)
+                    != subtask) {
+                // Restored at another parallelism: the user's capping task is another one now,
+                // which writes the user's key itself (it rebuilds every key after a rescale,
+                // MirrorDebt); sent from here, this older log could land after its newer one.
+                foreign++;
+            } else {
+                pending.add(w);
             }
-            pending.add(w);
-            backlog += w.size();
+        }
+        if (foreign > 0) {
+            LOG.info(
+                    "Redis mirror restored {} writes of users another task owns now: left to"
+                            + " their task's rebuild",
+                    foreign);
         }
         if (!restored.isEmpty()) {
-            LOG.info("Redis mirror restored a backlog of {} counted messages", backlog);
+            LOG.info("Redis mirror restored a backlog of {} counted messages", pending.weight());
         }
         if (legacy > 0) {
             // Writes of layout 1 (version 5) cannot be said in layout 2 without the histories:
@@ -100,6 +116,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         writes = metrics.counter("redisWrites");
         dropped = metrics.counter("redisDropped");
         channel = new RedisChannel(settings, metrics, () -> backlog);
+        recount();
         metrics.gauge("redisBacklog", () -> backlog);
         metrics.gauge("redisDropping", () -> dropping ? 1 : 0);
         scheduleLinger();
@@ -113,7 +130,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             return;
         }
         pending.add(w);
-        backlog += w.size();
+        recount();
         poll();
         send(false);
         if (backlog > settings.maxBacklog()) {
@@ -155,13 +172,9 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
      * Writes in flight stay: those Redis acknowledges are written, the others are dropped too.
      */
     private void drop() {
-        long n = 0;
-        for (MirrorWrite w : pending) {
-            n += w.size();
-        }
+        long n = pending.clear();
         n += resent.clear();
-        pending.clear();
-        backlog -= n;
+        recount();
         dropped.inc(n);
         dropping = true;
         link.dropped();
@@ -199,7 +212,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
         poll();
         List<MirrorWrite> unacknowledged = new ArrayList<>(resent.writes());
         channel.inFlightWrites(unacknowledged);
-        unacknowledged.addAll(pending);
+        unacknowledged.addAll(pending.list());
         return unacknowledged;
     }
 
@@ -250,7 +263,7 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
     private void poll() {
         RedisChannel.Answers answers = channel.poll();
         writes.inc(answers.writes());
-        backlog -= answers.acked();
+        recount();
         // While dropping, only a ping sent then says Redis answers again: an answer to a write
         // sent before the drop (Redis stalling just after it) would start a rebuild into a Redis
         // that does not answer.
@@ -269,13 +282,21 @@ final class RedisMirrorWriter implements StatefulSinkWriter<MirrorWrite, MirrorW
             for (MirrorWrite w : failed) {
                 n += w.size();
             }
-            backlog -= n;
             dropped.inc(n);
             channel.giveUp(answers);
             return;
         }
         resent.failed(failed, channel.hasInFlight(), pending);
+        recount(); // writes sent again merge with later ones of their users
         channel.retryLater(answers);
+    }
+
+    /**
+     * What waits for Redis: the writes not sent (one per user), sent again, and in flight, each
+     * weighing its log's entries (a deletion one).
+     */
+    private void recount() {
+        backlog = pending.weight() + resent.weight() + channel.inFlightWeight();
     }
 
     @Override

@@ -297,4 +297,65 @@ class CappingMirrorTest {
         assertEquals(DAY_1_NOON + 10 * DAY, redis.key(1).expireAt());
         assertEquals(DAY_1_NOON + 10 * DAY, redis.key(2).expireAt());
     }
+
+    /**
+     * After a restore, a message may be decided otherwise than before the failure (a config read at
+     * another point of the input): its user's key is written again even though nothing is counted,
+     * so Redis does not keep what no longer counts.
+     */
+    @Test
+    void aMessageReplayedAfterARestoreAndNoLongerCountedLeavesRedis() throws Exception {
+        var before = harness(true, null);
+        MirrorModel redis = new MirrorModel();
+        send(before, message("a1", 42, "push", "marketing", DAY_1_NOON));
+        OperatorSubtaskState checkpoint = before.snapshot(1, 1);
+        redis.apply(before);
+        send(before, message("a2", 42, "push", "marketing", DAY_1_NOON + HOUR));
+        redis.apply(before); // written, then the task fails before the next checkpoint
+        assertEquals(List.of("a1", "a2"), redis.ids(42));
+        harnesses.close(before);
+
+        var after = harness(true, checkpoint);
+        // On the replay a config of one a day is read first: a2 is REJECTED now.
+        after.processBroadcastElement(
+                CappingFunctionTest.control(CappingFunctionTest.config(2, 1)), 0);
+        send(after, message("a2", 42, "push", "marketing", DAY_1_NOON + HOUR));
+        assertEquals("REJECTED", CappingHarnesses.audits(after).get(0).get("decision").asText());
+        redis.apply(after);
+        assertEquals(List.of("a1"), redis.ids(42), "Redis holds what counts after the replay");
+    }
+
+    /**
+     * Restored at another parallelism, a writer's backlog may hold users another task owns now: it
+     * leaves them, and every task owes a rebuild, which writes each of its users' keys once Redis
+     * answers.
+     */
+    @Test
+    void aRestoreAtAnotherParallelismRebuildsEveryKeyOnceRedisAnswers() throws Exception {
+        var one = harness(true, null);
+        for (long user = 1; user <= 6; user++) {
+            send(one, message("m" + user, user, "push", "marketing", DAY_1_NOON));
+        }
+        OperatorSubtaskState checkpoint = one.snapshot(1, 1);
+        harnesses.close(one);
+
+        var two =
+                harnesses.open(
+                        CappingSettings.of(TWO_A_DAY).withMirror(true),
+                        CappingHarnesses.rescaled(List.of(checkpoint), 2, 0),
+                        2,
+                        0);
+        MirrorModel redis = new MirrorModel();
+        try (WriterSide writer = CappingHarnesses.writerSide(two)) {
+            long rebuilds = writer.rebuildsStarted();
+            writer.redisAnswers();
+            two.processBroadcastElement(ControlRecord.mirrorTick(1), 0);
+            assertEquals(rebuilds + 1, writer.rebuildsStarted(), "the rescale owed a rebuild");
+            redis.apply(two);
+            assertTrue(redis.keys().size() >= 1, "this task's users written: " + redis.keys());
+            assertTrue(redis.keys().size() < 6, "only this task's users: " + redis.keys());
+            two.processBroadcastElement(ControlRecord.mirrorTick(2), 0);
+            assertEquals(rebuilds + 1, writer.rebuildsStarted(), "paid once");
+        }
+    }
 }

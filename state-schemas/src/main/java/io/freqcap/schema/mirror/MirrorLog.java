@@ -160,7 +160,13 @@ public final class MirrorLog {
      * order. For readers and tests; throws {@link IllegalArgumentException} on anything else.
      */
     public static List<Entry> decode(byte[] value) {
-        return new Reader(new String(value, StandardCharsets.UTF_8)).value();
+        try {
+            return new Reader(new String(value, StandardCharsets.UTF_8)).value();
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) { // truncated: an index past the end
+            throw new IllegalArgumentException("not a log of version 2: " + e.getMessage(), e);
+        }
     }
 
     /** A small reader of the log's one shape, so that readers need no JSON library. */

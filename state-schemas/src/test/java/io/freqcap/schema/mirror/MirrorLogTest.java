@@ -13,6 +13,12 @@ import org.junit.jupiter.api.Test;
 class MirrorLogTest {
     static final long DAY = 86_400_000L;
 
+    static MirrorLog one() {
+        MirrorLog log = new MirrorLog();
+        log.add(1763799300000L, "push", "m-\"000371");
+        return log;
+    }
+
     private static String text(MirrorLog log) {
         return new String(log.encode(), StandardCharsets.UTF_8);
     }
@@ -94,6 +100,8 @@ class MirrorLogTest {
 
     @Test
     void refusesWhatIsNotALog() {
+        byte[] cut = java.util.Arrays.copyOf(MirrorLogTest.one().encode(), 20);
+        assertThrows(IllegalArgumentException.class, () -> MirrorLog.decode(cut));
         assertThrows(
                 IllegalArgumentException.class,
                 () -> MirrorLog.decode("{\"v\": 1, \"log\": []}".getBytes(StandardCharsets.UTF_8)));

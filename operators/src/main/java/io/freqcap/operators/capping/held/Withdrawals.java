@@ -51,19 +51,26 @@ public record Withdrawals(
         if (!owns.test(user)) {
             return;
         }
+        boolean erased = false;
         try {
             keySetter.accept(user);
             String[] channels = eraser.erase(user);
+            erased = true;
             for (HeldDelivery h : held.withdraw(user, h -> true)) {
                 sink.ended(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()), h);
             }
-            sink.erase(user);
             LOG.info("forget-user: user {} erased ({} channels)", user, channels.length);
         } catch (Exception e) {
             LOG.error("forget-user of user {} failed", user, e);
             sink.notApplied(
                     rec,
                     "not applied: " + e.getClass().getSimpleName() + " while erasing user " + user);
+        } finally {
+            if (erased) {
+                sink.erase(user); // the history is gone: so is the key, whatever failed after
+            } else {
+                sink.changed(user); // the key says what is left
+            }
         }
     }
 
@@ -159,14 +166,17 @@ public record Withdrawals(
         if (cancelled.isEmpty()) {
             return 0;
         }
-        for (HeldDelivery h : cancelled) {
-            histories.uncount(user, h.sendAt(), h.messageId());
-            sink.ended(
-                    Decision.CANCELLED,
-                    Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),
-                    h);
+        try {
+            for (HeldDelivery h : cancelled) {
+                histories.uncount(user, h.sendAt(), h.messageId());
+                sink.ended(
+                        Decision.CANCELLED,
+                        Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),
+                        h);
+            }
+        } finally {
+            sink.changed(user); // also when one failed: those before it stopped counting
         }
-        sink.changed(user);
         return cancelled.size();
     }
 }

@@ -114,7 +114,9 @@ public record CappingOutputs(
                 case NOW -> deliveries.accept(d.delivery());
                 case LATER -> {}
             }
-            if (d.counting() != null || !d.preempted().isEmpty()) {
+            if (d.message() != null) {
+                // Not only what counts: a message decided again after a restore (a replay) may
+                // not count where its first decision did, and Redis then holds it until written.
                 changed(d.message().userId());
             }
         }

@@ -53,6 +53,14 @@ public final class MirrorDebt {
     static final ListStateDescriptor<String> ERASURES_V1 =
             new ListStateDescriptor<>("mirror-erasures-v1", Types.STRING);
 
+    /**
+     * The parallelism of the tasks that took the checkpoint. Union state: a restore at another
+     * parallelism owes a rebuild, since a writer's restored backlog may then hold users another
+     * task owns now (the writer drops those; their owner writes them again).
+     */
+    static final ListStateDescriptor<Integer> PARALLELISM =
+            new ListStateDescriptor<>("mirror-parallelism-v1", Types.INT);
+
     /** Rewrites every user's key of this task. */
     public interface Rebuild {
         void run() throws Exception;
@@ -64,6 +72,9 @@ public final class MirrorDebt {
     private final ListState<Boolean> state;
     private final ListState<String> deletionState;
     private final ListState<String> erasuresV1;
+    private final ListState<Integer> parallelismState;
+    private final List<Integer> restoredParallelism = new ArrayList<>();
+    private int parallelism;
     private final Map<Long, Deletion> deletions = new LinkedHashMap<>();
     private boolean owed;
     private MirrorLink link;
@@ -75,6 +86,8 @@ public final class MirrorDebt {
         state = store.getUnionListState(STATE);
         deletionState = store.getUnionListState(DELETIONS);
         erasuresV1 = store.getUnionListState(ERASURES_V1);
+        parallelismState = store.getUnionListState(PARALLELISM);
+        parallelismState.get().forEach(restoredParallelism::add);
         for (String e : erasuresV1.get()) {
             String[] parts = e.split(" ");
             deletions.put(
@@ -109,9 +122,19 @@ public final class MirrorDebt {
      * The link to this task's mirror writer (when the task opens).
      *
      * @param ownUser whether a user's key group is this task's: the deletions of others are theirs
+     * @param parallelism the capping operator's parallelism now
      */
-    public void attach(MirrorLink link, LongPredicate ownUser) {
+    public void attach(MirrorLink link, LongPredicate ownUser, int parallelism) {
         this.link = link;
+        this.parallelism = parallelism;
+        if (restoredParallelism.stream().anyMatch(p -> p != parallelism)) {
+            LOG.info(
+                    "Restored at parallelism {} from {}: every user's Redis key is rebuilt once"
+                            + " Redis answers",
+                    parallelism,
+                    restoredParallelism);
+            owed = true;
+        }
         deletions.keySet().removeIf(u -> !ownUser.test(u));
         if (!deletions.isEmpty()) {
             LOG.info("{} users' keys wait for Redis to confirm their deletion", deletions.size());
@@ -124,7 +147,10 @@ public final class MirrorDebt {
      */
     long deleting(long user) {
         long id = newId();
-        deletions.put(user, new Deletion(id, new String[0]));
+        Deletion before = deletions.get(user);
+        // A restored erasure of version 5 still names its layout-1 keys: keep them.
+        deletions.put(
+                user, new Deletion(id, before == null ? new String[0] : before.legacyChannels()));
         return id;
     }
 
@@ -183,6 +209,7 @@ public final class MirrorDebt {
                 });
         deletionState.update(pending);
         erasuresV1.update(List.of());
+        parallelismState.update(List.of(parallelism));
     }
 
     /** Runs the rebuild if one is owed and Redis answers again. */
@@ -192,6 +219,18 @@ public final class MirrorDebt {
             return;
         }
         owed = false;
+        rebuild(rebuild);
+    }
+
+    /**
+     * Runs a rebuild (owed, asked for, or a new window): while it runs the writer waits, bounded,
+     * for room in its backlog rather than drop what the rebuild writes.
+     */
+    public void rebuild(Rebuild rebuild) throws Exception {
+        if (link == null) {
+            rebuild.run();
+            return;
+        }
         link.startRebuild();
         try {
             rebuild.run();
