@@ -478,7 +478,7 @@ class RedisMirrorITCase {
                             name,
                             "--redis-max-backlog",
                             "2000");
-            List<Input> inputs = Traffic.traffic(17, 20_000, 1_000, 12, Traffic.recent(12));
+            List<Input> inputs = Traffic.traffic(17, 20_000, 1_000, 6, Traffic.recent(6));
             List<Input> first = inputs.subList(0, 10_000);
             JobClient job = startJob(options);
             JobID id = job.getJobID();
