@@ -2,8 +2,6 @@ package io.freqcap.operators.mirror;
 
 import io.freqcap.operators.mirror.MirrorLink.Deleted;
 import io.freqcap.schema.mirror.MirrorWrite;
-import io.lettuce.core.RedisFuture;
-import io.lettuce.core.SetArgs;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,29 +60,46 @@ final class RedisChannel {
      */
     private static final class Batch {
         final List<MirrorWrite> writes;
-        final List<RedisFuture<?>> acks;
+        final List<MirrorCommand> acks;
         final long sentNanos = System.nanoTime();
         private int done;
 
         Batch(List<MirrorWrite> writes) {
             this.writes = writes;
-            this.acks = new ArrayList<>(writes.size());
+            this.acks = new ArrayList<>(writes.size() + 1);
         }
 
-        /** Whether every command was answered; remembers how far it found them answered. */
+        /**
+         * Whether every command was answered; remembers how far it found them answered. A batch not
+         * answered within {@link RedisConnection#COMMAND_TIMEOUT} is cancelled: it failed, and is
+         * sent again after any batch sent after it (a command Redis runs late is followed by the
+         * same or a later log of its user on the same connection).
+         */
         boolean isDone() {
             while (done < acks.size() && acks.get(done).isDone()) {
                 done++;
+            }
+            if (done < acks.size()
+                    && System.nanoTime() - sentNanos > RedisConnection.COMMAND_TIMEOUT.toNanos()) {
+                for (int i = done; i < acks.size(); i++) {
+                    acks.get(i)
+                            .completeExceptionally(
+                                    new java.util.concurrent.TimeoutException(
+                                            "no answer within "
+                                                    + RedisConnection.COMMAND_TIMEOUT.toMillis()
+                                                    + " ms"));
+                }
+                done = acks.size();
             }
             return done == acks.size();
         }
 
         /** The first failure among the answers, or null. */
         Throwable error() {
-            for (RedisFuture<?> f : acks) {
-                Throwable e = errorOf(f);
+            for (MirrorCommand c : acks) {
+                String e = c.failure();
                 if (e != null) {
-                    return e;
+                    return new io.lettuce.core.RedisException(e);
                 }
             }
             return null;
@@ -164,18 +179,27 @@ final class RedisChannel {
             inFlightWeight += w.size();
             String key = MirrorWrite.userKey(settings.keyPrefix(), w.userId());
             if (w.deletes() || w.expireAt() <= now) {
-                b.acks.add(c.keys().del(keys(key, w)));
+                b.acks.add(MirrorCommand.del(RedisConnection.CODEC, keys(key, w)));
             } else {
                 if (w.legacyChannels().length > 0) {
                     // A log that replaced an erasure of version 5 not confirmed: its layout-1
                     // keys go too (the log's acknowledgement settles that erasure).
                     String[] legacy = keys(key, w);
                     b.acks.add(
-                            c.keys().del(java.util.Arrays.copyOfRange(legacy, 1, legacy.length)));
+                            MirrorCommand.del(
+                                    RedisConnection.CODEC,
+                                    java.util.Arrays.copyOfRange(legacy, 1, legacy.length)));
                 }
-                b.acks.add(c.strings().set(key, w.log(), SetArgs.Builder.pxAt(w.expireAt())));
+                b.acks.add(MirrorCommand.set(RedisConnection.CODEC, key, w));
                 bytes += w.log().length;
                 logs++;
+            }
+        }
+        try {
+            c.dispatch(b.acks);
+        } catch (RuntimeException refused) { // disconnected: lettuce rejects rather than queues
+            for (MirrorCommand command : b.acks) {
+                command.completeExceptionally(refused);
             }
         }
         if (logs > 0) {

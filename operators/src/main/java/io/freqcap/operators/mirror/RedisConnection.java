@@ -41,7 +41,7 @@ public final class RedisConnection implements AutoCloseable {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
 
     /** Keys are text, values (the users' logs) the bytes the capping task encoded. */
-    private static final RedisCodec<String, byte[]> CODEC =
+    static final RedisCodec<String, byte[]> CODEC =
             RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     private final AbstractRedisClient client;
@@ -228,7 +228,21 @@ public final class RedisConnection implements AutoCloseable {
         List<RedisURI> uris = parse(uri, passwordFile == null ? null : readPassword(passwordFile));
         uris.forEach(u -> u.setTimeout(COMMAND_TIMEOUT));
         SocketOptions socket = SocketOptions.builder().connectTimeout(CONNECT_TIMEOUT).build();
-        TimeoutOptions timeouts = TimeoutOptions.enabled(COMMAND_TIMEOUT);
+        // A time-out per command, but for the mirror's writes: a timer each would cost the job
+        // more than the write, and the writer times out a batch as a whole (RedisChannel).
+        TimeoutOptions timeouts =
+                TimeoutOptions.builder()
+                        .timeoutSource(
+                                new TimeoutOptions.TimeoutSource() {
+                                    @Override
+                                    public long getTimeout(
+                                            io.lettuce.core.protocol.RedisCommand<?, ?, ?> c) {
+                                        return c instanceof MirrorCommand
+                                                ? 0
+                                                : COMMAND_TIMEOUT.toMillis();
+                                    }
+                                })
+                        .build();
         // Reconnect within 2 s of Redis coming back (lettuce's default waits up to 30 s).
         ClientResources resources =
                 DefaultClientResources.builder()
@@ -315,6 +329,11 @@ public final class RedisConnection implements AutoCloseable {
 
     public void flush() {
         opened.connection().flushCommands();
+    }
+
+    /** Queues the commands of a batch at once (in a cluster, each to its slot's node). */
+    void dispatch(List<MirrorCommand> commands) {
+        opened.connection().dispatch(commands);
     }
 
     public boolean isCluster() {
