@@ -252,6 +252,18 @@ class CappingMirrorTest {
         return all.subList(n, all.size());
     }
 
+    /** A config of two a day and five in {@code longest}. */
+    static ControlRecord weekly(long version, String longest) {
+        return CappingFunctionTest.control(
+                io.freqcap.schema.Configs.version(version)
+                        .rule(
+                                io.freqcap.schema.Configs.rule(
+                                        "*",
+                                        io.freqcap.schema.Configs.window("1d", 2),
+                                        io.freqcap.schema.Configs.window(longest, 5)))
+                        .json());
+    }
+
     /**
      * A config whose longest window differs rewrites every user's key (§7: the log holds what the
      * window in force keeps, and expires a window after its highest score), and one that keeps the
@@ -268,29 +280,11 @@ class CappingMirrorTest {
         assertEquals(List.of("a2"), redis.ids(1), "a1 is more than a week before a2");
         int writes = redis.writes();
 
-        h.processBroadcastElement(
-                CappingFunctionTest.control(
-                        io.freqcap.schema.Configs.version(2)
-                                .rule(
-                                        io.freqcap.schema.Configs.rule(
-                                                "*",
-                                                io.freqcap.schema.Configs.window("1d", 2),
-                                                io.freqcap.schema.Configs.window("7d", 5)))
-                                .json()),
-                0);
+        h.processBroadcastElement(weekly(2, "7d"), 0);
         redis.apply(h);
         assertEquals(writes, redis.writes(), "the same longest window: no key rewritten");
 
-        h.processBroadcastElement(
-                CappingFunctionTest.control(
-                        io.freqcap.schema.Configs.version(3)
-                                .rule(
-                                        io.freqcap.schema.Configs.rule(
-                                                "*",
-                                                io.freqcap.schema.Configs.window("1d", 2),
-                                                io.freqcap.schema.Configs.window("10d", 5)))
-                                .json()),
-                0);
+        h.processBroadcastElement(weekly(3, "10d"), 0);
         redis.apply(h);
         assertEquals(writes + 2, redis.writes(), "both users' keys rewritten");
         assertEquals(List.of("a1", "a2"), redis.ids(1), "a1 is within ten days of a2");

@@ -242,7 +242,7 @@ public final class HistoryStore implements Histories {
      * Erases everything kept of {@code user}, the current key: its short or long history in keyed
      * state, its cache slot and its live long history (contract.md §7, {@code forget-user}).
      *
-     * @return the channels its history held (the Redis keys it may have), empty when none
+     * @return the channels its history held (for the log), empty when none
      */
     public String[] forget(long user) throws Exception {
         String[] channels;
