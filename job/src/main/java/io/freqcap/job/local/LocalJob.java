@@ -5,11 +5,13 @@ import io.freqcap.job.FreqcapOptions;
 import io.freqcap.job.JobSettings;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.JobManagerOptions;
+import org.apache.flink.configuration.MetricOptions;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -44,6 +46,9 @@ public final class LocalJob {
             throws Exception {
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(RestOptions.PORT, options.get(RunnerOptions.WEB_PORT));
+        // The progress line reads the job's metrics through the REST API every five seconds:
+        // fetch them fresher than Flink's default of ten.
+        flink.set(MetricOptions.METRIC_FETCHER_UPDATE_INTERVAL, Duration.ofSeconds(1));
         // Every server of the embedded Flink on loopback: REST and web UI, the blob server (the
         // JobManager's bind host), the TaskManager's data port.
         flink.set(RestOptions.BIND_ADDRESS, "localhost");

@@ -306,6 +306,10 @@ public final class LocalRunner {
             }
             // Let the last checkpoint commit what was decided, so the summary sees it.
             Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+            progress.close();
+            if (job != null && !status.isGloballyTerminalState()) {
+                progress.print(); // the job's metrics as they stand at its end
+            }
             if (job != null && !status.isGloballyTerminalState()) {
                 job.cancel().get(30, TimeUnit.SECONDS);
                 status = JobStatus.CANCELED;
