@@ -9,11 +9,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -34,7 +36,7 @@ class KafkaOutageITCase {
     @TempDir Path tmp;
 
     @Test
-    @Timeout(420)
+    @Timeout(600)
     void aKilledAndAFrozenBrokerCostLatencyNotDecisions() throws Exception {
         try (KafkaBrokerProcess kafka = KafkaBrokerProcess.start(tmp.resolve("broker"), "768m")) {
             String name = "outage";
@@ -66,7 +68,15 @@ class KafkaOutageITCase {
                 kafka.pause();
                 Thread.sleep(40_000); // past the clients' 30 s request timeout
                 kafka.resume();
-                Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(6_000, inputs.size()));
+                // A broker just thawed fences itself and comes back while the job's restarts
+                // crowd two cores: give the test's own producer time beyond its 2-minute default.
+                Properties patientProducer = Traffic.producerProps(b);
+                patientProducer.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
+                Traffic.produce(
+                        patientProducer,
+                        name + "-in",
+                        PARTITIONS,
+                        inputs.subList(6_000, inputs.size()));
 
                 var out = JobOutputs.readOutputs(b, name, inputs.size(), Duration.ofSeconds(180));
                 var outputs =

@@ -279,8 +279,13 @@ final class Traffic {
      */
     static void produce(String bootstrap, String topic, int partitions, List<Input> inputs)
             throws Exception {
-        try (KafkaProducer<byte[], byte[]> producer =
-                new KafkaProducer<>(producerProps(bootstrap))) {
+        produce(producerProps(bootstrap), topic, partitions, inputs);
+    }
+
+    /** As above, with the producer's own properties (a longer delivery timeout, say). */
+    static void produce(Properties props, String topic, int partitions, List<Input> inputs)
+            throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
             List<Future<RecordMetadata>> acks = new ArrayList<>();
             for (Input in : inputs) {
                 Integer partition = null;
