@@ -9,6 +9,7 @@ import io.freqcap.schema.edges.EdgeInput;
 import io.freqcap.schema.edges.EdgeSequence;
 import io.freqcap.schema.edges.EdgeSequences;
 import io.freqcap.schema.edges.FuzzReport;
+import io.freqcap.schema.edges.FuzzSeeds;
 import io.freqcap.schema.edges.Validity;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.OutboundMessage;
@@ -23,7 +24,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,13 +36,19 @@ import org.junit.jupiter.api.io.TempDir;
  * writes one line per input line, in input order, each the line of that input's message, audit
  * lines within {@code --max-record-bytes}, and reads every message the contract calls valid.
  *
- * <p>A fixed budget ({@code -Dfuzz.seconds}, 5 s by default), a seed per sequence, {@code
- * -Dfuzz.seed=N} to run one again; the same properties as the capping operator's {@code
- * InputEdgesFuzzTest}.
+ * <p>The seeds of {@link FuzzSeeds}: in every build the regression seeds of {@code
+ * fuzz/SimulateEdgesFuzzTest.seeds} and {@value #FIXED_COUNT} drawn from {@link #MASTER_SEED};
+ * {@code -Pfuzz} fresh seeds for {@code -Dfuzz.seconds} (120); {@code -Dfuzz.seed=N} one again.
  */
 class SimulateEdgesFuzzTest {
-    static final long SECONDS = Long.getLong("fuzz.seconds", 5);
-    static final Long SEED = Long.getLong("fuzz.seed");
+    /**
+     * The seed a build's fixed sequences are drawn from: change it in a commit, never by chance.
+     */
+    static final long MASTER_SEED = 0x5_1_2026_11_29L;
+
+    /** How many fixed sequences a build runs (about 5 s on two cores). */
+    static final int FIXED_COUNT = 40;
+
     static final int STEPS = Integer.getInteger("fuzz.steps", 120);
     static final boolean VERBOSE = Boolean.getBoolean("fuzz.verbose");
 
@@ -57,11 +63,12 @@ class SimulateEdgesFuzzTest {
     void simulateNeverThrowsAndWritesOneLinePerInputAtTheEdges() throws Exception {
         Map<String, Found> found = new LinkedHashMap<>();
         long started = System.nanoTime();
-        long deadline = started + SECONDS * 1_000_000_000L;
-        SplittableRandom seeds = new SplittableRandom();
+        FuzzSeeds seeds =
+                FuzzSeeds.of(
+                        SimulateEdgesFuzzTest.class.getSimpleName(), MASTER_SEED, FIXED_COUNT, 120);
         int runs = 0;
-        do {
-            long seed = SEED != null ? SEED : seeds.nextLong();
+        while (seeds.hasNext()) {
+            long seed = seeds.next();
             EdgeSequence s = EdgeSequences.generate(seed, STEPS);
             Path dir = Files.createDirectories(tmp.resolve("run-" + runs));
             List<Failure> failures = run(s, dir);
@@ -77,7 +84,7 @@ class SimulateEdgesFuzzTest {
                         new Found(seed, f, 1),
                         (a, b) -> new Found(a.seed(), a.failure(), a.times() + 1));
             }
-        } while (SEED == null && System.nanoTime() < deadline);
+        }
         System.out.printf(
                 "SimulateEdgesFuzzTest: %d sequences in %.1f s, %d distinct failures%n",
                 runs, (System.nanoTime() - started) / 1e9, found.size());
@@ -85,10 +92,11 @@ class SimulateEdgesFuzzTest {
         for (Found f : found.values()) {
             String line =
                     String.format(
-                            "%s: %d sequences, first seed %d (-Dfuzz.seed=%d)%n  %s",
+                            "%s: %d sequences, first seed %d, a %s (-Dfuzz.seed=%d)%n  %s",
                             f.failure().signature(),
                             f.times(),
                             f.seed(),
+                            seeds.origin(f.seed()),
                             f.seed(),
                             cut(f.failure().detail()));
             System.out.println(FuzzReport.ascii(line));
