@@ -37,12 +37,19 @@ import java.util.Random;
  *       (9,000 messages of A and one of B in the six days before) receiving a stream of campaign-C
  *       messages interleaved with them; alternating, the ratio per pair, by the clock and by the
  *       deciding thread's CPU time. Goal: with ≥ 50% of without.
+ *   <li><b>interleaved</b> (issue 58): a late message of campaign C on push under a rule with a
+ *       {@code 2s} push limit and a {@code 4s} campaigns limit (max 1 each), the history
+ *       alternating C on push and A on email 5 s apart, so that the times the push limit passes and
+ *       those the campaigns limit passes interleave over the whole history: microseconds per
+ *       decision at each n of {@code -Dbench.interleavedSizes} (8,000, 16,000, 32,000), and the
+ *       same answer worked out as before issue 58 (each side's earliest time from the other's,
+ *       round after round) unless {@code -Dbench.oracle=false}.
  * </ul>
  *
  * <p>Run: {@code mvn -q -pl operators exec:exec@campaigns [-Dbench.campaignUsers=100000]
  * [-Dbench.campaignMessages=200000] [-Dbench.heavyEntries=9000] [-Dbench.heavyMessages=200]
- * [-Dbench.rounds=9]}; one part: {@code -Dbench.only=single} or {@code heavy}. The heavy part runs
- * {@code -Dbench.warmup=2} pairs first, not counted.
+ * [-Dbench.rounds=9]}; one part: {@code -Dbench.only=single}, {@code heavy} or {@code interleaved}.
+ * The heavy part runs {@code -Dbench.warmup=2} pairs first, not counted.
  */
 public final class CampaignsBenchmark {
     static final String CONFIG =
@@ -62,7 +69,14 @@ public final class CampaignsBenchmark {
     public static void main(String[] args) throws Exception {
         String only = System.getProperty("bench.only", "");
         LimitConfig config = LimitConfig.parse(CONFIG);
-        if (!only.equals("heavy")) {
+        if (only.isEmpty() || only.equals("interleaved")) {
+            boolean oracle = !"false".equals(System.getProperty("bench.oracle"));
+            for (String s :
+                    System.getProperty("bench.interleavedSizes", "8000,16000,32000").split(",")) {
+                interleaved(Integer.parseInt(s.trim()), oracle);
+            }
+        }
+        if (only.isEmpty() || only.equals("single")) {
             String sizes = System.getProperty("bench.sizes", "1000,10000");
             boolean oracle = !"false".equals(System.getProperty("bench.oracle"));
             LimitConfig calendar = LimitConfig.parse(CALENDAR_CONFIG);
@@ -72,7 +86,7 @@ public final class CampaignsBenchmark {
                 }
             }
         }
-        if (!only.equals("single")) {
+        if (only.isEmpty() || only.equals("heavy")) {
             heavy(config);
         }
     }
@@ -149,6 +163,68 @@ public final class CampaignsBenchmark {
                 "single %s n=%d: before issue 46 (the oracle's violations and earliest) %.1f"
                         + " us/decision%n",
                 name, n, perOld / 1000);
+    }
+
+    static final String INTERLEAVED_CONFIG =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"7d\","
+                    + "\"max\":100000}],\"channels\":{\"push\":[{\"window\":\"2s\",\"max\":1}]},"
+                    + "\"campaigns\":[{\"window\":\"4s\",\"max\":1}]}]}";
+
+    /**
+     * n entries: C on push at 10 s steps, A on email 5 s after each. The push limit passes 2 to 8 s
+     * after a C, the campaigns limit only 9 to 11 s after one: never both within the history.
+     */
+    static CountedHistory interleavedHistory(int n) {
+        long[] ts = new long[n];
+        long[] fps = new long[n];
+        int[] channel = new int[n];
+        String[] campaigns = new String[n];
+        for (int i = 0; i < n; i++) {
+            ts[i] = START + (i / 2) * 10_000L + (i % 2) * 5_000L;
+            fps[i] = i + 1;
+            channel[i] = i % 2;
+            campaigns[i] = i % 2 == 0 ? "C" : "A";
+        }
+        UserHistory h =
+                UserHistory.of(
+                        ts,
+                        fps,
+                        channel,
+                        new String[] {"push", "email"},
+                        null,
+                        null,
+                        campaigns,
+                        null,
+                        null);
+        return n > HistoryGrowth.LONG_AT ? LongHistory.of(h, HistoryGrowth.BUCKET_MILLIS) : h;
+    }
+
+    private static void interleaved(int n, boolean oracle) throws Exception {
+        LimitConfig config = LimitConfig.parse(INTERLEAVED_CONFIG);
+        CountedHistory h = interleavedHistory(n);
+        OutboundMessage m =
+                new OutboundMessage("late", 0, "push", "marketing", START + 1_000, null, "C", 0);
+        Verdict v = CappingRule.judge(h, m, Judging.of(config, "*"));
+        long last = START + (n - 1) / 2 * 10_000L + ((n - 1) % 2) * 5_000L;
+        if (v.decision() != Decision.REJECTED || v.retryAfter() == null || v.retryAfter() < last) {
+            throw new IllegalStateException("expected a retryAfter past the history: " + v);
+        }
+        double perDecision = timed(() -> CappingRule.judge(h, m, Judging.of(config, "*")));
+        System.out.printf(
+                "interleaved n=%d: judge %.1f us/decision (retryAfter %.1f s after the last entry)%n",
+                n, perDecision / 1000, (v.retryAfter() - last) / 1000.0);
+        if (!oracle) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        Long old = DistinctCampaignsOracle.alternating(h, m, INTERLEAVED_CONFIG);
+        double oldMicros = (System.nanoTime() - t0) / 1e3;
+        if (!v.retryAfter().equals(old)) {
+            throw new IllegalStateException("before issue 58 the answer was " + old + ": " + v);
+        }
+        System.out.printf(
+                "interleaved n=%d: before issue 58 (each side in turn, one call) %.1f us/decision%n",
+                n, oldMicros);
     }
 
     /** Where the timed calls' answers go, so that none is optimized away. */

@@ -6,6 +6,7 @@ import io.freqcap.schema.history.CountedHistory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongPredicate;
 
 /**
  * The {@code campaigns} limits of one rule for one message of a campaign (contract.md §3, §6
@@ -171,14 +172,48 @@ final class DistinctCampaigns {
      * limit looks up its period's count ({@link PeriodCampaigns}).
      */
     Long earliest(long from) {
-        for (Limit l : limits) {
-            if (l.max() == 0) {
-                return null;
-            }
+        if (blocks()) {
+            return null;
         }
         if (!(failing && failingAt == from) && passes(from)) {
             return from;
         }
+        Sweep sweep = sweep(from);
+        long[] at = sweep.at();
+        for (int i = 0; i < sweep.n(); i++) {
+            // `from` failed above; the rest are later (each limit's are after it).
+            if (at[i] > from && (i == 0 || at[i] != at[i - 1]) && sweep.passes().test(at[i])) {
+                return at[i];
+            }
+        }
+        return null;
+    }
+
+    /** Whether a limit of 0 blocks every time (the message's own campaign is one too many). */
+    boolean blocks() {
+        for (Limit l : limits) {
+            if (l.max() == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The times at or after a time at which the limits may start to pass, and a test of whether
+     * they all pass at a time, to be asked in ascending order of times.
+     *
+     * @param at ascending in {@code [0, n)}, possibly repeated
+     */
+    record Sweep(long[] at, int n, LongPredicate passes) {}
+
+    /**
+     * The candidates from {@code from} on ({@code from} itself, an entry plus a rolling window
+     * after it, the period starts up to the last entry plus a period), and the test in turn.
+     * Building it costs O(n log n) once; the test answers a sweep of m ascending times in O(n + m)
+     * together.
+     */
+    Sweep sweep(long from) {
         long[] ts = e.ts;
         int n = e.n;
         long[] at = new long[n * limits.size() + 16];
@@ -224,13 +259,7 @@ final class DistinctCampaigns {
                                 e, own, l, badStarts[j], t -> inIntervals(l, t)[1] <= l.max());
             }
         }
-        for (int i = 0; i < k; i++) {
-            // `from` failed above; the rest are later (each limit's are after it).
-            if (at[i] > from && (i == 0 || at[i] != at[i - 1]) && passesInTurn(at[i], rolling)) {
-                return at[i];
-            }
-        }
-        return null;
+        return new Sweep(at, k, time -> passesInTurn(time, rolling));
     }
 
     /** Whether every limit passes at {@code at}, for times asked in ascending order. */

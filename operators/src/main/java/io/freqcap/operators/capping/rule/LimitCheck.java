@@ -8,7 +8,9 @@ import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongPredicate;
 
 /**
  * The limits of one rule checked for a message at time {@code t} (contract.md §6): the violations,
@@ -59,7 +61,7 @@ record LimitCheck(
     }
 
     Verdict verdict() {
-        Verdict v = history.isEmpty() || t >= history.latest() ? inOrder() : outOfOrder();
+        Verdict v = history.isEmpty() || t >= history.latest() ? inOrder(null) : outOfOrder(null);
         return campaigns == null ? v : withCampaigns(v);
     }
 
@@ -78,22 +80,37 @@ record LimitCheck(
     }
 
     /**
-     * From the other limits' earliest passing time, alternately the campaigns limits' and theirs
-     * until both pass at one time: each step only moves later.
+     * The earliest time at or after t, outside quiet hours, at which the other limits and the
+     * campaigns limits both pass: one search over both sides' candidates, each side answering for
+     * ascending times from what it worked out for the time before. (Asking each side in turn for
+     * its earliest time from the other's could take as many rounds as the history has entries, each
+     * reading it whole: seconds for one late message of a heavy user.)
      */
     private Long retryWithCampaigns(Verdict v) {
-        Long r = v.decision() == Decision.ALLOWED ? Long.valueOf(t) : v.retryAfter();
-        while (r != null) {
-            Long c = campaigns.earliest(r);
-            if (c == null || c.longValue() == r.longValue()) {
-                return c;
-            }
-            Verdict others =
-                    new LimitCheck(history, c, segment, scopes, calendar, true, quiet, null)
-                            .verdict();
-            r = others.decision() == Decision.ALLOWED ? c : others.retryAfter();
+        if (campaigns.blocks() || (v.decision() != Decision.ALLOWED && v.retryAfter() == null)) {
+            return null; // one side never passes
         }
-        return null;
+        DistinctCampaigns.Sweep sweep = campaigns.sweep(t);
+        return (history.isEmpty() || t >= history.latest() ? inOrder(sweep) : outOfOrder(sweep))
+                .retryAfter();
+    }
+
+    /**
+     * The candidates of the other limits and those of {@code extra}, ascending (repeats kept: the
+     * searches skip them).
+     */
+    private static long[] with(long[] candidates, int n, DistinctCampaigns.Sweep extra) {
+        if (extra == null) {
+            return n == candidates.length ? candidates : Arrays.copyOf(candidates, n);
+        }
+        long[] all = Arrays.copyOf(candidates, n + extra.n());
+        System.arraycopy(extra.at(), 0, all, n, extra.n());
+        Arrays.sort(all);
+        return all;
+    }
+
+    private static LongPredicate and(LongPredicate others, DistinctCampaigns.Sweep extra) {
+        return extra == null ? others : at -> others.test(at) && extra.passes().test(at);
     }
 
     /**
@@ -101,8 +118,11 @@ record LimitCheck(
      * a limit counts the entries in it. Once rejected, a limit of max L passes again from the L-th
      * latest entry in scope plus w (every entry is at or before t), and the message from the latest
      * of those times.
+     *
+     * @param extra the campaigns limits searched with the others, or null: then the verdict carries
+     *     only the earliest time both pass
      */
-    private Verdict inOrder() {
+    private Verdict inOrder(DistinctCampaigns.Sweep extra) {
         List<Violation> violations = null;
         boolean never = false;
         boolean anyCalendar = false;
@@ -135,17 +155,25 @@ record LimitCheck(
             }
         }
         boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow) {
+        if (violations == null && !quietNow && extra == null) {
             return Verdict.passed(Decision.ALLOWED, segment);
         }
         Long retryAfter = never ? null : retry;
         if (anyCalendar && !never && findRetry) {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
-                    calendar.retryAfter(scopes, t, new long[] {retry}, this::rollingPass, quiet);
-        } else if (quiet != null && !never && findRetry) {
+                    calendar.retryAfter(
+                            scopes,
+                            t,
+                            with(new long[] {retry}, 1, extra),
+                            and(this::rollingPass, extra),
+                            quiet);
+        } else if ((quiet != null || extra != null) && !never && findRetry) {
             long from = retry;
-            retryAfter = SendTimes.earliest(t, new long[] {from}, 1, at -> at >= from, quiet);
+            long[] candidates = with(new long[] {from}, 1, extra);
+            retryAfter =
+                    SendTimes.earliest(
+                            t, candidates, candidates.length, and(at -> at >= from, extra), quiet);
         }
         return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
     }
@@ -170,8 +198,10 @@ record LimitCheck(
     /**
      * A message before the latest counted one: the entries its rolling limits' windows can reach
      * (later than t minus the longest of them) are read, and every interval start is checked.
+     *
+     * @param extra as for {@link #inOrder}
      */
-    private Verdict outOfOrder() {
+    private Verdict outOfOrder(DistinctCampaigns.Sweep extra) {
         long reach = 0;
         for (ScopeLimits s : scopes) {
             for (int i = 0; i < s.size(); i++) {
@@ -209,28 +239,30 @@ record LimitCheck(
             }
         }
         boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow) {
+        if (violations == null && !quietNow && extra == null) {
             return Verdict.passed(Decision.ALLOWED, segment);
         }
         Long retryAfter = null;
         if (findRetry && anyCalendar) {
+            long[] own = IntervalScan.candidates(t, read);
             retryAfter =
                     calendar.retryAfter(
                             scopes,
                             t,
-                            IntervalScan.candidates(t, read),
-                            at -> IntervalScan.passes(at, read),
+                            with(own, own.length, extra),
+                            and(at -> IntervalScan.passes(at, read), extra),
                             quiet);
-        } else if (findRetry && quiet == null) {
+        } else if (findRetry && quiet == null && extra == null) {
             retryAfter = IntervalScan.retryAfter(t, read);
         } else if (findRetry && !IntervalScan.blocks(read)) {
-            long[] candidates = IntervalScan.candidates(t, read);
+            long[] own = IntervalScan.candidates(t, read);
+            long[] candidates = with(own, own.length, extra);
             retryAfter =
                     SendTimes.earliest(
                             t,
                             candidates,
                             candidates.length,
-                            at -> IntervalScan.passes(at, read),
+                            and(at -> IntervalScan.passes(at, read), extra),
                             quiet);
         }
         return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
@@ -239,7 +271,7 @@ record LimitCheck(
     /** The violations, after the quiet hours' own when the message falls in them. */
     private List<Violation> quietFirst(List<Violation> violations, boolean quietNow) {
         if (!quietNow) {
-            return violations;
+            return violations == null ? List.of() : violations;
         }
         List<Violation> all = quiet.violationsAt(t);
         if (violations != null) {

@@ -17,14 +17,15 @@ final class SendTimes {
     /**
      * @param candidates ascending in {@code [0, n)}: every instant after t at which the limits may
      *     start to pass
-     * @param passes whether the limits pass at an instant at or after t
+     * @param passes whether the limits pass at an instant at or after t, asked in ascending order
+     * @param quiet the quiet hours, or null for none
      * @return null when no instant passes (a limit of 0, a pause for good)
      */
     static Long earliest(long t, long[] candidates, int n, LongPredicate passes, QuietTimes quiet) {
         int next = 0;
         long at = t;
         while (true) {
-            at = quiet.nextOpen(at);
+            at = quiet == null ? at : quiet.nextOpen(at);
             if (at == QuietTimes.NEVER) {
                 return null;
             }

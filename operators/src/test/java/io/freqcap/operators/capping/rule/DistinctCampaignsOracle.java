@@ -2,8 +2,12 @@ package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.Limit;
+import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -181,5 +185,46 @@ public final class DistinctCampaignsOracle {
             }
         }
         return null;
+    }
+
+    /**
+     * The {@code retryAfter} of a message under a rule with {@code campaigns} limits and others, as
+     * worked out before issue 58: each side's earliest time from the other's, until both agree (the
+     * config's other limits decided by {@link CappingRule#judge} without the campaigns ones, which
+     * must not change its longest window).
+     */
+    public static Long alternating(CountedHistory h, OutboundMessage m, String config)
+            throws Exception {
+        LimitConfig limits = LimitConfig.parse(config);
+        LimitConfig othersOnly =
+                LimitConfig.parse(config.replaceAll(",\"campaigns\":\\[[^\\]]*\\]", ""));
+        var campaigns =
+                DistinctCampaignsOracle.of(
+                        h, limits.ruleFor("*").campaigns(), m.campaignId(), "UTC");
+        Long r = othersEarliest(h, m, othersOnly, m.timestamp());
+        while (r != null) {
+            Long c = campaigns.earliest(r);
+            if (c == null || c.longValue() == r.longValue()) {
+                return c;
+            }
+            r = othersEarliest(h, m, othersOnly, c);
+        }
+        return null;
+    }
+
+    private static Long othersEarliest(
+            CountedHistory h, OutboundMessage m, LimitConfig othersOnly, long from) {
+        OutboundMessage at =
+                new OutboundMessage(
+                        m.messageId(),
+                        m.userId(),
+                        m.channel(),
+                        m.category(),
+                        from,
+                        m.timezone(),
+                        m.campaignId(),
+                        m.priority());
+        Verdict v = CappingRule.judge(h, at, Judging.of(othersOnly, "*"));
+        return v.decision() == Decision.ALLOWED ? Long.valueOf(from) : v.retryAfter();
     }
 }
