@@ -64,15 +64,16 @@ public final class Backtest implements AutoCloseable {
      * receipt stamped T at about T, after it has sent what was due by then.
      *
      * @param at the receipt's timestamp (simulate refuses a receipt without one)
+     * @param latest the latest an engagement may be stamped ({@link Receipts.Time})
      */
-    public Receipts.Effect receipt(DeliveryReceipt r, long at) {
+    public Receipts.Effect receipt(DeliveryReceipt r, long at, long latest) {
         try {
             long now = Math.max(clock, at);
             Receipts.Effect effect =
                     Receipts.of(
                             r,
                             r.userId(),
-                            at,
+                            new Receipts.Time(at, latest),
                             histories,
                             engagements,
                             (u, e) -> e.timestamp() > now);

@@ -186,7 +186,15 @@ public class CappingFunction
         withdrawals =
                 new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
         userInputs =
-                new UserInputs(stores, histories, held, preferences, withdrawals, metrics, outputs);
+                new UserInputs(
+                        stores,
+                        histories,
+                        held,
+                        preferences,
+                        withdrawals,
+                        metrics,
+                        outputs,
+                        settings.bounds().maxFuture());
         upkeep =
                 new Upkeep(
                         histories,

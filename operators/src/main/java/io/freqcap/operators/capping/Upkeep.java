@@ -130,12 +130,13 @@ record Upkeep(
         if (watermark < Long.MIN_VALUE + 2 * kept) {
             return; // no event time yet
         }
-        // How far a cleared history's entries reach: the limits' windows, and a fatigue's (a
+        // How far a cleared history's entries reach: the rules' windows, and their fatigue's (a
         // message up to its window after the latest cleared entry would count that entry in u).
+        // Never a shadow rule's (contract.md §6): its decision for such a message may see less.
         long longest =
                 Math.max(
                         control.config().longestWindowMillis(),
-                        control.config().fatigueWindowMillis());
+                        control.config().rulesFatigueWindowMillis());
         long plain = watermark - 2 * kept;
         long ownKept = Math.max(kept, Limit.MAX_WINDOW_MILLIS);
         long own =

@@ -5,6 +5,7 @@ import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.fatigue.EngagementStore;
@@ -251,6 +252,41 @@ class FatigueTest {
         h.watermark(start + 101 * DAY + 60 * DAY);
         h.processBroadcastElement(ControlRecord.sweep(2), 0);
         assertNull(lastEngagement(h, 43), "once it is as old as what the sweep clears");
+    }
+
+    /** Four a day; only the shadow rule has a fatigue, with a 30-day window. */
+    static final String SHADOW_FATIGUE =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
+                    + "\"max\":4}]}],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
+                    + "[{\"window\":\"1d\",\"max\":4}],\"fatigue\":{\"after\":1,\"scale\":0.5,"
+                    + "\"floor\":0,\"window\":\"30d\"}}]}}";
+
+    @Test
+    void aShadowRulesFatigueWindowNeverWidensWhatASweepMakesStale() throws Exception {
+        var h = harnesses.open(CappingSettings.of(SHADOW_FATIGUE));
+        long start = berlin(1, 10);
+        h.processElement(push("m0", start), 0);
+        // The history is kept twice the shadow's 30 days, then swept.
+        h.watermark(start + 61 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        // Within the rules' day of the cleared entry: STALE. Ten days on, within the shadow's
+        // fatigue window only: decided (the shadow decision sees less, contract.md §6).
+        h.processElement(push("m1", start + DAY / 2), 0);
+        h.processElement(push("m2", start + 10 * DAY), 0);
+        assertEquals(List.of("m0 ALLOWED", "m2 ALLOWED", "m1 STALE"), decisions(h));
+    }
+
+    @Test
+    void anEngagementStampedPastTheClockPlusMaxFutureChangesNothing() throws Exception {
+        var h = harnesses.open(CappingSettings.of(HALVING));
+        h.processElement(push("m0", berlin(1, 10)), 0);
+        // It would switch fatigue off for good (contract.md §11): ignored.
+        long wall = System.currentTimeMillis();
+        h.processElement(opened(42, wall + 2 * DAY), 0);
+        assertNull(lastEngagement(h, 42), "an open stamped two days ahead of the clock");
+        h.processElement(opened(42, wall + DAY / 2), 0);
+        long applied = lastEngagement(h, 42);
+        assertTrue(applied >= wall + DAY / 2 && applied <= wall + DAY, "within --max-future");
     }
 
     @Test

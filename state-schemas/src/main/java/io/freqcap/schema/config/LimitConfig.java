@@ -64,6 +64,15 @@ public record LimitConfig(
         return fatigueWindowMillis > 0;
     }
 
+    /**
+     * The longest {@code fatigue.window} of the rules alone, 0 when none has a {@code fatigue}:
+     * with their longest window, how far a message may reach back, so what a sweep makes STALE. A
+     * shadow rule's never does (contract.md §3, §6).
+     */
+    public long rulesFatigueWindowMillis() {
+        return Rule.longestFatigueWindow(rules);
+    }
+
     /** Whether the config has shadow rules (contract.md §3): evaluated, never enforced. */
     public boolean hasShadow() {
         return !shadow.isEmpty();

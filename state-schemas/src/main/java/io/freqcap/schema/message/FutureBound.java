@@ -51,6 +51,18 @@ public record FutureBound(long millis, String text) implements Serializable {
     }
 
     /**
+     * The latest timestamp the bound accepts at wall clock {@code now}: {@code now} plus the bound,
+     * and never the year 10000 or later (contract.md §8), under {@code off} too.
+     */
+    public long latest(long now) {
+        long bound =
+                millis == Long.MAX_VALUE || now > Long.MAX_VALUE - millis
+                        ? Long.MAX_VALUE
+                        : now + millis;
+        return Math.min(bound, OutboundMessage.LAST_YEAR_END - 1);
+    }
+
+    /**
      * @throws MalformedRecordException when {@code timestamp} lies more than the bound after {@code
      *     now}
      */

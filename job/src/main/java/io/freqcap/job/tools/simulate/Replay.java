@@ -76,9 +76,14 @@ final class Replay implements AutoCloseable {
         outcomes.add(backtest.decide(in), length, backtest.clock());
     }
 
-    /** Applies a delivery receipt as the job does (contract.md §11). */
-    void receipt(DeliveryReceipt r) {
-        backtest.receipt(r, r.timestamp());
+    /**
+     * Applies a delivery receipt as the job does (contract.md §11).
+     *
+     * @param latest the latest an engagement may be stamped: the machine's clock plus {@code
+     *     --max-future}
+     */
+    void receipt(DeliveryReceipt r, long latest) {
+        backtest.receipt(r, r.timestamp(), latest);
     }
 
     private void emit(Decided d, long length) throws IOException {

@@ -205,9 +205,10 @@ public final class Simulate {
                     receipts.before(
                             in.timestamp(),
                             r -> {
-                                a.receipt(r);
+                                long latest = bounds.maxFuture().latest(System.currentTimeMillis());
+                                a.receipt(r, latest);
                                 if (b != null) {
-                                    b.receipt(r);
+                                    b.receipt(r, latest);
                                 }
                             });
                 }

@@ -20,7 +20,7 @@ public final class Receipts {
 
     /**
      * Nothing: no such counted message, one still held, an engagement of a user with nothing
-     * counted or not later than the last, another status.
+     * counted, not later than the last or stamped later than the clock allows, another status.
      */
     public record Ignored() implements Effect {}
 
@@ -36,21 +36,30 @@ public final class Receipts {
     }
 
     /**
-     * The effect of {@code r} on its user's state.
+     * When a receipt is applied.
      *
      * @param at the receipt's timestamp, or the job's clock when it has none
+     * @param latest the latest an engagement may be stamped: the job's wall clock when it reads the
+     *     receipt plus {@code --max-future} ({@link io.freqcap.schema.message.FutureBound#latest});
+     *     a later one would switch fatigue off for the user for good (contract.md §11)
      */
+    public record Time(long at, long latest) {}
+
+    /** The effect of {@code r} on its user's state. */
     public static Effect of(
             DeliveryReceipt r,
             long user,
-            long at,
+            Time time,
             Histories histories,
             Engagements engagements,
             StillHeld stillHeld)
             throws Exception {
         if (r.engagement()) {
             // With nothing counted u is 0 anyway; one not later than the last changes nothing.
-            return histories.get(user).isEmpty() || at <= engagements.lastOf(user)
+            long at = time.at();
+            return histories.get(user).isEmpty()
+                            || at <= engagements.lastOf(user)
+                            || at > time.latest()
                     ? new Ignored()
                     : new Engaged(user, at);
         }

@@ -13,6 +13,7 @@ import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldKey;
+import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
@@ -27,9 +28,9 @@ import org.slf4j.LoggerFactory;
  * What a user and the sender say, for {@link CappingFunction}: a record of the preferences topic
  * (contract.md §10) puts the user's choice in force and cancels the held messages it rules out; a
  * {@code failed} receipt (§11) un-counts the message it names, an engagement receipt may become the
- * user's last engagement. Each arrives keyed by its user, who is the current key. An unreadable
- * record, or one whose application throws, becomes one INVALID_CONTROL record with its source;
- * nothing here stops the job.
+ * user's last engagement (not one stamped past the wall clock plus {@code maxFuture}). Each arrives
+ * keyed by its user, who is the current key. An unreadable record, or one whose application throws,
+ * becomes one INVALID_CONTROL record with its source; nothing here stops the job.
  */
 public record UserInputs(
         Stores stores,
@@ -38,7 +39,8 @@ public record UserInputs(
         PreferenceStore preferences,
         Withdrawals withdrawals,
         CappingMetrics metrics,
-        CappingOutputs out) {
+        CappingOutputs out,
+        FutureBound maxFuture) {
     private static final Logger LOG = LoggerFactory.getLogger(UserInputs.class);
 
     /**
@@ -127,7 +129,9 @@ public record UserInputs(
                 Receipts.of(
                         r,
                         user,
-                        r.timestamp() == null ? now : r.timestamp(),
+                        new Receipts.Time(
+                                r.timestamp() == null ? now : r.timestamp(),
+                                maxFuture.latest(System.currentTimeMillis())),
                         histories,
                         stores.engagements(),
                         (u, e) ->

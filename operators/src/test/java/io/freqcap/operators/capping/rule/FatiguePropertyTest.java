@@ -172,7 +172,14 @@ class FatiguePropertyTest {
         long engaged = Long.MIN_VALUE;
 
         Receipts.Effect receipt(DeliveryReceipt r, long at) throws Exception {
-            Receipts.Effect e = Receipts.of(r, 7, at, histories(), engagements(), (u, h) -> false);
+            Receipts.Effect e =
+                    Receipts.of(
+                            r,
+                            7,
+                            new Receipts.Time(at, Long.MAX_VALUE),
+                            histories(),
+                            engagements(),
+                            (u, h) -> false);
             if (e instanceof Receipts.Engaged g) {
                 engaged = Math.max(engaged, g.at());
             } else if (e instanceof Receipts.Uncounted u) {
