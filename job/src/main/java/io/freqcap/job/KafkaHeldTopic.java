@@ -38,6 +38,11 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     }
 
     @Override
+    public boolean transactional() {
+        return kafka.exactlyOnce();
+    }
+
+    @Override
     public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen) {
         List<byte[]> out = new ArrayList<>();
         live(

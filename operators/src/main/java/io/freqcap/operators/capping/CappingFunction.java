@@ -182,7 +182,8 @@ public class CappingFunction
                                 : new HeldNotices(
                                         metrics.heldNotices,
                                         settings.bounds().maxRecordBytes(),
-                                        () -> control.config().timezone()));
+                                        () -> control.config().timezone(),
+                                        settings.heldTopic().transactional()));
         withdrawals =
                 new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
         userInputs =
@@ -347,6 +348,16 @@ public class CappingFunction
         held.countHours(backend, keySetter);
         preferences.load(backend);
         engagements.load(backend);
+    }
+
+    /**
+     * Called by {@link CappingOperator} before each checkpoint's barrier and at the end of input:
+     * the notices of the messages held since the last barrier ({@link HeldNotices#flush}).
+     */
+    void flushNotices(Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        if (outputs.notices() != null) {
+            outputs.notices().flush(audits, deliveries);
+        }
     }
 
     /**

@@ -104,14 +104,22 @@ public class CappingOperator
     /** What changed reaches the mirror's writer before the barrier: its backlog is checkpointed. */
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flushNotices();
         flushMirror();
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
     @Override
     public void finish() throws Exception {
+        flushNotices();
         flushMirror();
         super.finish();
+    }
+
+    /** The held topic's notices of this checkpoint, before its barrier. */
+    private void flushNotices() {
+        ((CappingFunction) userFunction)
+                .flushNotices(this::audit, d -> output.collect(new StreamRecord<>(d)));
     }
 
     private void audit(AuditEvent a) {

@@ -140,12 +140,30 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
     }
 
     /**
+     * A checkpoint as a task takes it: what goes out before the barrier (the held topic's notices,
+     * the mirror's writes), then the snapshot.
+     */
+    public static OperatorSubtaskState checkpoint(
+            KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h, long id, long timestamp)
+            throws Exception {
+        h.prepareSnapshotPreBarrier(id);
+        return h.snapshot(id, timestamp);
+    }
+
+    /** The checkpoint ids {@link #heldRecords} takes its snapshots under. */
+    private static long checkpoints = 1_000_000;
+
+    /**
      * The held topic's records a harness emitted (contract.md §12), each as its key text and its
      * JSON text (null for a tombstone): those of the audit side output in order, then those that
      * rode with the deliveries, in order (between two checkpoints, a key's records all take one of
      * the two ways).
      */
-    public static List<String[]> heldRecords(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+    public static List<String[]> heldRecords(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+            throws Exception {
+        // What a read_committed reader sees once the next checkpoint commits: the notices of the
+        // messages held since the last one are written before its barrier.
+        checkpoint(h, ++checkpoints, h.getProcessingTime());
         List<String[]> out = new ArrayList<>();
         var side = h.getSideOutput(CappingFunction.AUDIT);
         if (side != null) {

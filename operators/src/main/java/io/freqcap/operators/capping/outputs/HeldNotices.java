@@ -8,8 +8,11 @@ import io.freqcap.schema.history.Fingerprints;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
 import java.util.function.Supplier;
@@ -23,18 +26,23 @@ import org.apache.flink.metrics.Counter;
  * that each goes out in the transaction of the record it belongs with:
  *
  * <ul>
- *   <li>a notice, and the tombstone of a message FORGOTTEN, PREEMPTED or CANCELLED, with the audit
- *       records ({@link AuditEvent#held}): the tombstone commits with the record that ended the
- *       hold;
- *   <li>the tombstone of a message delivered at its send time, with its delivery ({@link
+ *   <li>the tombstone of a message FORGOTTEN, PREEMPTED or CANCELLED with the audit records ({@link
+ *       AuditEvent#held}): it commits with the record that ended the hold;
+ *   <li>the tombstone of a message delivered at its send time with its delivery ({@link
  *       Delivery#heldTopic}), in the delivery sink's transaction;
- *   <li>except where a record of the same key went out since the last checkpoint: then it takes
- *       that record's way. Records of one key must reach the topic in order, and two sinks are two
- *       producers, ordered only by the checkpoint between them (each flushes before the barrier,
- *       chained to this operator). So a message noticed and released between two checkpoints has
- *       both records in the audit sink's transaction (it was never visible as waiting), and a
- *       message released, un-counted by a failed receipt, sent again and held again has its new
- *       notice after its tombstone, with the deliveries.
+ *   <li>a notice with the audit records, written when the checkpoint's barrier comes ({@link
+ *       #flush}), not when the message is held: a hold that ends before the barrier then has only
+ *       its tombstone, in the transaction of the record that ended it. (Written at once, its notice
+ *       would be in the audit sink's transaction and its tombstone would have to follow it there to
+ *       stay in order, ahead of its delivery: a {@code read_committed} reader could see the
+ *       tombstone first.) Under {@code at-least-once} nothing is transactional: notices go out at
+ *       once.
+ *   <li>Records of one key must reach the topic in order, and two sinks are two producers, ordered
+ *       only by the checkpoint between them (each flushes before the barrier, chained to this
+ *       operator). So where a record of a key went out since the last checkpoint, the key's next
+ *       record takes its way: a notice after a tombstone with the deliveries (a message released,
+ *       un-counted by a failed receipt, sent again and held again) goes with the deliveries; a
+ *       tombstone after a tombstone is not written again.
  * </ul>
  *
  * <p>A message released at once (its send time already past) gets neither. Every start makes the
@@ -60,11 +68,23 @@ public final class HeldNotices {
          */
         List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen)
                 throws Exception;
+
+        /**
+         * Whether the job's sinks write in transactions ({@code exactly-once}, the default): then a
+         * notice waits for the checkpoint's barrier ({@link HeldNotices#flush}).
+         */
+        default boolean transactional() {
+            return true;
+        }
     }
 
     private final Counter written;
     private final int maxRecordBytes;
     private final Supplier<String> configZone;
+    private final boolean transactional;
+
+    /** Notices waiting for the barrier (transactional only), by key hash: key and notice. */
+    private final Map<Long, byte[][]> pending = new LinkedHashMap<>();
 
     /**
      * The keys written since the last checkpoint, by a 64-bit hash of the key: true when through
@@ -73,19 +93,45 @@ public final class HeldNotices {
      */
     private final Map<Long, Boolean> sinceCheckpoint = new HashMap<>();
 
+    /** The keys whose latest record since the last checkpoint is a tombstone, by key hash. */
+    private final Set<Long> deadSinceCheckpoint = new HashSet<>();
+
     /**
      * @param written the {@code heldNotices} counter
      * @param configZone the config in force's zone, for messages held before freqcap kept theirs
+     * @param transactional whether the sinks write in transactions ({@code exactly-once}): then
+     *     notices wait for the barrier
      */
-    public HeldNotices(Counter written, int maxRecordBytes, Supplier<String> configZone) {
+    public HeldNotices(
+            Counter written,
+            int maxRecordBytes,
+            Supplier<String> configZone,
+            boolean transactional) {
         this.written = written;
         this.maxRecordBytes = maxRecordBytes;
         this.configZone = configZone;
+        this.transactional = transactional;
     }
 
-    /** A message held: its notice, with the audit records. */
+    /** A message held: its notice, with the audit records (at the barrier, transactional). */
     public void held(HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        write(HeldNotice.key(h), notice(h), false, audits, deliveries);
+        byte[] key = HeldNotice.key(h);
+        if (transactional) {
+            pending.put(idOf(key), new byte[][] {key, notice(h)});
+        } else {
+            write(key, notice(h), false, audits, deliveries);
+        }
+    }
+
+    /**
+     * The checkpoint's barrier comes (or the end of input): the notices of the messages held since
+     * the last one and still held, so that they commit with this checkpoint.
+     */
+    public void flush(Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        for (byte[][] n : pending.values()) {
+            write(n[0], n[1], false, audits, deliveries);
+        }
+        pending.clear();
     }
 
     /** The notice of a held message. */
@@ -98,18 +144,42 @@ public final class HeldNotices {
      * records.
      */
     public void left(HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        write(HeldNotice.key(h), null, false, audits, deliveries);
+        tombstone(HeldNotice.key(h), false, audits, deliveries);
     }
 
     /** A held message delivered: its tombstone, with the deliveries. */
     public void released(
             HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        write(HeldNotice.key(h), null, true, audits, deliveries);
+        tombstone(HeldNotice.key(h), true, audits, deliveries);
     }
 
     /** A key left live by an earlier job (or an earlier run without notices): its tombstone. */
     public void stale(byte[] key, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        write(key, null, false, audits, deliveries);
+        tombstone(key, false, audits, deliveries);
+    }
+
+    /**
+     * A key's tombstone. Transactional, its notice may still wait for the barrier (it is dropped:
+     * the key may have been live before, so the tombstone is still written), and only tombstones go
+     * out between two barriers: one of this key since the last is enough.
+     */
+    private void tombstone(
+            byte[] key,
+            boolean withDeliveries,
+            Consumer<AuditEvent> audits,
+            Consumer<Delivery> deliveries) {
+        if (transactional) {
+            long id = idOf(key);
+            pending.remove(id);
+            if (deadSinceCheckpoint.contains(id)) {
+                return;
+            }
+        }
+        write(key, null, withDeliveries, audits, deliveries);
+    }
+
+    private static long idOf(byte[] key) {
+        return Fingerprints.of(new String(key, StandardCharsets.UTF_8));
     }
 
     /**
@@ -122,8 +192,13 @@ public final class HeldNotices {
             boolean withDeliveries,
             Consumer<AuditEvent> audits,
             Consumer<Delivery> deliveries) {
-        Long id = Fingerprints.of(new String(key, StandardCharsets.UTF_8));
+        long id = idOf(key);
         Boolean taken = sinceCheckpoint.putIfAbsent(id, withDeliveries);
+        if (json == null) {
+            deadSinceCheckpoint.add(id);
+        } else {
+            deadSinceCheckpoint.remove(id);
+        }
         if (taken != null ? taken : withDeliveries) {
             deliveries.accept(Delivery.heldTopic(key, json));
         } else {
@@ -135,5 +210,6 @@ public final class HeldNotices {
     /** A checkpoint: what was written before it reached the log before anything after it. */
     public void checkpointed() {
         sinceCheckpoint.clear();
+        deadSinceCheckpoint.clear();
     }
 }
