@@ -21,10 +21,17 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * The held topic (contract.md §12) as a start without its notices reads it: every partition from
- * its beginning to its end, {@code read_committed}, keeping the keys whose latest record is a
- * notice. What an earlier job wrote and aborted is never read; a compacted topic has dropped most
+ * The held topic (contract.md §12) as a start reads it: every partition from its beginning to its
+ * last stable offset, {@code read_committed}, keeping only the keys the task owns whose latest
+ * record is a notice (keys only: a start's memory is bounded by the keys it owns, not by the
+ * topic). What an earlier job wrote and aborted is never read; a compacted topic has dropped most
  * of what was superseded, so this reads about one record per live key.
+ *
+ * <p>A start never waits for a transaction open on the topic: where one holds the last stable
+ * offset back from the log's end, a thread of the task reads on, {@code read_committed}, from there
+ * to the log's end as it was at the start, for as long as those transactions take to end (up to the
+ * transaction timeout of whoever opened them), and hands the task the keys it owns that they
+ * committed ({@link Follow}).
  */
 public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     private static final long serialVersionUID = 1L;
@@ -43,19 +50,162 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     }
 
     @Override
-    public List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen) {
-        List<byte[]> out = new ArrayList<>();
-        live(
-                        kafka.bootstrapServers(),
-                        kafka.clientProperties(),
-                        kafka.heldTopic(),
-                        waitForOpen ? WAIT_FOR_OPEN : Duration.ZERO,
-                        key -> {
-                            Long user = HeldNotice.userOf(key);
-                            return user == null ? ownsOthers : ownsUser.test(user);
-                        })
-                .forEach((key, value) -> out.add(key.array()));
-        return out;
+    public HeldNotices.Start read(LongPredicate ownsUser, boolean ownsOthers) {
+        Predicate<byte[]> mine =
+                key -> {
+                    Long user = HeldNotice.userOf(key);
+                    return user == null ? ownsOthers : ownsUser.test(user);
+                };
+        String topic = kafka.heldTopic();
+        Properties committed = consumer(kafka.bootstrapServers(), kafka.clientProperties(), true);
+        Map<TopicPartition, Long> stable;
+        Map<TopicPartition, Long> ends;
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(committed);
+                KafkaConsumer<byte[], byte[]> all =
+                        new KafkaConsumer<>(
+                                consumer(
+                                        kafka.bootstrapServers(),
+                                        kafka.clientProperties(),
+                                        false))) {
+            List<TopicPartition> parts = partitions(c, topic);
+            ends = new HashMap<>(all.endOffsets(parts)); // the log's ends
+            stable = new HashMap<>(c.endOffsets(parts)); // the last stable offsets
+        }
+        java.util.Set<ByteBuffer> live = new java.util.LinkedHashSet<>();
+        scan(
+                kafka.bootstrapServers(),
+                kafka.clientProperties(),
+                topic,
+                Duration.ZERO,
+                (key, value) -> {
+                    if (!mine.test(key)) {
+                        return;
+                    }
+                    if (value == null) {
+                        live.remove(ByteBuffer.wrap(key));
+                    } else {
+                        live.add(ByteBuffer.wrap(key));
+                    }
+                });
+        List<byte[]> keys = new ArrayList<>(live.size());
+        live.forEach(k -> keys.add(k.array()));
+        Map<TopicPartition, Long> open = new HashMap<>();
+        stable.forEach(
+                (tp, at) -> {
+                    if (at < ends.get(tp)) {
+                        open.put(tp, at);
+                    }
+                });
+        if (open.isEmpty()) {
+            return HeldNotices.Start.of(keys);
+        }
+        LOG.info(
+                "held topic {}: transactions open at the start on {}; reading on, in the"
+                        + " background, what they commit (up to {})",
+                topic,
+                open.keySet(),
+                ends);
+        Follow follow = new Follow(committed, open, ends, mine);
+        follow.start();
+        return new HeldNotices.Start(keys, follow);
+    }
+
+    /**
+     * Reads, in a thread of its own, what transactions open at a start commit: from each
+     * partition's last stable offset at the start to its end then, {@code read_committed}, the keys
+     * of the task's; retried while the broker is away; stopped by {@link #close}.
+     */
+    static final class Follow implements HeldNotices.Later {
+        private final Properties props;
+        private final Map<TopicPartition, Long> positions;
+        private final Map<TopicPartition, Long> ends;
+        private final Predicate<byte[]> mine;
+        private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> keys =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final Thread thread;
+        private volatile boolean finished;
+        private volatile boolean closed;
+        private volatile KafkaConsumer<byte[], byte[]> consumer;
+
+        Follow(
+                Properties props,
+                Map<TopicPartition, Long> from,
+                Map<TopicPartition, Long> ends,
+                Predicate<byte[]> mine) {
+            this.props = props;
+            this.positions = new HashMap<>(from);
+            this.ends = ends;
+            this.mine = mine;
+            this.thread = new Thread(this::run, "freqcap-held-topic-follow");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        private void run() {
+            while (!closed && !positions.isEmpty()) {
+                try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+                    consumer = c;
+                    c.assign(positions.keySet());
+                    positions.forEach(c::seek);
+                    while (!closed && !positions.isEmpty()) {
+                        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+                            if (r.key() != null && mine.test(r.key())) {
+                                keys.add(r.key());
+                            }
+                        }
+                        for (TopicPartition tp : List.copyOf(positions.keySet())) {
+                            long at = c.position(tp);
+                            if (at >= ends.get(tp)) {
+                                positions.remove(tp);
+                                c.pause(List.of(tp));
+                            } else {
+                                positions.put(tp, at);
+                            }
+                        }
+                    }
+                } catch (org.apache.kafka.common.errors.WakeupException e) {
+                    return; // closed
+                } catch (RuntimeException e) {
+                    if (closed) {
+                        return;
+                    }
+                    LOG.warn("held topic: reading on after the start failed; again in 1 s", e);
+                    try {
+                        Thread.sleep(1000);
+                    } catch (InterruptedException stop) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
+            finished = true;
+        }
+
+        @Override
+        public List<byte[]> poll() {
+            List<byte[]> out = new ArrayList<>();
+            for (byte[] k; (k = keys.poll()) != null; ) {
+                out.add(k);
+            }
+            return out;
+        }
+
+        @Override
+        public boolean done() {
+            return finished && keys.isEmpty();
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            KafkaConsumer<byte[], byte[]> c = consumer;
+            if (c != null) {
+                c.wakeup();
+            }
+        }
     }
 
     /**
@@ -90,12 +240,6 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
         return live;
     }
 
-    /**
-     * How long a start waits for transactions still open on the topic (a previous run's, until its
-     * sinks abort or commit them at their start): after that it reads what is committed.
-     */
-    static final Duration WAIT_FOR_OPEN = Duration.ofSeconds(15);
-
     /** How long a scan may go without reading on before it gives up (no leader, say). */
     static final Duration GIVE_UP = Duration.ofMinutes(3);
 
@@ -120,30 +264,11 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
             String topic,
             Duration waitForOpen,
             BiConsumer<byte[], byte[]> visit) {
-        Properties p = KafkaClientConfig.properties(clientProperties);
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        // Where the log's start moves on during the scan (retention), read on from there.
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
-        Properties uncommitted = new Properties();
-        uncommitted.putAll(p);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        uncommitted.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        Properties p = consumer(bootstrap, clientProperties, true);
+        Properties uncommitted = consumer(bootstrap, clientProperties, false);
         long start = System.nanoTime();
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-            List<TopicPartition> parts = new ArrayList<>();
-            List<PartitionInfo> infos = c.partitionsFor(topic, Duration.ofMinutes(1));
-            if (infos == null || infos.isEmpty()) {
-                throw new IllegalStateException("held topic " + topic + " not found");
-            }
-            for (PartitionInfo i : infos) {
-                parts.add(new TopicPartition(topic, i.partition()));
-            }
+            List<TopicPartition> parts = partitions(c, topic);
             c.assign(parts);
             c.seekToBeginning(parts);
             Map<TopicPartition, Long> ends;
@@ -199,5 +324,37 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                 ends.entrySet().removeIf(e -> c.position(e.getKey()) >= e.getValue());
             }
         }
+    }
+
+    /** A consumer of the topic's bytes, {@code read_committed} or not, that commits nothing. */
+    static Properties consumer(
+            String bootstrap, Map<String, String> clientProperties, boolean readCommitted) {
+        Properties p = KafkaClientConfig.properties(clientProperties);
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        // Where the log's start moves on during the scan (retention), read on from there.
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
+        p.put(
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                readCommitted ? "read_committed" : "read_uncommitted");
+        return p;
+    }
+
+    /** The topic's partitions; the topic must exist. */
+    static List<TopicPartition> partitions(KafkaConsumer<?, ?> c, String topic) {
+        List<PartitionInfo> infos = c.partitionsFor(topic, Duration.ofMinutes(1));
+        if (infos == null || infos.isEmpty()) {
+            throw new IllegalStateException("held topic " + topic + " not found");
+        }
+        List<TopicPartition> parts = new ArrayList<>();
+        for (PartitionInfo i : infos) {
+            parts.add(new TopicPartition(topic, i.partition()));
+        }
+        return parts;
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.config.ControlRecord;
@@ -68,7 +69,9 @@ class FreqcapJobGraphTest {
                     () ->
                             FreqcapJob.build(
                                     CappingSettings.of(Traffic.config(1, 2, 6, 1))
-                                            .withHeldTopic((owns, others, wait) -> List.of()),
+                                            .withHeldTopic(
+                                                    (owns, others) ->
+                                                            HeldNotices.Start.of(List.of())),
                                     env.fromData(
                                             List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
                                             TypeInformation.of(RawRecord.class)),

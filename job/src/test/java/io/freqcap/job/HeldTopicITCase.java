@@ -13,10 +13,12 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -26,6 +28,9 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -318,6 +323,67 @@ class HeldTopicITCase {
             assertNull(after.records().get(after.records().size() - 1)[1]);
         } finally {
             KafkaPipelineSupport.cancel(fresh);
+        }
+    }
+
+    /**
+     * A transaction another writer left open on the held topic when the job starts (contract.md
+     * §12): the start does not wait for it (messages are decided while it is open), and once it
+     * commits, the keys it made live that nothing holds are tombstoned: the topic's live keys are
+     * what the job holds.
+     */
+    @Test
+    @Timeout(240)
+    void aTransactionLeftOpenOnTheTopicIsFollowedUntilItEnds() throws Exception {
+        String name = "heldopen";
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka, tmp, name, CONFIG, PARTITIONS, "--held-topic", name + "-held");
+        kafka.createCompactedTopics(PARTITIONS, List.of(name + "-held"));
+        Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
+        foreign.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "another-writer");
+        try (KafkaProducer<byte[], byte[]> writer = new KafkaProducer<>(foreign)) {
+            writer.initTransactions();
+            writer.beginTransaction();
+            for (String key : List.of("42/m-lingering", "7/m-other", "not-a-user-key")) {
+                writer.send(
+                        new ProducerRecord<>(
+                                name + "-held",
+                                key.getBytes(StandardCharsets.UTF_8),
+                                "{\"messageId\":\"x\"}".getBytes(StandardCharsets.UTF_8)));
+            }
+            writer.flush(); // on the log, not committed
+
+            CappingSettings settings =
+                    CappingSettings.of(CONFIG)
+                            .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
+            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+            FailOnce.reset();
+            FailingOnceJob.failingOnceJob(env, options, Integer.MAX_VALUE, settings, null);
+            JobClient job = env.executeAsync("freqcap-held-open");
+            try {
+                List<Input> inputs = new ArrayList<>();
+                long t0 = System.currentTimeMillis();
+                message(inputs, 1, "now-1", "push", t0, 0); // out at once
+                message(inputs, 1, "promo-1", "push", t0 + 1, 10); // held 10 minutes
+                Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+                // Decided while the transaction is open: the start did not wait for it.
+                var out =
+                        JobOutputs.readCommitted(
+                                kafka.bootstrapServers(),
+                                List.of(name + "-deliveries"),
+                                1,
+                                Duration.ofSeconds(60));
+                assertEquals(1, out.get(name + "-deliveries").size());
+                writer.commitTransaction();
+                await(
+                        "once the transaction committed, the live keys are what is held",
+                        60_000,
+                        () -> Held.read(name).live().keySet(),
+                        Set.of("1/promo-1"));
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
         }
     }
 

@@ -220,6 +220,9 @@ public class CappingFunction
         if (histories != null) {
             histories.close();
         }
+        if (heldTopicStart != null) {
+            heldTopicStart.close();
+        }
         super.close();
     }
 
@@ -348,6 +351,16 @@ public class CappingFunction
         held.countHours(backend, keySetter);
         preferences.load(backend);
         engagements.load(backend);
+    }
+
+    /**
+     * Called by {@link CappingOperator} after the start, now and then until it returns false: the
+     * keys that transactions open at the start committed since, written again as held now ({@link
+     * HeldTopicStart#followUp}).
+     */
+    boolean followHeldTopic(Consumer<AuditEvent> audits, Consumer<Delivery> deliveries)
+            throws Exception {
+        return heldTopicStart.followUp(held, keySetter, outputs.to(audits, w -> {}, deliveries));
     }
 
     /**

@@ -70,6 +70,26 @@ public class CappingOperator
         function.loadRestored(getKeyedStateBackend());
         function.startHeldTopic(
                 getKeyedStateBackend(), this::audit, d -> output.collect(new StreamRecord<>(d)));
+        scheduleHeldFollow();
+    }
+
+    /** How often the held topic's follow after a start is polled. */
+    static final long FOLLOW_MILLIS = 200;
+
+    /** Polls the held topic's follow after the start until it is done ({@link HeldTopicStart}). */
+    private void scheduleHeldFollow() throws Exception {
+        ProcessingTimeService timers = getProcessingTimeService();
+        if (!followHeldTopic()
+                || timers.getCurrentProcessingTime() > Long.MAX_VALUE - FOLLOW_MILLIS) {
+            return; // done; or a clock at its end (a test's), where a timer would fire forever
+        }
+        timers.registerTimer(
+                timers.getCurrentProcessingTime() + FOLLOW_MILLIS, time -> scheduleHeldFollow());
+    }
+
+    private boolean followHeldTopic() throws Exception {
+        return ((CappingFunction) userFunction)
+                .followHeldTopic(this::audit, d -> output.collect(new StreamRecord<>(d)));
     }
 
     /** Every {@link MirrorLogs#FLUSH_MILLIS}: the Redis keys of the users that changed. */
@@ -111,6 +131,7 @@ public class CappingOperator
 
     @Override
     public void finish() throws Exception {
+        followHeldTopic(); // what was read of it so far
         flushNotices();
         flushMirror();
         super.finish();

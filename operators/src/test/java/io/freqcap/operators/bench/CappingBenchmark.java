@@ -7,6 +7,7 @@ import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
@@ -502,7 +503,9 @@ public final class CappingBenchmark {
                                         heldTopic
                                                 ? CappingSettings.of(config)
                                                         .withHeldTopic(
-                                                                (owns, others, wait) -> List.of())
+                                                                (owns, others) ->
+                                                                        HeldNotices.Start.of(
+                                                                                List.of()))
                                                 : CappingSettings.of(config))),
                         InboundMessage::routingKey,
                         Types.LONG,

@@ -210,7 +210,8 @@ final class EdgeRun implements AutoCloseable {
      * each run starts on an empty topic.
      */
     private final io.freqcap.operators.capping.outputs.HeldNotices.LiveKeys liveKeys =
-            (ownsUser, ownsOthers, wait) -> List.of();
+            (ownsUser, ownsOthers) ->
+                    io.freqcap.operators.capping.outputs.HeldNotices.Start.of(List.of());
 
     /** Outcomes seen, by kind, over every run that shares the map: how deep the runs reach. */
     private final Map<String, Long> tally;

@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.LongPredicate;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -45,16 +46,46 @@ class HeldTopicTest {
 
     /** A held topic that is empty, or holds these keys live. */
     static HeldNotices.LiveKeys topicWith(String... keys) {
-        return (ownsUser, ownsOthers, wait) -> {
-            List<byte[]> out = new ArrayList<>();
-            for (String k : keys) {
-                Long user = HeldNotice.userOf(k.getBytes(StandardCharsets.UTF_8));
-                if (user == null ? ownsOthers : ownsUser.test(user)) {
-                    out.add(k.getBytes(StandardCharsets.UTF_8));
-                }
+        return (ownsUser, ownsOthers) -> HeldNotices.Start.of(owned(ownsUser, ownsOthers, keys));
+    }
+
+    static List<byte[]> owned(LongPredicate ownsUser, boolean ownsOthers, String... keys) {
+        List<byte[]> out = new ArrayList<>();
+        for (String k : keys) {
+            Long user = HeldNotice.userOf(k.getBytes(StandardCharsets.UTF_8));
+            if (user == null ? ownsOthers : ownsUser.test(user)) {
+                out.add(k.getBytes(StandardCharsets.UTF_8));
             }
-            return out;
-        };
+        }
+        return out;
+    }
+
+    /**
+     * A held topic with nothing committed at the start, and a transaction open then that commits
+     * records of these keys once the task has started (handed over at its first poll).
+     */
+    static HeldNotices.LiveKeys committedLater(String... keys) {
+        return (ownsUser, ownsOthers) ->
+                new HeldNotices.Start(
+                        List.of(),
+                        new HeldNotices.Later() {
+                            private List<byte[]> left = owned(ownsUser, ownsOthers, keys);
+
+                            @Override
+                            public List<byte[]> poll() {
+                                List<byte[]> out = left;
+                                left = List.of();
+                                return out;
+                            }
+
+                            @Override
+                            public boolean done() {
+                                return left.isEmpty();
+                            }
+
+                            @Override
+                            public void close() {}
+                        });
     }
 
     static CappingSettings withTopic(String config, String... live) {
@@ -173,6 +204,32 @@ class HeldTopicTest {
         }
         assertEquals(
                 List.of("other delivered", "m-000400 delivered", "42/m-000400 tombstone"), main);
+    }
+
+    /**
+     * A transaction open on the held topic when the job starts (an earlier run's or another
+     * writer's) commits after it: the start did not wait for it, and the keys it committed are
+     * written again as the task holds them (contract.md §12): the one held is noticed, the other
+     * tombstoned, so the topic's live keys are what is held.
+     */
+    @Test
+    void keysATransactionOpenAtTheStartCommitsLaterAreWrittenAgainAsHeld() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        OperatorSubtaskState snapshot = checkpoint(h, 1, NOV_22_22H10);
+        harnesses.close(h);
+
+        var restored =
+                harnesses.open(
+                        CappingSettings.of(PRIORITY_CONFIG)
+                                .withHeldTopic(committedLater("42/m-000400", "42/m-gone")),
+                        snapshot);
+        restored.setProcessingTime(NOV_22_22H10 + CappingOperator.FOLLOW_MILLIS);
+        List<String[]> records = heldRecords(restored);
+        assertEquals(Set.of("42/m-000400"), liveHeld(records).keySet());
+        assertTrue(
+                records.stream().anyMatch(r -> r[0].equals("42/m-gone") && r[1] == null),
+                "the key nothing holds is tombstoned");
     }
 
     /**

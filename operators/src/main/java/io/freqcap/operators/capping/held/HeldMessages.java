@@ -184,6 +184,29 @@ public final class HeldMessages implements HeldQueue {
     }
 
     /**
+     * The current user's held message whose messageId has this fingerprint, or null (a key the held
+     * topic has, checked after the start, {@link HeldTopicStart#followUp}).
+     */
+    public HeldDelivery withFingerprint(long fingerprint) throws Exception {
+        for (HeldKey k : state.keys()) {
+            if (k.fingerprint() == fingerprint) {
+                return state.get(k);
+            }
+        }
+        if (legacyCount > 0) {
+            Iterable<HeldDelivery> all = legacy.get();
+            if (all != null) {
+                for (HeldDelivery h : all) {
+                    if (Fingerprints.of(h.messageId()) == fingerprint) {
+                        return h;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
      * Takes out these held messages of {@code user}, the current key, their timers deleted
      * (preempted): a delete each, as a release.
      */

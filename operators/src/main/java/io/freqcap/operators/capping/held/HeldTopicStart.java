@@ -2,6 +2,7 @@ package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.HeldNotices;
+import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldNotice;
 import io.freqcap.schema.history.Fingerprints;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,13 @@ import org.slf4j.LoggerFactory;
  * name no user), writes a notice for every message it holds that has none, and a tombstone for
  * every live key it does not hold.
  *
+ * <p>A start reads what is committed and never waits for a transaction open on the topic (an
+ * earlier run's, another job's, any writer's left open): what such a transaction commits later is
+ * read in the background ({@link HeldNotices.Later}), and each key of this task's that it names is
+ * written again as the task holds it then ({@link #followUp}): a notice if held, else a tombstone.
+ * So once those transactions have ended and the task has taken a checkpoint after, the topic's live
+ * keys are what it holds (contract.md §12).
+ *
  * <p>After a restore from the job's own checkpoint this finds nothing to write: notices and
  * tombstones were committed with the checkpoint. It matters after a start without state (what an
  * earlier job held was lost with its state), a restore from state written without {@code
@@ -36,6 +44,7 @@ public final class HeldTopicStart {
 
     private final HeldNotices.LiveKeys topic;
     private final boolean restored;
+    private HeldNotices.Later later = HeldNotices.Later.NONE;
 
     /**
      * @param topic the held topic, or null without {@code --held-topic}
@@ -70,7 +79,9 @@ public final class HeldTopicStart {
             return;
         }
         long started = System.nanoTime();
-        List<byte[]> live = topic.read(owns, first, !restored);
+        HeldNotices.Start start = topic.read(owns, first);
+        later = start.later();
+        List<byte[]> live = start.live();
         Map<Held, List<byte[]>> unmatched = new HashMap<>();
         List<byte[]> stale = new ArrayList<>();
         for (byte[] key : live) {
@@ -116,6 +127,40 @@ public final class HeldTopicStart {
                 live.size(),
                 stale.size(),
                 noticed[0]);
+    }
+
+    /**
+     * Writes again, as the task holds them now, the keys that transactions open at the start have
+     * committed since: a notice for a held message, a tombstone for any other key.
+     *
+     * @return whether it follows on (transactions of the start may still commit)
+     */
+    public boolean followUp(HeldMessages held, LongConsumer setKey, CappingOutputs.Sink sink)
+            throws Exception {
+        for (byte[] key : later.poll()) {
+            Held h = heldOf(key);
+            HeldDelivery d = null;
+            if (h != null) {
+                setKey.accept(h.user());
+                d = held.withFingerprint(h.fingerprint());
+            }
+            if (d != null) {
+                sink.reconciled(d);
+            } else {
+                sink.staleKey(key);
+            }
+        }
+        if (later.done()) {
+            later.close();
+            later = HeldNotices.Later.NONE;
+            return false;
+        }
+        return true;
+    }
+
+    /** Stops the follow (the task closes). */
+    public void close() {
+        later.close();
     }
 
     /**

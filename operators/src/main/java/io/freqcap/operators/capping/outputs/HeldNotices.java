@@ -51,23 +51,19 @@ import org.apache.flink.metrics.Counter;
 public final class HeldNotices {
     /**
      * The held topic as a start reads it: the keys whose latest record is a notice, from the
-     * topic's beginning, read committed. Serializable: made where the job is built, read in each
-     * task.
+     * topic's beginning, read committed; then, in the background, what the transactions open at the
+     * start go on to commit. Serializable: made where the job is built, read in each task.
      */
     public interface LiveKeys extends Serializable {
         /**
-         * The live keys this task owns.
+         * The live keys this task owns, as committed now (never waiting for a transaction open on
+         * the topic), and a follow of the records such transactions commit later.
          *
          * @param ownsUser whether a user's key group is this task's
          * @param ownsOthers whether this task also takes the keys that name no userId (one task
          *     does)
-         * @param waitForOpen whether to wait a little for transactions open on the topic to end (a
-         *     start without state: an earlier job's, which the restarted sinks abort); a restore
-         *     reads what is committed, since the transactions open then are its own checkpoint's,
-         *     consistent with its state, or ones that will abort
          */
-        List<byte[]> read(LongPredicate ownsUser, boolean ownsOthers, boolean waitForOpen)
-                throws Exception;
+        Start read(LongPredicate ownsUser, boolean ownsOthers) throws Exception;
 
         /**
          * Whether the job's sinks write in transactions ({@code exactly-once}, the default): then a
@@ -76,6 +72,51 @@ public final class HeldNotices {
         default boolean transactional() {
             return true;
         }
+    }
+
+    /**
+     * What a start read: the live keys it owns, committed then, and what it reads on.
+     *
+     * @param live the keys, each once
+     */
+    public record Start(List<byte[]> live, Later later) {
+        /** Nothing was open at the start. */
+        public static Start of(List<byte[]> live) {
+            return new Start(live, Later.NONE);
+        }
+    }
+
+    /**
+     * The records the transactions open at a start commit later (an earlier run's, another job's,
+     * any writer's left open): the keys of them this task owns, each time one is read, until the
+     * reader is past where the topic ended at the start. Read in the background; polled by the
+     * task.
+     */
+    public interface Later extends AutoCloseable {
+        Later NONE =
+                new Later() {
+                    @Override
+                    public List<byte[]> poll() {
+                        return List.of();
+                    }
+
+                    @Override
+                    public boolean done() {
+                        return true;
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+
+        /** The keys read since the last poll (the task's own), possibly none. */
+        List<byte[]> poll();
+
+        /** Whether every record before the start's end of the topic was read (and polled). */
+        boolean done();
+
+        @Override
+        void close();
     }
 
     private final Counter written;
