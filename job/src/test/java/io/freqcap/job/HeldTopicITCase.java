@@ -387,6 +387,28 @@ class HeldTopicITCase {
         }
     }
 
+    @Test
+    void freqcapQueryOnATopicThatDoesNotExistSaysSoInOneLine() throws Exception {
+        var err = new java.io.ByteArrayOutputStream();
+        int code =
+                io.freqcap.job.tools.query.HeldQuery.run(
+                        new String[] {
+                            "--held",
+                            "--bootstrap-servers",
+                            kafka.bootstrapServers(),
+                            "--held-topic",
+                            "no-such-held-topic"
+                        },
+                        new java.io.PrintStream(new java.io.ByteArrayOutputStream()),
+                        new java.io.PrintStream(err, true));
+        String said = err.toString(StandardCharsets.UTF_8);
+        assertEquals(1, code, said);
+        assertEquals(
+                "freqcap-query: the held topic no-such-held-topic does not exist at "
+                        + kafka.bootstrapServers(),
+                said.strip());
+    }
+
     static Set<String> pushKeys(Set<String> keys) {
         Set<String> out = new TreeSet<>();
         for (String k : keys) {

@@ -6,10 +6,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.job.KafkaHeldTopic;
 import io.freqcap.schema.common.Json;
+import io.freqcap.schema.held.HeldNotice;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -20,7 +23,13 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * {@code freqcap-query --held}: what waits (contract.md §8, §12), read from the held-messages topic
@@ -56,7 +65,10 @@ public final class HeldQuery {
         System.exit(run(args, System.out, System.err));
     }
 
-    /** Runs the query; the exit code (0, or 2 for a bad command line). */
+    /**
+     * Runs the query; the exit code: 0, 1 when the topic cannot be read (a broker away, no such
+     * topic: one line says which), 2 for a bad command line.
+     */
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         Query q;
         try {
@@ -68,6 +80,11 @@ public final class HeldQuery {
         if (q == null) {
             out.println(USAGE);
             return 0;
+        }
+        String unreadable = unreadable(q, Duration.ofSeconds(10));
+        if (unreadable != null) {
+            err.println("freqcap-query: " + unreadable);
+            return 1;
         }
         List<JsonNode> waiting = read(q);
         if (q.user() != null) {
@@ -131,6 +148,51 @@ public final class HeldQuery {
                 client);
     }
 
+    /**
+     * Why the held topic cannot be read, in one line, or null: the brokers do not answer within
+     * {@code timeout}, or the topic does not exist.
+     */
+    static String unreadable(Query q, Duration timeout) {
+        Properties p = KafkaClientConfig.properties(q.clientProperties());
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, q.bootstrap());
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        try (Admin admin = Admin.create(p)) {
+            admin.describeTopics(List.of(q.topic()))
+                    .allTopicNames()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return "the held topic " + q.topic() + " does not exist at " + q.bootstrap();
+            }
+            if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+                return noAnswer(q, timeout);
+            }
+            return "cannot read the held topic "
+                    + q.topic()
+                    + " at "
+                    + q.bootstrap()
+                    + ": "
+                    + e.getCause().getMessage();
+        } catch (java.util.concurrent.TimeoutException e) {
+            return noAnswer(q, timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        } catch (RuntimeException e) {
+            return "cannot read the held topic " + q.topic() + " at " + q.bootstrap() + ": " + e;
+        }
+    }
+
+    private static String noAnswer(Query q, Duration timeout) {
+        return "no answer from Kafka at "
+                + q.bootstrap()
+                + " within "
+                + timeout.toSeconds()
+                + " s (is it running, and are --bootstrap-servers and --kafka-config right?)";
+    }
+
     /** The notices live now that the query keeps, in send-time order. */
     static List<JsonNode> read(Query q) {
         String prefix = q.user() == null ? null : q.user() + "/";
@@ -144,24 +206,56 @@ public final class HeldQuery {
                                 prefix == null
                                         || new String(key, StandardCharsets.UTF_8)
                                                 .startsWith(prefix));
+        return waiting(live, q.campaign());
+    }
+
+    /**
+     * The live records that are notices the job wrote (contract.md §12), of the campaign asked for,
+     * in send-time order. Anything else on the topic (another writer's JSON, say) is not what
+     * waits.
+     *
+     * @param campaign null for every campaign
+     */
+    static List<JsonNode> waiting(Map<ByteBuffer, byte[]> live, String campaign) {
         List<JsonNode> out = new ArrayList<>();
-        for (byte[] v : live.values()) {
-            try {
-                JsonNode n = Json.MAPPER.readTree(v);
-                if (n != null
-                        && n.isObject()
-                        && (q.campaign() == null
-                                || q.campaign().equals(n.path("campaignId").asText(null)))) {
-                    out.add(n);
-                }
-            } catch (IOException e) {
-                // not a notice this job wrote: not what waits
-            }
-        }
+        live.forEach(
+                (key, value) -> {
+                    JsonNode n = notice(key.array(), value);
+                    if (n != null
+                            && (campaign == null
+                                    || campaign.equals(n.path("campaignId").asText(null)))) {
+                        out.add(n);
+                    }
+                });
         out.sort(
                 Comparator.comparingLong((JsonNode n) -> n.path("sendAt").asLong())
                         .thenComparing(n -> n.path("messageId").asText()));
         return out;
+    }
+
+    /**
+     * The notice of a live record, or null when it is not one the job writes: a JSON object with
+     * the userId its key names, a messageId, and integral timestamp and sendAt.
+     */
+    static JsonNode notice(byte[] key, byte[] value) {
+        Long user = HeldNotice.userOf(key);
+        JsonNode n;
+        try {
+            n = Json.MAPPER.readTree(value);
+        } catch (IOException e) {
+            return null;
+        }
+        if (user == null
+                || n == null
+                || !n.isObject()
+                || !n.path("userId").isIntegralNumber()
+                || n.path("userId").asLong() != user
+                || !n.path("messageId").isTextual()
+                || !n.path("timestamp").isIntegralNumber()
+                || !n.path("sendAt").isIntegralNumber()) {
+            return null;
+        }
+        return n;
     }
 
     static void printUser(Query q, List<JsonNode> waiting, PrintStream out) {
