@@ -250,7 +250,7 @@ record LimitCheck(
                             scopes,
                             t,
                             with(own, own.length, extra),
-                            and(at -> IntervalScan.passes(at, read), extra),
+                            and(new RollingPasses(read), extra),
                             quiet);
         } else if (findRetry && quiet == null && extra == null) {
             retryAfter = IntervalScan.retryAfter(t, read);
@@ -262,7 +262,7 @@ record LimitCheck(
                             t,
                             candidates,
                             candidates.length,
-                            and(at -> IntervalScan.passes(at, read), extra),
+                            and(new RollingPasses(read), extra),
                             quiet);
         }
         return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
