@@ -303,10 +303,31 @@ public class CappingFunction
                         control.handler().segments(),
                         control.sweptHorizon(),
                         now);
-        HeldDelivery kept = stores.apply(d);
-        sink.decided(d);
+        HeldDelivery kept;
+        try {
+            kept = stores.apply(d);
+            sink.decided(d);
+        } catch (RuntimeException e) {
+            // The last guard (contract.md §5): a defect on a value at some edge while writing or
+            // building what was decided, with nothing of it emitted. Audited, not fatal: a restart
+            // would meet the same record again, forever. What the state took of it stays (a
+            // message may stay counted: fewer sends, never more).
+            LOG.error("Message {} could not be decided; audited as MALFORMED", in, e);
+            sink.decided(
+                    Decided.malformed(
+                            in.undecided(DecisionStep.UNDECIDED + e.getClass().getSimpleName()),
+                            control.config()));
+            return;
+        }
         if (kept != null) {
-            sink.held(kept);
+            try {
+                sink.held(kept);
+            } catch (RuntimeException e) {
+                // Its audit record is out and it waits in state: only its notice is lost, and
+                // the next start's check of the held topic writes it.
+                LOG.error("The held-topic notice of {} could not be written", in, e);
+                metrics.undecided.inc();
+            }
         }
     }
 
@@ -321,7 +342,23 @@ public class CappingFunction
             Consumer<Delivery> out,
             Consumer<AuditEvent> audits)
             throws Exception {
-        HeldDelivery h = held.release(user, sendAt, fingerprint);
+        HeldDelivery h;
+        try {
+            h = held.release(user, sendAt, fingerprint);
+        } catch (RuntimeException e) {
+            // A defect reading what waits: failing the task would meet this timer again after
+            // every restore. The job goes on; the message stays in state without its timer,
+            // counted in heldNow, and the log says which.
+            LOG.error(
+                    "The held message of user {} due at {} (messageId fingerprint {}) could not"
+                            + " be released; it stays held",
+                    user,
+                    sendAt,
+                    fingerprint,
+                    e);
+            metrics.undecided.inc();
+            return;
+        }
         if (h != null) {
             metrics.released.inc();
             outputs.to(audits, w -> {}, out).released(h);

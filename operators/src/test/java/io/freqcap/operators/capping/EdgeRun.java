@@ -516,6 +516,8 @@ final class EdgeRun implements AutoCloseable {
         List<Delivery> deliveries = new ArrayList<>();
         List<JsonNode> audits = new ArrayList<>();
         for (var h : tasks) {
+            // As before a checkpoint's barrier: the held topic's notices go out then (§12).
+            h.prepareSnapshotPreBarrier(checkpoint);
             Object o;
             while ((o = h.getOutput().poll()) != null) {
                 if (o instanceof StreamRecord<?> r

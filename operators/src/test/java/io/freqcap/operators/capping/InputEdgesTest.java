@@ -32,6 +32,7 @@ class InputEdgesTest {
 
     static final long NOV_22_10H = PreemptionTest.NOV_22_10H;
     static final long NOV_22_22H10 = PreemptionTest.NOV_22_22H10;
+    static final long NOV_23_8H = PreemptionTest.NOV_23_8H;
 
     /** 0:00 UTC on 1 January 10000: a pause from here on is for good (contract.md §10). */
     static final long YEAR_10000 = 253_402_300_800_000L;
@@ -200,6 +201,55 @@ class InputEdgesTest {
         // Nothing of m-1 was counted: a snapshot and restore hold no trace of it.
         h.processElement(message("m-1", 42, NOV_22_10H + 1), NOV_22_10H);
         assertEquals(2, audits(h).size());
+    }
+
+    /**
+     * The last guard covers writing and emitting what was decided too (contract.md §5): a message
+     * whose hold cannot be written (its timer refused here) is audited MALFORMED, "could not be
+     * decided", and the task goes on; a held message's timer that cannot be read back fails nothing
+     * either.
+     */
+    @Test
+    void aDecisionThatCannotBeWrittenIsAuditedMalformedAndTheTaskGoesOn() throws Exception {
+        long poisoned = io.freqcap.schema.history.Fingerprints.of("m-poisoned");
+        CappingFunction function =
+                new CappingFunction(CappingSettings.of(QUIET_CONFIG)) {
+                    @Override
+                    void useHeldTimers(io.freqcap.operators.capping.held.HeldMessages.Timers t) {
+                        super.useHeldTimers(
+                                new io.freqcap.operators.capping.held.HeldMessages.Timers() {
+                                    @Override
+                                    public void register(long sendAt, long fingerprint) {
+                                        if (fingerprint == poisoned) {
+                                            throw new IllegalStateException("no timer");
+                                        }
+                                        t.register(sendAt, fingerprint);
+                                    }
+
+                                    @Override
+                                    public void delete(long sendAt, long fingerprint) {
+                                        t.delete(sendAt, fingerprint);
+                                    }
+                                });
+                    }
+                };
+        var h = harnesses.open(function, null, 1, 0);
+        h.setProcessingTime(NOV_22_22H10);
+        // Quiet hours: both would be held to the morning.
+        h.processElement(message("m-poisoned", 42, NOV_22_22H10), NOV_22_22H10);
+        h.processElement(message("m-fine", 43, NOV_22_22H10), NOV_22_22H10);
+        List<JsonNode> audits = audits(h);
+        assertEquals(1, audits.size(), audits.toString());
+        assertEquals("m-poisoned", audits.get(0).get("messageId").asText());
+        assertEquals("MALFORMED", audits.get(0).get("decision").asText());
+        assertEquals(
+                "could not be decided: IllegalStateException", audits.get(0).get("error").asText());
+        // The other waits for the morning and goes out then.
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals("m-fine", lastDelivered(h));
+        // A timer whose held message cannot be read back (a send time no hold has): no failure.
+        h.setProcessingTime(NOV_23_8H + 1);
+        function.releaseHeld(42, -1, poisoned, d -> {}, a -> {});
     }
 
     /**

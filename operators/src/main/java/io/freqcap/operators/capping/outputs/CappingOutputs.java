@@ -98,21 +98,24 @@ public record CappingOutputs(
          * Stores#apply}); its Redis write.
          */
         public void decided(Decided d) {
+            // Every record built before any goes out: a record that cannot be built throws with
+            // nothing of the decision emitted, and the caller audits it instead (the last guard).
+            List<AuditEvent> records =
+                    d.preempted().isEmpty() ? List.of() : d.preemptions(maxRecordBytes);
+            AuditEvent own = d.route() == Decided.Route.AUDIT ? d.audit(maxRecordBytes) : null;
+            Delivery now = d.route() == Decided.Route.NOW ? d.delivery() : null;
             if (d.undecided()) {
                 metrics.undecided.inc(); // the rule threw on it: see DecisionStep
             }
             metrics.decided(d);
-            if (!d.preempted().isEmpty()) {
-                List<AuditEvent> records = d.preemptions(maxRecordBytes);
-                for (int i = 0; i < records.size(); i++) {
-                    audits.accept(records.get(i));
-                    left(d.preempted().get(i));
-                }
+            for (int i = 0; i < records.size(); i++) {
+                audits.accept(records.get(i));
+                left(d.preempted().get(i));
             }
-            switch (d.route()) {
-                case AUDIT -> audits.accept(d.audit(maxRecordBytes));
-                case NOW -> deliveries.accept(d.delivery());
-                case LATER -> {}
+            if (own != null) {
+                audits.accept(own);
+            } else if (now != null) {
+                deliveries.accept(now);
             }
             if (d.message() != null) {
                 // Not only what counts: a message decided again after a restore (a replay) may
