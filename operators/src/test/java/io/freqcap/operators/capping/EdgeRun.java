@@ -1240,9 +1240,12 @@ final class EdgeRun implements AutoCloseable {
             preferenceApplied(e, in.routingKey());
         }
         if (invalid == 0 && what.equals("receipt")) {
-            // A failed delivery stops counting (§11): at most this; held ones stay (safe here).
+            // A failed delivery stops counting (§11), unless its message still waits: the job
+            // ignores that one, and so does the ledger, so that a wrong un-count of a held message
+            // shows as more admitted than a limit allows.
             DeliveryReceipt r = DeliveryReceipt.parse(e.value());
-            if (r.failed()) {
+            Pair p = ledger.pairs.get(r.userId() + "/" + r.messageId());
+            if (r.failed() && (p == null || p.waiting.isEmpty())) {
                 uncount(r.userId(), r.messageId(), Long.MIN_VALUE);
             }
         }
