@@ -311,6 +311,21 @@ class PreferencesTest {
     }
 
     @Test
+    void aFailedReceiptOfAMessageStillHeldLeavesItCounted() throws Exception {
+        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
+        h.setProcessingTime(NOV_22_22H20);
+        h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
+        h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), NOV_22_22H20);
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(1, deliveries(h).size(), "still sent at 08:00");
+        // It still takes the day's place: the next push waits or is refused, never sent now.
+        long half = NOV_23_8H + 1_800_000L;
+        h.setProcessingTime(half);
+        h.processElement(message("m-2", half, "push"), half);
+        assertEquals(1, deliveries(h).size(), "m-1 counts: m-2 is not sent at once");
+    }
+
+    @Test
     void forgetUserErasesPreferences() throws Exception {
         var h = harnesses.openWithMirror(ONE_A_DAY, null);
         h.processElement(
