@@ -193,57 +193,7 @@ final class JobOutputs {
             Map<Long, LimitConfig> configs,
             java.util.function.BiFunction<Long, Long, String> segmentOf)
             throws Exception {
-        Map<Integer, Output> bySeq = new HashMap<>();
-        Map<String, Integer> seqBySource = new HashMap<>();
-        for (Traffic.Input in : inputs) {
-            seqBySource.put(in.partition + "/" + in.offset, in.seq);
-        }
-        for (ConsumerRecord<byte[], byte[]> r : deliveries) {
-            int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
-            Output o =
-                    new Output(
-                            header(r, Delivery.HEADER_DECISION),
-                            Long.parseLong(header(r, Delivery.HEADER_CONFIG_VERSION)),
-                            header(r, Delivery.HEADER_SEGMENT),
-                            r.key(),
-                            r.value(),
-                            null,
-                            header(r, Delivery.HEADER_SHADOW),
-                            header(r, Delivery.HEADER_SEND_AT) == null
-                                    ? null
-                                    : Long.parseLong(header(r, Delivery.HEADER_SEND_AT)));
-            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
-        }
-        int invalidControl = 0;
-        for (ConsumerRecord<byte[], byte[]> r : audits) {
-            JsonNode a = Json.MAPPER.readTree(r.value());
-            String decision = a.get("decision").asText();
-            int seq;
-            if (decision.equals("INVALID_CONTROL")) {
-                invalidControl++;
-                continue;
-            } else if (decision.equals("MALFORMED")) {
-                seq =
-                        seqBySource.get(
-                                a.get("source").get("partition").asInt()
-                                        + "/"
-                                        + a.get("source").get("offset").asLong());
-            } else {
-                seq = a.get("message").get("seq").asInt();
-            }
-            Output o =
-                    new Output(
-                            decision,
-                            a.path("configVersion").asLong(-1),
-                            a.path("segment").asText(null),
-                            r.key(),
-                            null,
-                            a,
-                            a.has("shadow") ? a.get("shadow").get("decision").asText() : null,
-                            null);
-            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
-        }
-        assertEquals(inputs.size(), bySeq.size(), "one output per input");
+        Map<Integer, Output> bySeq = outputsBySeq(inputs, deliveries, audits);
 
         // Replay each user's messages in partition order through the job's decision step.
         MemoryHistories histories = new MemoryHistories();
@@ -322,6 +272,69 @@ final class JobOutputs {
                         String.valueOf(m.userId()), new String(o.key(), StandardCharsets.UTF_8));
             }
         }
+        return bySeq;
+    }
+
+    /**
+     * Each input's one output, by seq (an input's delivery carries its seq; a MALFORMED record
+     * names its source); no decision checked.
+     */
+    static Map<Integer, Output> outputsBySeq(
+            List<Traffic.Input> inputs,
+            List<ConsumerRecord<byte[], byte[]>> deliveries,
+            List<ConsumerRecord<byte[], byte[]>> audits)
+            throws Exception {
+        Map<Integer, Output> bySeq = new HashMap<>();
+        Map<String, Integer> seqBySource = new HashMap<>();
+        for (Traffic.Input in : inputs) {
+            seqBySource.put(in.partition + "/" + in.offset, in.seq);
+        }
+        for (ConsumerRecord<byte[], byte[]> r : deliveries) {
+            int seq = Json.MAPPER.readTree(r.value()).get("seq").asInt();
+            Output o =
+                    new Output(
+                            header(r, Delivery.HEADER_DECISION),
+                            Long.parseLong(header(r, Delivery.HEADER_CONFIG_VERSION)),
+                            header(r, Delivery.HEADER_SEGMENT),
+                            r.key(),
+                            r.value(),
+                            null,
+                            header(r, Delivery.HEADER_SHADOW),
+                            header(r, Delivery.HEADER_SEND_AT) == null
+                                    ? null
+                                    : Long.parseLong(header(r, Delivery.HEADER_SEND_AT)));
+            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
+        }
+        int invalidControl = 0;
+        for (ConsumerRecord<byte[], byte[]> r : audits) {
+            JsonNode a = Json.MAPPER.readTree(r.value());
+            String decision = a.get("decision").asText();
+            int seq;
+            if (decision.equals("INVALID_CONTROL")) {
+                invalidControl++;
+                continue;
+            } else if (decision.equals("MALFORMED")) {
+                seq =
+                        seqBySource.get(
+                                a.get("source").get("partition").asInt()
+                                        + "/"
+                                        + a.get("source").get("offset").asLong());
+            } else {
+                seq = a.get("message").get("seq").asInt();
+            }
+            Output o =
+                    new Output(
+                            decision,
+                            a.path("configVersion").asLong(-1),
+                            a.path("segment").asText(null),
+                            r.key(),
+                            null,
+                            a,
+                            a.has("shadow") ? a.get("shadow").get("decision").asText() : null,
+                            null);
+            assertTrue(bySeq.put(seq, o) == null, "two outputs for input " + seq);
+        }
+        assertEquals(inputs.size(), bySeq.size(), "one output per input");
         return bySeq;
     }
 

@@ -226,6 +226,156 @@ class SimulateMatchesJobITCase {
     }
 
     /**
+     * With receipts too (contract.md §8 {@code --receipts}): the two topics have no common order,
+     * so the traffic comes in two halves with the receipts between them, stamped after the first
+     * half and before the second. The job decides the first half, applies every receipt (its
+     * capping tasks' receipt counters say so), then decides the second; simulate applies a receipt
+     * before the first message stamped after it. One input partition, so that simulate reads the
+     * messages in the order the job did.
+     */
+    @Test
+    @Timeout(300)
+    void simulateWithReceiptsDecidesAsTheJobDid() throws Exception {
+        String name = "simreceipts";
+        Path limits = Files.writeString(tmp.resolve("limits-r.json"), CONFIG);
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka, tmp, name, CONFIG, 1, "--receipts-topic", name + "-receipts");
+        kafka.createTopics(1, List.of(name + "-receipts"));
+        long half = Traffic.START + 10 * 86_400_000L;
+        List<Input> first = new ArrayList<>();
+        List<Input> second = new ArrayList<>();
+        for (Input in : Traffic.traffic(58, 6_000, 300, 20)) {
+            Long user = Traffic.userOf(in);
+            long t = user == null ? 0 : Json.MAPPER.readTree(in.value).path("timestamp").asLong(0);
+            if (user == null || t < half) {
+                first.add(in);
+            } else if (t >= half + 3_600_000L) {
+                second.add(in);
+            }
+        }
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
+        JobClient job = env.executeAsync("freqcap-simulate-receipts-it");
+        List<String> receipts = new ArrayList<>();
+        Map<Integer, Output> outputs;
+        try {
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, first);
+            var out =
+                    JobOutputs.readOutputs(
+                            kafka.bootstrapServers(), name, first.size(), Duration.ofSeconds(180));
+            Map<Integer, Output> firstOut =
+                    JobOutputs.outputsBySeq(
+                            first, out.get(name + "-deliveries"), out.get(name + "-audit"));
+            // A failed receipt for every third message sent, an open for every fifth user.
+            long at = half + 1_000;
+            java.util.Set<Long> opened = new java.util.HashSet<>();
+            for (Input in : first) {
+                Output o = firstOut.get(in.seq);
+                if (!"ALLOWED".equals(o.decision())) {
+                    continue;
+                }
+                JsonNode m = Json.MAPPER.readTree(in.value);
+                long user = m.get("userId").asLong();
+                if (in.seq % 3 == 0) {
+                    receipts.add(
+                            String.format(
+                                    "{\"messageId\":%s,\"userId\":%d,\"status\":\"failed\","
+                                            + "\"timestamp\":%d}",
+                                    m.get("messageId"), user, at++));
+                }
+                if (user % 5 == 0 && opened.add(user)) {
+                    receipts.add(
+                            String.format(
+                                    "{\"messageId\":%s,\"userId\":%d,\"status\":\"opened\","
+                                            + "\"timestamp\":%d}",
+                                    m.get("messageId"), user, at++));
+                }
+            }
+            try (var producer =
+                    new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
+                            Traffic.producerProps(kafka.bootstrapServers()))) {
+                for (String r : receipts) {
+                    producer.send(
+                            new org.apache.kafka.clients.producer.ProducerRecord<>(
+                                    name + "-receipts", null, r.getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+            long applied = 0;
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (applied < receipts.size() && System.currentTimeMillis() < deadline) {
+                Thread.sleep(1000);
+                applied = receiptCounters(job, "receiptsApplied", "receiptsIgnored", "engagements");
+            }
+            assertEquals(receipts.size(), applied, "every receipt applied before the second half");
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, second);
+            List<Input> all = new ArrayList<>(first);
+            all.addAll(second);
+            out =
+                    JobOutputs.readOutputs(
+                            kafka.bootstrapServers(), name, all.size(), Duration.ofSeconds(180));
+            outputs =
+                    JobOutputs.outputsBySeq(
+                            all, out.get(name + "-deliveries"), out.get(name + "-audit"));
+            long uncounted = receiptCounters(job, "receiptsApplied");
+            assertTrue(uncounted > 100, uncounted + " un-counted");
+        } finally {
+            KafkaPipelineSupport.cancel(job);
+        }
+        Path receiptsFile = Files.write(tmp.resolve("receipts.jsonl"), receipts);
+        List<Input> ordered = new ArrayList<>(first);
+        ordered.addAll(second);
+        Path lines = tmp.resolve("with-receipts.jsonl");
+        SimulateAccess.simulate(
+                "--bootstrap-servers", kafka.bootstrapServers(),
+                "--input-topic", name + "-in",
+                "--limits", limits.toString(),
+                "--receipts", receiptsFile.toString(),
+                "--output", lines.toString());
+        int[] kinds = compare(Traffic.inPartitionOrder(ordered), outputs, lines, true);
+        assertTrue(
+                kinds[0] > 500 && kinds[1] > 200, "allowed " + kinds[0] + ", rejected " + kinds[1]);
+    }
+
+    /** Capping counters summed over the tasks and names, read from the MiniCluster's REST API. */
+    private static long receiptCounters(JobClient job, String... names) throws Exception {
+        var http = java.net.http.HttpClient.newHttpClient();
+        var client = FLINK.getClientConfiguration();
+        String base =
+                "http://"
+                        + client.get(org.apache.flink.configuration.RestOptions.ADDRESS)
+                        + ":"
+                        + client.get(org.apache.flink.configuration.RestOptions.PORT)
+                        + "/jobs/"
+                        + job.getJobID();
+        String vertex = null;
+        for (JsonNode v : get(http, base).path("vertices")) {
+            if (v.path("name").asText().contains("capping")) {
+                vertex = v.path("id").asText();
+            }
+        }
+        StringBuilder ids = new StringBuilder();
+        for (String n : names) {
+            ids.append(ids.length() == 0 ? "" : ",").append("capping.").append(n);
+        }
+        long sum = 0;
+        for (JsonNode m :
+                get(http, base + "/vertices/" + vertex + "/subtasks/metrics?agg=sum&get=" + ids)) {
+            sum += m.path("sum").asLong();
+        }
+        return sum;
+    }
+
+    private static JsonNode get(java.net.http.HttpClient http, String url) throws Exception {
+        return Json.MAPPER.readTree(
+                http.send(
+                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+                                        .build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString())
+                        .body());
+    }
+
+    /**
      * @param exactMalformed whether MALFORMED lines must equal the job's audit record (their source
      *     and a tombstone's error differ when read from a file)
      * @return ALLOWED lines, REJECTED lines, ALLOWED lines whose shadow decision is REJECTED, held
