@@ -154,31 +154,14 @@ class HeldNoticeUpgradeITCase {
 
     /** A heldDue gauge summed over the capping tasks, read from the MiniCluster's REST API. */
     private static long heldDue(JobClient job, String hoursAhead) throws Exception {
-        var http = java.net.http.HttpClient.newHttpClient();
-        var client = FLINK.getClientConfiguration();
-        String base =
-                "http://"
-                        + client.get(org.apache.flink.configuration.RestOptions.ADDRESS)
-                        + ":"
-                        + client.get(org.apache.flink.configuration.RestOptions.PORT)
-                        + "/jobs/"
-                        + job.getJobID();
-        JsonNode vertices = get(http, base);
-        String vertex = null;
-        for (JsonNode v : vertices.path("vertices")) {
-            if (v.path("name").asText().contains("capping")) {
-                vertex = v.path("id").asText();
-            }
-        }
-        String metrics = base + "/vertices/" + vertex + "/subtasks/metrics";
+        String metrics = CappingRest.metrics(FLINK, job);
         long deadline = System.currentTimeMillis() + 30_000;
         while (System.currentTimeMillis() < deadline) {
-            for (JsonNode m : get(http, metrics)) {
+            for (JsonNode m : CappingRest.get(metrics)) {
                 String id = m.path("id").asText();
                 if (id.endsWith(".hoursAhead." + hoursAhead + ".heldDue")) {
                     JsonNode sum =
-                            get(
-                                    http,
+                            CappingRest.get(
                                     metrics
                                             + "?agg=sum&get="
                                             + java.net.URLEncoder.encode(
@@ -189,15 +172,6 @@ class HeldNoticeUpgradeITCase {
             Thread.sleep(500);
         }
         throw new AssertionError("no heldDue gauge for " + hoursAhead);
-    }
-
-    private static JsonNode get(java.net.http.HttpClient http, String url) throws Exception {
-        return Json.MAPPER.readTree(
-                http.send(
-                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
-                                        .build(),
-                                java.net.http.HttpResponse.BodyHandlers.ofString())
-                        .body());
     }
 
     private static List<String[]> records(String topic) {

@@ -308,7 +308,9 @@ class SimulateMatchesJobITCase {
             long deadline = System.currentTimeMillis() + 120_000;
             while (applied < receipts.size() && System.currentTimeMillis() < deadline) {
                 Thread.sleep(1000);
-                applied = receiptCounters(job, "receiptsApplied", "receiptsIgnored", "engagements");
+                applied =
+                        CappingRest.sum(
+                                FLINK, job, "receiptsApplied", "receiptsIgnored", "engagements");
             }
             assertEquals(receipts.size(), applied, "every receipt applied before the second half");
             Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, second);
@@ -320,7 +322,7 @@ class SimulateMatchesJobITCase {
             outputs =
                     JobOutputs.outputsBySeq(
                             all, out.get(name + "-deliveries"), out.get(name + "-audit"));
-            long uncounted = receiptCounters(job, "receiptsApplied");
+            long uncounted = CappingRest.sum(FLINK, job, "receiptsApplied");
             assertTrue(uncounted > 100, uncounted + " un-counted");
         } finally {
             KafkaPipelineSupport.cancel(job);
@@ -338,44 +340,6 @@ class SimulateMatchesJobITCase {
         int[] kinds = compare(Traffic.inPartitionOrder(ordered), outputs, lines, true);
         assertTrue(
                 kinds[0] > 500 && kinds[1] > 200, "allowed " + kinds[0] + ", rejected " + kinds[1]);
-    }
-
-    /** Capping counters summed over the tasks and names, read from the MiniCluster's REST API. */
-    private static long receiptCounters(JobClient job, String... names) throws Exception {
-        var http = java.net.http.HttpClient.newHttpClient();
-        var client = FLINK.getClientConfiguration();
-        String base =
-                "http://"
-                        + client.get(org.apache.flink.configuration.RestOptions.ADDRESS)
-                        + ":"
-                        + client.get(org.apache.flink.configuration.RestOptions.PORT)
-                        + "/jobs/"
-                        + job.getJobID();
-        String vertex = null;
-        for (JsonNode v : get(http, base).path("vertices")) {
-            if (v.path("name").asText().contains("capping")) {
-                vertex = v.path("id").asText();
-            }
-        }
-        StringBuilder ids = new StringBuilder();
-        for (String n : names) {
-            ids.append(ids.length() == 0 ? "" : ",").append("capping.").append(n);
-        }
-        long sum = 0;
-        for (JsonNode m :
-                get(http, base + "/vertices/" + vertex + "/subtasks/metrics?agg=sum&get=" + ids)) {
-            sum += m.path("sum").asLong();
-        }
-        return sum;
-    }
-
-    private static JsonNode get(java.net.http.HttpClient http, String url) throws Exception {
-        return Json.MAPPER.readTree(
-                http.send(
-                                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
-                                        .build(),
-                                java.net.http.HttpResponse.BodyHandlers.ofString())
-                        .body());
     }
 
     /**
