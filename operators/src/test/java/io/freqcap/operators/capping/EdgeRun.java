@@ -158,7 +158,8 @@ final class EdgeRun implements AutoCloseable {
             String category,
             String campaign,
             long configVersion,
-            String segment) {}
+            String segment,
+            int offsetSeconds) {}
 
     /** What the outputs so far say: rolled back with the job when it restarts after a crash. */
     private static final class Ledger {
@@ -903,6 +904,11 @@ final class EdgeRun implements AutoCloseable {
     }
 
     private void count(OutboundMessage m, long at, long configVersion, String segment) {
+        LimitConfig config = ledger.configs.get(configVersion);
+        // Its local time as its calendar limits read it: its own zone, else the config's (§3).
+        int offset =
+                io.freqcap.schema.common.Zones.offsetSeconds(
+                        m.timezone(), config == null ? "UTC" : config.timezone(), at);
         ledger.counted
                 .computeIfAbsent(m.userId(), u -> new ArrayList<>())
                 .add(
@@ -913,7 +919,8 @@ final class EdgeRun implements AutoCloseable {
                                 m.category(),
                                 m.campaignId(),
                                 configVersion,
-                                segment));
+                                segment,
+                                offset));
     }
 
     /** Un-counts a message (at {@code at}, or at any time for {@code Long.MIN_VALUE}). */
@@ -926,96 +933,180 @@ final class EdgeRun implements AutoCloseable {
     }
 
     /**
-     * The decision rule's promise (§6): no interval of a rolling limit's window holds more than its
-     * max of counted messages in its scope (every message, a channel's, a category's, a
-     * campaign's), for every limit in force when they were counted. Checked, for each config and
-     * segment, on the messages its rule admitted: each of them was admitted against all of them
-     * counted before it. Calendar limits and {@code campaigns} are left to other tests.
+     * The decision rule's promise (§6), for every limit kind: each counted message was admitted
+     * against every message counted before it (in the order the outputs said so) that still counts,
+     * under the rule of the config and segment it was decided with. So, over those and it: no
+     * interval of a rolling limit's window containing its time holds more than the limit's max
+     * (every message, a channel's, a category's, a campaign's), its calendar period (day, ISO week,
+     * month, each entry's local date in its own zone) holds no more than a calendar limit's max,
+     * and no interval or period holds more distinct campaigns than a {@code campaigns} limit
+     * allows. A max lowered by fatigue or a reserve only lowers what may be admitted: the config's
+     * max bounds it. Messages counted under other configs count too, unless a config in force kept
+     * less history than the limits need (§6: a longer limit sees what the shorter kept and no
+     * more): then only those of the same config.
      */
     private void checkLimits() {
+        long keptByAll = Long.MAX_VALUE;
+        for (LimitConfig c : ledger.configs.values()) {
+            keptByAll = Math.min(keptByAll, c.keptWindowMillis());
+        }
         for (Map.Entry<Long, List<Counted>> e : ledger.counted.entrySet()) {
-            Map<String, List<Counted>> byRule = new HashMap<>();
-            for (Counted c : e.getValue()) {
-                byRule.computeIfAbsent(
-                                c.configVersion() + "/" + c.segment(), k -> new ArrayList<>())
-                        .add(c);
-            }
-            for (List<Counted> admitted : byRule.values()) {
-                Counted first = admitted.get(0);
-                LimitConfig config = ledger.configs.get(first.configVersion());
+            List<Counted> all = e.getValue();
+            for (int i = 0; i < all.size(); i++) {
+                Counted m = all.get(i);
+                LimitConfig config = ledger.configs.get(m.configVersion());
                 if (config == null) {
                     continue;
                 }
-                Rule rule = config.ruleFor(first.segment());
-                within(e.getKey(), rule.limits(), admitted, "all");
-                for (String channel : rule.channels().keySet()) {
-                    within(
-                            e.getKey(),
-                            rule.channelLimits(channel),
-                            admitted.stream().filter(c -> channel.equals(c.channel())).toList(),
-                            "channel:" + channel);
-                }
-                for (String category : rule.categories().keySet()) {
-                    within(
-                            e.getKey(),
-                            rule.categoryLimits(category),
-                            admitted.stream().filter(c -> category.equals(c.category())).toList(),
-                            "category:" + category);
-                }
-                java.util.Set<String> campaigns = new java.util.HashSet<>();
-                admitted.forEach(c -> campaigns.add(c.campaign()));
-                for (String campaign : campaigns) {
-                    if (campaign != null) {
-                        within(
-                                e.getKey(),
-                                rule.campaign(),
-                                admitted.stream()
-                                        .filter(c -> campaign.equals(c.campaign()))
-                                        .toList(),
-                                "campaign");
+                boolean acrossConfigs = keptByAll >= config.longestWindowMillis();
+                List<Counted> before = new ArrayList<>(i + 1);
+                for (int j = 0; j <= i; j++) {
+                    Counted c = all.get(j);
+                    if (acrossConfigs || c.configVersion() == m.configVersion()) {
+                        before.add(c);
                     }
+                }
+                admitted(e.getKey(), m, config.ruleFor(m.segment()), before);
+            }
+        }
+    }
+
+    /** {@code m} (the last of {@code before}) within every limit of its rule. */
+    private void admitted(long user, Counted m, Rule rule, List<Counted> before) {
+        within(user, m, rule.limits(), before, "all");
+        if (rule.channels().containsKey(m.channel())) {
+            within(
+                    user,
+                    m,
+                    rule.channelLimits(m.channel()),
+                    before.stream().filter(c -> m.channel().equals(c.channel())).toList(),
+                    "channel:" + m.channel());
+        }
+        if (m.category() != null && rule.categories().containsKey(m.category())) {
+            within(
+                    user,
+                    m,
+                    rule.categoryLimits(m.category()),
+                    before.stream().filter(c -> m.category().equals(c.category())).toList(),
+                    "category:" + m.category());
+        }
+        if (m.campaign() != null) {
+            within(
+                    user,
+                    m,
+                    rule.campaign(),
+                    before.stream().filter(c -> m.campaign().equals(c.campaign())).toList(),
+                    "campaign:" + m.campaign());
+            List<Counted> withCampaign = before.stream().filter(c -> c.campaign() != null).toList();
+            for (Limit l : rule.campaigns()) {
+                int most = l.isCalendar() ? campaignsInPeriod(l, m, withCampaign) : 0;
+                if (!l.isCalendar()) {
+                    for (long s : starts(m.at(), l.windowMillis(), withCampaign)) {
+                        java.util.Set<String> in = new java.util.HashSet<>();
+                        for (Counted c : withCampaign) {
+                            if (c.at() >= s && c.at() - s < l.windowMillis()) {
+                                in.add(c.campaign());
+                            }
+                        }
+                        most = Math.max(most, in.size());
+                    }
+                }
+                if (most > l.max()) {
+                    overAdmitted(user, m, "campaigns", l, most, withCampaign);
                 }
             }
         }
     }
 
-    private void within(long user, List<Limit> limits, List<Counted> scope, String what) {
-        if (scope.isEmpty()) {
-            return;
+    private int campaignsInPeriod(Limit l, Counted m, List<Counted> entries) {
+        long period = period(l.calendar(), m);
+        java.util.Set<String> in = new java.util.HashSet<>();
+        for (Counted c : entries) {
+            if (period(l.calendar(), c) == period) {
+                in.add(c.campaign());
+            }
         }
-        long[] at = scope.stream().mapToLong(Counted::at).sorted().toArray();
+        return in.size();
+    }
+
+    /**
+     * The interval starts that matter for a time t (the entries in (t - w, t], and t): the fullest
+     * interval containing t starts at one of them.
+     */
+    private static List<Long> starts(long t, long w, List<Counted> entries) {
+        List<Long> out = new ArrayList<>();
+        out.add(t);
+        for (Counted c : entries) {
+            if (c.at() <= t && t - c.at() < w) {
+                out.add(c.at());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The period of a calendar limit holding a counted message, by its local date: the epoch day,
+     * the ISO week (Monday 00:00 on) or the month.
+     */
+    private static long period(String calendar, Counted c) {
+        long day = Math.floorDiv(c.at() + c.offsetSeconds() * 1000L, 86_400_000L);
+        return switch (calendar) {
+            case "day" -> day;
+            case "week" -> Math.floorDiv(day + 3, 7); // 1970-01-01 was a Thursday
+            default -> {
+                java.time.LocalDate d = java.time.LocalDate.ofEpochDay(day);
+                yield d.getYear() * 12L + d.getMonthValue();
+            }
+        };
+    }
+
+    private void within(
+            long user, Counted m, List<Limit> limits, List<Counted> scope, String what) {
         for (Limit l : limits) {
+            int most = 0;
             if (l.isCalendar()) {
-                continue;
+                long p = period(l.calendar(), m);
+                for (Counted c : scope) {
+                    most += period(l.calendar(), c) == p ? 1 : 0;
+                }
+            } else {
+                for (long s : starts(m.at(), l.windowMillis(), scope)) {
+                    int in = 0;
+                    for (Counted c : scope) {
+                        in += c.at() >= s && c.at() - s < l.windowMillis() ? 1 : 0;
+                    }
+                    most = Math.max(most, in);
+                }
             }
-            for (int i = 0, j = 0; i < at.length; i++) {
-                // the interval [at[i], at[i] + w) holds entries i..j-1
-                while (j < at.length && at[j] - at[i] < l.windowMillis()) {
-                    j++;
-                }
-                if (j - i > l.max()) {
-                    soft(
-                            "more counted in a window than its limit",
-                            "user "
-                                    + user
-                                    + ", scope "
-                                    + what
-                                    + ", "
-                                    + l.window()
-                                    + " max "
-                                    + l.max()
-                                    + ": "
-                                    + (j - i)
-                                    + " counted in ["
-                                    + at[i]
-                                    + ", +"
-                                    + l.window()
-                                    + "): "
-                                    + scope);
-                    return;
-                }
+            if (most > l.max()) {
+                overAdmitted(user, m, what, l, most, scope);
+                return;
             }
         }
+    }
+
+    private void overAdmitted(
+            long user, Counted m, String what, Limit l, int most, List<Counted> scope) {
+        soft(
+                "more counted in a window than its limit",
+                "user "
+                        + user
+                        + ", "
+                        + m.messageId()
+                        + " at "
+                        + m.at()
+                        + " under v"
+                        + m.configVersion()
+                        + ", scope "
+                        + what
+                        + ", "
+                        + (l.isCalendar() ? l.calendar() : l.window())
+                        + " max "
+                        + l.max()
+                        + ": "
+                        + most
+                        + " with those counted before it: "
+                        + scope);
     }
 
     private Held endWaiting(String key, String brokenIfNone) {
