@@ -145,7 +145,18 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
         }
 
         private void run() {
+            long progressAt = System.nanoTime();
+            long failures = 0;
             while (!closed && !positions.isEmpty()) {
+                if (System.nanoTime() - progressAt > GIVE_UP_FOLLOW.toNanos()) {
+                    // Longer than any transaction may stay open: what is left never commits.
+                    LOG.error(
+                            "held topic: no progress reading on after the start for {} minutes"
+                                    + " on {}; stopped (the next start reads the topic again)",
+                            GIVE_UP_FOLLOW.toMinutes(),
+                            positions.keySet());
+                    break;
+                }
                 try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
                     consumer = c;
                     c.assign(positions.keySet());
@@ -158,12 +169,18 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                         }
                         for (TopicPartition tp : List.copyOf(positions.keySet())) {
                             long at = c.position(tp);
+                            if (at != positions.get(tp)) {
+                                progressAt = System.nanoTime();
+                            }
                             if (at >= ends.get(tp)) {
                                 positions.remove(tp);
                                 c.pause(List.of(tp));
                             } else {
                                 positions.put(tp, at);
                             }
+                        }
+                        if (System.nanoTime() - progressAt > GIVE_UP_FOLLOW.toNanos()) {
+                            break;
                         }
                     }
                 } catch (org.apache.kafka.common.errors.WakeupException e) {
@@ -172,7 +189,15 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                     if (closed) {
                         return;
                     }
-                    LOG.warn("held topic: reading on after the start failed; again in 1 s", e);
+                    failures++;
+                    // Once a minute at most, with the cause, while it keeps failing.
+                    if (failures == 1 || failures % 60 == 0) {
+                        LOG.warn(
+                                "held topic: reading on after the start failed ({} times); trying"
+                                        + " again every second",
+                                failures,
+                                e);
+                    }
                     try {
                         Thread.sleep(1000);
                     } catch (InterruptedException stop) {
@@ -239,6 +264,13 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                 });
         return live;
     }
+
+    /**
+     * How long the follow after a start may go without reading on before it stops: longer than a
+     * broker lets a transaction stay open ({@code transaction.max.timeout.ms}, 15 minutes by
+     * default).
+     */
+    static final Duration GIVE_UP_FOLLOW = Duration.ofMinutes(20);
 
     /** How long a scan may go without reading on before it gives up (no leader, say). */
     static final Duration GIVE_UP = Duration.ofMinutes(3);

@@ -305,13 +305,15 @@ public class CappingFunction
                         now);
         HeldDelivery kept;
         try {
+            // Its records built before anything is written: most defects then leave no trace.
+            CappingOutputs.Prepared records = sink.prepare(d);
             kept = stores.apply(d);
-            sink.decided(d);
+            sink.emit(records);
         } catch (RuntimeException e) {
-            // The last guard (contract.md §5): a defect on a value at some edge while writing or
-            // building what was decided, with nothing of it emitted. Audited, not fatal: a restart
-            // would meet the same record again, forever. What the state took of it stays (a
-            // message may stay counted: fewer sends, never more).
+            // The last guard (contract.md §5): a defect on a value at some edge while building or
+            // writing what was decided, with nothing of it emitted. Audited, not fatal: a restart
+            // would meet the same record again, forever. What the state took of it before the
+            // defect stays (a message may stay counted: fewer sends, never more).
             LOG.error("Message {} could not be decided; audited as MALFORMED", in, e);
             sink.decided(
                     Decided.malformed(
@@ -342,26 +344,24 @@ public class CappingFunction
             Consumer<Delivery> out,
             Consumer<AuditEvent> audits)
             throws Exception {
-        HeldDelivery h;
         try {
-            h = held.release(user, sendAt, fingerprint);
+            HeldDelivery h = held.release(user, sendAt, fingerprint);
+            if (h != null) {
+                metrics.released.inc();
+                outputs.to(audits, w -> {}, out).released(h);
+            }
         } catch (RuntimeException e) {
-            // A defect reading what waits: failing the task would meet this timer again after
-            // every restore. The job goes on; the message stays in state without its timer,
-            // counted in heldNow, and the log says which.
+            // A defect reading or sending what waits: failing the task would meet this timer
+            // again after every restore. The job goes on and the log says which message; it may
+            // be lost, or stay in state without its timer (counted in heldNow).
             LOG.error(
                     "The held message of user {} due at {} (messageId fingerprint {}) could not"
-                            + " be released; it stays held",
+                            + " be released",
                     user,
                     sendAt,
                     fingerprint,
                     e);
             metrics.undecided.inc();
-            return;
-        }
-        if (h != null) {
-            metrics.released.inc();
-            outputs.to(audits, w -> {}, out).released(h);
         }
     }
 

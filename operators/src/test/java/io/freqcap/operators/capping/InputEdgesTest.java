@@ -246,6 +246,9 @@ class InputEdgesTest {
         assertEquals("MALFORMED", audits.get(0).get("decision").asText());
         assertEquals(
                 "could not be decided: IllegalStateException", audits.get(0).get("error").asText());
+        // Nothing of it was written: erasing its user finds nothing of it held.
+        h.processBroadcastElement(Records.forgetUser(42), NOV_22_22H10);
+        assertEquals(1, audits(h).size(), "no FORGOTTEN record for it: " + audits(h));
         // The other waits for the morning and goes out then.
         h.setProcessingTime(NOV_23_8H);
         assertEquals("m-fine", lastDelivered(h));

@@ -86,7 +86,20 @@ public final class HeldQuery {
             err.println("freqcap-query: " + unreadable);
             return 1;
         }
-        List<JsonNode> waiting = read(q);
+        List<JsonNode> waiting;
+        try {
+            waiting = read(q);
+        } catch (RuntimeException e) {
+            // The topic went away, a partition lost its leader, a permission was refused.
+            err.println(
+                    "freqcap-query: cannot read the held topic "
+                            + q.topic()
+                            + " at "
+                            + q.bootstrap()
+                            + ": "
+                            + e.getMessage());
+            return 1;
+        }
         if (q.user() != null) {
             printUser(q, waiting, out);
         } else {
@@ -157,7 +170,8 @@ public final class HeldQuery {
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, q.bootstrap());
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
-        try (Admin admin = Admin.create(p)) {
+        Admin admin = Admin.create(p);
+        try {
             admin.describeTopics(List.of(q.topic()))
                     .allTopicNames()
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -182,6 +196,8 @@ public final class HeldQuery {
             return "interrupted";
         } catch (RuntimeException e) {
             return "cannot read the held topic " + q.topic() + " at " + q.bootstrap() + ": " + e;
+        } finally {
+            admin.close(Duration.ofSeconds(1)); // a broker that does not answer: do not wait again
         }
     }
 

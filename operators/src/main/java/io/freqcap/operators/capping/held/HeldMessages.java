@@ -95,8 +95,10 @@ public final class HeldMessages implements HeldQueue {
     /** The same (the clock does not matter here: a timer releases each at its send time). */
     public void hold(long user, HeldDelivery h) throws Exception {
         HeldKey k = HeldKey.of(h);
-        state.put(k, h.decidedAs(numbers.next()));
+        // The timer first: one without its message releases nothing, a message without its
+        // timer would wait for good.
         timers.register(k.sendAt(), k.fingerprint());
+        state.put(k, h.decidedAs(numbers.next()));
         counts.add(user, 1);
         hours.add(user, k.sendAt(), 1);
     }
@@ -181,6 +183,19 @@ public final class HeldMessages implements HeldQueue {
             }
         }
         return out;
+    }
+
+    /**
+     * The current user's held message whose held-topic key is {@code key}, or null: where UTF-8
+     * cannot carry its messageId whole, the key names another fingerprint than its own.
+     */
+    public HeldDelivery withNoticeKey(byte[] key) throws Exception {
+        for (HeldDelivery h : state.values()) {
+            if (java.util.Arrays.equals(io.freqcap.schema.held.HeldNotice.key(h), key)) {
+                return h;
+            }
+        }
+        return null;
     }
 
     /**

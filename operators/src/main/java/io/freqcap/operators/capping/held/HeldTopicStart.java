@@ -116,8 +116,9 @@ public final class HeldTopicStart {
                     setKey,
                     (user, fingerprint) -> missing.contains(new Held(user, fingerprint)),
                     h -> {
-                        sink.reconciled(h);
-                        noticed[0]++;
+                        if (notice(h, sink)) {
+                            noticed[0]++;
+                        }
                     });
         }
         LOG.info(
@@ -139,15 +140,21 @@ public final class HeldTopicStart {
             throws Exception {
         for (byte[] key : later.poll()) {
             Held h = heldOf(key);
+            Long user = h == null ? HeldNotice.userOf(key) : Long.valueOf(h.user());
             HeldDelivery d = null;
-            if (h != null) {
-                setKey.accept(h.user());
-                d = held.withFingerprint(h.fingerprint());
+            if (user != null) {
+                setKey.accept(user);
+                d = h == null ? null : held.withFingerprint(h.fingerprint());
+                if (d == null) {
+                    // A messageId UTF-8 cannot carry whole (held by a release that read such
+                    // ids; today's refuse them): its key names another fingerprint.
+                    d = held.withNoticeKey(key);
+                }
             }
-            if (d != null) {
-                sink.reconciled(d);
-            } else {
+            if (d == null) {
                 sink.staleKey(key);
+            } else {
+                notice(d, sink);
             }
         }
         if (later.done()) {
@@ -156,6 +163,20 @@ public final class HeldTopicStart {
             return false;
         }
         return true;
+    }
+
+    /**
+     * A held message's notice; false when it cannot be built (a defect at some edge): logged, and
+     * the start goes on, since failing would meet it again at every restart.
+     */
+    private static boolean notice(HeldDelivery h, CappingOutputs.Sink sink) {
+        try {
+            sink.reconciled(h);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.error("The held-topic notice of {} could not be written", h.messageId(), e);
+            return false;
+        }
     }
 
     /** Stops the follow (the task closes). */

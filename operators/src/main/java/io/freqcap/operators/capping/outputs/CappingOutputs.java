@@ -77,6 +77,10 @@ public record CappingOutputs(
         return new Sink(audits, writes, deliveries);
     }
 
+    /** A decision's records, built: the PREEMPTED ones, its audit record or its delivery. */
+    public record Prepared(
+            Decided decided, List<AuditEvent> preemptions, AuditEvent audit, Delivery delivery) {}
+
     public final class Sink {
         private final Consumer<AuditEvent> audits;
         private final Consumer<MirrorWrite> writes;
@@ -98,24 +102,37 @@ public record CappingOutputs(
          * Stores#apply}); its Redis write.
          */
         public void decided(Decided d) {
-            // Every record built before any goes out: a record that cannot be built throws with
-            // nothing of the decision emitted, and the caller audits it instead (the last guard).
-            List<AuditEvent> records =
-                    d.preempted().isEmpty() ? List.of() : d.preemptions(maxRecordBytes);
-            AuditEvent own = d.route() == Decided.Route.AUDIT ? d.audit(maxRecordBytes) : null;
-            Delivery now = d.route() == Decided.Route.NOW ? d.delivery() : null;
+            emit(prepare(d));
+        }
+
+        /**
+         * The records of a decision, built before anything is written or emitted: one that cannot
+         * be built throws with nothing of the decision done, and the caller audits it instead (the
+         * last guard).
+         */
+        public Prepared prepare(Decided d) {
+            return new Prepared(
+                    d,
+                    d.preempted().isEmpty() ? List.of() : d.preemptions(maxRecordBytes),
+                    d.route() == Decided.Route.AUDIT ? d.audit(maxRecordBytes) : null,
+                    d.route() == Decided.Route.NOW ? d.delivery() : null);
+        }
+
+        /** Emits what {@link #prepare} built. */
+        public void emit(Prepared p) {
+            Decided d = p.decided();
             if (d.undecided()) {
                 metrics.undecided.inc(); // the rule threw on it: see DecisionStep
             }
             metrics.decided(d);
-            for (int i = 0; i < records.size(); i++) {
-                audits.accept(records.get(i));
+            for (int i = 0; i < p.preemptions().size(); i++) {
+                audits.accept(p.preemptions().get(i));
                 left(d.preempted().get(i));
             }
-            if (own != null) {
-                audits.accept(own);
-            } else if (now != null) {
-                deliveries.accept(now);
+            if (p.audit() != null) {
+                audits.accept(p.audit());
+            } else if (p.delivery() != null) {
+                deliveries.accept(p.delivery());
             }
             if (d.message() != null) {
                 // Not only what counts: a message decided again after a restore (a replay) may
