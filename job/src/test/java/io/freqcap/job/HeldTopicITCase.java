@@ -387,6 +387,103 @@ class HeldTopicITCase {
         }
     }
 
+    /** Push: one in 30 s, held up to 40 s. */
+    static final String SHORT_HOLDS =
+            "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1h\","
+                    + "\"max\":100}],\"channels\":{\"push\":[{\"window\":\"30s\",\"max\":1}]},"
+                    + "\"hold\":\"40s\"}]}";
+
+    /**
+     * A rollback to an older savepoint while another writer's transaction is open on the held topic
+     * (contract.md §12): the later run's notice of b-2 lies behind that transaction, and the
+     * rolled-back run, replaying b-2 after its send time, releases it at once and writes nothing
+     * for it. Once the transaction commits, the rolled-back run's follow finds b-2's key (and the
+     * other writer's) and tombstones them: nothing stays live that nothing holds.
+     */
+    @Test
+    @Timeout(240)
+    void aRollbackToAnOlderSavepointLeavesNothingLiveThatNothingHolds() throws Exception {
+        String name = "heldrollback";
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka, tmp, name, SHORT_HOLDS, 1, "--held-topic", name + "-held");
+        kafka.createCompactedTopics(1, List.of(name + "-held"));
+        CappingSettings settings =
+                CappingSettings.of(SHORT_HOLDS)
+                        .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
+        FailOnce.reset();
+        FailingOnceJob.failingOnceJob(env, options, Integer.MAX_VALUE, settings, null);
+        JobClient later = env.executeAsync("freqcap-held-rollback-a");
+        String savepoint;
+        long t1;
+        Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
+        foreign.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "another-writer-rollback");
+        KafkaProducer<byte[], byte[]> writer = new KafkaProducer<>(foreign);
+        try {
+            List<Input> first = new ArrayList<>();
+            long t0 = System.currentTimeMillis();
+            message(first, 1, "a-1", "push", t0, 0); // out at once
+            message(first, 1, "b-1", "push", t0 + 1, 0); // held 30 s
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, first);
+            await("b-1 noticed", 60_000, () -> Held.read(name).live().keySet(), Set.of("1/b-1"));
+            savepoint =
+                    later.triggerSavepoint(
+                                    tmp.resolve("older").toUri().toString(),
+                                    org.apache.flink.core.execution.SavepointFormatType.CANONICAL)
+                            .get();
+            writer.initTransactions();
+            writer.beginTransaction();
+            writer.send(
+                    new ProducerRecord<>(
+                            name + "-held",
+                            "7/x".getBytes(StandardCharsets.UTF_8),
+                            "{\"messageId\":\"x\"}".getBytes(StandardCharsets.UTF_8)));
+            writer.flush();
+            List<Input> second = new ArrayList<>();
+            t1 = System.currentTimeMillis();
+            message(second, 2, "a-2", "push", t1, 0);
+            message(second, 2, "b-2", "push", t1 + 1, 0); // held 30 s, noticed behind the open one
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, second);
+            JobOutputs.awaitRecordsContaining(
+                    kafka.bootstrapServers(),
+                    name + "-deliveries",
+                    "\"a-2\"",
+                    1,
+                    Duration.ofSeconds(60));
+            int checkpoints = FailOnce.CHECKPOINTS.get();
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (FailOnce.CHECKPOINTS.get() < checkpoints + 2
+                    && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100); // b-2's notice committed
+            }
+        } finally {
+            KafkaPipelineSupport.cancel(later);
+        }
+        // Past b-2's send time: the rolled-back run replays it and releases it at once.
+        Thread.sleep(Math.max(0, t1 + 32_000 - System.currentTimeMillis()));
+        StreamExecutionEnvironment olderEnv = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
+        FailingOnceJob.failingOnceJob(olderEnv, options, Integer.MAX_VALUE, settings, null);
+        JobClient rolledBack = olderEnv.executeAsync("freqcap-held-rollback-b");
+        try {
+            JobOutputs.awaitRecordsContaining(
+                    kafka.bootstrapServers(),
+                    name + "-deliveries",
+                    "\"b-2\"",
+                    1,
+                    Duration.ofSeconds(90));
+            writer.commitTransaction();
+            await(
+                    "nothing live once the other writer committed",
+                    60_000,
+                    () -> Held.read(name).live().keySet(),
+                    Set.of());
+        } finally {
+            writer.close();
+            KafkaPipelineSupport.cancel(rolledBack);
+        }
+    }
+
     @Test
     void freqcapQueryOnATopicThatDoesNotExistSaysSoInOneLine() throws Exception {
         var err = new java.io.ByteArrayOutputStream();
