@@ -147,6 +147,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
         private void run() {
             long progressAt = System.nanoTime();
             long failures = 0;
+            long warnedAt = Long.MIN_VALUE;
             while (!closed && !positions.isEmpty()) {
                 if (System.nanoTime() - progressAt > GIVE_UP_FOLLOW.toNanos()) {
                     // Longer than any transaction may stay open: what is left never commits.
@@ -171,6 +172,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                             long at = c.position(tp);
                             if (at != positions.get(tp)) {
                                 progressAt = System.nanoTime();
+                                failures = 0;
                             }
                             if (at >= ends.get(tp)) {
                                 positions.remove(tp);
@@ -191,7 +193,9 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                     }
                     failures++;
                     // Once a minute at most, with the cause, while it keeps failing.
-                    if (failures == 1 || failures % 60 == 0) {
+                    long now = System.nanoTime();
+                    if (warnedAt == Long.MIN_VALUE || now - warnedAt > 60_000_000_000L) {
+                        warnedAt = now;
                         LOG.warn(
                                 "held topic: reading on after the start failed ({} times); trying"
                                         + " again every second",
@@ -266,11 +270,11 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
     }
 
     /**
-     * How long the follow after a start may go without reading on before it stops: longer than a
-     * broker lets a transaction stay open ({@code transaction.max.timeout.ms}, 15 minutes by
-     * default).
+     * How long the follow after a start may go without reading on before it stops: longer than any
+     * broker in practice lets a transaction stay open ({@code transaction.max.timeout.ms}, 15
+     * minutes by default).
      */
-    static final Duration GIVE_UP_FOLLOW = Duration.ofMinutes(20);
+    static final Duration GIVE_UP_FOLLOW = Duration.ofHours(2);
 
     /** How long a scan may go without reading on before it gives up (no leader, say). */
     static final Duration GIVE_UP = Duration.ofMinutes(3);

@@ -342,6 +342,7 @@ class HeldTopicITCase {
         kafka.createCompactedTopics(PARTITIONS, List.of(name + "-held"));
         Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
         foreign.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "another-writer");
+        foreign.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "600000"); // open till it commits
         try (KafkaProducer<byte[], byte[]> writer = new KafkaProducer<>(foreign)) {
             writer.initTransactions();
             writer.beginTransaction();
@@ -387,11 +388,11 @@ class HeldTopicITCase {
         }
     }
 
-    /** Push: one in 30 s, held up to 40 s. */
+    /** Push: one in 45 s, held up to 60 s. */
     static final String SHORT_HOLDS =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1h\","
-                    + "\"max\":100}],\"channels\":{\"push\":[{\"window\":\"30s\",\"max\":1}]},"
-                    + "\"hold\":\"40s\"}]}";
+                    + "\"max\":100}],\"channels\":{\"push\":[{\"window\":\"45s\",\"max\":1}]},"
+                    + "\"hold\":\"60s\"}]}";
 
     /**
      * A rollback to an older savepoint while another writer's transaction is open on the held topic
@@ -419,14 +420,20 @@ class HeldTopicITCase {
         long t1;
         Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
         foreign.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "another-writer-rollback");
+        foreign.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "600000"); // open till it commits
         KafkaProducer<byte[], byte[]> writer = new KafkaProducer<>(foreign);
         try {
             List<Input> first = new ArrayList<>();
             long t0 = System.currentTimeMillis();
             message(first, 1, "a-1", "push", t0, 0); // out at once
-            message(first, 1, "b-1", "push", t0 + 1, 0); // held 30 s
+            message(first, 1, "b-1", "push", t0 + 1, 0); // held 45 s
             Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, first);
-            await("b-1 noticed", 60_000, () -> Held.read(name).live().keySet(), Set.of("1/b-1"));
+            JobOutputs.awaitRecordsContaining(
+                    kafka.bootstrapServers(),
+                    name + "-deliveries",
+                    "\"a-1\"",
+                    1,
+                    Duration.ofSeconds(60));
             savepoint =
                     later.triggerSavepoint(
                                     tmp.resolve("older").toUri().toString(),
@@ -443,7 +450,7 @@ class HeldTopicITCase {
             List<Input> second = new ArrayList<>();
             t1 = System.currentTimeMillis();
             message(second, 2, "a-2", "push", t1, 0);
-            message(second, 2, "b-2", "push", t1 + 1, 0); // held 30 s, noticed behind the open one
+            message(second, 2, "b-2", "push", t1 + 1, 0); // held 45 s, noticed behind the open one
             Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, second);
             JobOutputs.awaitRecordsContaining(
                     kafka.bootstrapServers(),
@@ -457,11 +464,15 @@ class HeldTopicITCase {
                     && System.currentTimeMillis() < deadline) {
                 Thread.sleep(100); // b-2's notice committed
             }
+            assertTrue(FailOnce.CHECKPOINTS.get() >= checkpoints + 2, "the later run checkpoints");
+            assertTrue(
+                    System.currentTimeMillis() < t1 + 45_000,
+                    "the later run still holds b-2 when it goes (the machine was too slow)");
         } finally {
             KafkaPipelineSupport.cancel(later);
         }
         // Past b-2's send time: the rolled-back run replays it and releases it at once.
-        Thread.sleep(Math.max(0, t1 + 32_000 - System.currentTimeMillis()));
+        Thread.sleep(Math.max(0, t1 + 47_000 - System.currentTimeMillis()));
         StreamExecutionEnvironment olderEnv = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
         FailingOnceJob.failingOnceJob(olderEnv, options, Integer.MAX_VALUE, settings, null);
         JobClient rolledBack = olderEnv.executeAsync("freqcap-held-rollback-b");

@@ -304,16 +304,16 @@ public class CappingFunction
                         control.sweptHorizon(),
                         now);
         HeldDelivery kept;
+        CappingOutputs.Prepared records;
         try {
             // Its records built before anything is written: most defects then leave no trace.
-            CappingOutputs.Prepared records = sink.prepare(d);
+            records = sink.prepare(d);
             kept = stores.apply(d);
-            sink.emit(records);
         } catch (RuntimeException e) {
             // The last guard (contract.md §5): a defect on a value at some edge while building or
-            // writing what was decided, with nothing of it emitted. Audited, not fatal: a restart
-            // would meet the same record again, forever. What the state took of it before the
-            // defect stays (a message may stay counted: fewer sends, never more).
+            // writing what was decided, before anything of it went out. Audited, not fatal: a
+            // restart would meet the same record again, forever. What the state took of it before
+            // the defect stays (a message may stay counted: fewer sends, never more).
             LOG.error("Message {} could not be decided; audited as MALFORMED", in, e);
             sink.decided(
                     Decided.malformed(
@@ -321,15 +321,10 @@ public class CappingFunction
                             control.config()));
             return;
         }
+        // Outside the guard: a sink's failure (Kafka's) must fail the task, never be audited.
+        sink.emit(records);
         if (kept != null) {
-            try {
-                sink.held(kept);
-            } catch (RuntimeException e) {
-                // Its audit record is out and it waits in state: only its notice is lost, and
-                // the next start's check of the held topic writes it.
-                LOG.error("The held-topic notice of {} could not be written", in, e);
-                metrics.undecided.inc();
-            }
+            sink.held(kept);
         }
     }
 
@@ -344,16 +339,13 @@ public class CappingFunction
             Consumer<Delivery> out,
             Consumer<AuditEvent> audits)
             throws Exception {
+        HeldDelivery h;
         try {
-            HeldDelivery h = held.release(user, sendAt, fingerprint);
-            if (h != null) {
-                metrics.released.inc();
-                outputs.to(audits, w -> {}, out).released(h);
-            }
+            h = held.release(user, sendAt, fingerprint);
         } catch (RuntimeException e) {
-            // A defect reading or sending what waits: failing the task would meet this timer
-            // again after every restore. The job goes on and the log says which message; it may
-            // be lost, or stay in state without its timer (counted in heldNow).
+            // A defect reading what waits: failing the task would meet this timer again after
+            // every restore. The job goes on and the log says which message; it may stay in
+            // state without its timer (counted in heldNow).
             LOG.error(
                     "The held message of user {} due at {} (messageId fingerprint {}) could not"
                             + " be released",
@@ -362,6 +354,12 @@ public class CappingFunction
                     fingerprint,
                     e);
             metrics.undecided.inc();
+            return;
+        }
+        if (h != null) {
+            // Outside the guard: a sink's failure must fail the task.
+            metrics.released.inc();
+            outputs.to(audits, w -> {}, out).released(h);
         }
     }
 

@@ -170,8 +170,9 @@ public final class HeldQuery {
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, q.bootstrap());
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
-        Admin admin = Admin.create(p);
+        Admin admin = null;
         try {
+            admin = Admin.create(p);
             admin.describeTopics(List.of(q.topic()))
                     .allTopicNames()
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -197,7 +198,9 @@ public final class HeldQuery {
         } catch (RuntimeException e) {
             return "cannot read the held topic " + q.topic() + " at " + q.bootstrap() + ": " + e;
         } finally {
-            admin.close(Duration.ofSeconds(1)); // a broker that does not answer: do not wait again
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(1)); // a broker that does not answer: no more waits
+            }
         }
     }
 

@@ -145,9 +145,10 @@ public final class HeldTopicStart {
             if (user != null) {
                 setKey.accept(user);
                 d = h == null ? null : held.withFingerprint(h.fingerprint());
-                if (d == null) {
+                if (d == null && hasReplacement(key)) {
                     // A messageId UTF-8 cannot carry whole (held by a release that read such
-                    // ids; today's refuse them): its key names another fingerprint.
+                    // ids; today's refuse them) has a '?' for it in its key, which names another
+                    // fingerprint.
                     d = held.withNoticeKey(key);
                 }
             }
@@ -165,18 +166,19 @@ public final class HeldTopicStart {
         return true;
     }
 
-    /**
-     * A held message's notice; false when it cannot be built (a defect at some edge): logged, and
-     * the start goes on, since failing would meet it again at every restart.
-     */
+    /** A held message's notice; false when it cannot be built (logged by the notices). */
     private static boolean notice(HeldDelivery h, CappingOutputs.Sink sink) {
-        try {
-            sink.reconciled(h);
-            return true;
-        } catch (RuntimeException e) {
-            LOG.error("The held-topic notice of {} could not be written", h.messageId(), e);
-            return false;
+        return sink.reconciled(h);
+    }
+
+    /** Whether a key has a '?', which UTF-8 writes for a character it cannot carry. */
+    private static boolean hasReplacement(byte[] key) {
+        for (byte b : key) {
+            if (b == '?') {
+                return true;
+            }
         }
+        return false;
     }
 
     /** Stops the follow (the task closes). */

@@ -171,9 +171,12 @@ public record CappingOutputs(
             }
         }
 
-        /** A notice of a message held that the held topic lacks (a start). */
-        public void reconciled(HeldDelivery h) {
-            notices.held(h, audits, deliveries);
+        /**
+         * A notice of a message held that the held topic lacks (a start); false when it cannot be
+         * built.
+         */
+        public boolean reconciled(HeldDelivery h) {
+            return notices.held(h, audits, deliveries);
         }
 
         /** A key live on the held topic that nothing held has (a start): its tombstone. */

@@ -49,6 +49,9 @@ import org.apache.flink.metrics.Counter;
  * topic match the held state before the first record ({@code HeldTopicStart}).
  */
 public final class HeldNotices {
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(HeldNotices.class);
+
     /**
      * The held topic as a start reads it: the keys whose latest record is a notice, from the
      * topic's beginning, read committed; then, in the background, what the transactions open at the
@@ -154,14 +157,29 @@ public final class HeldNotices {
         this.transactional = transactional;
     }
 
-    /** A message held: its notice, with the audit records (at the barrier, transactional). */
-    public void held(HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        byte[] key = HeldNotice.key(h);
-        if (transactional) {
-            pending.put(idOf(key), new byte[][] {key, notice(h)});
-        } else {
-            write(key, notice(h), false, audits, deliveries);
+    /**
+     * A message held: its notice, with the audit records (at the barrier, transactional).
+     *
+     * @return false when the notice cannot be built (a defect at some edge): logged, not fatal,
+     *     since a restart would meet it again; the next start's check writes it if it can
+     */
+    public boolean held(
+            HeldDelivery h, Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
+        byte[] key;
+        byte[] json;
+        try {
+            key = HeldNotice.key(h);
+            json = notice(h);
+        } catch (RuntimeException e) {
+            LOG.error("The held-topic notice of {} could not be built", h.messageId(), e);
+            return false;
         }
+        if (transactional) {
+            pending.put(idOf(key), new byte[][] {key, json});
+        } else {
+            write(key, json, false, audits, deliveries);
+        }
+        return true;
     }
 
     /**
