@@ -355,13 +355,7 @@ class HeldTopicITCase {
             }
             writer.flush(); // on the log, not committed
 
-            CappingSettings settings =
-                    CappingSettings.of(CONFIG)
-                            .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
-            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-            FailOnce.reset();
-            FailingOnceJob.failingOnceJob(env, options, Integer.MAX_VALUE, settings, null);
-            JobClient job = env.executeAsync("freqcap-held-open");
+            JobClient job = start(options, CONFIG, null, "freqcap-held-open");
             try {
                 List<Input> inputs = new ArrayList<>();
                 long t0 = System.currentTimeMillis();
@@ -388,6 +382,23 @@ class HeldTopicITCase {
         }
     }
 
+    /**
+     * The job with the held topic on, from {@code savepoint} when not null (its checkpoints counted
+     * in {@link FailOnce#CHECKPOINTS}, reset for a start without state).
+     */
+    JobClient start(Configuration options, String config, String savepoint, String jobName)
+            throws Exception {
+        CappingSettings settings =
+                CappingSettings.of(config)
+                        .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
+        if (savepoint == null) {
+            FailOnce.reset();
+        }
+        FailingOnceJob.failingOnceJob(env, options, Integer.MAX_VALUE, settings, null);
+        return env.executeAsync(jobName);
+    }
+
     /** Push: one in 45 s, held up to 60 s. */
     static final String SHORT_HOLDS =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1h\","
@@ -409,13 +420,7 @@ class HeldTopicITCase {
                 KafkaPipelineSupport.jobOptions(
                         kafka, tmp, name, SHORT_HOLDS, 1, "--held-topic", name + "-held");
         kafka.createCompactedTopics(1, List.of(name + "-held"));
-        CappingSettings settings =
-                CappingSettings.of(SHORT_HOLDS)
-                        .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        FailOnce.reset();
-        FailingOnceJob.failingOnceJob(env, options, Integer.MAX_VALUE, settings, null);
-        JobClient later = env.executeAsync("freqcap-held-rollback-a");
+        JobClient later = start(options, SHORT_HOLDS, null, "freqcap-held-rollback-a");
         String savepoint;
         long t1;
         Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
@@ -473,9 +478,7 @@ class HeldTopicITCase {
         }
         // Past b-2's send time: the rolled-back run replays it and releases it at once.
         Thread.sleep(Math.max(0, t1 + 47_000 - System.currentTimeMillis()));
-        StreamExecutionEnvironment olderEnv = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
-        FailingOnceJob.failingOnceJob(olderEnv, options, Integer.MAX_VALUE, settings, null);
-        JobClient rolledBack = olderEnv.executeAsync("freqcap-held-rollback-b");
+        JobClient rolledBack = start(options, SHORT_HOLDS, savepoint, "freqcap-held-rollback-b");
         try {
             JobOutputs.awaitRecordsContaining(
                     kafka.bootstrapServers(),

@@ -63,17 +63,17 @@ public final class Backtest implements AutoCloseable {
      * before the later of the replay's clock and the receipt's timestamp: a live job reads a
      * receipt stamped T at about T, after it has sent what was due by then.
      *
-     * @param at the receipt's timestamp (simulate refuses a receipt without one)
-     * @param latest the latest an engagement may be stamped ({@link Receipts.Time})
+     * @param time the receipt's timestamp (simulate refuses a receipt without one) and the latest
+     *     an engagement may be stamped
      */
-    public Receipts.Effect receipt(DeliveryReceipt r, long at, long latest) {
+    public Receipts.Effect receipt(DeliveryReceipt r, Receipts.Time time) {
         try {
-            long now = Math.max(clock, at);
+            long now = Math.max(clock, time.at());
             Receipts.Effect effect =
                     Receipts.of(
                             r,
                             r.userId(),
-                            new Receipts.Time(at, latest),
+                            time,
                             histories,
                             engagements,
                             (u, e) -> e.timestamp() > now);

@@ -4,6 +4,7 @@ import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.backtest.FinalOutcomes;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
+import io.freqcap.operators.capping.decision.Receipts;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
@@ -83,7 +84,7 @@ final class Replay implements AutoCloseable {
      *     --max-future}
      */
     void receipt(DeliveryReceipt r, long latest) {
-        backtest.receipt(r, r.timestamp(), latest);
+        backtest.receipt(r, new Receipts.Time(r.timestamp(), latest));
     }
 
     private void emit(Decided d, long length) throws IOException {
