@@ -224,9 +224,10 @@ class PrometheusMetricsITCase {
                 scrape.values(OP + "hoursAhead_heldDue", l -> "24+".equals(l.get("hoursAhead")))
                         .size());
         assertTrue(scrape.sum(OP + "redisWriteMillis_count") >= 1, "redisWriteMillis");
-        // Users 0 and 1 were counted: one key each, user 0's two messages in one write or two.
+        // Users 0 and 1 were counted: one key each. Every decided message of theirs marks its
+        // user (3 and 4 of them), and the marks between two flushes make one write: 2 to 7.
         double keysWritten = scrape.sum(OP + "redisWrites");
-        assertTrue(keysWritten == 2.0 || keysWritten == 3.0, "redisWrites " + keysWritten);
+        assertTrue(keysWritten >= 2.0 && keysWritten <= 7.0, "redisWrites " + keysWritten);
         // A log of one or two entries: {"v": 2, "log": [[13 digits, "push", "m1"]]} and more.
         List<Double> logBytes = scrape.values(OP + "redisLogBytes", l -> true);
         assertEquals(PARTITIONS, logBytes.size(), "redisLogBytes of each task");
