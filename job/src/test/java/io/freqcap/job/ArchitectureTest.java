@@ -7,10 +7,16 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import io.freqcap.operators.capping.decision.Engagements;
+import io.freqcap.operators.capping.decision.HeldQueue;
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.decision.Stores;
+import io.freqcap.operators.capping.receipt.Receipts;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -188,6 +194,40 @@ class ArchitectureTest {
                 .onlyDependOnClassesThat()
                 .resideOutsideOfPackage("org.apache.flink..")
                 .check(main);
+    }
+
+    @Test
+    void theDecisionWritesNoState() {
+        // The decision computes a value (what to count, take back, hold and emit); Stores.apply
+        // alone writes it, and a receipt's Effect.apply writes what Receipts.of worked out.
+        DescribedPredicate<JavaClass> deciding =
+                DescribedPredicate.describe(
+                        "the decision rule and step, and what a receipt does",
+                        (JavaClass c) ->
+                                (c.getPackageName().startsWith("io.freqcap.operators.capping.rule")
+                                                        || c.getPackageName()
+                                                                .startsWith(
+                                                                        "io.freqcap.operators.capping.decision"))
+                                                && !c.getName().equals(Stores.class.getName())
+                                        || c.getName().equals(Receipts.class.getName()));
+        DescribedPredicate<JavaMethodCall> writes =
+                DescribedPredicate.describe(
+                        "a write of a store (count, uncount, hold, take, engage)",
+                        (JavaMethodCall call) ->
+                                writes(call, Histories.class, "count", "uncount")
+                                        || writes(call, HeldQueue.class, "hold", "take")
+                                        || writes(call, Engagements.class, "engage"));
+        noClasses()
+                .that(deciding)
+                .should()
+                .callMethodWhere(writes)
+                .because("a decision is a value that only the apply step writes")
+                .check(main);
+    }
+
+    private static boolean writes(JavaMethodCall call, Class<?> store, String... names) {
+        return call.getTargetOwner().isAssignableTo(store)
+                && java.util.Arrays.asList(names).contains(call.getName());
     }
 
     private static boolean startsWithAny(String name, String... prefixes) {

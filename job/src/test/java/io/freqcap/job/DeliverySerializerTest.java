@@ -25,7 +25,14 @@ class DeliverySerializerTest {
         };
         for (Object[] c : cases) {
             Delivery d =
-                    new Delivery("k".getBytes(), value, (String) c[0], (String) c[1], (long) c[2]);
+                    new Delivery(
+                            "k".getBytes(),
+                            value,
+                            (String) c[0],
+                            (String) c[1],
+                            (long) c[2],
+                            null,
+                            null);
             ProducerRecord<byte[], byte[]> r = serializer.serialize(d, null, null);
             assertEquals("deliveries", r.topic());
             assertArrayEquals(value, r.value());
@@ -56,7 +63,7 @@ class DeliverySerializerTest {
         assertEquals(
                 "capping-audit",
                 audit.serialize(
-                                new io.freqcap.schema.decision.AuditEvent(key, new byte[] {'{'}),
+                                io.freqcap.schema.decision.AuditEvent.audit(key, new byte[] {'{'}),
                                 null,
                                 null)
                         .topic());

@@ -9,6 +9,7 @@ import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.capping.decision.Stores;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
@@ -197,7 +198,7 @@ final class JobOutputs {
 
         // Replay each user's messages in partition order through the job's decision step.
         MemoryHistories histories = new MemoryHistories();
-        Stores stores = new Stores(histories, HeldQueue.NONE);
+        Stores stores = Stores.of(histories, HeldQueue.NONE);
         DecisionStep step = new DecisionStep(stores, false);
         List<Traffic.Input> ordered = Traffic.inPartitionOrder(inputs);
         for (Traffic.Input in : ordered) {
@@ -221,12 +222,7 @@ final class JobOutputs {
             RawRecord raw = new RawRecord(in.key, in.value, "in", in.partition, in.offset);
             Decided decided =
                     step.decide(
-                            InboundMessage.of(raw),
-                            config,
-                            segment,
-                            segment,
-                            Long.MIN_VALUE,
-                            Long.MIN_VALUE);
+                            InboundMessage.of(raw), config, segment, segment, Judging.Times.NONE);
             stores.apply(decided);
             Verdict v = decided.verdict();
             if (!v.decision().name().equals(o.decision())) {

@@ -34,8 +34,8 @@ class RecordEqualityTest {
     @Test
     void recordsWithBytesCompareTheirContent() {
         equalByContent(s -> new RawRecord(b("k"), b(s), "in", 1, 2));
-        equalByContent(s -> new AuditEvent(b("42"), b(s)));
-        equalByContent(s -> new Delivery(b("42"), b(s), "ALLOWED", "*", 7));
+        equalByContent(s -> AuditEvent.audit(b("42"), b(s)));
+        equalByContent(s -> new Delivery(b("42"), b(s), "ALLOWED", "*", 7, null, null));
         equalByContent(s -> new ControlRecord(ControlRecord.Kind.CONFIG, b(s), "c", 0, 3));
         equalByContent(
                 s ->
@@ -58,8 +58,8 @@ class RecordEqualityTest {
         for (Object r :
                 List.of(
                         new RawRecord(null, big, "in", 0, 1),
-                        new AuditEvent(null, big),
-                        new Delivery(null, big, "ALLOWED", "*", 1),
+                        AuditEvent.audit(null, big),
+                        new Delivery(null, big, "ALLOWED", "*", 1, null, null),
                         new ControlRecord(ControlRecord.Kind.SEGMENT, big, "s", 0, 1))) {
             assertTrue(r.toString().length() < 400, r.getClass().getSimpleName());
         }

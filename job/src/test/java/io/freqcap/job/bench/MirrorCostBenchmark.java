@@ -7,6 +7,7 @@ import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -136,7 +137,7 @@ public final class MirrorCostBenchmark {
         static Traffic of(int messages, int users, int days) throws Exception {
             LimitConfig config = LimitConfig.parse(EndToEndBenchmark.LIMITS);
             MemoryHistories histories = new MemoryHistories();
-            Stores stores = new Stores(histories, new MemoryHeld());
+            Stores stores = Stores.of(histories, new MemoryHeld());
             DecisionStep step = new DecisionStep(stores, true);
             long window = config.longestWindowMillis();
             Random rnd = new Random(42);
@@ -166,7 +167,8 @@ public final class MirrorCostBenchmark {
                         InboundMessage.of(
                                 new RawRecord(
                                         null, v.getBytes(StandardCharsets.UTF_8), "in", 0, i));
-                Decided d = step.decide(in, config, "*", null, Long.MIN_VALUE, t[i]);
+                Decided d =
+                        step.decide(in, config, "*", null, new Judging.Times(Long.MIN_VALUE, t[i]));
                 stores.apply(d);
                 if (d.counting() != null) {
                     counted++;

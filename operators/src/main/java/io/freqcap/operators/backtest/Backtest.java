@@ -3,8 +3,9 @@ package io.freqcap.operators.backtest;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Preferences;
-import io.freqcap.operators.capping.decision.Receipts;
 import io.freqcap.operators.capping.decision.Stores;
+import io.freqcap.operators.capping.receipt.Receipts;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -77,7 +78,7 @@ public final class Backtest implements AutoCloseable {
                             histories,
                             engagements,
                             (u, e) -> e.timestamp() > now);
-            stores.apply(effect);
+            effect.apply(stores);
             return effect;
         } catch (Exception e) {
             throw new IllegalStateException("in-memory histories cannot fail", e);
@@ -129,7 +130,11 @@ public final class Backtest implements AutoCloseable {
         }
         try {
             Decided d =
-                    step.decide(in, control.config(), control.segments(), Long.MIN_VALUE, clock);
+                    step.decide(
+                            in,
+                            control.config(),
+                            control.segments(),
+                            new Judging.Times(Long.MIN_VALUE, clock));
             // One held is still waiting: a later message may take its place (contract.md §6).
             stores.apply(d);
             return d;

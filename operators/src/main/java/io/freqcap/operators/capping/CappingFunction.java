@@ -1,21 +1,19 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.operators.capping.control.ControlInput;
+import io.freqcap.operators.capping.controlstate.ControlInput;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Stores;
-import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.operators.capping.held.HeldBooks;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.held.HeldSide;
 import io.freqcap.operators.capping.held.HeldTopicStart;
-import io.freqcap.operators.capping.held.Withdrawals;
-import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
-import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.capping.outputs.MirrorDebt;
 import io.freqcap.operators.capping.outputs.MirrorLogs;
+import io.freqcap.operators.capping.preference.PreferenceInputs;
 import io.freqcap.operators.capping.preference.PreferenceStore;
-import io.freqcap.operators.capping.preference.UserInputs;
+import io.freqcap.operators.capping.receipt.ReceiptInputs;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryScans;
 import io.freqcap.operators.capping.state.HistoryStore;
@@ -23,11 +21,12 @@ import io.freqcap.operators.mirror.MirrorLink;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
-import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.StoredHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
+import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
+import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -50,8 +49,9 @@ import org.slf4j.LoggerFactory;
  * Stores#apply} and sent by {@link CappingOutputs.Sink#decided}: to the main output now, to {@link
  * #AUDIT}, or held for later (package {@code held}). Keyed by userId; malformed records arrive
  * under negative keys and touch no state. It only moves state in and out: records of the
- * preferences and receipts topics are {@link UserInputs}', control records {@link Upkeep}'s. It
- * runs in a {@link CappingOperator}, which lets it switch keys and keeps held messages' timers.
+ * preferences and receipts topics are {@link PreferenceInputs}' and {@link ReceiptInputs}', control
+ * records {@link Upkeep}'s. It runs in a {@link CappingOperator}, which lets it switch keys and
+ * keeps held messages' timers.
  *
  * <p><b>State.</b> Histories live in RocksDB behind a {@link HistoryCache} ({@link HistoryStore});
  * new ones reach keyed state in {@link #snapshotState}, which Flink calls before the keyed state
@@ -62,7 +62,7 @@ import org.slf4j.LoggerFactory;
  */
 public class CappingFunction
         extends KeyedBroadcastProcessFunction<Long, InboundMessage, ControlRecord, Delivery>
-        implements CheckpointedFunction {
+        implements CheckpointedFunction, CappingTask {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(CappingFunction.class);
 
@@ -77,22 +77,11 @@ public class CappingFunction
     private final CappingSettings settings;
 
     private transient ControlInput control;
-    private transient HistoryStore histories;
-    private transient HeldMessages held;
+    private transient MirrorDebt mirrorDebt;
     private transient HeldBooks heldBooks;
     private transient HeldTopicStart heldTopicStart;
     private transient HeldMessages.Timers heldTimers;
-    private transient Stores stores;
-    private transient DecisionStep step;
-    private transient MirrorDebt mirrorDebt;
-    private transient MirrorLogs mirrorLogs;
-    private transient CappingMetrics metrics;
-    private transient CappingOutputs outputs;
-    private transient Withdrawals withdrawals;
-    private transient PreferenceStore preferences;
-    private transient EngagementStore engagements;
-    private transient UserInputs userInputs;
-    private transient Upkeep upkeep;
+    private transient CappingParts parts;
 
     /** Set by {@link CappingOperator}: histories are then written to keyed state at checkpoints. */
     private transient LongConsumer keySetter;
@@ -115,17 +104,22 @@ public class CappingFunction
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) throws Exception {
-        upkeep.flush(); // before the keyed state backend takes its snapshot
+        parts.upkeep.flush(); // before the keyed state backend takes its snapshot
         control.snapshot();
         mirrorDebt.snapshot();
         heldBooks.snapshot();
-        if (outputs.notices() != null) {
-            outputs.notices().checkpointed();
+        if (parts.outputs.notices() != null) {
+            parts.outputs.notices().checkpointed();
         }
     }
 
     @Override
     public void open(OpenContext openContext) throws Exception {
+        if (keySetter == null || heldTimers == null) {
+            throw new IllegalStateException(
+                    "CappingFunction runs in a CappingOperator, which lets it switch keys and"
+                            + " keeps held messages' timers");
+        }
         if (settings.mirror()) {
             mirrorDebt.attach(
                     MirrorLink.acquire(
@@ -134,79 +128,18 @@ public class CappingFunction
                             getRuntimeContext().getTaskInfo().getAttemptNumber()),
                     this::owns,
                     getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks());
-            mirrorDebt.windowChanged(control.config().longestWindowMillis());
         }
-        metrics = new CappingMetrics(getRuntimeContext().getMetricGroup(), control.handler());
-        mirrorLogs = settings.mirror() ? new MirrorLogs() : null;
-        if (keySetter == null) {
-            throw new IllegalStateException(
-                    "CappingFunction runs in a CappingOperator, which lets it switch keys");
-        }
-        histories =
-                new HistoryStore(
-                        HistoryStore.States.of(getRuntimeContext()),
-                        keySetter,
-                        HistoryStore.cacheSlots(settings.historyCacheSlots()),
-                        metrics.cacheHits::inc,
-                        settings.liveHistoryBytes());
-        metrics.gauge("longHistories", histories::liveHistories);
-        metrics.gauge("longHistoryEntries", histories::liveEntries);
-        metrics.gauge("longHistoryBytes", histories::liveBytes);
-        if (heldTimers == null) {
-            throw new IllegalStateException(
-                    "CappingFunction runs in a CappingOperator, which keeps held messages' timers");
-        }
-        held = heldBooks.open(getRuntimeContext(), heldTimers);
-        metrics.gauge("heldNow", held::heldNow);
-        metrics.heldDue(held::due, held::dueFrom);
-        preferences = preferenceStore(getRuntimeContext().getState(PreferenceStore.STATE));
-        metrics.gauge("usersWithPreferences", preferences::users);
-        long ahead = settings.bounds().maxFuture().millis();
-        engagements = new EngagementStore(getRuntimeContext().getState(EngagementStore.STATE));
-        stores = new Stores(histories, held, preferences, engagements);
-        step =
-                new DecisionStep(
-                        stores,
-                        settings.mirror(),
-                        // off: as far as the default bound, so every history stays bounded
-                        ahead == Long.MAX_VALUE ? DecisionStep.AHEAD_MILLIS : ahead);
-        outputs =
-                new CappingOutputs(
-                        metrics,
-                        mirrorDebt,
-                        mirrorLogs,
-                        settings.bounds().maxRecordBytes(),
-                        () -> control.config().longestWindowMillis(),
-                        settings.heldTopic() == null
-                                ? null
-                                : new HeldNotices(
-                                        metrics.heldNotices,
-                                        settings.bounds().maxRecordBytes(),
-                                        () -> control.config().timezone(),
-                                        settings.heldTopic().transactional()));
-        withdrawals =
-                new Withdrawals(histories, held, keySetter, this::owns, this::eraseUser, outputs);
-        userInputs =
-                new UserInputs(
-                        stores,
-                        histories,
-                        held,
-                        preferences,
-                        withdrawals,
-                        metrics,
-                        outputs,
-                        settings.bounds().maxFuture());
-        upkeep =
-                new Upkeep(
-                        histories,
-                        control,
-                        withdrawals,
-                        metrics,
-                        settings.mirror() ? mirrorDebt : null,
-                        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0,
-                        () -> getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
-                        preferences::has,
-                        engagements);
+        parts =
+                new CappingParts(
+                        settings,
+                        getRuntimeContext(),
+                        new CappingParts.Restored(control, mirrorDebt, heldBooks, heldTopicStart),
+                        new CappingParts.Hooks(
+                                keySetter,
+                                heldTimers,
+                                this::owns,
+                                this::preferenceStore,
+                                this::eraseUser));
     }
 
     @Override
@@ -217,8 +150,8 @@ public class CappingFunction
         if (mirrorDebt != null) {
             mirrorDebt.release();
         }
-        if (histories != null) {
-            histories.close();
+        if (parts != null) {
+            parts.histories.close();
         }
         if (heldTopicStart != null) {
             heldTopicStart.close();
@@ -230,12 +163,14 @@ public class CappingFunction
      * Called by {@link CappingOperator} before {@link #open}: how to switch the current key, which
      * the store needs to write histories it keeps in memory (at checkpoints, scans, evictions).
      */
-    void useKeySetter(LongConsumer setCurrentKey) {
+    @Override
+    public void useKeySetter(LongConsumer setCurrentKey) {
         this.keySetter = setCurrentKey;
     }
 
     /** Called by {@link CappingOperator} before {@link #open}: the held messages' timers. */
-    void useHeldTimers(HeldMessages.Timers timers) {
+    @Override
+    public void useHeldTimers(HeldMessages.Timers timers) {
         this.heldTimers = timers;
     }
 
@@ -244,39 +179,31 @@ public class CappingFunction
      * when many users wait): writes the Redis key of every user whose counted messages changed
      * since ({@link MirrorLogs}), each user made the current key in turn.
      */
-    void flushMirror(Consumer<MirrorWrite> out) throws Exception {
-        outputs.flushLogs(
+    @Override
+    public void flushMirror(Consumer<MirrorWrite> out) throws Exception {
+        parts.outputs.flushLogs(
                 user -> {
                     keySetter.accept(user);
-                    return histories.get(user);
+                    return parts.histories.get(user);
                 },
                 out);
     }
 
     /** Whether the Redis mirror is on. */
-    boolean mirrorOn() {
+    @Override
+    public boolean mirrorOn() {
         return settings.mirror();
     }
 
     /** Users whose Redis key waits to be written (0 with the mirror off). */
-    int mirrorPending() {
-        return mirrorLogs == null ? 0 : mirrorLogs.pending();
-    }
-
-    /** Held messages of this task now (the {@code heldNow} gauge; for tests). */
-    long heldNow() {
-        return held.heldNow();
-    }
-
-    /** The {@code heldDue} gauge of {@code hoursAhead} (for tests). */
-    long heldDue(long now, int hoursAhead) {
-        return hoursAhead < CappingMetrics.HELD_DUE_HOURS
-                ? held.due(now, hoursAhead)
-                : held.dueFrom(now, hoursAhead);
+    @Override
+    public int mirrorPending() {
+        return parts.mirrorLogs == null ? 0 : parts.mirrorLogs.pending();
     }
 
     /** Whether {@code user}'s key group is this task's. */
-    private boolean owns(long user) {
+    @Override
+    public boolean owns(long user) {
         int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
         int self = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
@@ -289,77 +216,24 @@ public class CappingFunction
     public void processElement(InboundMessage in, ReadOnlyContext ctx, Collector<Delivery> out)
             throws Exception {
         // one per record: this is the hot path
-        CappingOutputs.Sink sink = outputs.to(ctx, out::collect);
-        upkeep.applyLoaded(sink);
+        CappingOutputs.Sink sink = parts.outputs.to(ctx, out::collect);
+        parts.upkeep.applyLoaded(sink);
         long now = ctx.timerService().currentProcessingTime();
         if (!in.isMessage()) {
-            userInputs.apply(in, now, sink);
+            sink.input(in, () -> applyInput(in, now, sink));
             return;
         }
-        Decided d =
-                step.decide(
-                        in,
-                        control.config(),
-                        control.handler().segments(),
-                        control.sweptHorizon(),
-                        now);
-        HeldDelivery kept;
-        CappingOutputs.Prepared records;
-        try {
-            // Its records built before anything is written: most defects then leave no trace.
-            records = sink.prepare(d);
-            kept = stores.apply(d);
-        } catch (RuntimeException e) {
-            // The last guard (contract.md §5): a defect on a value at some edge while building or
-            // writing what was decided, before anything of it went out. Audited, not fatal: a
-            // restart would meet the same record again, forever. What the state took of it before
-            // the defect stays (a message may stay counted: fewer sends, never more).
-            LOG.error("Message {} could not be decided; audited as MALFORMED", in, e);
-            sink.decided(
-                    Decided.malformed(
-                            in.undecided(DecisionStep.UNDECIDED + e.getClass().getSimpleName()),
-                            control.config()));
-            return;
-        }
-        // Outside the guard: a sink's failure (Kafka's) must fail the task, never be audited.
-        sink.emit(records);
-        if (kept != null) {
-            sink.held(kept);
-        }
+        parts.decide(in, control, now, sink);
     }
 
-    /**
-     * Called by {@link CappingOperator} when a held message's timer fires, its user the current
-     * key: delivers it, unless it was withdrawn meanwhile.
-     */
-    void releaseHeld(
-            long user,
-            long sendAt,
-            long fingerprint,
-            Consumer<Delivery> out,
-            Consumer<AuditEvent> audits)
+    /** A record of the preferences or receipts topic, keyed by its user. */
+    private void applyInput(InboundMessage in, long now, CappingOutputs.Sink sink)
             throws Exception {
-        HeldDelivery h;
-        try {
-            h = held.release(user, sendAt, fingerprint);
-        } catch (RuntimeException e) {
-            // A defect reading what waits: failing the task would meet this timer again after
-            // every restore. The job goes on and the log says which message; it may stay in
-            // state without its timer (counted in heldNow).
-            LOG.error(
-                    "The held message of user {} due at {} (messageId fingerprint {}) could not"
-                            + " be released",
-                    user,
-                    sendAt,
-                    fingerprint,
-                    e);
-            metrics.undecided.inc();
-            return;
-        }
-        if (h != null) {
-            // Outside the guard: a sink's failure must fail the task.
-            metrics.released.inc();
-            outputs.to(audits, w -> {}, out).released(h);
+        if (in.kind() == InboundMessage.Kind.PREFERENCE) {
+            parts.preferenceInputs.apply(PreferenceRecord.read(in.key(), in.value()), now, sink);
+        } else {
+            parts.receiptInputs.apply(
+                    in.routingKey(), DeliveryReceipt.parse(in.value()), now, sink);
         }
     }
 
@@ -371,9 +245,7 @@ public class CappingFunction
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Delivery> out)
             throws Exception {
         long now = Math.max(timestamp, ctx.timerService().currentProcessingTime());
-        CappingOutputs.Sink sink = outputs.to(ctx, out::collect);
-        int n = held.releaseLegacyDue(now, sink::released);
-        metrics.released.inc(n);
+        parts.heldSide.releaseLegacyDue(now, parts.outputs.to(ctx, out::collect));
     }
 
     /**
@@ -381,59 +253,38 @@ public class CappingFunction
      * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge), and finds
      * the users with preferences and with a last engagement.
      */
-    void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
-        held.countLegacy(backend, keySetter);
-        held.countHours(backend, keySetter);
-        preferences.load(backend);
-        engagements.load(backend);
+    @Override
+    public void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
+        parts.heldSide.load(backend);
+        parts.preferences.load(backend);
+        parts.engagements.load(backend);
     }
 
-    /**
-     * Called by {@link CappingOperator} after the start, now and then until it returns false: the
-     * keys that transactions open at the start committed since, written again as held now ({@link
-     * HeldTopicStart#followUp}).
-     */
-    boolean followHeldTopic(Consumer<AuditEvent> audits, Consumer<Delivery> deliveries)
-            throws Exception {
-        return heldTopicStart.followUp(held, keySetter, outputs.to(audits, w -> {}, deliveries));
+    /** What it wired once open (tests read its stores). */
+    CappingParts parts() {
+        return parts;
     }
 
-    /**
-     * Called by {@link CappingOperator} before each checkpoint's barrier and at the end of input:
-     * the notices of the messages held since the last barrier ({@link HeldNotices#flush}).
-     */
-    void flushNotices(Consumer<AuditEvent> audits, Consumer<Delivery> deliveries) {
-        if (outputs.notices() != null) {
-            outputs.notices().flush(audits, deliveries);
-        }
+    /** Called by {@link CappingOperator}: held messages' timers, notices and the held topic. */
+    @Override
+    public HeldSide heldSide() {
+        return parts.heldSide;
     }
 
-    /**
-     * Called by {@link CappingOperator} once loaded, before any record: makes the held topic whole
-     * where this start must ({@link HeldTopicStart}).
-     */
-    void startHeldTopic(
-            KeyedStateBackend<Long> backend,
-            Consumer<AuditEvent> audits,
-            Consumer<Delivery> deliveries)
-            throws Exception {
-        heldTopicStart.makeWhole(
-                backend,
-                held,
-                this::owns,
-                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0,
-                keySetter,
-                outputs.to(audits, w -> {}, deliveries));
+    /** Whether this is task 0. */
+    @Override
+    public boolean first() {
+        return getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0;
     }
 
     @Override
     public void processBroadcastElement(ControlRecord rec, Context ctx, Collector<Delivery> out)
             throws Exception {
-        upkeep.control(rec, ctx, outputs.to(ctx, out::collect));
+        parts.upkeep.control(rec, ctx, parts.outputs.to(ctx, out::collect));
     }
 
     /** The users' preferences over their keyed state. Package-private: tests inject faults. */
-    PreferenceStore preferenceStore(ValueState<UserPreferences> state) {
+    protected PreferenceStore preferenceStore(ValueState<UserPreferences> state) {
         return new PreferenceStore(state);
     }
 
@@ -441,9 +292,9 @@ public class CappingFunction
      * The user's history, preferences and last engagement erased; the channels the history held.
      * Package-private: tests inject faults.
      */
-    String[] eraseUser(long user) throws Exception {
-        preferences.clear(user);
-        engagements.clear(user);
-        return histories.forget(user);
+    protected String[] eraseUser(long user) throws Exception {
+        parts.preferences.clear(user);
+        parts.engagements.clear(user);
+        return parts.histories.forget(user);
     }
 }

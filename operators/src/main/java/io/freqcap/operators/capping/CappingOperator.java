@@ -1,6 +1,6 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.operators.capping.control.ControlState;
+import io.freqcap.operators.capping.controlstate.ControlState;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.MirrorLogs;
@@ -10,6 +10,7 @@ import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import java.util.List;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.streaming.api.operators.InternalTimerService;
 import org.apache.flink.streaming.api.operators.Triggerable;
@@ -18,11 +19,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 
 /**
- * Flink's keyed-broadcast operator around a {@link CappingFunction}, which may then keep new
- * histories in its cache and write them to keyed state at the next checkpoint, sorted: the function
- * cannot switch the current key itself, the operator can. The function writes them in {@code
- * snapshotState}, which Flink calls before the keyed state backend takes its snapshot, and before
- * every scan of keyed state (sweep, rebuild-mirror).
+ * Flink's keyed-broadcast operator around a {@link CappingFunction} (what it asks of it: {@link
+ * CappingTask}), which may then keep new histories in its cache and write them to keyed state at
+ * the next checkpoint, sorted: the function cannot switch the current key itself, the operator can.
+ * The function writes them in {@code snapshotState}, which Flink calls before the keyed state
+ * backend takes its snapshot, and before every scan of keyed state (sweep, rebuild-mirror).
  *
  * <p>Why an {@code @Internal} operator: Flink's public API gives a keyed-broadcast function no way
  * to switch the current key (it can only visit every key of a state), and write-back needs one.
@@ -39,15 +40,24 @@ public class CappingOperator
         extends CoBroadcastWithKeyedOperator<Long, InboundMessage, ControlRecord, Delivery> {
     private static final long serialVersionUID = 1L;
 
-    public CappingOperator(CappingFunction function) {
+    public <
+                    F extends
+                            KeyedBroadcastProcessFunction<
+                                            Long, InboundMessage, ControlRecord, Delivery>
+                                    & CappingTask>
+            CappingOperator(F function) {
         super(function, List.of(ControlState.SEGMENTS));
+    }
+
+    private CappingTask task() {
+        return (CappingTask) userFunction;
     }
 
     @Override
     public void open() throws Exception {
         // Before the function's open, which builds its history store with it; keyed state is
         // ready by then (initializeState runs first).
-        CappingFunction function = (CappingFunction) userFunction;
+        CappingTask function = task();
         function.useKeySetter(user -> setCurrentKey(user));
         InternalTimerService<Long> timers =
                 getInternalTimerService("held-timers", LongSerializer.INSTANCE, new Release());
@@ -68,13 +78,18 @@ public class CappingOperator
             scheduleMirrorFlush();
         }
         function.loadRestored(getKeyedStateBackend());
-        function.startHeldTopic(
-                getKeyedStateBackend(), this::audit, d -> output.collect(new StreamRecord<>(d)));
+        function.heldSide()
+                .start(
+                        getKeyedStateBackend(),
+                        function::owns,
+                        function.first(),
+                        this::audit,
+                        d -> output.collect(new StreamRecord<>(d)));
         scheduleHeldFollow();
     }
 
     /** How often the held topic's follow after a start is polled. */
-    static final long FOLLOW_MILLIS = 200;
+    public static final long FOLLOW_MILLIS = 200;
 
     /** Polls the held topic's follow after the start until it is done ({@link HeldTopicStart}). */
     private void scheduleHeldFollow() throws Exception {
@@ -88,8 +103,7 @@ public class CappingOperator
     }
 
     private boolean followHeldTopic() throws Exception {
-        return ((CappingFunction) userFunction)
-                .followHeldTopic(this::audit, d -> output.collect(new StreamRecord<>(d)));
+        return task().heldSide().follow(this::audit, d -> output.collect(new StreamRecord<>(d)));
     }
 
     /** Every {@link MirrorLogs#FLUSH_MILLIS}: the Redis keys of the users that changed. */
@@ -109,14 +123,13 @@ public class CappingOperator
     }
 
     private void flushMirror() throws Exception {
-        ((CappingFunction) userFunction)
-                .flushMirror(w -> output.collect(CappingOutputs.MIRROR, new StreamRecord<>(w)));
+        task().flushMirror(w -> output.collect(CappingOutputs.MIRROR, new StreamRecord<>(w)));
     }
 
     @Override
     public void processElement1(StreamRecord<InboundMessage> element) throws Exception {
         super.processElement1(element);
-        if (((CappingFunction) userFunction).mirrorPending() >= MirrorLogs.MAX_PENDING) {
+        if (task().mirrorPending() >= MirrorLogs.MAX_PENDING) {
             flushMirror();
         }
     }
@@ -139,8 +152,7 @@ public class CappingOperator
 
     /** The held topic's notices of this checkpoint, before its barrier. */
     private void flushNotices() {
-        ((CappingFunction) userFunction)
-                .flushNotices(this::audit, d -> output.collect(new StreamRecord<>(d)));
+        task().heldSide().flushNotices(this::audit, d -> output.collect(new StreamRecord<>(d)));
     }
 
     private void audit(AuditEvent a) {
@@ -154,8 +166,8 @@ public class CappingOperator
 
         @Override
         public void onProcessingTime(InternalTimer<Long, Long> timer) throws Exception {
-            ((CappingFunction) userFunction)
-                    .releaseHeld(
+            task().heldSide()
+                    .release(
                             timer.getKey(),
                             timer.getTimestamp(),
                             timer.getNamespace(),

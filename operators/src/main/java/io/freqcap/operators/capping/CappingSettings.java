@@ -1,6 +1,6 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.operators.capping.control.ControlInput;
+import io.freqcap.operators.capping.controlstate.ControlInput;
 import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.capping.state.HistoryCache;
 import io.freqcap.operators.capping.state.HistoryStore;

@@ -1,6 +1,6 @@
 package io.freqcap.operators.capping;
 
-import io.freqcap.operators.capping.control.ControlInput;
+import io.freqcap.operators.capping.controlstate.ControlInput;
 import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
@@ -34,7 +34,6 @@ import org.slf4j.LoggerFactory;
  * @param auditsControl whether this is instance 0
  */
 record Upkeep(
-        HistoryStore histories,
         ControlInput control,
         Withdrawals withdrawals,
         CappingMetrics metrics,
@@ -44,6 +43,11 @@ record Upkeep(
         LongPredicate hasPreferences,
         EngagementStore engagements) {
     private static final Logger LOG = LoggerFactory.getLogger(Upkeep.class);
+
+    /** The histories, as the withdrawals write them. */
+    private HistoryStore histories() {
+        return withdrawals.histories();
+    }
 
     /** Applies a control record, a sweep or the mirror's tick. */
     void control(
@@ -111,7 +115,7 @@ record Upkeep(
     /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
     void flush() throws Exception {
         int max = maxParallelism.getAsInt();
-        int n = histories.flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, max));
+        int n = histories().flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, max));
         LOG.debug("Wrote {} cached histories to keyed state", n);
     }
 
@@ -144,7 +148,7 @@ record Upkeep(
         HistoryScans.Swept swept =
                 HistoryScans.sweep(
                         ctx,
-                        histories.states(),
+                        histories().states(),
                         new HistoryScans.Reach() {
                             @Override
                             public long clearBefore(long user) {
@@ -158,14 +162,14 @@ record Upkeep(
                                         : longest;
                             }
                         });
-        histories.clearCache(); // it may hold what was just cleared
+        histories().clearCache(); // it may hold what was just cleared
         // A last engagement goes with its history (contract.md §11).
         long dropped =
                 engagements.sweep(
                         f -> ctx.applyToKeyedState(EngagementStore.STATE, f),
                         (user, at) ->
                                 at <= (hasPreferences.test(user) ? own : plain)
-                                        && histories.noneInState());
+                                        && histories().noneInState());
         if (swept.horizon() != Long.MIN_VALUE) {
             control.sweptTo(swept.horizon());
         }
@@ -193,7 +197,7 @@ record Upkeep(
         HistoryScans.Rebuilt r =
                 HistoryScans.rebuild(
                         ctx,
-                        histories.states(),
+                        histories().states(),
                         control.config().longestWindowMillis(),
                         sink::rebuild);
         LOG.info(

@@ -11,7 +11,7 @@ import java.util.function.BiPredicate;
  */
 final class RuledSegments {
     private final BiPredicate<LimitConfig, String> hasRule;
-    private HeldSegment[] ruled = new HeldSegment[0];
+    private KnownSegment[] ruled = new KnownSegment[0];
     private LimitConfig under;
 
     RuledSegments(BiPredicate<LimitConfig, String> hasRule) {
@@ -19,15 +19,15 @@ final class RuledSegments {
     }
 
     /** Of {@code byPriority}, those with a rule in {@code config}. */
-    HeldSegment[] under(LimitConfig config, HeldSegment[] byPriority) {
+    KnownSegment[] under(LimitConfig config, KnownSegment[] byPriority) {
         if (config != under) {
-            List<HeldSegment> r = new ArrayList<>();
-            for (HeldSegment s : byPriority) {
+            List<KnownSegment> r = new ArrayList<>();
+            for (KnownSegment s : byPriority) {
                 if (hasRule.test(config, s.id)) {
                     r.add(s);
                 }
             }
-            ruled = r.toArray(new HeldSegment[0]);
+            ruled = r.toArray(new KnownSegment[0]);
             under = config;
         }
         return ruled;

@@ -17,23 +17,38 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  * Kafka record), and the add/remove deltas applied since. Never the bitmap of a uri load: a restore
  * reads the uri again.
  *
- * @param uri null for an inline bitmap
- * @param inline the inline bitmap's bytes, null for a uri load
+ * @param source null for a deleted segment
+ * @param loadVersion the version that loaded a uri's bytes
  */
 record SegmentDescriptor(
         long version,
         boolean deleted,
         int priority,
-        SegmentBitmap.Format format,
-        String uri,
-        long crc32,
+        SegmentSource source,
         long loadVersion,
-        byte[] inline,
         Roaring64NavigableMap added,
         Roaring64NavigableMap removed) {
 
     static SegmentDescriptor tombstone(long version) {
-        return new SegmentDescriptor(version, true, 0, null, null, 0, 0, null, null, null);
+        return new SegmentDescriptor(version, true, 0, null, 0, null, null);
+    }
+
+    SegmentBitmap.Format format() {
+        return source.format();
+    }
+
+    /** Null for an inline bitmap. */
+    String uri() {
+        return source.uri();
+    }
+
+    long crc32() {
+        return source.crc32();
+    }
+
+    /** The inline bitmap's bytes, null for a uri load. */
+    byte[] inline() {
+        return source.inline();
     }
 
     String toJson() {
@@ -42,13 +57,13 @@ record SegmentDescriptor(
         d.put("deleted", deleted);
         if (!deleted) {
             d.put("priority", priority);
-            d.put("format", format.wireName);
-            if (uri != null) {
-                d.put("uri", uri);
-                d.put("crc32", crc32);
+            d.put("format", source.format().wireName);
+            if (source.uri() != null) {
+                d.put("uri", source.uri());
+                d.put("crc32", source.crc32());
                 d.put("loadVersion", loadVersion);
             } else {
-                d.put("bitmap", Base64.getEncoder().encodeToString(inline));
+                d.put("bitmap", Base64.getEncoder().encodeToString(source.inline()));
             }
             ArrayNode a = d.putArray("added");
             added.forEach(a::add);
@@ -79,11 +94,12 @@ record SegmentDescriptor(
                 version,
                 false,
                 d.get("priority").asInt(),
-                format,
-                uri,
-                uri == null ? 0 : d.get("crc32").asLong(),
+                new SegmentSource(
+                        format,
+                        uri,
+                        uri == null ? 0 : d.get("crc32").asLong(),
+                        uri == null ? Base64.getDecoder().decode(d.get("bitmap").asText()) : null),
                 uri == null ? 0 : d.path("loadVersion").asLong(version),
-                uri == null ? Base64.getDecoder().decode(d.get("bitmap").asText()) : null,
                 added,
                 removed);
     }

@@ -32,13 +32,13 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  */
 public final class SegmentTable {
 
-    private final Map<String, HeldSegment> segments = new HashMap<>();
+    private final Map<String, KnownSegment> segments = new HashMap<>();
 
     /** Where {@link #resolve} leaves what its touches read, so that the JIT keeps the loads. */
     @SuppressWarnings("unused")
     private int touchSink;
 
-    private HeldSegment[] byPriority = new HeldSegment[0];
+    private KnownSegment[] byPriority = new KnownSegment[0];
 
     /** The segments with a rule, and with a shadow rule, under the config last asked about. */
     private final RuledSegments ruled = new RuledSegments(LimitConfig::hasRule);
@@ -72,7 +72,7 @@ public final class SegmentTable {
      */
     public String apply(
             SegmentUpdate u, SegmentLoader loader, Long checkedCrc32, String checkError) {
-        HeldSegment held = segments.get(u.segmentId());
+        KnownSegment held = segments.get(u.segmentId());
         if (held != null && u.version() <= held.version) {
             return "stale version: "
                     + u.version()
@@ -114,14 +114,15 @@ public final class SegmentTable {
                     return "segment \"" + u.segmentId() + "\": " + e.getMessage();
                 }
                 put(
-                        new HeldSegment(
+                        new KnownSegment(
                                         u.segmentId(),
                                         u.version(),
                                         u.priority(),
-                                        u.format(),
-                                        u.uri(),
-                                        crc,
-                                        u.uri() == null ? u.bitmap() : null,
+                                        new SegmentSource(
+                                                u.format(),
+                                                u.uri(),
+                                                crc,
+                                                u.uri() == null ? u.bitmap() : null),
                                         base,
                                         new Roaring64NavigableMap(),
                                         new Roaring64NavigableMap(),
@@ -149,13 +150,13 @@ public final class SegmentTable {
                 if (held == null || held.deleted) {
                     return "unknown segment \"" + u.segmentId() + "\"";
                 }
-                put(HeldSegment.tombstone(u.segmentId(), u.version()));
+                put(KnownSegment.tombstone(u.segmentId(), u.version()));
                 releaseCopy(held);
                 return null;
         }
     }
 
-    private static void releaseCopy(HeldSegment s) {
+    private static void releaseCopy(KnownSegment s) {
         if (s != null && s.cacheKey != null) {
             SegmentCache.release(s.cacheKey);
         }
@@ -163,25 +164,25 @@ public final class SegmentTable {
 
     /** Gives back this table's shared bitmaps; call when the task closes. */
     public void close() {
-        for (HeldSegment s : segments.values()) {
+        for (KnownSegment s : segments.values()) {
             releaseCopy(s);
         }
         segments.clear();
-        byPriority = new HeldSegment[0];
+        byPriority = new KnownSegment[0];
         ruled.clear();
         shadowRuled.clear();
     }
 
-    private void put(HeldSegment s) {
+    private void put(KnownSegment s) {
         segments.put(s.id, s);
-        List<HeldSegment> live = new ArrayList<>();
-        for (HeldSegment x : segments.values()) {
+        List<KnownSegment> live = new ArrayList<>();
+        for (KnownSegment x : segments.values()) {
             if (!x.deleted) {
                 live.add(x);
             }
         }
-        live.sort(Comparator.<HeldSegment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
-        byPriority = live.toArray(new HeldSegment[0]);
+        live.sort(Comparator.<KnownSegment>comparingInt(x -> -x.priority).thenComparing(x -> x.id));
+        byPriority = live.toArray(new KnownSegment[0]);
         ruled.clear();
         shadowRuled.clear();
     }
@@ -199,18 +200,18 @@ public final class SegmentTable {
         return resolve(userId, shadowRuled.under(config, byPriority));
     }
 
-    private String resolve(long userId, HeldSegment[] candidates) {
+    private String resolve(long userId, KnownSegment[] candidates) {
         if (candidates.length > 1) {
             // Start every segment's memory read before deciding on any: their cache misses then
             // overlap instead of following one another (random users of 300M across 8 segments:
             // see docs/benchmarks.md, segments).
             int touched = 0;
-            for (HeldSegment s : candidates) {
+            for (KnownSegment s : candidates) {
                 touched += s.base.touch(userId);
             }
             touchSink = touched;
         }
-        for (HeldSegment s : candidates) {
+        for (KnownSegment s : candidates) {
             if (s.contains(userId)) {
                 return s.id;
             }
@@ -226,7 +227,7 @@ public final class SegmentTable {
     /** Bytes of the bitmaps held, in memory. */
     public long bytes() {
         long n = 0;
-        for (HeldSegment s : byPriority) {
+        for (KnownSegment s : byPriority) {
             n +=
                     s.base.sizeInBytes()
                             + s.added.serializedSizeInBytes()
@@ -238,7 +239,7 @@ public final class SegmentTable {
     /** What state keeps, per segmentId: a JSON descriptor (see the class comment). */
     public Map<String, String> descriptors() {
         Map<String, String> out = new LinkedHashMap<>();
-        for (HeldSegment s : segments.values()) {
+        for (KnownSegment s : segments.values()) {
             out.put(s.id, s.describe());
         }
         return out;
@@ -246,7 +247,7 @@ public final class SegmentTable {
 
     /** The descriptor of one segment, or null when the table never held it. */
     public String descriptor(String segmentId) {
-        HeldSegment s = segments.get(segmentId);
+        KnownSegment s = segments.get(segmentId);
         return s == null ? null : s.describe();
     }
 
@@ -264,7 +265,7 @@ public final class SegmentTable {
             String id = e.getKey();
             SegmentDescriptor d = SegmentDescriptor.parse(e.getValue());
             if (d.deleted()) {
-                t.put(HeldSegment.tombstone(id, d.version()));
+                t.put(KnownSegment.tombstone(id, d.version()));
                 continue;
             }
             SegmentBitmap base = SegmentBitmap.of();
@@ -302,14 +303,11 @@ public final class SegmentTable {
                                 + "; holding only its deltas until the next full load");
             }
             t.put(
-                    new HeldSegment(
+                    new KnownSegment(
                                     id,
                                     d.version(),
                                     d.priority(),
-                                    d.format(),
-                                    d.uri(),
-                                    crc,
-                                    d.inline(),
+                                    new SegmentSource(d.format(), d.uri(), crc, d.inline()),
                                     base,
                                     d.added(),
                                     d.removed(),

@@ -8,6 +8,7 @@ import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Verdict;
+import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
@@ -141,7 +142,7 @@ public final class CampaignsBenchmark {
                 name,
                 n,
                 perDecision / 1000,
-                v.violations().get(0).count(),
+                ((Violation.Exceeded) v.violations().get(0)).count(),
                 (v.retryAfter() - t) / (double) DAY);
         if (!oracle) {
             return;

@@ -30,10 +30,10 @@ import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-class CappingFunctionTest {
+public class CappingFunctionTest {
     static final String ONE_A_DAY_V1 = config(1, 1);
 
-    static String config(long v, int perDay) {
+    public static String config(long v, int perDay) {
         return version(v)
                 .rule(rule("*", window("1d", perDay), window("7d", 5)))
                 .exempt("transactional")
@@ -64,7 +64,7 @@ class CappingFunctionTest {
         return Records.message(id, userId, t).inbound(harnesses.nextOffset());
     }
 
-    static ControlRecord control(String json) {
+    public static ControlRecord control(String json) {
         return Records.config(json);
     }
 
@@ -286,7 +286,7 @@ class CappingFunctionTest {
         }
     }
 
-    static List<String> auditDecisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+    public static List<String> auditDecisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
             throws Exception {
         List<String> out = new ArrayList<>();
         for (JsonNode a : audits(h)) {
@@ -319,7 +319,7 @@ class CappingFunctionTest {
         assertNull(history(h, 42));
     }
 
-    static UserHistory history(
+    public static UserHistory history(
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
             long user)
             throws Exception {

@@ -1,7 +1,7 @@
 package io.freqcap.operators.capping;
 
-import static io.freqcap.operators.capping.HeldMessagesTest.MORNING;
-import static io.freqcap.operators.capping.HeldMessagesTest.NIGHT;
+import static io.freqcap.operators.capping.held.HeldMessagesTest.MORNING;
+import static io.freqcap.operators.capping.held.HeldMessagesTest.NIGHT;
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.operators.capping.held.ForgetUserTest;
+import io.freqcap.operators.capping.held.HeldBoundsTest;
 import io.freqcap.operators.mirror.WriterSide;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;

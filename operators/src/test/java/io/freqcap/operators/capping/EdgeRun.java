@@ -2,7 +2,6 @@ package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.held.HeldMessages;
-import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
@@ -1187,23 +1186,12 @@ final class EdgeRun implements AutoCloseable {
     private CountedHistory historyOf(long user) throws Exception {
         var h = task(user);
         h.getOperator().getKeyedStateBackend().setCurrentKey(user);
-        return ((HistoryStore) HISTORIES.get(((CappingOperator) h.getOperator()).getUserFunction()))
+        // the task's history store, cache included: reading it writes no checkpoint, which would
+        // write the cache back and change what the run exercises
+        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                .parts()
+                .histories
                 .get(user);
-    }
-
-    /**
-     * The task's history store: the one way to read what the task counts, cache included, without a
-     * checkpoint (which would write the cache back and change what the run exercises).
-     */
-    private static final java.lang.reflect.Field HISTORIES;
-
-    static {
-        try {
-            HISTORIES = CappingFunction.class.getDeclaredField("histories");
-            HISTORIES.setAccessible(true);
-        } catch (NoSuchFieldException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 
     /** The heldNow gauges of the tasks: what waits by the outputs' count. */
@@ -1212,6 +1200,8 @@ final class EdgeRun implements AutoCloseable {
         for (var h : tasks) {
             gauges +=
                     ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                            .heldSide()
+                            .held()
                             .heldNow();
         }
         long waiting = 0;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.decision.PreemptionTest;
 import io.freqcap.operators.capping.preference.PreferenceStore;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
@@ -179,7 +180,8 @@ class InputEdgesTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(QUIET_CONFIG)) {
                             @Override
-                            PreferenceStore preferenceStore(ValueState<UserPreferences> state) {
+                            protected PreferenceStore preferenceStore(
+                                    ValueState<UserPreferences> state) {
                                 return new PreferenceStore(new Poisoned(state), 0); // no cache
                             }
                         },
@@ -215,7 +217,8 @@ class InputEdgesTest {
         CappingFunction function =
                 new CappingFunction(CappingSettings.of(QUIET_CONFIG)) {
                     @Override
-                    void useHeldTimers(io.freqcap.operators.capping.held.HeldMessages.Timers t) {
+                    public void useHeldTimers(
+                            io.freqcap.operators.capping.held.HeldMessages.Timers t) {
                         super.useHeldTimers(
                                 new io.freqcap.operators.capping.held.HeldMessages.Timers() {
                                     @Override
@@ -254,7 +257,7 @@ class InputEdgesTest {
         assertEquals("m-fine", lastDelivered(h));
         // A timer whose held message cannot be read back (a send time no hold has): no failure.
         h.setProcessingTime(NOV_23_8H + 1);
-        function.releaseHeld(42, -1, poisoned, d -> {}, a -> {});
+        function.heldSide().release(42, -1, poisoned, d -> {}, a -> {});
     }
 
     /**

@@ -32,17 +32,6 @@ public record Limit(
         Lowered lowered)
         implements java.io.Serializable {
 
-    /** A limit as the config has it, or as a message of some priority reads it. */
-    public Limit(
-            String window,
-            long windowMillis,
-            int max,
-            String calendar,
-            Reserve reserve,
-            int reserved) {
-        this(window, windowMillis, max, calendar, reserve, reserved, null);
-    }
-
     /**
      * What lowered a limit (contract.md §3 {@code fatigue}): the user's unengaged count and the max
      * in the config, which a violation reports beside the lowered max.
@@ -73,13 +62,13 @@ public record Limit(
     public record Reserve(int slots, int priority) implements java.io.Serializable {}
 
     /** A rolling limit. */
-    public Limit(String window, long windowMillis, int max) {
-        this(window, windowMillis, max, null, null, 0);
+    public static Limit rolling(String window, long windowMillis, int max) {
+        return new Limit(window, windowMillis, max, null, null, 0, null);
     }
 
     /** The same limit with places reserved. */
     public Limit reserving(Reserve r) {
-        return new Limit(window, windowMillis, max, calendar, r, 0);
+        return new Limit(window, windowMillis, max, calendar, r, 0, null);
     }
 
     /**
@@ -113,7 +102,7 @@ public record Limit(
                                             + period
                                             + "\"");
                 };
-        return new Limit(null, days * 86_400_000L, max, period, null, 0);
+        return new Limit(null, days * 86_400_000L, max, period, null, 0, null);
     }
 
     public boolean isCalendar() {

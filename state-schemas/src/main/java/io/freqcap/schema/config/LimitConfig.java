@@ -19,9 +19,8 @@ import java.util.Set;
  *
  * @param rules by segmentId, always including {@link #DEFAULT_SEGMENT}
  * @param json the config as it arrived, kept so that state can hold it as text
+ * @param windows how far back the rules reach, worked out once from them
  * @param maxHeld how many held messages one user may have waiting (contract.md §3)
- * @param fatigueWindowMillis the longest {@code fatigue.window} of the rules and shadow rules; 0
- *     when none has a {@code fatigue}
  */
 public record LimitConfig(
         long version,
@@ -30,10 +29,8 @@ public record LimitConfig(
         String json,
         String timezone,
         Map<String, Rule> shadow,
-        long longestWindowMillis,
-        long keptWindowMillis,
-        int maxHeld,
-        long fatigueWindowMillis)
+        Windows windows,
+        int maxHeld)
         implements ConfigRecord, java.io.Serializable {
 
     /** {@code maxHeld} when a config gives none. */
@@ -41,19 +38,40 @@ public record LimitConfig(
 
     public static final int MAX_MAX_HELD = 10_000;
 
-    /** A config in UTC without shadow rules (its longest windows worked out once, here). */
-    public LimitConfig(long version, Map<String, Rule> rules, Set<String> exempt, String json) {
-        this(
+    /**
+     * How far back the rules reach.
+     *
+     * @param longest the longest window of any rule (not shadow rules): it bounds STALE
+     * @param kept how far back histories reach: twice this is kept. The longest window of the rules
+     *     and the shadow rules, so that shadow decisions are exact too, and of their {@code
+     *     fatigue} (contract.md §6)
+     * @param fatigue the longest {@code fatigue.window} of the rules and shadow rules; 0 when none
+     *     has a {@code fatigue}
+     */
+    public record Windows(long longest, long kept, long fatigue) implements java.io.Serializable {
+        /** The windows of these rules and shadow rules. */
+        public static Windows of(Map<String, Rule> rules, Map<String, Rule> shadow) {
+            long longest = Rule.longestWindow(rules);
+            long fatigue =
+                    Math.max(Rule.longestFatigueWindow(rules), Rule.longestFatigueWindow(shadow));
+            return new Windows(
+                    longest,
+                    Math.max(Math.max(longest, Rule.longestWindow(shadow)), fatigue),
+                    fatigue);
+        }
+    }
+
+    /** A config in UTC without shadow rules, with the default {@code maxHeld}. */
+    public static LimitConfig of(long version, Map<String, Rule> rules) {
+        return new LimitConfig(
                 version,
                 rules,
-                exempt,
-                json,
+                Set.of(),
+                "{}",
                 "UTC",
                 Map.of(),
-                Rule.longestWindow(rules),
-                Math.max(Rule.longestWindow(rules), Rule.longestFatigueWindow(rules)),
-                DEFAULT_MAX_HELD,
-                Rule.longestFatigueWindow(rules));
+                Windows.of(rules, Map.of()),
+                DEFAULT_MAX_HELD);
     }
 
     /**
@@ -61,7 +79,7 @@ public record LimitConfig(
      * decision read the user's last engagement.
      */
     public boolean fatigues() {
-        return fatigueWindowMillis > 0;
+        return windows.fatigue() > 0;
     }
 
     /**
@@ -103,9 +121,8 @@ public record LimitConfig(
      * shadow rules, so that shadow decisions are exact too, and of their {@code fatigue}
      * (contract.md §6).
      */
-    @Override
     public long keptWindowMillis() {
-        return keptWindowMillis;
+        return windows.kept();
     }
 
     public static final String DEFAULT_SEGMENT = "*";
@@ -125,9 +142,8 @@ public record LimitConfig(
     }
 
     /** The longest window of any rule (not shadow rules): it bounds STALE. */
-    @Override
     public long longestWindowMillis() {
-        return longestWindowMillis;
+        return windows.longest();
     }
 
     /** Reads and validates a config; a command on the config topic is an error here. */
@@ -202,9 +218,6 @@ public record LimitConfig(
             }
             maxHeld = held.intValue();
         }
-        long longest = Rule.longestWindow(rules);
-        long fatigue =
-                Math.max(Rule.longestFatigueWindow(rules), Rule.longestFatigueWindow(shadowMap));
         return new LimitConfig(
                 v.longValue(),
                 Collections.unmodifiableMap(rules),
@@ -212,10 +225,8 @@ public record LimitConfig(
                 new String(raw, StandardCharsets.UTF_8),
                 zone == null || zone.isNull() ? "UTC" : zone.textValue(),
                 Collections.unmodifiableMap(shadowMap),
-                longest,
-                Math.max(Math.max(longest, Rule.longestWindow(shadowMap)), fatigue),
-                maxHeld,
-                fatigue);
+                Windows.of(rules, shadowMap),
+                maxHeld);
     }
 
     /** A list of rules, by segment: one of them for {@code *}, none for a segment twice. */

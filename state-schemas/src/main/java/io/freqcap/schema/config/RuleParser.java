@@ -111,14 +111,8 @@ final class RuleParser {
                         : fatigue(fatigueNode, path + ".fatigue");
         return new Rule(
                 seg.textValue(),
-                limits,
-                channels,
-                categories,
-                campaign,
-                campaigns,
-                hold,
-                holdMillis,
-                quiet,
+                new Rule.Caps(limits, channels, categories, campaign, campaigns),
+                new Rule.Deferral(hold, holdMillis, quiet),
                 preempt,
                 fatigue);
     }
@@ -258,7 +252,7 @@ final class RuleParser {
                     throw new MalformedRecordException(p + "." + e.getMessage());
                 }
             } else {
-                limit = new Limit(w.textValue(), millis, m.intValue());
+                limit = Limit.rolling(w.textValue(), millis, m.intValue());
             }
             JsonNode reserve = l.get("reserve");
             if (!reservable && reserve != null && !reserve.isNull()) {

@@ -15,8 +15,8 @@ import io.freqcap.schema.common.Bytes;
  */
 public record AuditEvent(byte[] key, byte[] json, boolean held) {
     /** An audit record. */
-    public AuditEvent(byte[] key, byte[] json) {
-        this(key, json, false);
+    public static AuditEvent audit(byte[] key, byte[] json) {
+        return new AuditEvent(key, json, false);
     }
 
     /** A HeldNotice ({@code json}) or a tombstone ({@code json} null) for the held topic. */

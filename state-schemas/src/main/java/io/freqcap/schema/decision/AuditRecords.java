@@ -64,7 +64,7 @@ public final class AuditRecords {
             }
             keep = Math.min(keep, most) / 2;
         }
-        return new AuditEvent(key, json);
+        return AuditEvent.audit(key, json);
     }
 
     private static byte[] decisionJson(
@@ -134,7 +134,7 @@ public final class AuditRecords {
      * @param fullLength the input's length; more than {@code in.value().length} when cut
      */
     public static AuditEvent malformed(InboundMessage in, long fullLength, int maxBytes) {
-        return new AuditEvent(
+        return AuditEvent.audit(
                 null,
                 unreadableJson(
                         Decision.MALFORMED,
@@ -160,7 +160,7 @@ public final class AuditRecords {
             int partition,
             long offset,
             int maxBytes) {
-        return new AuditEvent(
+        return AuditEvent.audit(
                 null,
                 unreadableJson(
                         decision,
@@ -311,43 +311,45 @@ public final class AuditRecords {
         for (Violation v : violations.subList(0, Math.min(keep, violations.size()))) {
             g.writeStartObject();
             g.writeStringField("scope", v.scope());
-            if (v.isQuietHours()) {
-                g.writeStringField("from", v.from());
-                g.writeStringField("to", v.to());
-                g.writeEndObject();
-                continue;
-            }
-            if (v.isChoice()) {
-                if (v.channel() != null) {
-                    g.writeStringField("channel", v.channel());
+            if (v instanceof Violation.Exceeded e) {
+                writeExceeded(g, e);
+            } else if (v instanceof Violation.HoldFull h) {
+                g.writeNumberField("max", h.max());
+                g.writeNumberField("count", h.waiting());
+            } else if (v instanceof Violation.Quiet q) {
+                g.writeStringField("from", q.from());
+                g.writeStringField("to", q.to());
+            } else if (v instanceof Violation.OptedOut o) {
+                if (o.channel() != null) {
+                    g.writeStringField("channel", o.channel());
                 }
-                if (v.category() != null) {
-                    g.writeStringField("category", v.category());
+                if (o.category() != null) {
+                    g.writeStringField("category", o.category());
                 }
-                if (v.until() != null) {
-                    g.writeNumberField("until", v.until());
-                }
-                g.writeEndObject();
-                continue;
-            }
-            if (v.calendar() != null) {
-                g.writeStringField("calendar", v.calendar());
-            } else if (v.window() != null) {
-                g.writeStringField("window", v.window());
-            }
-            g.writeNumberField("max", v.max());
-            if (v.reserved() > 0) {
-                g.writeNumberField("reserved", v.reserved());
-            }
-            g.writeNumberField("count", v.count());
-            if (v.lowered() != null) {
-                g.writeObjectFieldStart("fatigue");
-                g.writeNumberField("unengaged", v.lowered().unengaged());
-                g.writeNumberField("configured", v.lowered().configured());
-                g.writeEndObject();
+            } else if (v instanceof Violation.Paused p) {
+                g.writeNumberField("until", p.until());
             }
             g.writeEndObject();
         }
         g.writeEndArray();
+    }
+
+    private static void writeExceeded(JsonGenerator g, Violation.Exceeded e) throws IOException {
+        if (e.calendar() != null) {
+            g.writeStringField("calendar", e.calendar());
+        } else if (e.window() != null) {
+            g.writeStringField("window", e.window());
+        }
+        g.writeNumberField("max", e.max());
+        if (e.reserved() > 0) {
+            g.writeNumberField("reserved", e.reserved());
+        }
+        g.writeNumberField("count", e.count());
+        if (e.lowered() != null) {
+            g.writeObjectFieldStart("fatigue");
+            g.writeNumberField("unengaged", e.lowered().unengaged());
+            g.writeNumberField("configured", e.lowered().configured());
+            g.writeEndObject();
+        }
     }
 }

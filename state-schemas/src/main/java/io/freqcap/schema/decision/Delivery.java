@@ -19,22 +19,6 @@ public record Delivery(
         String shadow,
         Long sendAt) {
 
-    /** A delivery without a shadow decision. */
-    public Delivery(byte[] key, byte[] value, String decision, String segment, long configVersion) {
-        this(key, value, decision, segment, configVersion, null, null);
-    }
-
-    /** A delivery of a message not held. */
-    public Delivery(
-            byte[] key,
-            byte[] value,
-            String decision,
-            String segment,
-            long configVersion,
-            String shadow) {
-        this(key, value, decision, segment, configVersion, shadow, null);
-    }
-
     /**
      * The decision word of a record for the held-messages topic (contract.md §12) that rides with
      * the deliveries, in the delivery sink's transaction: never a delivery itself.

@@ -15,11 +15,6 @@ import java.util.List;
 public record ShadowDecision(
         Decision decision, String segment, List<Violation> violations, Long sendAt) {
 
-    /** A shadow decision that holds nothing. */
-    public ShadowDecision(Decision decision, String segment, List<Violation> violations) {
-        this(decision, segment, violations, null);
-    }
-
     /** {@code ALLOWED}, {@code HELD} or {@code REJECTED}: the header's and the record's word. */
     public String label() {
         return sendAt != null ? "HELD" : decision.name();

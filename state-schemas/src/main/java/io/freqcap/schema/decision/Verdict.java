@@ -11,13 +11,12 @@ import java.util.List;
  *     (contract.md §12 {@code heldBy}): the limits and quiet hours it broke at its timestamp, the
  *     reason it waits; empty otherwise
  * @param retryAfter only for REJECTED; {@code null} when no time would allow the message
- * @param reason a sentence explaining a DUPLICATE or STALE decision; {@code null} otherwise
+ * @param why for DUPLICATE, STALE, FORGOTTEN, CANCELLED and PREEMPTED: why; null otherwise
  * @param shadow what the shadow rules would have decided, when the config has them and the message
  *     reached the limits; else null
  * @param sendAt only for ALLOWED: the later send time of a held message (contract.md §6), at which
  *     it is counted and delivered; null when it goes out at once (for FORGOTTEN, PREEMPTED and
  *     CANCELLED: the send time the held message had)
- * @param preemptedBy only for PREEMPTED: the messageId of the message that took the place
  * @param lowered whether the rule's {@code fatigue} lowered a limit the message falls under
  *     (contract.md §6): it was decided under a lowered cap
  */
@@ -26,32 +25,39 @@ public record Verdict(
         String segment,
         List<Violation> violations,
         Long retryAfter,
-        String reason,
+        Why why,
         ShadowDecision shadow,
         Long sendAt,
-        String preemptedBy,
         boolean lowered) {
 
-    public Verdict(
-            Decision decision,
-            String segment,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            ShadowDecision shadow,
-            Long sendAt,
-            String preemptedBy) {
-        this(decision, segment, violations, retryAfter, reason, shadow, sendAt, preemptedBy, false);
+    /**
+     * Why a message was decided as it was, where a sentence says it.
+     *
+     * @param reason a sentence explaining the decision
+     * @param preemptedBy only for PREEMPTED: the messageId of the message that took the place
+     */
+    public record Why(String reason, String preemptedBy) {}
+
+    /** A sentence explaining a DUPLICATE, STALE or ended held message's decision; else null. */
+    public String reason() {
+        return why == null ? null : why.reason();
     }
 
-    public Verdict(
-            Decision decision,
-            String segment,
-            List<Violation> violations,
-            Long retryAfter,
-            String reason,
-            ShadowDecision shadow) {
-        this(decision, segment, violations, retryAfter, reason, shadow, null, null);
+    /** Only for PREEMPTED: the messageId of the message that took the place; else null. */
+    public String preemptedBy() {
+        return why == null ? null : why.preemptedBy();
+    }
+
+    private static Verdict of(Decision decision, String segment, String reason, Long sendAt) {
+        return new Verdict(
+                decision,
+                segment,
+                List.of(),
+                null,
+                reason == null ? null : new Why(reason, null),
+                null,
+                sendAt,
+                false);
     }
 
     /**
@@ -59,13 +65,12 @@ public record Verdict(
      * (the violations at its timestamp).
      */
     public static Verdict held(String segment, long sendAt, List<Violation> heldBy) {
-        return new Verdict(Decision.ALLOWED, segment, heldBy, null, null, null, sendAt, null);
+        return new Verdict(Decision.ALLOWED, segment, heldBy, null, null, null, sendAt, false);
     }
 
     /** A held message whose user was erased before its send time ({@code reason} forget-user). */
     public static Verdict forgotten(String segment, long sendAt) {
-        return new Verdict(
-                Decision.FORGOTTEN, segment, List.of(), null, "forget-user", null, sendAt, null);
+        return of(Decision.FORGOTTEN, segment, "forget-user", sendAt);
     }
 
     /**
@@ -74,8 +79,7 @@ public record Verdict(
      * @param reason {@code cancel-held}, or the preference that withdrew it
      */
     public static Verdict cancelled(String segment, long sendAt, String reason) {
-        return new Verdict(
-                Decision.CANCELLED, segment, List.of(), null, reason, null, sendAt, null);
+        return of(Decision.CANCELLED, segment, reason, sendAt);
     }
 
     /**
@@ -86,7 +90,15 @@ public record Verdict(
      * @param reason says so, with both priorities
      */
     public static Verdict preempted(String segment, long sendAt, String by, String reason) {
-        return new Verdict(Decision.PREEMPTED, segment, List.of(), null, reason, null, sendAt, by);
+        return new Verdict(
+                Decision.PREEMPTED,
+                segment,
+                List.of(),
+                null,
+                new Why(reason, by),
+                null,
+                sendAt,
+                false);
     }
 
     /** Whether the message waits for a later send time. */
@@ -96,35 +108,26 @@ public record Verdict(
 
     /** An ALLOWED or EXEMPT verdict. */
     public static Verdict passed(Decision decision, String segment) {
-        return new Verdict(decision, segment, List.of(), null, null, null);
+        return of(decision, segment, null, null);
     }
 
     /** A REJECTED verdict. */
     public static Verdict rejected(String segment, List<Violation> violations, Long retryAfter) {
-        return new Verdict(Decision.REJECTED, segment, violations, retryAfter, null, null);
+        return new Verdict(
+                Decision.REJECTED, segment, violations, retryAfter, null, null, null, false);
     }
 
     /** A DUPLICATE or STALE verdict and why. */
     public static Verdict explained(Decision decision, String segment, String reason) {
-        return new Verdict(decision, segment, List.of(), null, reason, null);
+        return of(decision, segment, reason, null);
     }
 
     public Verdict withShadow(ShadowDecision s) {
-        return new Verdict(
-                decision, segment, violations, retryAfter, reason, s, sendAt, preemptedBy, lowered);
+        return new Verdict(decision, segment, violations, retryAfter, why, s, sendAt, lowered);
     }
 
     /** The same verdict, reached under limits {@code fatigue} lowered (contract.md §9 fatigued). */
     public Verdict underLoweredLimits() {
-        return new Verdict(
-                decision,
-                segment,
-                violations,
-                retryAfter,
-                reason,
-                shadow,
-                sendAt,
-                preemptedBy,
-                true);
+        return new Verdict(decision, segment, violations, retryAfter, why, shadow, sendAt, true);
     }
 }

@@ -24,7 +24,7 @@ class LimitConfigTest {
         assertEquals(7, c.version());
         assertEquals(List.of("new", "active", "*"), List.copyOf(c.rules().keySet()));
         assertEquals(
-                List.of(new Limit("1d", 86_400_000L, 1)),
+                List.of(Limit.rolling("1d", 86_400_000L, 1)),
                 c.ruleFor("active").channelLimits("email"));
         assertEquals(c.rules().get("*"), c.ruleFor("dormant"));
         assertTrue(c.isExempt("transactional"));
@@ -383,8 +383,9 @@ class LimitConfigTest {
         assertEquals(1, day.forPriority(69).reserved());
         assertEquals(day, day.forPriority(70), "priority 70 uses all three");
         assertEquals(null, c.ruleFor("vip").limits().get(1).reserve());
-        assertEquals(List.of(new Limit("7d", 7 * 86_400_000L, 4)), c.ruleFor("vip").campaigns());
-        assertEquals(List.of(new Limit("7d", 7 * 86_400_000L, 2)), c.ruleFor("*").campaigns());
+        assertEquals(
+                List.of(Limit.rolling("7d", 7 * 86_400_000L, 4)), c.ruleFor("vip").campaigns());
+        assertEquals(List.of(Limit.rolling("7d", 7 * 86_400_000L, 2)), c.ruleFor("*").campaigns());
         assertEquals(List.of(), c.ruleFor("*").campaign(), "campaigns is not campaign");
         assertEquals(20, c.maxHeld());
     }

@@ -25,7 +25,9 @@ class AuditRecordsTest {
         AuditEvent e =
                 AuditRecords.decision(
                         Verdict.rejected(
-                                "new", List.of(new Violation("all", "1d", 2, 2)), 1763841600000L),
+                                "new",
+                                List.of(Violations.rolling("all", "1d", 2, 2)),
+                                1763841600000L),
                         m,
                         7,
                         message,
@@ -45,10 +47,10 @@ class AuditRecordsTest {
                         Verdict.rejected(
                                 "new",
                                 List.of(
-                                        new Violation("all", null, "day", 2, 2),
-                                        new Violation("campaign:spring-sale", "3d", 1, 1),
+                                        Violations.calendar("all", "day", 2, 2),
+                                        Violations.rolling("campaign:spring-sale", "3d", 1, 1),
                                         // a limit keeping a place from the message says so
-                                        new Violation("all", "1d", null, 3, 2, null, null, 1)),
+                                        Violations.reserved("all", "1d", 3, 2, 1)),
                                 1763827200000L),
                         m,
                         8,
@@ -74,9 +76,9 @@ class AuditRecordsTest {
                         .getBytes(StandardCharsets.UTF_8);
         List<Violation> many = new java.util.ArrayList<>();
         for (int i = 0; i < 25_000; i++) {
-            many.add(new Violation("all", (61 + i) + "m", 1, 1));
+            many.add(Violations.rolling("all", (61 + i) + "m", 1, 1));
         }
-        ShadowDecision shadow = new ShadowDecision(Decision.REJECTED, "*", many);
+        ShadowDecision shadow = new ShadowDecision(Decision.REJECTED, "*", many, null);
         for (int max : List.of(AuditRecords.DEFAULT_MAX_BYTES, 8192, AuditRecords.MIN_MAX_BYTES)) {
             AuditEvent e =
                     AuditRecords.decision(
@@ -115,13 +117,14 @@ class AuditRecordsTest {
         byte[] raw = ("{\"messageId\":\"" + id + "\"}").getBytes(StandardCharsets.UTF_8);
         List<Violation> many = new java.util.ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            many.add(new Violation("campaign:" + id, "90d", 1_000_000, 1_000_000));
+            many.add(Violations.rolling("campaign:" + id, "90d", 1_000_000, 1_000_000));
         }
         int max = AuditRecords.MIN_MAX_BYTES;
         List<Verdict> verdicts =
                 List.of(
                         Verdict.rejected(segment, many, Long.MAX_VALUE)
-                                .withShadow(new ShadowDecision(Decision.REJECTED, segment, many)),
+                                .withShadow(
+                                        new ShadowDecision(Decision.REJECTED, segment, many, null)),
                         Verdict.preempted(
                                 segment,
                                 Long.MAX_VALUE,
@@ -235,7 +238,7 @@ class AuditRecordsTest {
                         AuditRecords.decision(
                                         Verdict.rejected(
                                                 "*",
-                                                List.of(new Violation("all", "1d", 0, 0)),
+                                                List.of(Violations.rolling("all", "1d", 0, 0)),
                                                 null),
                                         OutboundMessage.parse(message),
                                         7,
@@ -298,7 +301,9 @@ class AuditRecordsTest {
         AuditEvent e =
                 AuditRecords.decision(
                         Verdict.rejected(
-                                "*", List.of(new Violation("all", "1d", 2, 2)), 1763841600000L),
+                                "*",
+                                List.of(Violations.rolling("all", "1d", 2, 2)),
+                                1763841600000L),
                         m,
                         7,
                         message,

@@ -55,7 +55,7 @@ class UserPreferencesTest {
         assertEquals(Set.of("sms"), p.optOutChannels());
         assertEquals(Set.of("promo"), p.optOutCategories());
         assertEquals(1_764_633_600_000L, p.pausedUntil());
-        assertEquals(List.of(new Limit("7d", 7 * 86_400_000L, 3)), p.limits());
+        assertEquals(List.of(Limit.rolling("7d", 7 * 86_400_000L, 3)), p.limits());
         assertEquals(List.of(Limit.calendar("week", 1)), p.channels().get("email"));
         assertEquals(List.of(Limit.calendar("month", 2)), p.categories().get("newsletter"));
         assertTrue(p.optsOut("sms", "marketing"));

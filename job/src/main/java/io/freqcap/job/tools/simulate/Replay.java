@@ -4,7 +4,7 @@ import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.backtest.FinalOutcomes;
 import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
-import io.freqcap.operators.capping.decision.Receipts;
+import io.freqcap.operators.capping.receipt.Receipts;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.InboundMessage;

@@ -63,17 +63,11 @@ public final class DecisionStep {
     /**
      * Decides one input record; a malformed one reads no state.
      *
-     * @param sweptHorizon see {@link Judging#sweptHorizon}; {@link Long#MIN_VALUE} where nothing
-     *     was swept
-     * @param now the job's wall clock, or a backtest's (the latest timestamp decided): which held
-     *     messages are still waiting
+     * @param times what was swept ({@link Long#MIN_VALUE}: nothing), and the job's wall clock or a
+     *     backtest's (the latest timestamp decided): which held messages are still waiting
      */
     public Decided decide(
-            InboundMessage in,
-            LimitConfig config,
-            SegmentTable segments,
-            long sweptHorizon,
-            long now)
+            InboundMessage in, LimitConfig config, SegmentTable segments, Judging.Times times)
             throws Exception {
         if (in.isMalformed()) {
             return Decided.malformed(in, config);
@@ -81,7 +75,7 @@ public final class DecisionStep {
         long user = in.routingKey();
         String segment = segments.resolve(user, config);
         String shadowSegment = config.hasShadow() ? segments.resolveShadow(user, config) : segment;
-        return decide(in, config, segment, shadowSegment, sweptHorizon, now);
+        return decide(in, config, segment, shadowSegment, times);
     }
 
     /**
@@ -94,8 +88,7 @@ public final class DecisionStep {
             LimitConfig config,
             String segment,
             String shadowSegment,
-            long sweptHorizon,
-            long now)
+            Judging.Times times)
             throws Exception {
         if (in.isMalformed()) {
             return Decided.malformed(in, config);
@@ -104,7 +97,9 @@ public final class DecisionStep {
         CountedHistory before = stores.histories().get(m.userId());
         UserPreferences prefs = stores.preferences().of(m.userId());
         long engaged = config.fatigues() ? stores.engagements().lastOf(m.userId()) : Long.MIN_VALUE;
-        Judging j = new Judging(config, segment, shadowSegment, sweptHorizon, now, prefs, engaged);
+        Judging j =
+                new Judging(
+                        config, segment, shadowSegment, times, new Judging.User(prefs, engaged));
         try {
             return decide(in, m, before, j);
         } catch (RuleFailure e) {

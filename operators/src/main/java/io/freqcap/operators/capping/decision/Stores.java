@@ -4,8 +4,9 @@ import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.history.CountedHistory;
 
 /**
- * The stores a {@link DecisionStep} reads, and the one place what it decided is written into them:
- * the job's keyed state, or a backtest's memory.
+ * The stores a {@link DecisionStep} reads, and the one place what it decided is written into them
+ * (a receipt's effect writes itself, {@code receipt.Receipts.Effect#apply}): the job's keyed state,
+ * or a backtest's memory.
  *
  * @param preferences the users' preferences, which every message must pass too (read only here)
  * @param engagements the users' last engagements, which a rule's {@code fatigue} reads
@@ -13,23 +14,9 @@ import io.freqcap.schema.history.CountedHistory;
 public record Stores(
         Histories histories, HeldQueue held, Preferences preferences, Engagements engagements) {
 
-    /** Stores of users without preferences. */
-    public Stores(Histories histories, HeldQueue held) {
-        this(histories, held, Preferences.NONE);
-    }
-
-    /** Stores of users who never engage. */
-    public Stores(Histories histories, HeldQueue held, Preferences preferences) {
-        this(histories, held, preferences, Engagements.NONE);
-    }
-
-    /** Writes what a delivery receipt does ({@link Receipts#of}). */
-    public void apply(Receipts.Effect effect) throws Exception {
-        if (effect instanceof Receipts.Uncounted u) {
-            histories.uncount(u.user(), u.entry().timestamp(), u.messageId());
-        } else if (effect instanceof Receipts.Engaged e) {
-            engagements.engage(e.user(), e.at());
-        }
+    /** Stores of users without preferences who never engage. */
+    public static Stores of(Histories histories, HeldQueue held) {
+        return new Stores(histories, held, Preferences.NONE, Engagements.NONE);
     }
 
     /**

@@ -16,7 +16,7 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
  * (what waits, by hour, in Grafana): kept with every hold and every message that leaves the hold,
  * checkpointed as union operator state of (key group, hour, count), so that a restore or a rescale
  * knows it without reading a held message. State written before it existed has none: then the task
- * counts the held messages of its key groups once, at its start ({@link HeldMessages#countHours}).
+ * counts the held messages of its key groups once, at its start ({@link HeldMessages#load}).
  */
 public final class HeldHours {
     static final ListStateDescriptor<long[]> STATE =

@@ -1,13 +1,14 @@
 package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.decision.HeldQueue;
+import io.freqcap.operators.capping.state.UsersWithState;
 import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.held.HeldDeliverySerializer;
 import io.freqcap.schema.held.HeldKey;
 import io.freqcap.schema.held.HeldKeySerializer;
-import io.freqcap.schema.history.Fingerprints;
+import io.freqcap.schema.held.HeldNotice;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +21,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.runtime.state.KeyedStateBackend;
-import org.apache.flink.runtime.state.VoidNamespace;
 
 /**
  * The messages of the current user held for a later send time (contract.md §5), in keyed state
@@ -30,12 +30,11 @@ import org.apache.flink.runtime.state.VoidNamespace;
  * <p>Each held message is one entry of a map ({@link #STATE}) under its {@link HeldKey} (send time,
  * messageId fingerprint), with a timer of its own at its send time whose namespace is that
  * fingerprint ({@link Timers}). Holding is one blind write; a release is one point read and one
- * delete of the entry its timer names. So a user with 10,000 held messages releases each in
- * constant work, and no state value is larger than one message (a list of them per user could
- * outgrow what RocksDB reads back, 2 GB).
+ * delete of the entry its timer names: constant work per message, however many a user holds, and no
+ * state value larger than one message.
  *
- * <p>Held messages written by freqcap 0.3 (a list per user, {@link #LEGACY}, with timers without a
- * namespace) are still read and released: {@link #releaseLegacyDue}.
+ * <p>Held messages written by freqcap 0.3 (a list per user, {@link LegacyHeldLists}) are still read
+ * and released: {@link #releaseLegacyDue}.
  *
  * <p>The {@code heldNow} gauge is kept per key group ({@link HeldCounts}), so a restore or rescale
  * knows it without reading a held message.
@@ -47,11 +46,7 @@ public final class HeldMessages implements HeldQueue {
                     "held-v2", HeldKeySerializer.INSTANCE, HeldDeliverySerializer.INSTANCE);
 
     /** freqcap 0.3's held messages: a list per user. Read, released, never written. */
-    public static final ListStateDescriptor<HeldDelivery> LEGACY =
-            new ListStateDescriptor<>("held-v1", HeldDeliverySerializer.INSTANCE);
-
-    private static final Comparator<HeldDelivery> BY_SEND_TIME =
-            Comparator.comparingLong(HeldDelivery::sendAt).thenComparing(HeldDelivery::messageId);
+    public static final ListStateDescriptor<HeldDelivery> LEGACY = LegacyHeldLists.STATE;
 
     /** The timers of held messages: one per message, at its send time, named by fingerprint. */
     public interface Timers {
@@ -61,12 +56,11 @@ public final class HeldMessages implements HeldQueue {
     }
 
     private final MapState<HeldKey, HeldDelivery> state;
-    private final ListState<HeldDelivery> legacy;
+    private final LegacyHeldLists legacy;
     private final HeldCounts counts;
     private final HeldHours hours;
     private final HoldNumbers numbers;
     private final Timers timers;
-    private long legacyCount;
 
     public HeldMessages(
             MapState<HeldKey, HeldDelivery> state,
@@ -76,7 +70,7 @@ public final class HeldMessages implements HeldQueue {
             HoldNumbers numbers,
             Timers timers) {
         this.state = state;
-        this.legacy = legacy;
+        this.legacy = new LegacyHeldLists(legacy);
         this.counts = counts;
         this.hours = hours;
         this.numbers = numbers;
@@ -89,11 +83,7 @@ public final class HeldMessages implements HeldQueue {
      */
     @Override
     public void hold(long user, HeldDelivery h, long now) throws Exception {
-        hold(user, h);
-    }
-
-    /** The same (the clock does not matter here: a timer releases each at its send time). */
-    public void hold(long user, HeldDelivery h) throws Exception {
+        // the clock does not matter here: a timer releases each at its send time
         HeldKey k = HeldKey.of(h);
         // The timer first: one without its message releases nothing, a message without its
         // timer would wait for good.
@@ -126,10 +116,7 @@ public final class HeldMessages implements HeldQueue {
      * @return how many were taken
      */
     public int releaseLegacyDue(long time, Consumer<HeldDelivery> release) throws Exception {
-        if (legacyCount == 0) {
-            return 0;
-        }
-        List<HeldDelivery> due = takeLegacy(h -> h.sendAt() <= time);
+        List<HeldDelivery> due = legacy.take(h -> h.sendAt() <= time);
         due.forEach(release);
         return due.size();
     }
@@ -148,13 +135,10 @@ public final class HeldMessages implements HeldQueue {
             }
         }
         for (HeldKey k : keys) {
-            state.remove(k);
-            timers.delete(k.sendAt(), k.fingerprint());
-            hours.add(user, k.sendAt(), -1);
+            drop(user, k);
         }
-        counts.add(user, -keys.size());
-        out.addAll(takeLegacy(which));
-        out.sort(BY_SEND_TIME);
+        out.addAll(legacy.take(which));
+        out.sort(LegacyHeldLists.BY_SEND_TIME);
         return out;
     }
 
@@ -171,16 +155,8 @@ public final class HeldMessages implements HeldQueue {
                 out.add(h);
             }
         }
-        if (legacyCount > 0 && out.size() < keys.size()) {
-            Iterable<HeldDelivery> all = legacy.get();
-            if (all != null) {
-                Set<HeldKey> wanted = new HashSet<>(keys);
-                for (HeldDelivery h : all) {
-                    if (wanted.contains(HeldKey.of(h))) {
-                        out.add(h);
-                    }
-                }
-            }
+        if (legacy.count() > 0 && out.size() < keys.size()) {
+            legacy.addWaiting(new HashSet<>(keys), out);
         }
         return out;
     }
@@ -191,7 +167,7 @@ public final class HeldMessages implements HeldQueue {
      */
     public HeldDelivery withNoticeKey(byte[] key) throws Exception {
         for (HeldDelivery h : state.values()) {
-            if (java.util.Arrays.equals(io.freqcap.schema.held.HeldNotice.key(h), key)) {
+            if (Arrays.equals(HeldNotice.key(h), key)) {
                 return h;
             }
         }
@@ -208,17 +184,7 @@ public final class HeldMessages implements HeldQueue {
                 return state.get(k);
             }
         }
-        if (legacyCount > 0) {
-            Iterable<HeldDelivery> all = legacy.get();
-            if (all != null) {
-                for (HeldDelivery h : all) {
-                    if (Fingerprints.of(h.messageId()) == fingerprint) {
-                        return h;
-                    }
-                }
-            }
-        }
-        return null;
+        return legacy.withFingerprint(fingerprint);
     }
 
     /**
@@ -227,14 +193,10 @@ public final class HeldMessages implements HeldQueue {
      */
     @Override
     public void take(long user, List<HeldDelivery> taken) throws Exception {
-        if (legacyCount == 0) {
+        if (legacy.count() == 0) {
             for (HeldDelivery h : taken) {
-                HeldKey k = HeldKey.of(h);
-                state.remove(k);
-                timers.delete(k.sendAt(), k.fingerprint());
-                hours.add(user, k.sendAt(), -1);
+                drop(user, HeldKey.of(h));
             }
-            counts.add(user, -taken.size());
             return;
         }
         // Some may be in freqcap 0.3's list: those in the map go from the map.
@@ -244,79 +206,36 @@ public final class HeldMessages implements HeldQueue {
             HeldKey k = HeldKey.of(h);
             keys.add(k);
             if (state.contains(k)) {
-                state.remove(k);
-                timers.delete(k.sendAt(), k.fingerprint());
-                hours.add(user, k.sendAt(), -1);
+                drop(user, k);
                 n++;
             }
         }
-        counts.add(user, -n);
         if (n < taken.size()) {
-            takeLegacy(h -> keys.contains(HeldKey.of(h)));
+            legacy.take(h -> keys.contains(HeldKey.of(h)));
         }
     }
 
-    private List<HeldDelivery> takeLegacy(Predicate<HeldDelivery> which) throws Exception {
-        Iterable<HeldDelivery> all = legacyCount == 0 ? null : legacy.get();
-        List<HeldDelivery> taken = new ArrayList<>(2);
-        if (all == null) {
-            return taken;
-        }
-        List<HeldDelivery> kept = new ArrayList<>(2);
-        for (HeldDelivery h : all) {
-            (which.test(h) ? taken : kept).add(h);
-        }
-        if (taken.isEmpty()) {
-            return taken;
-        }
-        if (kept.isEmpty()) {
-            legacy.clear();
-        } else {
-            legacy.update(kept);
-        }
-        taken.sort(BY_SEND_TIME);
-        legacyCount -= taken.size();
-        return taken;
+    /** Takes out one held message withdrawn before its send time, and its timer. */
+    private void drop(long user, HeldKey k) throws Exception {
+        state.remove(k);
+        timers.delete(k.sendAt(), k.fingerprint());
+        hours.add(user, k.sendAt(), -1);
+        counts.add(user, -1);
     }
 
     /** Whether this task still holds messages in freqcap 0.3's lists. */
     public boolean hasLegacy() {
-        return legacyCount > 0;
+        return legacy.count() > 0;
     }
 
-    /**
-     * Held messages of this task whose send time falls {@code hoursAhead} hours from now's hour (0:
-     * this hour and overdue ones; the {@code heldDue} gauges). freqcap 0.3's lists are not among
-     * them.
-     */
-    public long due(long now, int hoursAhead) {
-        return hours.due(now, hoursAhead);
-    }
-
-    /** The same, for {@code hoursAhead} hours and later. */
-    public long dueFrom(long now, int hoursAhead) {
-        return hours.dueFrom(now, hoursAhead);
-    }
-
-    /**
-     * After a restore from state written before held messages were counted per hour: counts those
-     * of this task, reading their keys (send times) only, once.
-     */
-    public void countHours(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
-        if (!hours.mustCount()) {
-            return;
-        }
-        for (long user : users(backend, STATE.getName())) {
-            setKey.accept(user);
-            for (HeldKey k : state.keys()) {
-                hours.add(user, k.sendAt(), 1);
-            }
-        }
+    /** Held messages of this task by hour of send time, for the {@code heldDue} gauges. */
+    public HeldHours hours() {
+        return hours;
     }
 
     /** Held messages of this task now (for the {@code heldNow} gauge). */
     public long heldNow() {
-        return counts.total() + legacyCount;
+        return counts.total() + legacy.count();
     }
 
     /** Which held messages a visit wants the value of, by their user and fingerprint. */
@@ -337,7 +256,7 @@ public final class HeldMessages implements HeldQueue {
             Wanted wanted,
             Consumer<HeldDelivery> visit)
             throws Exception {
-        for (long user : users(backend, STATE.getName())) {
+        for (long user : UsersWithState.of(backend, STATE.getName())) {
             setKey.accept(user);
             List<HeldKey> picked = new ArrayList<>();
             for (HeldKey k : state.keys()) {
@@ -349,46 +268,26 @@ public final class HeldMessages implements HeldQueue {
                 visit.accept(state.get(k));
             }
         }
-        if (legacyCount == 0) {
-            return;
-        }
-        for (long user : users(backend, LEGACY.getName())) {
-            setKey.accept(user);
-            Iterable<HeldDelivery> all = legacy.get();
-            if (all != null) {
-                for (HeldDelivery h : all) {
-                    if (wanted.test(user, Fingerprints.of(h.messageId()))) {
-                        visit.accept(h);
-                    }
-                }
-            }
-        }
-    }
-
-    private static List<Long> users(KeyedStateBackend<Long> backend, String state)
-            throws Exception {
-        try (var keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
-            return keys.distinct().toList();
-        }
+        legacy.forEach(backend, setKey, wanted::test, visit);
     }
 
     /**
-     * After a restore: counts the messages of freqcap 0.3's lists, if the restored state has any (a
-     * job's own state has none, and this reads nothing then).
+     * After a restore: counts this task's messages in freqcap 0.3's lists, if the restored state
+     * has any, and, where the state was written before held messages were counted per hour, those
+     * of every hour, reading their keys only.
      *
      * @param setKey switches the backend's current key, so that the state reads that user's
      */
-    public void countLegacy(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
-        long n = 0;
-        for (long user : users(backend, LEGACY.getName())) {
+    public void load(KeyedStateBackend<Long> backend, LongConsumer setKey) throws Exception {
+        legacy.count(backend, setKey);
+        if (!hours.mustCount()) {
+            return;
+        }
+        for (long user : UsersWithState.of(backend, STATE.getName())) {
             setKey.accept(user);
-            Iterable<HeldDelivery> held = legacy.get();
-            if (held != null) {
-                for (HeldDelivery h : held) {
-                    n++;
-                }
+            for (HeldKey k : state.keys()) {
+                hours.add(user, k.sendAt(), 1);
             }
         }
-        legacyCount = n;
     }
 }

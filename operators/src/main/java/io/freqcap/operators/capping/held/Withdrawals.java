@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * {@code cancel-held} withdraws held messages: a campaign's, a user's, or one message of a user
  * (CANCELLED records, un-counted in the history and in Redis), each with its tombstone on the held
  * topic when that is on. A failure is audited as INVALID_CONTROL by the instance that met it. A
- * user's opt-out or pause cancels held messages the same way ({@link UserInputs}).
+ * user's opt-out or pause cancels held messages the same way ({@link
+ * io.freqcap.operators.capping.preference.PreferenceInputs}).
  */
 public record Withdrawals(
         HistoryStore histories,

@@ -1,12 +1,14 @@
 package io.freqcap.operators.capping.outputs;
 
 import io.freqcap.operators.capping.decision.Decided;
+import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.held.HeldDelivery;
+import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorWrite;
 import java.util.List;
 import java.util.function.Consumer;
@@ -14,6 +16,8 @@ import java.util.function.LongSupplier;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The capping function's side outputs (the audit topic, the Redis mirror) and what goes with each
@@ -31,6 +35,8 @@ public record CappingOutputs(
         int maxRecordBytes,
         LongSupplier window,
         HeldNotices notices) {
+    private static final Logger LOG = LoggerFactory.getLogger(CappingOutputs.class);
+
     public static final OutputTag<AuditEvent> AUDIT =
             new OutputTag<>("capping-audit", TypeInformation.of(AuditEvent.class));
 
@@ -192,15 +198,49 @@ public record CappingOutputs(
 
         /** The INVALID_CONTROL record of a control record not applied. */
         public void notApplied(ControlRecord rec, String error) {
+            invalid(error, rec.value(), rec.topic(), rec.partition(), rec.offset());
+        }
+
+        /** What applies a record of the preferences or receipts topic. */
+        public interface Input {
+            void apply() throws Exception;
+        }
+
+        /**
+         * Applies a record of the preferences or receipts topic: an unreadable one, or one whose
+         * application throws, becomes one INVALID_CONTROL record with its source; nothing here
+         * stops the job.
+         */
+        public void input(InboundMessage in, Input apply) {
+            if (in.isMalformed()) {
+                notApplied(in, in.error());
+                return;
+            }
+            try {
+                apply.apply();
+            } catch (MalformedRecordException e) {
+                notApplied(in, e.getMessage()); // read once already: only a changed reader
+            } catch (Exception e) {
+                LOG.error("{} of user {} not applied", in.kind(), in.routingKey(), e);
+                notApplied(in, "not applied: " + e.getClass().getSimpleName());
+            }
+        }
+
+        private void notApplied(InboundMessage in, String error) {
+            invalid(error, in.value(), in.topic(), in.partition(), in.offset());
+        }
+
+        /** The INVALID_CONTROL record of an input at this source. */
+        private void invalid(String error, byte[] value, String topic, int partition, long offset) {
             audit(
                     Decision.INVALID_CONTROL,
                     AuditRecords.unreadable(
                             Decision.INVALID_CONTROL,
                             error,
-                            rec.value(),
-                            rec.topic(),
-                            rec.partition(),
-                            rec.offset(),
+                            value,
+                            topic,
+                            partition,
+                            offset,
                             maxRecordBytes));
         }
 

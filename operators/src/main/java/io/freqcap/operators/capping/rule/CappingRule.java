@@ -90,24 +90,14 @@ public final class CappingRule {
                             + ", before which this job has cleared histories that are no longer"
                             + " kept (twice the longest window behind its event time)");
         }
-        // One for the rule and the shadow rule: what one counts, the other reads.
-        ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
-        CalendarLimits calendar = new CalendarLimits(history, clock);
+        Subject subject = subject(history, m, j.config(), j.user());
         Rule rule = config.ruleFor(segment);
         long now = j.now();
-        long engaged = j.lastEngagement();
         Verdict v =
                 decide(
-                        history,
-                        m,
-                        segment,
-                        rule,
-                        calendar,
-                        true,
-                        now,
-                        config.maxHeld(),
-                        prefs,
-                        engaged);
+                        subject,
+                        Under.rule(
+                                segment, rule, true, new Under.HeldBound(now, config.maxHeld())));
         if (!config.hasShadow()) {
             return v;
         }
@@ -117,16 +107,8 @@ public final class CappingRule {
         // fill.
         Verdict s =
                 decide(
-                        history,
-                        m,
-                        shadowSegment,
-                        shadowRule,
-                        calendar,
-                        false,
-                        now,
-                        Integer.MAX_VALUE,
-                        prefs,
-                        engaged);
+                        subject,
+                        Under.rule(shadowSegment, shadowRule, false, Under.HeldBound.none(now)));
         return v.withShadow(
                 new ShadowDecision(
                         s.decision(),
@@ -134,6 +116,13 @@ public final class CappingRule {
                         // what held it is the HeldNotice's (§12); a shadow writes none
                         s.isHeld() ? List.of() : s.violations(),
                         s.sendAt()));
+    }
+
+    /** The message as every check reads it, in its zone (the config's where it names none). */
+    private static Subject subject(
+            CountedHistory history, OutboundMessage m, LimitConfig config, Judging.User user) {
+        ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
+        return new Subject(history, m, new CalendarLimits(history, clock), user);
     }
 
     /**
@@ -158,107 +147,74 @@ public final class CappingRule {
      * one case in which the message may take held messages' places (contract.md §6, "Preemption").
      */
     public static boolean rejectsAlone(CountedHistory history, OutboundMessage m, Judging j) {
-        LimitConfig config = j.config();
-        String segment = j.segment();
-        ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
-        Verdict v =
-                decide(
-                        history,
-                        m,
-                        segment,
-                        config.ruleFor(segment),
-                        new CalendarLimits(history, clock),
+        Subject subject =
+                subject(history, m, j.config(), new Judging.User(null, j.lastEngagement()));
+        Under alone =
+                Under.rule(
+                        j.segment(),
+                        j.config().ruleFor(j.segment()),
                         false,
-                        Long.MIN_VALUE,
-                        Integer.MAX_VALUE,
-                        null,
-                        j.lastEngagement());
-        return v.decision() == Decision.REJECTED;
+                        Under.HeldBound.none(Long.MIN_VALUE));
+        return decide(subject, alone).decision() == Decision.REJECTED;
     }
 
     /**
      * The rule's verdict on a message at its timestamp, or, when the rule holds messages, at the
      * send time it is held to (contract.md §6).
-     *
-     * @param findRetry whether to work out {@code retryAfter} where nothing reads it but a hold
-     *     (not for shadow rules)
-     * @param maxHeld how many held messages may wait at {@code now}; one more is REJECTED
-     * @param lastEngagement the user's last engagement, which the rule's {@code fatigue} reads
      */
-    private static Verdict decide(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            Rule rule,
-            CalendarLimits calendar,
-            boolean findRetry,
-            long now,
-            int maxHeld,
-            UserPreferences prefs,
-            long lastEngagement) {
-        FatigueRule fatigue = FatigueRule.at(rule, history, m.timestamp(), lastEngagement);
-        Verdict v =
-                decide(
-                        history, m, segment, rule, calendar, findRetry, now, maxHeld, prefs,
-                        fatigue);
-        return fatigue.lowers(rule, m) ? v.underLoweredLimits() : v;
+    private static Verdict decide(Subject s, Under rule) {
+        FatigueRule fatigue =
+                FatigueRule.at(rule.rule(), s.history(), s.t(), s.user().lastEngagement());
+        Verdict v = decideLowered(s, rule.with(fatigue));
+        return fatigue.lowers(rule.rule(), s.message()) ? v.underLoweredLimits() : v;
     }
 
-    /** The same, under the rule's limits as {@code fatigue} lowers them for this message. */
-    private static Verdict decide(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            Rule rule,
-            CalendarLimits calendar,
-            boolean findRetry,
-            long now,
-            int maxHeld,
-            UserPreferences prefs,
-            FatigueRule fatigue) {
+    /** The same, under the rule's limits as its {@code fatigue} lowers them for this message. */
+    private static Verdict decideLowered(Subject s, Under u) {
+        OutboundMessage m = s.message();
+        UserPreferences prefs = s.prefs();
+        Rule rule = u.rule();
         List<ScopeLimits> scopes =
-                PreferenceRule.withUserLimits(ScopeLimits.of(rule, m, fatigue), m, prefs);
-        long pausedUntil = PreferenceRule.pausedUntil(prefs);
+                PreferenceRule.withUserLimits(ScopeLimits.of(rule, m, u.fatigue()), m, prefs);
         boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
-            return PreferenceRule.optedOut(
-                    history, m, segment, rule, scopes, calendar, prefs, fatigue);
+            return PreferenceRule.optedOut(s, u, scopes);
         }
         if (!rule.defers() && !paused) {
-            return LimitCheck.of(
-                    history, m, segment, rule, scopes, calendar, findRetry, null, fatigue);
+            return LimitCheck.of(s, u, scopes, null, u.findRetry());
         }
         QuietHours hours = rule.quietHoursFor(m.channel());
         QuietTimes quiet =
                 hours == null && !paused
                         ? null
-                        : new QuietTimes(hours, calendar.zone(), pausedUntil);
+                        : new QuietTimes(hours, s.zone(), PreferenceRule.pausedUntil(prefs));
         Verdict v =
                 LimitCheck.of(
-                        history,
-                        m,
-                        segment,
-                        rule,
-                        scopes,
-                        calendar,
-                        findRetry || rule.holdMillis() > 0 || paused,
-                        quiet,
-                        fatigue);
+                        s, u, scopes, quiet, u.findRetry() || rule.holdMillis() > 0 || paused);
         if (v.decision() == Decision.REJECTED
                 && rule.holdMillis() > 0
                 && v.retryAfter() != null
                 && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
-            if (history.heldWaiting(now, maxHeld) >= maxHeld) {
-                // Held messages are bounded (contract.md §3, §6): what it breaks at its
-                // timestamp, then the bound; it may retry once the first waiting one is sent.
-                // The count is all that wait, above a maxHeld a config lowered too (§5).
-                int waiting = history.heldWaiting(now, Integer.MAX_VALUE);
-                List<Violation> violations = new ArrayList<>(v.violations());
-                violations.add(Violation.hold(maxHeld, waiting));
-                return Verdict.rejected(segment, violations, history.firstHeldWaiting(now));
-            }
-            return Verdict.held(segment, v.retryAfter(), v.violations());
+            return held(s.history(), u, v);
         }
         return v;
+    }
+
+    /**
+     * A message the rule's {@code hold} reaches: held to its retry time, or REJECTED with what it
+     * breaks at its timestamp and then the bound, when the user's held messages are at {@code
+     * maxHeld} (contract.md §3, §6); it may retry once the first waiting one is sent. The count is
+     * all that wait, above a maxHeld a config lowered too (§5).
+     */
+    private static Verdict held(CountedHistory history, Under u, Verdict v) {
+        long now = u.held().now();
+        int maxHeld = u.held().max();
+        if (history.heldWaiting(now, maxHeld) < maxHeld) {
+            return Verdict.held(u.segment(), v.retryAfter(), v.violations());
+        }
+        int waiting = history.heldWaiting(now, Integer.MAX_VALUE);
+        List<Violation> violations = new ArrayList<>(v.violations());
+        violations.add(Violation.hold(maxHeld, waiting));
+        return Verdict.rejected(u.segment(), violations, history.firstHeldWaiting(now));
     }
 }

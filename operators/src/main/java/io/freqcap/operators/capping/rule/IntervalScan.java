@@ -158,7 +158,7 @@ public final class IntervalScan {
         for (Scoped s : scopes) {
             for (Limit l : s.limits()) {
                 long[] one = new long[s.ts().length];
-                int n = addCandidates(one, 0, s.ts(), s.ts().length, t, l.windowMillis());
+                int n = addCandidates(one, s.ts(), t, l.windowMillis());
                 merged = mergeDistinct(merged, one, n);
             }
         }
@@ -190,8 +190,9 @@ public final class IntervalScan {
         return true;
     }
 
-    private static int addCandidates(long[] cand, int n, long[] ts, int len, long t, long w) {
-        for (int i = 0; i < len; i++) {
+    private static int addCandidates(long[] cand, long[] ts, long t, long w) {
+        int n = 0;
+        for (int i = 0; i < ts.length; i++) {
             if (ts[i] <= Long.MAX_VALUE - w && ts[i] + w > t) {
                 cand[n++] = ts[i] + w;
             }

@@ -8,43 +8,57 @@ import io.freqcap.schema.preference.UserPreferences;
  *
  * @param segment the segment whose rule applies ({@code *} when none does)
  * @param shadowSegment the segment whose shadow rule applies ({@code *} when none does)
- * @param sweptHorizon the job cleared histories whose counted messages could still share a window
- *     with a message older than this; such a message is STALE, whatever the user's history says,
- *     since the history the job holds may be missing what it needs ({@link Long#MIN_VALUE}: nothing
- *     cleared)
- * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages with
- *     a later send time are waiting, and count towards {@code maxHeld}
- * @param prefs the user's preferences (contract.md §10), or null for none
- * @param lastEngagement the timestamp of the user's last engagement (contract.md §11), which a
- *     rule's {@code fatigue} reads; {@link Long#MIN_VALUE} for none yet
+ * @param times the job's clocks
+ * @param user the user's own side
  */
 public record Judging(
-        LimitConfig config,
-        String segment,
-        String shadowSegment,
-        long sweptHorizon,
-        long now,
-        UserPreferences prefs,
-        long lastEngagement) {
+        LimitConfig config, String segment, String shadowSegment, Times times, User user) {
 
-    /** A user who has not engaged yet. */
-    public Judging(
-            LimitConfig config,
-            String segment,
-            String shadowSegment,
-            long sweptHorizon,
-            long now,
-            UserPreferences prefs) {
-        this(config, segment, shadowSegment, sweptHorizon, now, prefs, Long.MIN_VALUE);
+    /**
+     * The job's clocks for one decision.
+     *
+     * @param sweptHorizon the job cleared histories whose counted messages could still share a
+     *     window with a message older than this; such a message is STALE, whatever the user's
+     *     history says, since the history the job holds may be missing what it needs ({@link
+     *     Long#MIN_VALUE}: nothing cleared)
+     * @param now the job's wall clock (a backtest's: the latest timestamp decided): held messages
+     *     with a later send time are waiting, and count towards {@code maxHeld}
+     */
+    public record Times(long sweptHorizon, long now) {
+        /** Nothing swept, no held message waiting. */
+        public static final Times NONE = new Times(Long.MIN_VALUE, Long.MIN_VALUE);
+    }
+
+    /**
+     * The user's own side.
+     *
+     * @param prefs the user's preferences (contract.md §10), or null for none
+     * @param lastEngagement the timestamp of the user's last engagement (contract.md §11), which a
+     *     rule's {@code fatigue} reads; {@link Long#MIN_VALUE} for none yet
+     */
+    public record User(UserPreferences prefs, long lastEngagement) {
+        /** A user without preferences who has not engaged yet. */
+        public static final User NONE = new User(null, Long.MIN_VALUE);
     }
 
     /** A message of a user without preferences, nothing swept, no held message waiting. */
     public static Judging of(LimitConfig config, String segment) {
-        return of(config, segment, null);
+        return new Judging(config, segment, segment, Times.NONE, User.NONE);
     }
 
-    /** The same, for a user with these preferences (null for none). */
-    public static Judging of(LimitConfig config, String segment, UserPreferences prefs) {
-        return new Judging(config, segment, segment, Long.MIN_VALUE, Long.MIN_VALUE, prefs);
+    public long sweptHorizon() {
+        return times.sweptHorizon();
+    }
+
+    public long now() {
+        return times.now();
+    }
+
+    public UserPreferences prefs() {
+        return user.prefs();
+    }
+
+    public long lastEngagement() {
+        return user.lastEngagement();
     }
 }

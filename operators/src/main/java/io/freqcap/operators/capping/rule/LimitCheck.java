@@ -17,47 +17,53 @@ import java.util.function.LongPredicate;
  * and when asked the earliest time it would pass ({@code retryAfter}). A message at or after every
  * counted one (the common case) costs a few lookups per limit, however long the history; an earlier
  * one reads the entries its rolling limits' windows can reach.
- *
- * @param scopes the scopes the message falls in, with their limits
- * @param findRetry whether to work out {@code retryAfter}
- * @param quiet the rule's quiet hours for the message's channel, or null
- * @param campaigns the rule's {@code campaigns} limits for the message's campaign; null when it has
- *     none or the message no campaign
  */
-record LimitCheck(
-        CountedHistory history,
-        long t,
-        String segment,
-        List<ScopeLimits> scopes,
-        CalendarLimits calendar,
-        boolean findRetry,
-        QuietTimes quiet,
-        DistinctCampaigns campaigns) {
+final class LimitCheck {
+    private final CountedHistory history;
+    private final long t;
+    private final String segment;
+    private final List<ScopeLimits> scopes; // the message's, with their limits
+    private final CalendarLimits calendar;
+    private final boolean findRetry; // whether to work out retryAfter
+    private final QuietTimes quiet; // for the message's channel, or null
+    private final DistinctCampaigns campaigns; // null without them or a campaign
+
+    private LimitCheck(
+            Subject s, Under u, List<ScopeLimits> scopes, QuietTimes quiet, boolean findRetry) {
+        this.history = s.history();
+        this.t = s.t();
+        this.segment = u.segment();
+        this.scopes = scopes;
+        this.calendar = s.calendar();
+        this.findRetry = findRetry;
+        this.quiet = quiet;
+        this.campaigns = campaigns(s, u);
+    }
 
     /**
-     * The verdict of the rule's limits and the user's ({@code scopes}) on message {@code m} at its
+     * The verdict of the rule's limits and the user's ({@code scopes}) on the message at its
      * timestamp, with the rule's {@code campaigns} limits.
+     *
+     * @param quiet the rule's quiet hours for the message's channel, or null
+     * @param findRetry whether to work out {@code retryAfter}
      */
     static Verdict of(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            Rule rule,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            boolean findRetry,
-            QuietTimes quiet,
-            FatigueRule fatigue) {
-        return new LimitCheck(
-                        history,
-                        m.timestamp(),
-                        segment,
-                        scopes,
-                        calendar,
-                        findRetry,
-                        quiet,
-                        ScopeLimits.campaigns(history, rule, m, calendar.zone(), fatigue))
-                .verdict();
+            Subject s, Under u, List<ScopeLimits> scopes, QuietTimes quiet, boolean findRetry) {
+        return new LimitCheck(s, u, scopes, quiet, findRetry).verdict();
+    }
+
+    /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
+    private static DistinctCampaigns campaigns(Subject s, Under u) {
+        OutboundMessage m = s.message();
+        Rule rule = u.rule();
+        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
+            return null;
+        }
+        return new DistinctCampaigns(
+                s.history(),
+                ScopeLimits.forPriority(u.fatigue().apply(rule.campaigns()), m.priority()),
+                m.campaignId(),
+                s.zone());
     }
 
     Verdict verdict() {

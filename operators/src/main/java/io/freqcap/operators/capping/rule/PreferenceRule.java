@@ -2,11 +2,9 @@ package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.QuietHours;
-import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
-import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import java.time.Instant;
@@ -58,15 +56,9 @@ public final class PreferenceRule {
      * A message of a channel or category its user opted out of: REJECTED, never held, no {@code
      * retryAfter}, with whatever else it breaks at its timestamp.
      */
-    static Verdict optedOut(
-            CountedHistory history,
-            OutboundMessage m,
-            String segment,
-            Rule rule,
-            List<ScopeLimits> scopes,
-            CalendarLimits calendar,
-            UserPreferences prefs,
-            FatigueRule fatigue) {
+    static Verdict optedOut(Subject s, Under u, List<ScopeLimits> scopes) {
+        OutboundMessage m = s.message();
+        UserPreferences prefs = s.prefs();
         List<Violation> violations = new ArrayList<>(4);
         if (prefs.optOutChannels().contains(m.channel())) {
             violations.add(Violation.optedOutOfChannel(m.channel()));
@@ -74,15 +66,13 @@ public final class PreferenceRule {
         if (prefs.optOutCategories().contains(m.category())) {
             violations.add(Violation.optedOutOfCategory(m.category()));
         }
-        QuietHours hours = rule.quietHoursFor(m.channel());
+        QuietHours hours = u.rule().quietHoursFor(m.channel());
         QuietTimes quiet =
                 hours == null && !prefs.pausedAt(m.timestamp())
                         ? null
-                        : new QuietTimes(hours, calendar.zone(), pausedUntil(prefs));
-        violations.addAll(
-                LimitCheck.of(history, m, segment, rule, scopes, calendar, false, quiet, fatigue)
-                        .violations());
-        return Verdict.rejected(segment, violations, null);
+                        : new QuietTimes(hours, s.zone(), pausedUntil(prefs));
+        violations.addAll(LimitCheck.of(s, u, scopes, quiet, false).violations());
+        return Verdict.rejected(u.segment(), violations, null);
     }
 
     /**

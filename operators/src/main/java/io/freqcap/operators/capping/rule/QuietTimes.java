@@ -51,10 +51,6 @@ final class QuietTimes {
         this.pausedUntil = pausedUntil;
     }
 
-    QuietTimes(QuietHours hours, ZoneClock zone) {
-        this(hours, zone, Long.MIN_VALUE);
-    }
-
     /** Whether {@code t} is closed, by quiet hours or the pause. */
     boolean isQuiet(long t) {
         return paused(t) || inHours(t);

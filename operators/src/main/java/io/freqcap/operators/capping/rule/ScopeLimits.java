@@ -4,7 +4,6 @@ import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.config.Scope;
 import io.freqcap.schema.decision.Violation;
-import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,11 +18,6 @@ import java.util.List;
  *     entries but are reported as {@code preference:<scope>}
  */
 public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
-    /** A rule's limits. */
-    public ScopeLimits(Scope scope, List<Limit> limits) {
-        this(scope, limits, false);
-    }
-
     int size() {
         return limits.size();
     }
@@ -41,43 +35,26 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
     static List<ScopeLimits> of(Rule rule, OutboundMessage m, FatigueRule fatigue) {
         int p = m.priority();
         List<ScopeLimits> out = new ArrayList<>(4);
-        out.add(new ScopeLimits(Scope.ALL, forPriority(fatigue.apply(rule.limits()), p)));
+        out.add(new ScopeLimits(Scope.ALL, forPriority(fatigue.apply(rule.limits()), p), false));
         List<Limit> channel = rule.channelLimits(m.channel());
         if (!channel.isEmpty()) {
-            out.add(
-                    new ScopeLimits(
-                            Scope.channel(m.channel()), forPriority(fatigue.apply(channel), p)));
+            out.add(of(Scope.channel(m.channel()), channel, fatigue, p));
         }
         List<Limit> category = rule.categoryLimits(m.category());
         if (!category.isEmpty()) {
-            out.add(
-                    new ScopeLimits(
-                            Scope.category(m.category()), forPriority(fatigue.apply(category), p)));
+            out.add(of(Scope.category(m.category()), category, fatigue, p));
         }
         if (m.campaignId() != null && !rule.campaign().isEmpty()) {
-            out.add(
-                    new ScopeLimits(
-                            Scope.campaign(m.campaignId()),
-                            forPriority(fatigue.apply(rule.campaign()), p)));
+            out.add(of(Scope.campaign(m.campaignId()), rule.campaign(), fatigue, p));
         }
         return out;
     }
 
-    /** The rule's {@code campaigns} limits for the message; null without them or a campaign. */
-    static DistinctCampaigns campaigns(
-            CountedHistory history,
-            Rule rule,
-            OutboundMessage m,
-            ZoneClock zone,
-            FatigueRule fatigue) {
-        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
-            return null;
-        }
-        return new DistinctCampaigns(
-                history,
-                forPriority(fatigue.apply(rule.campaigns()), m.priority()),
-                m.campaignId(),
-                zone);
+    /**
+     * A scope of the rule's, its limits as fatigue lowers them and priority {@code p} reads them.
+     */
+    private static ScopeLimits of(Scope scope, List<Limit> limits, FatigueRule fatigue, int p) {
+        return new ScopeLimits(scope, forPriority(fatigue.apply(limits), p), false);
     }
 
     /**

@@ -285,16 +285,8 @@ public final class HistoryStore implements Histories {
     }
 
     /** Long histories in memory, and their entries (metrics). */
-    public int liveHistories() {
-        return live.size();
-    }
-
-    public long liveBytes() {
-        return live.bytes();
-    }
-
-    public long liveEntries() {
-        return live.entries();
+    public LiveHistories live() {
+        return live;
     }
 
     private void serialize(UserHistory h) throws IOException {

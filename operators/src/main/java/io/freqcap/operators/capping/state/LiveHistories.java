@@ -16,7 +16,7 @@ import org.apache.flink.api.common.state.MapState;
  * changed) and dropped, and read again from their buckets when their user comes back. A change to a
  * live history goes between {@link #changing} and {@link #changed}, so that the sums stay right.
  */
-final class LiveHistories {
+public final class LiveHistories {
     private final LinkedHashMap<Long, LongHistory> live = new LinkedHashMap<>(16, 0.75f, true);
     private final long budget;
     private final LongConsumer keySetter;
@@ -133,15 +133,15 @@ final class LiveHistories {
         bytes = 0;
     }
 
-    int size() {
+    public int size() {
         return live.size();
     }
 
-    long bytes() {
+    public long bytes() {
         return bytes;
     }
 
-    long entries() {
+    public long entries() {
         return entries;
     }
 }

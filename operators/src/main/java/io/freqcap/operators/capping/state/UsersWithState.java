@@ -13,6 +13,13 @@ import org.roaringbitmap.longlong.Roaring64Bitmap;
 public final class UsersWithState {
     private UsersWithState() {}
 
+    /** The users with a value in the keyed state named {@code state} in this backend, each once. */
+    public static List<Long> of(KeyedStateBackend<Long> backend, String state) throws Exception {
+        try (var keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
+            return keys.distinct().toList();
+        }
+    }
+
     /**
      * Adds to {@code users} every user with a value in {@code state} in this backend: after a
      * restore the backend holds only this task's key groups, so after a rescale too.

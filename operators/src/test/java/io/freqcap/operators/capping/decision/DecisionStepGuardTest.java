@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.backtest.MemoryHistories;
+import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
@@ -70,17 +71,28 @@ class DecisionStepGuardTest {
                                 java.util.List.of(),
                                 java.util.Map.of(),
                                 java.util.Map.of());
-        Stores stores = new Stores(histories, HeldQueue.NONE, poisoned);
+        Stores stores = new Stores(histories, HeldQueue.NONE, poisoned, Engagements.NONE);
         DecisionStep step = new DecisionStep(stores, true);
-        Decided d = step.decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+        Decided d =
+                step.decide(
+                        message("m-1", 42),
+                        ONE_A_DAY,
+                        "*",
+                        "*",
+                        new Judging.Times(Long.MIN_VALUE, 0));
         assertEquals(Decision.MALFORMED, d.decision());
         assertTrue(d.undecided());
         stores.apply(d);
         assertEquals(0, histories.users(), "nothing counted");
-        Stores plain = new Stores(histories, HeldQueue.NONE);
+        Stores plain = Stores.of(histories, HeldQueue.NONE);
         Decided ok =
                 new DecisionStep(plain, true)
-                        .decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+                        .decide(
+                                message("m-1", 42),
+                                ONE_A_DAY,
+                                "*",
+                                "*",
+                                new Judging.Times(Long.MIN_VALUE, 0));
         assertEquals(Decision.ALLOWED, ok.decision());
         plain.apply(ok);
         assertEquals(1, histories.users(), "counted once applied");
@@ -88,10 +100,15 @@ class DecisionStepGuardTest {
 
     @Test
     void aFailingWriteIsNotTakenForTheRules() throws Exception {
-        Stores stores = new Stores(new FailingWrites(), HeldQueue.NONE);
+        Stores stores = Stores.of(new FailingWrites(), HeldQueue.NONE);
         Decided d =
                 new DecisionStep(stores, true)
-                        .decide(message("m-1", 42), ONE_A_DAY, "*", "*", Long.MIN_VALUE, 0);
+                        .decide(
+                                message("m-1", 42),
+                                ONE_A_DAY,
+                                "*",
+                                "*",
+                                new Judging.Times(Long.MIN_VALUE, 0));
         assertEquals(Decision.ALLOWED, d.decision(), "deciding writes nothing");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> stores.apply(d));
         assertEquals("disk gone", e.getMessage(), "the task fails, and restores, as before");

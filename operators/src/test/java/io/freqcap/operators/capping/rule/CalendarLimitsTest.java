@@ -8,6 +8,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.decision.Violations;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.time.DayOfWeek;
@@ -66,8 +67,8 @@ class CalendarLimitsTest {
         assertEquals(Decision.REJECTED, v.decision());
         assertEquals(
                 List.of(
-                        new Violation("all", null, "day", 2, 2),
-                        new Violation("campaign:spring-sale", null, "day", 1, 1)),
+                        Violations.calendar("all", "day", 2, 2),
+                        Violations.calendar("campaign:spring-sale", "day", 1, 1)),
                 v.violations());
         assertEquals(1_763_827_200_000L, v.retryAfter(), "midnight in Singapore");
     }
@@ -163,7 +164,12 @@ class CalendarLimitsTest {
                     assertEquals(expected.retryAfter(), v.retryAfter(), where);
                     rejected++;
                     calendarViolations +=
-                            v.violations().stream().filter(x -> x.calendar() != null).count();
+                            v.violations().stream()
+                                    .filter(
+                                            x ->
+                                                    x instanceof Violation.Exceeded e
+                                                            && e.calendar() != null)
+                                    .count();
                 }
                 if (v.decision() == Decision.ALLOWED) {
                     counted.add(new Entry(t, Oracle.zone(m, config), category, campaign));

@@ -8,7 +8,7 @@ import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
-import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.decision.Violations;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
@@ -16,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,7 +31,7 @@ class CappingRuleFineGridTest {
     static final String[] CHANNELS = {"push", "email"};
 
     static Limit limit(long w, int max) {
-        return new Limit(w + "ms", w, max);
+        return Limit.rolling(w + "ms", w, max);
     }
 
     static LimitConfig randomConfig(Random rnd, long version) {
@@ -53,9 +52,16 @@ class CappingRuleFineGridTest {
                                     "email",
                                     List.of(limit(1 + rnd.nextInt((int) W), 1 + rnd.nextInt(2))))
                             : Map.of();
-            rules.put(s, new Rule(s, limits, channels));
+            rules.put(
+                    s,
+                    new Rule(
+                            s,
+                            new Rule.Caps(limits, channels, Map.of(), List.of(), List.of()),
+                            Rule.Deferral.NONE,
+                            false,
+                            null));
         }
-        return new LimitConfig(version, rules, Set.of(), "{}");
+        return LimitConfig.of(version, rules);
     }
 
     /** Counted entries: {timestamp, channel index}. */
@@ -151,7 +157,7 @@ class CappingRuleFineGridTest {
         assertEquals(Decision.ALLOWED, user.send("d", "push", t0 + 1000).decision());
         RuleStep.Result v = user.send("e", "push", t0 + 500);
         assertEquals(Decision.REJECTED, v.decision());
-        assertEquals(List.of(new Violation("all", "1s", 3, 3)), v.violations());
+        assertEquals(List.of(Violations.rolling("all", "1s", 3, 3)), v.violations());
         assertNotNull(v.retryAfter());
     }
 }

@@ -8,6 +8,7 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.decision.Violations;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
@@ -86,7 +87,10 @@ class CappingRulePropertyTest {
                     rejected++;
                     for (Violation x : v.violations()) {
                         byScope.merge(x.scope().replaceAll(":.*", ""), 1, Integer::sum);
-                        byScope.merge("reserved", x.reserved() > 0 ? 1 : 0, Integer::sum);
+                        byScope.merge(
+                                "reserved",
+                                x instanceof Violation.Exceeded e && e.reserved() > 0 ? 1 : 0,
+                                Integer::sum);
                     }
                 }
                 history = v.history();
@@ -355,16 +359,7 @@ class CappingRulePropertyTest {
                 int most = mostInIntervalsContaining(t, l.windowMillis(), inScope);
                 int max = effectiveMax(l, m);
                 if (most + 1 > max) {
-                    out.add(
-                            new Violation(
-                                    scope,
-                                    l.window(),
-                                    null,
-                                    l.max(),
-                                    most,
-                                    null,
-                                    null,
-                                    l.max() - max));
+                    out.add(Violations.reserved(scope, l.window(), l.max(), most, l.max() - max));
                 }
             }
         }

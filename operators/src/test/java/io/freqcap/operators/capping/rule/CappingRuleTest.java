@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.decision.Violations;
 import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.List;
@@ -52,14 +53,14 @@ class CappingRuleTest {
         RuleStep.Result promo = u.sendWithPriority("m3", DAY_1_EVENING, 69);
         assertEquals(Decision.REJECTED, promo.decision());
         assertEquals(
-                List.of(new Violation("all", "1d", null, 3, 2, null, null, 1)),
+                List.of(Violations.reserved("all", "1d", 3, 2, 1)),
                 promo.violations(),
                 "max 3, one place reserved: two counted leave none for priority 69");
         assertEquals(DAY_1_MIDNIGHT + HOUR + DAY, promo.retryAfter());
         RuleStep.Result alert = u.sendWithPriority("m4", DAY_1_EVENING, 70);
         assertEquals(Decision.ALLOWED, alert.decision(), "priority 70 takes the third place");
         RuleStep.Result fourth = u.sendWithPriority("m5", DAY_1_EVENING + 1, 100);
-        assertEquals(List.of(new Violation("all", "1d", 3, 3)), fourth.violations());
+        assertEquals(List.of(Violations.rolling("all", "1d", 3, 3)), fourth.violations());
     }
 
     /** "At most two different campaigns a calendar week" (contract.md §3 {@code campaigns}). */
@@ -77,7 +78,7 @@ class CappingRuleTest {
         assertEquals(Decision.ALLOWED, u.send(campaignMessage("b", monday + DAY, "c2")).decision());
         RuleStep.Result third = u.send(campaignMessage("c", monday + 2 * DAY, "c3"));
         assertEquals(Decision.REJECTED, third.decision());
-        assertEquals(List.of(new Violation("campaigns", null, "week", 2, 2)), third.violations());
+        assertEquals(List.of(Violations.calendar("campaigns", "week", 2, 2)), third.violations());
         assertEquals(monday - 9 * HOUR + 7 * DAY, third.retryAfter(), "next Monday 00:00");
         assertEquals(
                 Decision.ALLOWED,
@@ -106,7 +107,7 @@ class CappingRuleTest {
         RuleStep.Result v = user.send("m3", "push", DAY_1_EVENING);
 
         assertEquals(Decision.REJECTED, v.decision());
-        assertEquals(List.of(new Violation("all", "1d", 2, 2)), v.violations());
+        assertEquals(List.of(Violations.rolling("all", "1d", 2, 2)), v.violations());
         // The first message leaves every interval containing the retry time one day after it.
         assertEquals(DAY_1_MIDNIGHT + HOUR + DAY, v.retryAfter());
     }
@@ -128,7 +129,7 @@ class CappingRuleTest {
         RuleStep.Result v = user.send("m5", "push", DAY_1_NOON + 5 * DAY);
 
         assertEquals(Decision.REJECTED, v.decision());
-        assertEquals(List.of(new Violation("all", "7d", 5, 5)), v.violations());
+        assertEquals(List.of(Violations.rolling("all", "7d", 5, 5)), v.violations());
         assertEquals(DAY_1_NOON + 7 * DAY, v.retryAfter());
     }
 
@@ -139,7 +140,7 @@ class CappingRuleTest {
         RuleStep.Result push = user.send("m3", "push", DAY_1_EVENING);
 
         assertEquals(Decision.REJECTED, email.decision());
-        assertEquals(List.of(new Violation("channel:email", "1d", 1, 1)), email.violations());
+        assertEquals(List.of(Violations.rolling("channel:email", "1d", 1, 1)), email.violations());
         assertEquals(DAY_2_NOON, email.retryAfter());
         assertEquals(Decision.ALLOWED, push.decision());
     }
@@ -188,7 +189,7 @@ class CappingRuleTest {
         RuleStep.Result late = user.send("m3", "push", DAY_1_NOON);
 
         assertEquals(Decision.REJECTED, late.decision());
-        assertEquals(List.of(new Violation("all", "1d", 2, 2)), late.violations());
+        assertEquals(List.of(Violations.rolling("all", "1d", 2, 2)), late.violations());
         // Retrying needs a time whose every day-long interval misses one of the two.
         assertEquals(DAY_1_MIDNIGHT + DAY, late.retryAfter());
     }
@@ -210,7 +211,7 @@ class CappingRuleTest {
         RuleStep.Result v = blocked.send("m1", "push", DAY_1_NOON);
 
         assertEquals(Decision.REJECTED, v.decision());
-        assertEquals(List.of(new Violation("all", "1d", 0, 0)), v.violations());
+        assertEquals(List.of(Violations.rolling("all", "1d", 0, 0)), v.violations());
         assertNull(v.retryAfter());
     }
 
@@ -227,9 +228,9 @@ class CappingRuleTest {
 
         assertEquals(
                 List.of(
-                        new Violation("all", "1d", 1, 1),
-                        new Violation("all", "7d", 1, 1),
-                        new Violation("channel:push", "1h", 1, 1)),
+                        Violations.rolling("all", "1d", 1, 1),
+                        Violations.rolling("all", "7d", 1, 1),
+                        Violations.rolling("channel:push", "1h", 1, 1)),
                 v.violations());
         assertEquals(DAY_1_NOON + 7 * DAY, v.retryAfter());
     }
@@ -265,7 +266,7 @@ class CappingRuleTest {
         assertEquals(Decision.ALLOWED, one.send("m2", "push", DAY_2_NOON).decision());
         RuleStep.Result between = one.send("m3", "push", DAY_1_NOON + 1);
         assertEquals(Decision.REJECTED, between.decision());
-        assertEquals(List.of(new Violation("all", "1d", 1, 1)), between.violations());
+        assertEquals(List.of(Violations.rolling("all", "1d", 1, 1)), between.violations());
     }
 
     @Test
@@ -295,7 +296,7 @@ class CappingRuleTest {
         assertEquals(Decision.ALLOWED, u.send("m3", "push", DAY_1_NOON + 15 * DAY).decision());
         RuleStep.Result email = u.send("m4", "email", DAY_1_NOON + 25 * DAY);
         assertEquals(Decision.REJECTED, email.decision());
-        assertEquals(List.of(new Violation("channel:email", "30d", 1, 1)), email.violations());
+        assertEquals(List.of(Violations.rolling("channel:email", "30d", 1, 1)), email.violations());
     }
 
     @Test
@@ -329,7 +330,7 @@ class CappingRuleTest {
                         weekly,
                         LimitConfig.DEFAULT_SEGMENT);
         assertEquals(Decision.REJECTED, next.decision());
-        assertEquals(2, next.violations().get(0).count());
+        assertEquals(2, ((Violation.Exceeded) next.violations().get(0)).count());
         // a message 4 days behind the latest: STALE under 1d, decided under 7d
         OutboundMessage late = new OutboundMessage("late", 42, "push", "marketing", DAY_1_NOON);
         assertEquals(
@@ -337,7 +338,10 @@ class CappingRuleTest {
                 RuleStep.decide(h, late, daily, LimitConfig.DEFAULT_SEGMENT).decision());
         RuleStep.Result decided = RuleStep.decide(h, late, weekly, LimitConfig.DEFAULT_SEGMENT);
         assertEquals(Decision.REJECTED, decided.decision());
-        assertEquals(2, decided.violations().get(0).count(), "days 3 and 4, as kept");
+        assertEquals(
+                2,
+                ((Violation.Exceeded) decided.violations().get(0)).count(),
+                "days 3 and 4, as kept");
     }
 
     @Test

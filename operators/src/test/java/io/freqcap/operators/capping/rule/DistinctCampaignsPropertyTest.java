@@ -215,7 +215,7 @@ class DistinctCampaignsPropertyTest {
                             case 2 -> 2 * scale;
                             default -> scale + 1 + rnd.nextInt(1000);
                         };
-                limits.add(new Limit(w + "ms", w, max));
+                limits.add(Limit.rolling(w + "ms", w, max));
             } else {
                 limits.add(calendar(PERIODS[rnd.nextInt(PERIODS.length)], max));
             }
@@ -336,7 +336,8 @@ class DistinctCampaignsPropertyTest {
             seen.queries++;
             if (violations instanceof List<?> list && !list.isEmpty()) {
                 seen.violated++;
-                if (list.stream().anyMatch(v -> ((Violation) v).calendar() != null)) {
+                if (list.stream()
+                        .anyMatch(v -> v instanceof Violation.Exceeded e && e.calendar() != null)) {
                     seen.calendarViolated++;
                 }
             }

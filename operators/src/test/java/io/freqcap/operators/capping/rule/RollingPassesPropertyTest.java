@@ -33,7 +33,7 @@ class RollingPassesPropertyTest {
                 List<Limit> limits = new ArrayList<>();
                 for (int l = 0, m = 1 + rnd.nextInt(2); l < m; l++) {
                     limits.add(
-                            new Limit(
+                            Limit.rolling(
                                     (1 + rnd.nextInt(300)) + "ms",
                                     1 + rnd.nextInt(300),
                                     rnd.nextInt(6)));

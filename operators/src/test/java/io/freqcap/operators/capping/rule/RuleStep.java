@@ -80,10 +80,8 @@ public final class RuleStep {
                                 config,
                                 segment,
                                 segment,
-                                Long.MIN_VALUE,
-                                Long.MIN_VALUE,
-                                prefs,
-                                lastEngagement));
+                                Judging.Times.NONE,
+                                new Judging.User(prefs, lastEngagement)));
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();

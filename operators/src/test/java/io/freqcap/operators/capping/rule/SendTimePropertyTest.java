@@ -101,8 +101,8 @@ class SendTimePropertyTest {
                                                 : "rejected limits"
                                         : got.decision().name().toLowerCase();
                 seen.merge(kind, 1, Integer::sum);
-                for (Violation v : got.violations()) {
-                    if (v.scope().equals("campaigns")) {
+                for (Violation x : got.violations()) {
+                    if (x instanceof Violation.Exceeded v && v.scope().equals("campaigns")) {
                         seen.merge(
                                 v.calendar() != null ? "campaigns a day" : "campaigns rolling",
                                 1,
@@ -558,19 +558,8 @@ class SendTimePropertyTest {
 
         /** contract.md §5: the max (lowered or not), the places kept, what fatigue lowered. */
         static Violation violation(String scope, Limit l, int count, int kept) {
-            return new Violation(
-                    scope,
-                    l.window(),
-                    l.calendar(),
-                    l.max(),
-                    count,
-                    null,
-                    null,
-                    kept,
-                    null,
-                    null,
-                    null,
-                    l.lowered());
+            return new Violation.Exceeded(
+                    scope, l.window(), l.calendar(), l.max(), count, kept, l.lowered());
         }
 
         /**
@@ -595,14 +584,13 @@ class SendTimePropertyTest {
             rule.categories().forEach((k, v) -> categories.put(k, lowered(v, f, u)));
             return new Rule(
                     rule.segment(),
-                    lowered(rule.limits(), f, u),
-                    channels,
-                    categories,
-                    lowered(rule.campaign(), f, u),
-                    lowered(rule.campaigns(), f, u),
-                    rule.hold(),
-                    rule.holdMillis(),
-                    rule.quietHours(),
+                    new Rule.Caps(
+                            lowered(rule.limits(), f, u),
+                            channels,
+                            categories,
+                            lowered(rule.campaign(), f, u),
+                            lowered(rule.campaigns(), f, u)),
+                    rule.deferral(),
                     rule.preempt(),
                     f);
         }

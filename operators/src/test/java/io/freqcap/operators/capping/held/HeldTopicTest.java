@@ -1,21 +1,26 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.held;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.checkpoint;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static io.freqcap.operators.capping.CappingHarnesses.heldRecords;
 import static io.freqcap.operators.capping.CappingHarnesses.liveHeld;
-import static io.freqcap.operators.capping.PreemptionTest.NOV_22_10H;
-import static io.freqcap.operators.capping.PreemptionTest.NOV_22_22H10;
-import static io.freqcap.operators.capping.PreemptionTest.NOV_22_23H30;
-import static io.freqcap.operators.capping.PreemptionTest.NOV_23_8H;
-import static io.freqcap.operators.capping.PreemptionTest.PRIORITY_CONFIG;
+import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_10H;
+import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_22H10;
+import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_23H30;
+import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_23_8H;
+import static io.freqcap.operators.capping.decision.PreemptionTest.PRIORITY_CONFIG;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingOperator;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
@@ -41,7 +46,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * when a message is held, a tombstone when it leaves the hold, whichever way; what a start must
  * tombstone or notice; so that the topic's live keys are what the state holds.
  */
-class HeldTopicTest {
+public class HeldTopicTest {
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     /** A held topic that is empty, or holds these keys live. */
@@ -381,8 +386,14 @@ class HeldTopicTest {
     }
 
     static long heldDue(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h, long now, int hours) {
-        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
-                .heldDue(now, hours);
+        var held =
+                ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                        .heldSide()
+                        .held();
+        // what the heldDue gauges read (CappingMetrics#heldDue)
+        return hours < CappingMetrics.HELD_DUE_HOURS
+                ? held.hours().due(now, hours)
+                : held.hours().dueFrom(now, hours);
     }
 
     /**

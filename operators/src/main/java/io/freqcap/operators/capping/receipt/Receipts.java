@@ -1,5 +1,8 @@
-package io.freqcap.operators.capping.decision;
+package io.freqcap.operators.capping.receipt;
 
+import io.freqcap.operators.capping.decision.Engagements;
+import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.history.Fingerprints;
 import io.freqcap.schema.history.HistoryEntry;
@@ -10,25 +13,41 @@ import io.freqcap.schema.receipt.DeliveryReceipt;
  * failed} one un-counts the message it names, if it is counted and no longer waits to be sent; an
  * engagement ({@code opened}, {@code clicked}) of a user with something counted may become the
  * user's last engagement; anything else changes nothing. It reads the stores and writes nothing;
- * {@link Stores#apply(Effect)} writes the effect.
+ * {@link Effect#apply} writes the effect.
  */
 public final class Receipts {
     private Receipts() {}
 
     /** What applying a receipt writes. */
-    public sealed interface Effect {}
+    public sealed interface Effect {
+        /** Writes it into the stores: the one place a receipt writes. */
+        void apply(Stores stores) throws Exception;
+    }
 
     /**
      * Nothing: no such counted message, one still held, an engagement of a user with nothing
      * counted, not later than the last or stamped later than the clock allows, another status.
      */
-    public record Ignored() implements Effect {}
+    public record Ignored() implements Effect {
+        @Override
+        public void apply(Stores stores) {}
+    }
 
     /** The counted entry a failed delivery takes out of the user's history. */
-    public record Uncounted(long user, String messageId, HistoryEntry entry) implements Effect {}
+    public record Uncounted(long user, String messageId, HistoryEntry entry) implements Effect {
+        @Override
+        public void apply(Stores stores) throws Exception {
+            stores.histories().uncount(user, entry.timestamp(), messageId);
+        }
+    }
 
     /** The user engaged at {@code at}: the last engagement from now on, if later than the last. */
-    public record Engaged(long user, long at) implements Effect {}
+    public record Engaged(long user, long at) implements Effect {
+        @Override
+        public void apply(Stores stores) throws Exception {
+            stores.engagements().engage(user, at);
+        }
+    }
 
     /** Whether a held entry's message still waits to be sent (the job asks its held state). */
     public interface StillHeld {

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.fatigue;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
@@ -8,7 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.fatigue.EngagementStore;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * engagement receipt restores the full caps; {@code forget-user} erases the last engagement and the
  * sweep drops it with the history; a receipt of a user with nothing counted changes nothing.
  */
-class FatigueTest {
+public class FatigueTest {
     /** {@code examples/limit-config-fatigue.json}. */
     static final String FATIGUE_CONFIG =
             "{\"version\":12,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","

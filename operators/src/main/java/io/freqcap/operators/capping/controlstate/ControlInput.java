@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping.control;
+package io.freqcap.operators.capping.controlstate;
 
 import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.control.ControlHandler.Outcome;

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.decision;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.MirrorModel;
+import io.freqcap.operators.capping.held.HeldBoundsTest;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
@@ -29,9 +33,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code examples/limit-config-priority.json} and {@code examples/audit-preempted.json}): in the
  * capping operator on RocksDB, with the Redis mirror, across a checkpoint and a restore.
  */
-class PreemptionTest {
+public class PreemptionTest {
     /** The contract's example config (v11): rule {@code *} holds, is quiet 21-08 and preempts. */
-    static final String PRIORITY_CONFIG =
+    public static final String PRIORITY_CONFIG =
             "{\"version\":11,\"timezone\":\"Europe/Berlin\",\"maxHeld\":20,\"rules\":["
                     + "{\"segment\":\"vip\",\"limits\":[{\"calendar\":\"day\",\"max\":3,"
                     + "\"reserve\":{\"slots\":1,\"priority\":70}},{\"window\":\"7d\",\"max\":10}],"
@@ -41,13 +45,13 @@ class PreemptionTest {
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"},\"preempt\":true}],"
                     + "\"exempt\":[\"transactional\"]}";
 
-    static final long NOV_22_10H = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
-    static final long NOV_22_22H10 = Instant.parse("2025-11-22T21:10:00Z").toEpochMilli();
-    static final long NOV_22_23H30 = Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
-    static final long NOV_23_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+    public static final long NOV_22_10H = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
+    public static final long NOV_22_22H10 = Instant.parse("2025-11-22T21:10:00Z").toEpochMilli();
+    public static final long NOV_22_23H30 = Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
+    public static final long NOV_23_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
 
     /** The PREEMPTED record of the contract's example, {@code examples/audit-preempted.json}. */
-    static final String AUDIT_PREEMPTED =
+    public static final String AUDIT_PREEMPTED =
             "{\"decision\":\"PREEMPTED\",\"messageId\":\"m-000400\",\"userId\":42,"
                     + "\"segment\":\"*\",\"channel\":\"push\",\"timestamp\":1763845800000,"
                     + "\"configVersion\":11,\"sendAt\":1763881200000,\"preemptedBy\":\"m-000412\","

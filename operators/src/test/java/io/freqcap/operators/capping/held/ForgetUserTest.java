@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.held;
 
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
@@ -8,6 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingFunctionTest;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.MirrorModel;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
@@ -20,10 +25,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code forget-user} (contract.md §7): a user's history and Redis key erased, once. */
-class ForgetUserTest {
+public class ForgetUserTest {
     static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
 
-    static ControlRecord forget(String userId) {
+    public static ControlRecord forget(String userId) {
         return Records.config("{\"command\": \"forget-user\", \"userId\": " + userId + "}");
     }
 
@@ -164,7 +169,7 @@ class ForgetUserTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(TWO_A_DAY)) {
                             @Override
-                            String[] eraseUser(long user) {
+                            protected String[] eraseUser(long user) {
                                 throw new IllegalStateException("disk gone");
                             }
                         },

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.held;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
@@ -9,6 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.MirrorModel;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
@@ -29,14 +32,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * clock reaches their send time, delivered once with {@code freqcap-send-at}, across a restore and
  * a rescale; forgotten with their user.
  */
-class HeldMessagesTest {
+public class HeldMessagesTest {
     /** 22:00 in Berlin, 22 November 2025: quiet hours until 08:00. */
-    static final long NIGHT = Instant.parse("2025-11-22T21:00:00Z").toEpochMilli();
+    public static final long NIGHT = Instant.parse("2025-11-22T21:00:00Z").toEpochMilli();
 
-    static final long MORNING = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
-    static final long MINUTE = 60_000L;
+    public static final long MORNING = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
+    public static final long MINUTE = 60_000L;
 
-    static final String HOLD_TILL_MORNING =
+    public static final String HOLD_TILL_MORNING =
             version(1)
                     .timezone("Europe/Berlin")
                     .rule(rule("*", window("1d", 5)).hold("12h").quietHours("21:00", "08:00"))

@@ -1,10 +1,10 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.held;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
-import static io.freqcap.operators.capping.HeldMessagesTest.MINUTE;
-import static io.freqcap.operators.capping.HeldMessagesTest.MORNING;
-import static io.freqcap.operators.capping.HeldMessagesTest.NIGHT;
+import static io.freqcap.operators.capping.held.HeldMessagesTest.MINUTE;
+import static io.freqcap.operators.capping.held.HeldMessagesTest.MORNING;
+import static io.freqcap.operators.capping.held.HeldMessagesTest.NIGHT;
 import static io.freqcap.schema.Configs.rule;
 import static io.freqcap.schema.Configs.version;
 import static io.freqcap.schema.Configs.window;
@@ -13,6 +13,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingFunctionTest;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingOperator;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.MirrorModel;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
@@ -30,16 +36,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Held messages bounded and recallable (contract.md §3 {@code maxHeld}, §5 CANCELLED, §7 {@code
  * cancel-held}, commands on a fresh start): in the capping operator, on RocksDB.
  */
-class HeldBoundsTest {
+public class HeldBoundsTest {
     /** Berlin, quiet 21:00-08:00, hold 12h, one a day: a second night message cannot be held. */
-    static final String ONE_A_DAY_HELD =
+    public static final String ONE_A_DAY_HELD =
             version(1)
                     .timezone("Europe/Berlin")
                     .rule(rule("*", window("1d", 1)).hold("12h").quietHours("21:00", "08:00"))
                     .json();
 
     /** The same, two a day: two night messages of a user both wait for the morning. */
-    static final String TWO_A_NIGHT_HELD = ONE_A_DAY_HELD.replace("\"max\":1", "\"max\":2");
+    public static final String TWO_A_NIGHT_HELD = ONE_A_DAY_HELD.replace("\"max\":1", "\"max\":2");
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
@@ -52,8 +58,11 @@ class HeldBoundsTest {
         return (campaign == null ? m : m.campaign(campaign)).inbound(harnesses.nextOffset());
     }
 
-    static long heldNow(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction()).heldNow();
+    public static long heldNow(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
+                .heldSide()
+                .held()
+                .heldNow();
     }
 
     static String keyOf(Delivery d) {

@@ -8,14 +8,11 @@ import org.roaringbitmap.longlong.Roaring64NavigableMap;
  * since its load), where they came from, and the shared copy it holds. A deleted segment is a
  * tombstone that keeps only its version.
  */
-final class HeldSegment {
+final class KnownSegment {
     final String id;
     final long version;
     final int priority;
-    final SegmentBitmap.Format format;
-    final String uri;
-    final long crc32;
-    final byte[] inline;
+    final SegmentSource source;
     final SegmentBitmap base;
     final Roaring64NavigableMap added;
     final Roaring64NavigableMap removed;
@@ -28,14 +25,11 @@ final class HeldSegment {
     final boolean anyAdded;
     final boolean anyRemoved;
 
-    HeldSegment(
+    KnownSegment(
             String id,
             long version,
             int priority,
-            SegmentBitmap.Format format,
-            String uri,
-            long crc32,
-            byte[] inline,
+            SegmentSource source,
             SegmentBitmap base,
             Roaring64NavigableMap added,
             Roaring64NavigableMap removed,
@@ -43,10 +37,7 @@ final class HeldSegment {
         this.id = id;
         this.version = version;
         this.priority = priority;
-        this.format = format;
-        this.uri = uri;
-        this.crc32 = crc32;
-        this.inline = inline;
+        this.source = source;
         this.base = base;
         this.added = added;
         this.removed = removed;
@@ -56,13 +47,10 @@ final class HeldSegment {
     }
 
     /** A deleted segment: only its version is kept, so older loads stay stale. */
-    static HeldSegment tombstone(String id, long version) {
-        return new HeldSegment(
+    static KnownSegment tombstone(String id, long version) {
+        return new KnownSegment(
                 id,
                 version,
-                0,
-                null,
-                null,
                 0,
                 null,
                 SegmentBitmap.of(),
@@ -78,14 +66,13 @@ final class HeldSegment {
         return base.contains(userId) || (anyAdded && added.contains(userId));
     }
 
-    HeldSegment holding(SegmentCache.Key key) {
+    KnownSegment holding(SegmentCache.Key key) {
         this.cacheKey = key;
         return this;
     }
 
-    HeldSegment withVersion(long v) {
-        return new HeldSegment(
-                        id, v, priority, format, uri, crc32, inline, base, added, removed, deleted)
+    KnownSegment withVersion(long v) {
+        return new KnownSegment(id, v, priority, source, base, added, removed, deleted)
                 .holding(cacheKey);
     }
 
@@ -97,11 +84,8 @@ final class HeldSegment {
                                 version,
                                 false,
                                 priority,
-                                format,
-                                uri,
-                                crc32,
-                                uri == null ? 0 : cacheKey.version(),
-                                inline,
+                                source,
+                                source.uri() == null ? 0 : cacheKey.version(),
                                 added,
                                 removed))
                 .toJson();

@@ -1,4 +1,4 @@
-package io.freqcap.operators.capping;
+package io.freqcap.operators.capping.preference;
 
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.operators.capping.MirrorModel;
+import io.freqcap.operators.capping.decision.PreemptionTest;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
@@ -32,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * opt-out or a pause cancels what is held; a failed receipt frees the message's place and id;
  * preferences survive a restore and a rescale; bad records are INVALID_CONTROL.
  */
-class PreferencesTest {
+public class PreferencesTest {
     static final String PRIORITY_CONFIG = PreemptionTest.PRIORITY_CONFIG;
 
     /** One message a day, not held. */
@@ -456,8 +461,8 @@ class PreferencesTest {
                 harnesses.open(
                         new CappingFunction(CappingSettings.of(ONE_A_DAY)) {
                             @Override
-                            io.freqcap.operators.capping.preference.PreferenceStore preferenceStore(
-                                    ValueState<UserPreferences> state) {
+                            protected io.freqcap.operators.capping.preference.PreferenceStore
+                                    preferenceStore(ValueState<UserPreferences> state) {
                                 return new io.freqcap.operators.capping.preference.PreferenceStore(
                                         new FailingWrites(state));
                             }
