@@ -120,7 +120,7 @@ public final class FreqcapMain {
                                     "mirror-ticks"));
         }
         DataStream<RawRecord> preferences =
-                kafka.preferencesTopic() == null
+                kafka.topics().preferences() == null
                         ? null
                         : env.fromSource(
                                         KafkaConnectors.preferencesSource(kafka),
@@ -128,7 +128,7 @@ public final class FreqcapMain {
                                         "user-preferences")
                                 .uid("preferences-source");
         DataStream<RawRecord> receipts =
-                kafka.receiptsTopic() == null
+                kafka.topics().receipts() == null
                         ? null
                         : env.fromSource(
                                         KafkaConnectors.receiptsSource(kafka),
@@ -136,7 +136,7 @@ public final class FreqcapMain {
                                         "delivery-receipts")
                                 .uid("receipts-source");
         FreqcapJob.build(
-                kafka.heldTopic() == null
+                kafka.topics().held() == null
                         ? settings.capping()
                         : settings.capping().withHeldTopic(new KafkaHeldTopic(kafka)),
                 input,

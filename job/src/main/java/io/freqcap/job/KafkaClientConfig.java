@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * Kafka client properties from {@code --kafka-config FILE} (contract.md §8): security ({@code
@@ -47,5 +48,15 @@ public final class KafkaClientConfig {
         Properties p = new Properties();
         p.putAll(properties);
         return p;
+    }
+
+    /** Makes a consumer of {@code p} read keys and values as bytes. */
+    public static void readBytes(Properties p) {
+        p.put(
+                org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
+        p.put(
+                org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
     }
 }

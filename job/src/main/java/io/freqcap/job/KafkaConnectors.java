@@ -33,7 +33,7 @@ public final class KafkaConnectors {
         var builder = KafkaSource.<RawRecord>builder();
         KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
         return builder.setBootstrapServers(c.bootstrapServers())
-                .setTopics(c.inputTopic())
+                .setTopics(c.topics().input())
                 .setGroupId(c.groupId())
                 .setStartingOffsets(start)
                 .setDeserializer(new RawRecordDeserializer())
@@ -59,7 +59,8 @@ public final class KafkaConnectors {
      */
     public static KafkaSource<ControlRecord> controlSource(
             KafkaSettings c, ControlRecord.Kind kind) {
-        String topic = kind == ControlRecord.Kind.CONFIG ? c.configTopic() : c.segmentsTopic();
+        String topic =
+                kind == ControlRecord.Kind.CONFIG ? c.topics().config() : c.topics().segments();
         var builder = KafkaSource.<ControlRecord>builder();
         KafkaClientConfig.apply(c.clientProperties(), builder::setProperty);
         return builder.setBootstrapServers(c.bootstrapServers())
@@ -77,14 +78,15 @@ public final class KafkaConnectors {
      * topics are; a restored job goes on from the offsets in its state.
      */
     public static KafkaSource<RawRecord> preferencesSource(KafkaSettings c) {
-        return rawSource(c, c.preferencesTopic(), "-preferences", OffsetsInitializer.earliest());
+        return rawSource(
+                c, c.topics().preferences(), "-preferences", OffsetsInitializer.earliest());
     }
 
     /**
      * The receipts topic (contract.md §11), started where the input topic is (--starting-offsets).
      */
     public static KafkaSource<RawRecord> receiptsSource(KafkaSettings c) {
-        return rawSource(c, c.receiptsTopic(), "-receipts", inputStart(c));
+        return rawSource(c, c.topics().receipts(), "-receipts", inputStart(c));
     }
 
     private static KafkaSource<RawRecord> rawSource(
@@ -103,14 +105,18 @@ public final class KafkaConnectors {
     /** The deliveries' sink: the connector's, with commits Kafka refuses stopping the job. */
     public static Sink<Delivery> deliverySink(KafkaSettings c) {
         return new GuardedKafkaSink<>(
-                sink(c, "deliveries", new DeliverySerializer(c.deliveryTopic(), c.heldTopic())),
+                sink(
+                        c,
+                        "deliveries",
+                        new DeliverySerializer(c.topics().delivery(), c.topics().held())),
                 admin(c));
     }
 
     /** The audit records' sink: the connector's, with commits Kafka refuses stopping the job. */
     public static Sink<AuditEvent> auditSink(KafkaSettings c) {
         return new GuardedKafkaSink<>(
-                sink(c, "audit", new AuditSerializer(c.auditTopic(), c.heldTopic())), admin(c));
+                sink(c, "audit", new AuditSerializer(c.topics().audit(), c.topics().held())),
+                admin(c));
     }
 
     /** An admin client's settings for the job's Kafka. */
@@ -157,7 +163,7 @@ public final class KafkaConnectors {
      * lingering transactions of the prefixes in its state as well as its own.
      */
     static String transactionalIdPrefix(KafkaSettings c, String name) {
-        String topic = name.equals("audit") ? c.auditTopic() : c.deliveryTopic();
+        String topic = name.equals("audit") ? c.topics().audit() : c.topics().delivery();
         return c.groupId() + "-" + name + "@" + topic;
     }
 

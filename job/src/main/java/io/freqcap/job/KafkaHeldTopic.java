@@ -18,7 +18,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * The held topic (contract.md §12) as a start reads it: every partition from its beginning to its
@@ -56,7 +55,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                     Long user = HeldNotice.userOf(key);
                     return user == null ? ownsOthers : ownsUser.test(user);
                 };
-        String topic = kafka.heldTopic();
+        String topic = kafka.topics().held();
         Properties committed = consumer(kafka.bootstrapServers(), kafka.clientProperties(), true);
         Map<TopicPartition, Long> stable;
         Map<TopicPartition, Long> ends;
@@ -370,10 +369,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         // Where the log's start moves on during the scan (retention), read on from there.
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                ByteArrayDeserializer.class.getName());
+        KafkaClientConfig.readBytes(p);
         p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(4 << 20));
         p.put(
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG,

@@ -55,24 +55,24 @@ public final class KafkaPreflight {
         List<String> topics =
                 new ArrayList<>(
                         List.of(
-                                k.inputTopic(),
-                                k.configTopic(),
-                                k.segmentsTopic(),
-                                k.deliveryTopic(),
-                                k.auditTopic()));
+                                k.topics().input(),
+                                k.topics().config(),
+                                k.topics().segments(),
+                                k.topics().delivery(),
+                                k.topics().audit()));
         List<String> groupIds =
                 new ArrayList<>(
                         List.of(k.groupId(), k.groupId() + "-config", k.groupId() + "-segment"));
-        if (k.preferencesTopic() != null) {
-            topics.add(k.preferencesTopic());
+        if (k.topics().preferences() != null) {
+            topics.add(k.topics().preferences());
             groupIds.add(k.groupId() + "-preferences");
         }
-        if (k.receiptsTopic() != null) {
-            topics.add(k.receiptsTopic());
+        if (k.topics().receipts() != null) {
+            topics.add(k.topics().receipts());
             groupIds.add(k.groupId() + "-receipts");
         }
-        if (k.heldTopic() != null) {
-            topics.add(k.heldTopic()); // read at a start without state, written always
+        if (k.topics().held() != null) {
+            topics.add(k.topics().held()); // read at a start without state, written always
         }
         try (Admin admin = Admin.create(p)) {
             admin.describeTopics(topics).allTopicNames().get(ms, TimeUnit.MILLISECONDS);
@@ -86,7 +86,7 @@ public final class KafkaPreflight {
                     }
                 }
             }
-            Map<Integer, Long> ends = endOffsets(admin, k.configTopic(), ms);
+            Map<Integer, Long> ends = endOffsets(admin, k.topics().config(), ms);
             if (k.exactlyOnce()) {
                 checkTransactionTimeout(admin, k, where, ms);
                 for (String sink : List.of("deliveries", "audit")) {

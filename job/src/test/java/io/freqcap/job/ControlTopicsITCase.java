@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;

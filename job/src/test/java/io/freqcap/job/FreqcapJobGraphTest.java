@@ -3,6 +3,7 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.job.testutils.Traffic;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.operators.mirror.MirrorSettings;

@@ -1,11 +1,17 @@
 package io.freqcap.job;
 
-import static io.freqcap.job.Traffic.config;
+import static io.freqcap.job.testutils.Traffic.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.JobOutputs.Output;
-import io.freqcap.job.Traffic.Input;
+import io.freqcap.job.testutils.FailOnce;
+import io.freqcap.job.testutils.FailingOnceJob;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.JobOutputs.Output;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;

@@ -4,6 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.testutils.CappingRest;
+import io.freqcap.job.testutils.FailOnce;
+import io.freqcap.job.testutils.FailingOnceJob;
+import io.freqcap.job.testutils.HeldSavepointWriter;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.charset.StandardCharsets;

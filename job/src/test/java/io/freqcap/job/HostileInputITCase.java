@@ -1,12 +1,16 @@
 package io.freqcap.job;
 
-import static io.freqcap.job.Traffic.config;
+import static io.freqcap.job.testutils.Traffic.config;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.segment.SegmentBitmap;

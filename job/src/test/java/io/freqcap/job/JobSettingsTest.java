@@ -36,8 +36,8 @@ class JobSettingsTest {
                         true);
         assertEquals("k:9092", s.kafka().bootstrapServers());
         assertEquals("g", s.kafka().groupId());
-        assertEquals("a", s.kafka().auditTopic());
-        assertEquals("deliveries", s.kafka().deliveryTopic());
+        assertEquals("a", s.kafka().topics().audit());
+        assertEquals("deliveries", s.kafka().topics().delivery());
         assertEquals(Guarantee.AT_LEAST_ONCE, s.kafka().guarantee());
         assertEquals(4096, s.kafka().maxRecordBytes());
         assertEquals(4096, s.capping().bounds().maxRecordBytes());

@@ -2,8 +2,11 @@ package io.freqcap.job;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.KafkaBrokerProcess;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
 import java.time.Duration;

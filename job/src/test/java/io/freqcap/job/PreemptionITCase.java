@@ -4,7 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.Traffic.Input;
+import io.freqcap.job.testutils.FailOnce;
+import io.freqcap.job.testutils.FailingOnceJob;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.common.Json;

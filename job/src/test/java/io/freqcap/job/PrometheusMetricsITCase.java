@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.LocalJob;
 import io.freqcap.job.local.LocalRunnerITCase;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.segment.SegmentBitmap;

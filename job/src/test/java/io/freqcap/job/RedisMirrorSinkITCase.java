@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;

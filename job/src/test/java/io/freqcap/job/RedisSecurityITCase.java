@@ -4,9 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.JobOutputs.Output;
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.JobOutputs.Output;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.TestCertificates;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;

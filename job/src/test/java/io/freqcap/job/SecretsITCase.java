@@ -3,9 +3,13 @@ package io.freqcap.job;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.LocalJob;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.SecuredKafka;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.io.StringWriter;
 import java.net.URI;

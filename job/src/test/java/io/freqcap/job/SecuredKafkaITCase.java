@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
-import io.freqcap.job.Traffic.Input;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.SecuredKafka;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,8 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.JobOutputs.Output;
-import io.freqcap.job.Traffic.Input;
+import io.freqcap.job.testutils.CappingRest;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.JobOutputs.Output;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.job.tools.simulate.SimulateAccess;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;

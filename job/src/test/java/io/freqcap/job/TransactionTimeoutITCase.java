@@ -4,9 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.local.KafkaBrokerProcess;
 import io.freqcap.job.local.LocalRunnerITCase;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.StallingKafkaProxy;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.job.Traffic.Input;
 import io.freqcap.job.browser.HeadlessChromium;
 import io.freqcap.job.local.LocalRunner;
 import io.freqcap.job.local.LocalRunnerITCase;
 import io.freqcap.job.local.RunSummary;
+import io.freqcap.job.testutils.JobOutputs;
+import io.freqcap.job.testutils.KafkaBroker;
+import io.freqcap.job.testutils.KafkaPipelineSupport;
+import io.freqcap.job.testutils.Traffic;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.common.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

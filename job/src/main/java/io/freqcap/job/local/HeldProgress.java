@@ -7,6 +7,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The capping tasks' held-message counters ({@code held}, {@code released}, {@code heldNow}, summed
@@ -17,18 +19,14 @@ import java.time.Duration;
 final class HeldProgress {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** Summed over the capping tasks; -1 where not known (yet). */
-    record Counts(
-            long held,
-            long released,
-            long waiting,
-            long preempted,
-            long cancelled,
-            long preferences,
-            long uncounted,
-            long fatigued,
-            long engagements) {
-        static final Counts UNKNOWN = new Counts(-1, -1, -1, -1, -1, -1, -1, -1, -1);
+    /** The capping tasks' metrics, summed, by name ({@code capping.held}, ...). */
+    record Counts(Map<String, Long> sums) {
+        static final Counts UNKNOWN = new Counts(Map.of());
+
+        /** The sum of {@code capping.<metric>}; -1 where not known (yet). */
+        long of(String metric) {
+            return sums.getOrDefault("capping." + metric, -1L);
+        }
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -62,40 +60,11 @@ final class HeldProgress {
                     return Counts.UNKNOWN;
                 }
             }
-            long held = -1;
-            long released = -1;
-            long waiting = -1;
-            long preempted = -1;
-            long cancelled = -1;
-            long preferences = -1;
-            long uncounted = -1;
-            long fatigued = -1;
-            long engagements = -1;
+            Map<String, Long> sums = new HashMap<>();
             for (JsonNode m : get(metrics)) {
-                long sum = m.path("sum").asLong(-1);
-                switch (m.path("id").asText()) {
-                    case "capping.held" -> held = sum;
-                    case "capping.released" -> released = sum;
-                    case "capping.heldNow" -> waiting = sum;
-                    case "capping.preempted" -> preempted = sum;
-                    case "capping.cancelled" -> cancelled = sum;
-                    case "capping.preferencesApplied" -> preferences = sum;
-                    case "capping.receiptsApplied" -> uncounted = sum;
-                    case "capping.fatigued" -> fatigued = sum;
-                    case "capping.engagements" -> engagements = sum;
-                    default -> {}
-                }
+                sums.put(m.path("id").asText(), m.path("sum").asLong(-1));
             }
-            return new Counts(
-                    held,
-                    released,
-                    waiting,
-                    preempted,
-                    cancelled,
-                    preferences,
-                    uncounted,
-                    fatigued,
-                    engagements);
+            return new Counts(sums);
         } catch (Exception e) {
             return Counts.UNKNOWN; // the job restarting, or its tasks not yet running
         }

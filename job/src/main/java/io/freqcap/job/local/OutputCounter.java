@@ -1,6 +1,7 @@
 package io.freqcap.job.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.decision.Delivery;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * Reads the job's two output topics as a downstream consumer would (read_committed) and counts
@@ -43,10 +43,7 @@ public final class OutputCounter implements Runnable, AutoCloseable {
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "freqcap-local-progress-" + System.nanoTime());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                ByteArrayDeserializer.class.getName());
+        KafkaClientConfig.readBytes(p);
         this.consumer = new KafkaConsumer<>(p);
         this.deliveryTopic = deliveryTopic;
         consumer.subscribe(List.of(deliveryTopic, auditTopic));

@@ -2,6 +2,7 @@ package io.freqcap.job.bench;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import io.freqcap.job.local.TempDirs;
+import io.freqcap.job.testutils.Traffic;
 import io.freqcap.operators.backtest.MemoryHeld;
 import io.freqcap.operators.backtest.MemoryHistories;
 import io.freqcap.operators.capping.decision.Decided;

@@ -95,38 +95,49 @@ final class CappingParts {
         metrics.gauge("longHistories", histories.live()::size);
         metrics.gauge("longHistoryEntries", histories.live()::entries);
         metrics.gauge("longHistoryBytes", histories.live()::bytes);
-        held = restored.heldBooks().open(rc, hooks.timers());
-        metrics.gauge("heldNow", held::heldNow);
-        metrics.heldDue(held.hours()::due, held.hours()::dueFrom);
-        preferences = hooks.preferenceStore().apply(rc.getState(PreferenceStore.STATE));
-        metrics.gauge("usersWithPreferences", preferences::users);
-        engagements = new EngagementStore(rc.getState(EngagementStore.STATE));
-        stores = new Stores(histories, held, preferences, engagements);
-        long ahead = settings.bounds().maxFuture().millis();
-        step =
-                new DecisionStep(
-                        stores,
-                        settings.mirror(),
-                        // off: as far as the default bound, so every history stays bounded
-                        ahead == Long.MAX_VALUE ? DecisionStep.AHEAD_MILLIS : ahead);
-        outputs = outputs(settings, control, mirrorDebt);
-        Withdrawals withdrawals =
-                new Withdrawals(
-                        histories, held, hooks.keySetter(), hooks.owns(), hooks.eraser(), outputs);
-        preferenceInputs = new PreferenceInputs(histories, preferences, withdrawals, metrics);
-        receiptInputs = new ReceiptInputs(stores, held, metrics, settings.bounds().maxFuture());
-        heldSide =
-                new HeldSide(held, restored.heldTopicStart(), outputs, metrics, hooks.keySetter());
-        upkeep =
-                new Upkeep(
-                        control,
-                        withdrawals,
-                        metrics,
-                        settings.mirror() ? mirrorDebt : null,
-                        rc.getTaskInfo().getIndexOfThisSubtask() == 0,
-                        () -> rc.getTaskInfo().getMaxNumberOfParallelSubtasks(),
-                        preferences::has,
-                        engagements);
+        try {
+            held = restored.heldBooks().open(rc, hooks.timers());
+            metrics.gauge("heldNow", held::heldNow);
+            metrics.heldDue(held.hours()::due, held.hours()::dueFrom);
+            preferences = hooks.preferenceStore().apply(rc.getState(PreferenceStore.STATE));
+            metrics.gauge("usersWithPreferences", preferences::users);
+            engagements = new EngagementStore(rc.getState(EngagementStore.STATE));
+            stores = new Stores(histories, held, preferences, engagements);
+            long ahead = settings.bounds().maxFuture().millis();
+            step =
+                    new DecisionStep(
+                            stores,
+                            settings.mirror(),
+                            // off: as far as the default bound, so every history stays bounded
+                            ahead == Long.MAX_VALUE ? DecisionStep.AHEAD_MILLIS : ahead);
+            outputs = outputs(settings, control, mirrorDebt);
+            Withdrawals withdrawals =
+                    new Withdrawals(
+                            histories,
+                            held,
+                            hooks.keySetter(),
+                            hooks.owns(),
+                            hooks.eraser(),
+                            outputs);
+            preferenceInputs = new PreferenceInputs(histories, preferences, withdrawals, metrics);
+            receiptInputs = new ReceiptInputs(stores, held, metrics, settings.bounds().maxFuture());
+            heldSide =
+                    new HeldSide(
+                            held, restored.heldTopicStart(), outputs, metrics, hooks.keySetter());
+            upkeep =
+                    new Upkeep(
+                            control,
+                            withdrawals,
+                            metrics,
+                            settings.mirror() ? mirrorDebt : null,
+                            rc.getTaskInfo().getIndexOfThisSubtask() == 0,
+                            () -> rc.getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                            preferences::has,
+                            engagements);
+        } catch (Exception e) {
+            histories.close(); // its share of the history cache, which a failed open would keep
+            throw e;
+        }
     }
 
     private CappingOutputs outputs(

@@ -69,11 +69,7 @@ final class RuleParser {
                 named(node.get("channels"), path, "channels", "channel", true);
         Map<String, List<Limit>> categories =
                 named(node.get("categories"), path, "categories", "category", true);
-        JsonNode campaignNode = node.get("campaign");
-        List<Limit> campaign =
-                campaignNode == null || campaignNode.isNull()
-                        ? List.of()
-                        : limits(campaignNode, path + ".campaign", true, true);
+        List<Limit> campaign = optionalLimits(node, "campaign", path);
         JsonNode holdNode = node.get("hold");
         String hold = null;
         long holdMillis = 0;
@@ -94,11 +90,7 @@ final class RuleParser {
                 quietNode == null || quietNode.isNull()
                         ? null
                         : QuietHours.parse(quietNode, path + ".quietHours");
-        JsonNode campaignsNode = node.get("campaigns");
-        List<Limit> campaigns =
-                campaignsNode == null || campaignsNode.isNull()
-                        ? List.of()
-                        : limits(campaignsNode, path + ".campaigns", true, true);
+        List<Limit> campaigns = optionalLimits(node, "campaigns", path);
         JsonNode preemptNode = node.get("preempt");
         if (preemptNode != null && !preemptNode.isNull() && !preemptNode.isBoolean()) {
             throw new MalformedRecordException(path + ".preempt: expected true or false");
@@ -115,6 +107,13 @@ final class RuleParser {
                 new Rule.Deferral(hold, holdMillis, quiet),
                 preempt,
                 fatigue);
+    }
+
+    /** The rule's reservable limits under {@code field}, none where it is missing or null. */
+    private static List<Limit> optionalLimits(JsonNode rule, String field, String path)
+            throws MalformedRecordException {
+        JsonNode n = rule.get(field);
+        return n == null || n.isNull() ? List.of() : limits(n, path + "." + field, true, true);
     }
 
     /**

@@ -302,7 +302,7 @@ public final class HeldQuery {
                     n.path("category").asText(),
                     n.has("campaignId") ? "  campaign " + n.get("campaignId").asText() : "",
                     n.path("priority").asInt(),
-                    reasons(n.path("heldBy")));
+                    HeldReasons.of(n.path("heldBy")));
         }
     }
 
@@ -317,47 +317,6 @@ public final class HeldQuery {
         return LOCAL.format(Instant.ofEpochMilli(n.path("sendAt").asLong()).atZone(zone))
                 + " "
                 + zone.getId();
-    }
-
-    /** What held a message, in words: "all day max 1 (1 counted); quiet hours 21:00-08:00". */
-    static String reasons(JsonNode heldBy) {
-        if (heldBy.isEmpty()) {
-            return "(not recorded: held before freqcap wrote notices)";
-        }
-        List<String> out = new ArrayList<>();
-        for (JsonNode v : heldBy) {
-            String scope = v.path("scope").asText();
-            if (scope.equals("quiet-hours")) {
-                out.add("quiet hours " + v.path("from").asText() + "-" + v.path("to").asText());
-            } else if (scope.equals("preference:paused")) {
-                out.add(
-                        "paused by the user until "
-                                + Instant.ofEpochMilli(v.path("until").asLong()));
-            } else {
-                String span =
-                        v.has("calendar")
-                                ? "per " + v.get("calendar").asText()
-                                : "in " + v.path("window").asText();
-                out.add(
-                        scope
-                                + " max "
-                                + v.path("max").asInt()
-                                + " "
-                                + span
-                                + " ("
-                                + v.path("count").asInt()
-                                + " counted"
-                                + (v.has("fatigue")
-                                        ? ", lowered from "
-                                                + v.path("fatigue").path("configured").asInt()
-                                                + " after "
-                                                + v.path("fatigue").path("unengaged").asLong()
-                                                + " sends with no open"
-                                        : "")
-                                + ")");
-            }
-        }
-        return String.join("; ", out);
     }
 
     static void printSummary(Query q, List<JsonNode> waiting, PrintStream out) {

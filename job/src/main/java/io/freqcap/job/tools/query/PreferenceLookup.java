@@ -1,5 +1,6 @@
 package io.freqcap.job.tools.query;
 
+import io.freqcap.job.KafkaClientConfig;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.preference.UserPreferences;
@@ -13,7 +14,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * For {@code freqcap-query --preferences-topic}: a user's preferences in force as the job reads
@@ -32,10 +32,7 @@ final class PreferenceLookup {
         p.putAll(client);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                ByteArrayDeserializer.class.getName());
+        KafkaClientConfig.readBytes(p);
         List<byte[][]> records = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
             List<TopicPartition> partitions = new ArrayList<>();

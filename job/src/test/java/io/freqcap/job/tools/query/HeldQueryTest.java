@@ -28,21 +28,21 @@ class HeldQueryTest {
         assertEquals("2025-11-23 08:00 +01:00 Europe/Berlin", HeldQuery.local(n));
         assertEquals(
                 "all max 1 per day (1 counted); quiet hours 21:00-08:00",
-                HeldQuery.reasons(n.get("heldBy")));
+                HeldReasons.of(n.get("heldBy")));
         assertEquals(
                 "channel:push max 2 in 7d (2 counted)",
-                HeldQuery.reasons(
+                HeldReasons.of(
                         Json.MAPPER.readTree(
                                 "[{\"scope\":\"channel:push\",\"window\":\"7d\",\"max\":2,"
                                         + "\"count\":2}]")));
         assertEquals(
                 "all max 1 per day (1 counted, lowered from 4 after 12 sends with no open)",
-                HeldQuery.reasons(
+                HeldReasons.of(
                         Json.MAPPER.readTree(
                                 "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":1,"
                                         + "\"count\":1,\"fatigue\":{\"unengaged\":12,"
                                         + "\"configured\":4}}]")));
-        assertTrue(HeldQuery.reasons(Json.MAPPER.readTree("[]")).contains("not recorded"));
+        assertTrue(HeldReasons.of(Json.MAPPER.readTree("[]")).contains("not recorded"));
     }
 
     @Test

@@ -178,7 +178,7 @@ public final class CappingRule {
                 PreferenceRule.withUserLimits(ScopeLimits.of(rule, m, u.fatigue()), m, prefs);
         boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
-            return PreferenceRule.optedOut(s, u, scopes);
+            return optedOut(s, u, scopes);
         }
         if (!rule.defers() && !paused) {
             return LimitCheck.of(s, u, scopes, null, u.findRetry());
@@ -198,6 +198,23 @@ public final class CappingRule {
             return held(s.history(), u, v);
         }
         return v;
+    }
+
+    /**
+     * A message of a channel or category its user opted out of (contract.md §10): REJECTED, never
+     * held, no {@code retryAfter}, with whatever else it breaks at its timestamp.
+     */
+    private static Verdict optedOut(Subject s, Under u, List<ScopeLimits> scopes) {
+        OutboundMessage m = s.message();
+        UserPreferences prefs = s.prefs();
+        List<Violation> violations = PreferenceRule.optOuts(prefs, m);
+        QuietHours hours = u.rule().quietHoursFor(m.channel());
+        QuietTimes quiet =
+                hours == null && !prefs.pausedAt(m.timestamp())
+                        ? null
+                        : new QuietTimes(hours, s.zone(), PreferenceRule.pausedUntil(prefs));
+        violations.addAll(LimitCheck.of(s, u, scopes, quiet, false).violations());
+        return Verdict.rejected(u.segment(), violations, null);
     }
 
     /**

@@ -1,9 +1,7 @@
 package io.freqcap.operators.capping.rule;
 
 import io.freqcap.schema.config.Limit;
-import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.config.Scope;
-import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
@@ -52,13 +50,8 @@ public final class PreferenceRule {
         return prefs == null || prefs.pausedUntil() == null ? Long.MIN_VALUE : prefs.pausedUntil();
     }
 
-    /**
-     * A message of a channel or category its user opted out of: REJECTED, never held, no {@code
-     * retryAfter}, with whatever else it breaks at its timestamp.
-     */
-    static Verdict optedOut(Subject s, Under u, List<ScopeLimits> scopes) {
-        OutboundMessage m = s.message();
-        UserPreferences prefs = s.prefs();
+    /** What the user opted out of that {@code m} falls in: its channel, its category or both. */
+    static List<Violation> optOuts(UserPreferences prefs, OutboundMessage m) {
         List<Violation> violations = new ArrayList<>(4);
         if (prefs.optOutChannels().contains(m.channel())) {
             violations.add(Violation.optedOutOfChannel(m.channel()));
@@ -66,13 +59,7 @@ public final class PreferenceRule {
         if (prefs.optOutCategories().contains(m.category())) {
             violations.add(Violation.optedOutOfCategory(m.category()));
         }
-        QuietHours hours = u.rule().quietHoursFor(m.channel());
-        QuietTimes quiet =
-                hours == null && !prefs.pausedAt(m.timestamp())
-                        ? null
-                        : new QuietTimes(hours, s.zone(), pausedUntil(prefs));
-        violations.addAll(LimitCheck.of(s, u, scopes, quiet, false).violations());
-        return Verdict.rejected(u.segment(), violations, null);
+        return violations;
     }
 
     /**

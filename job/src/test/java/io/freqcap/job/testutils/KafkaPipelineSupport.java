@@ -1,5 +1,7 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
+import io.freqcap.job.CommandLine;
+import io.freqcap.job.FreqcapMain;
 import io.freqcap.job.local.LocalKafka;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,14 +16,14 @@ import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /** A Kafka pipeline test's job: its options, its environment on a MiniCluster, and its end. */
-final class KafkaPipelineSupport {
+public final class KafkaPipelineSupport {
     private KafkaPipelineSupport() {}
 
     /**
      * Job options for one test: topics named after it on the test's broker, {@code config} as
      * --limits, checkpoints every second, parallelism 2, plus {@code extra} options.
      */
-    static Configuration jobOptions(
+    public static Configuration jobOptions(
             LocalKafka kafka, Path tmp, String name, String config, int partitions, String... extra)
             throws Exception {
         Path limits = Files.writeString(tmp.resolve(name + "-limits.json"), config);
@@ -38,12 +40,12 @@ final class KafkaPipelineSupport {
      * Options for a job named {@code name}: the test broker, topics and group named after it,
      * {@code limits}, checkpoints every second, parallelism 2.
      */
-    static List<String> args(LocalKafka kafka, String name, Path limits) {
+    public static List<String> args(LocalKafka kafka, String name, Path limits) {
         return args(kafka.bootstrapServers(), name, limits);
     }
 
     /** The same, for a Kafka at {@code bootstrap}. */
-    static List<String> args(String bootstrap, String name, Path limits) {
+    public static List<String> args(String bootstrap, String name, Path limits) {
         return List.of(
                 "--bootstrap-servers",
                 bootstrap,
@@ -68,7 +70,7 @@ final class KafkaPipelineSupport {
     }
 
     /** Stops the job with a canonical savepoint under {@code tmp}; its path. */
-    static String stopWithSavepoint(org.apache.flink.core.execution.JobClient job, Path tmp)
+    public static String stopWithSavepoint(org.apache.flink.core.execution.JobClient job, Path tmp)
             throws Exception {
         return job.stopWithSavepoint(
                         false,
@@ -78,7 +80,7 @@ final class KafkaPipelineSupport {
     }
 
     /** Copies a savepoint's files (its {@code file:} uri) into {@code target}, a test resource. */
-    static void copySavepoint(String savepoint, Path target) throws java.io.IOException {
+    public static void copySavepoint(String savepoint, Path target) throws java.io.IOException {
         Path from = Path.of(java.net.URI.create(savepoint));
         Files.createDirectories(target);
         try (java.util.stream.Stream<Path> files = Files.list(from)) {
@@ -95,7 +97,7 @@ final class KafkaPipelineSupport {
      * Cancels a job and waits until it has stopped, so that nothing writes into the test's
      * temporary directory (checkpoints) while JUnit deletes it.
      */
-    static void cancel(org.apache.flink.core.execution.JobClient job) throws Exception {
+    public static void cancel(org.apache.flink.core.execution.JobClient job) throws Exception {
         job.cancel().get();
         try {
             job.getJobExecutionResult().get(60, java.util.concurrent.TimeUnit.SECONDS);
@@ -105,13 +107,13 @@ final class KafkaPipelineSupport {
     }
 
     /** A MiniCluster for a test class: {@code taskManagers} with {@code slots} slots each. */
-    static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
+    public static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
             int taskManagers, int slots) {
         return miniCluster(new Configuration(), taskManagers, slots);
     }
 
     /** The same, with Flink settings of its own (a metric reporter's, say). */
-    static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
+    public static org.apache.flink.test.junit5.MiniClusterExtension miniCluster(
             Configuration flink, int taskManagers, int slots) {
         return new org.apache.flink.test.junit5.MiniClusterExtension(
                 new org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration.Builder()
@@ -122,7 +124,8 @@ final class KafkaPipelineSupport {
     }
 
     /** The same, restored from {@code savepoint} when it is not null. */
-    static StreamExecutionEnvironment testEnv(Configuration options, Path tmp, String savepoint) {
+    public static StreamExecutionEnvironment testEnv(
+            Configuration options, Path tmp, String savepoint) {
         StreamExecutionEnvironment env = testEnv(options, tmp);
         if (savepoint != null) {
             Configuration restore = new Configuration();
@@ -133,7 +136,7 @@ final class KafkaPipelineSupport {
     }
 
     /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */
-    static StreamExecutionEnvironment testEnv(Configuration options, Path tmp) {
+    public static StreamExecutionEnvironment testEnv(Configuration options, Path tmp) {
         Configuration flink = FreqcapMain.flinkConfig(options);
         flink.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         flink.set(

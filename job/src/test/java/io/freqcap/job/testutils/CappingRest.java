@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.common.Json;
@@ -11,13 +11,13 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 /** The capping tasks' metrics of a job, as a MiniCluster's REST API serves them. */
-final class CappingRest {
+public final class CappingRest {
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     private CappingRest() {}
 
     /** The URL of the capping vertex's subtask metrics (append {@code ?agg=sum&get=...}). */
-    static String metrics(MiniClusterExtension flink, JobClient job) throws Exception {
+    public static String metrics(MiniClusterExtension flink, JobClient job) throws Exception {
         var client = flink.getClientConfiguration();
         String base =
                 "http://"
@@ -35,7 +35,8 @@ final class CappingRest {
     }
 
     /** The capping counters {@code capping.<name>} summed over the tasks and the names. */
-    static long sum(MiniClusterExtension flink, JobClient job, String... names) throws Exception {
+    public static long sum(MiniClusterExtension flink, JobClient job, String... names)
+            throws Exception {
         StringBuilder ids = new StringBuilder();
         for (String n : names) {
             ids.append(ids.length() == 0 ? "" : ",").append("capping.").append(n);
@@ -47,7 +48,7 @@ final class CappingRest {
         return sum;
     }
 
-    static JsonNode get(String url) throws Exception {
+    public static JsonNode get(String url) throws Exception {
         return Json.MAPPER.readTree(
                 HTTP.send(
                                 HttpRequest.newBuilder(URI.create(url)).build(),

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import static io.freqcap.schema.Instants.DAY;
 
@@ -33,21 +33,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * topic as the job's partitioner would spread it, and the decision core's own outcome for each
  * input (the oracle the job's outputs are held against).
  */
-final class Traffic {
+public final class Traffic {
     private Traffic() {}
 
-    static final long START = 1_763_769_600_000L;
+    public static final long START = 1_763_769_600_000L;
 
     /**
      * A start for {@code days} of traffic that ends a day before the wall clock, at a whole hour:
      * recent enough for what a window keeps, and every hold (12 h at most) already due.
      */
-    static long recent(int days) {
+    public static long recent(int days) {
         long hour = 3_600_000L;
         return (System.currentTimeMillis() / hour) * hour - (days + 1) * DAY;
     }
 
-    static String config(long version, int perDay, int perWeek, int emailPerDay) {
+    public static String config(long version, int perDay, int perWeek, int emailPerDay) {
         return "{\"version\":"
                 + version
                 + ",\"rules\":[{\"segment\":\"*\",\"limits\":["
@@ -63,7 +63,7 @@ final class Traffic {
     }
 
     /** A config of one rule: at most {@code max} a day. */
-    static String perDay(int max) {
+    public static String perDay(int max) {
         return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
                 + "\"max\":"
                 + max
@@ -75,7 +75,7 @@ final class Traffic {
      * hours from {@code from} to {@code to} (their UTC times of day, to the minute), on these
      * channels (every channel when none).
      */
-    static String quietHoursConfig(int max, Instant from, Instant to, String... channels) {
+    public static String quietHoursConfig(int max, Instant from, Instant to, String... channels) {
         LocalTime f = LocalTime.ofInstant(from, ZoneOffset.UTC);
         LocalTime t = LocalTime.ofInstant(to, ZoneOffset.UTC);
         return "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
@@ -93,14 +93,14 @@ final class Traffic {
     }
 
     /** One input record as produced, and where it landed. */
-    static final class Input {
-        final int seq;
-        final byte[] key;
-        final byte[] value;
+    public static final class Input {
+        public final int seq;
+        public final byte[] key;
+        public final byte[] value;
         int partition;
         long offset;
 
-        Input(int seq, byte[] key, byte[] value) {
+        public Input(int seq, byte[] key, byte[] value) {
             this.seq = seq;
             this.key = key;
             this.value = value;
@@ -113,7 +113,7 @@ final class Traffic {
      * a key, and malformed records of several kinds. Every record carries a unique {@code seq} so
      * its output can be found.
      */
-    static List<Input> traffic(long seed, int messages, int users, int days) {
+    public static List<Input> traffic(long seed, int messages, int users, int days) {
         return traffic(seed, messages, users, days, START);
     }
 
@@ -121,7 +121,7 @@ final class Traffic {
      * The same traffic from {@code start}: {@link #recent} for outputs that read the wall clock
      * (the Redis mirror's keys expire a window after their last entry).
      */
-    static List<Input> traffic(long seed, int messages, int users, int days, long start) {
+    public static List<Input> traffic(long seed, int messages, int users, int days, long start) {
         Random rnd = new Random(seed);
         List<Input> out = new ArrayList<>();
         Map<Long, List<String>> sentByUser = new HashMap<>();
@@ -181,7 +181,7 @@ final class Traffic {
 
     /** A push message of {@code user} keyed by its userId, carrying its {@code seq}. */
     /** A message of {@code channel} with a priority, keyed by its user, its seq in its value. */
-    static Input message(
+    public static Input message(
             int seq, long user, String messageId, String channel, long timestamp, int priority) {
         String json =
                 String.format(
@@ -194,7 +194,7 @@ final class Traffic {
                 json.getBytes(StandardCharsets.UTF_8));
     }
 
-    static Input pushMessage(int seq, long user, String messageId, long timestamp) {
+    public static Input pushMessage(int seq, long user, String messageId, long timestamp) {
         String json =
                 "{\"messageId\":\""
                         + messageId
@@ -262,7 +262,7 @@ final class Traffic {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    static Properties producerProps(String bootstrap) {
+    public static Properties producerProps(String bootstrap) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -277,13 +277,13 @@ final class Traffic {
      * Produces inputs in order, recording partitions and offsets. Records without a key go to the
      * partition their user's keyed records use, as the contract asks of producers.
      */
-    static void produce(String bootstrap, String topic, int partitions, List<Input> inputs)
+    public static void produce(String bootstrap, String topic, int partitions, List<Input> inputs)
             throws Exception {
         produce(producerProps(bootstrap), topic, partitions, inputs);
     }
 
     /** As above, with the producer's own properties (a longer delivery timeout, say). */
-    static void produce(Properties props, String topic, int partitions, List<Input> inputs)
+    public static void produce(Properties props, String topic, int partitions, List<Input> inputs)
             throws Exception {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
             List<Future<RecordMetadata>> acks = new ArrayList<>();
@@ -310,7 +310,7 @@ final class Traffic {
     }
 
     /** Kafka's default partitioner for a keyed record. */
-    static int partitionFor(byte[] key, int partitions) {
+    public static int partitionFor(byte[] key, int partitions) {
         return org.apache.kafka.clients.producer.internals.BuiltInPartitioner.partitionForKey(
                 key, partitions);
     }
@@ -319,7 +319,8 @@ final class Traffic {
      * The decision core's verdict on each input (by seq), every input decided in partition order
      * under one config by the job's own backtest.
      */
-    static Map<Integer, Verdict> decisionCore(List<Input> inputs, String json) throws Exception {
+    public static Map<Integer, Verdict> decisionCore(List<Input> inputs, String json)
+            throws Exception {
         Map<Integer, Verdict> out = new HashMap<>();
         finalOutcomes(inputs, json).forEach((seq, d) -> out.put(seq, d.verdict()));
         return out;
@@ -330,7 +331,8 @@ final class Traffic {
      * under one config: a held message whose place a later one took ends PREEMPTED (contract.md §6,
      * §8).
      */
-    static Map<Integer, Decided> finalOutcomes(List<Input> inputs, String json) throws Exception {
+    public static Map<Integer, Decided> finalOutcomes(List<Input> inputs, String json)
+            throws Exception {
         Map<Integer, Decided> out = new HashMap<>();
         try (Backtest backtest =
                 Backtest.start(
@@ -350,7 +352,7 @@ final class Traffic {
     }
 
     /** Inputs as the job reads them: by partition, then offset (per user: partition order). */
-    static List<Input> inPartitionOrder(List<Input> inputs) {
+    public static List<Input> inPartitionOrder(List<Input> inputs) {
         List<Input> ordered = new ArrayList<>(inputs);
         ordered.sort(
                 java.util.Comparator.<Input>comparingInt(x -> x.partition)
@@ -358,7 +360,7 @@ final class Traffic {
         return ordered;
     }
 
-    static Long userOf(Input in) {
+    public static Long userOf(Input in) {
         try {
             return OutboundMessage.parse(in.value).userId();
         } catch (Exception e) {
@@ -366,7 +368,7 @@ final class Traffic {
         }
     }
 
-    static void send(String bootstrap, String topic, String value) throws Exception {
+    public static void send(String bootstrap, String topic, String value) throws Exception {
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(producerProps(bootstrap))) {
             producer.send(new ProducerRecord<>(topic, null, value.getBytes(StandardCharsets.UTF_8)))

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import io.freqcap.job.local.EmbeddedRedis;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import io.freqcap.job.local.KafkaBrokerProcess;
 import java.io.IOException;
@@ -23,7 +23,7 @@ import org.apache.kafka.common.Uuid;
  * operator's: the broker's own traffic and the test's setup (topics, ACLs, traffic, reading the
  * outputs) go through it as a super user. The job is only ever given the client listener.
  */
-final class SecuredKafka implements AutoCloseable {
+public final class SecuredKafka implements AutoCloseable {
     public static final String USER = "freqcap";
 
     private final Process process;
@@ -44,7 +44,7 @@ final class SecuredKafka implements AutoCloseable {
     /**
      * Starts a broker under {@code dir} on which {@link #USER} has SCRAM password {@code password}.
      */
-    static SecuredKafka start(Path dir, String password) throws Exception {
+    public static SecuredKafka start(Path dir, String password) throws Exception {
         Files.createDirectories(dir);
         TestCertificates certs = TestCertificates.create(dir.resolve("tls"));
         String storePassword = certs.password();

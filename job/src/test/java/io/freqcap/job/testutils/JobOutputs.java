@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,14 +41,14 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * What a job wrote, read back with read_committed, and the checks on it: one output per input, each
  * the decision core's, no interval over its limit.
  */
-final class JobOutputs {
+public final class JobOutputs {
     private JobOutputs() {}
 
     /** What the job wrote for one input record. */
     /**
      * @param shadow what the output says the shadow rules would have decided, or null
      */
-    record Output(
+    public record Output(
             String decision,
             long configVersion,
             String segment,
@@ -59,7 +59,7 @@ final class JobOutputs {
             Long sendAt) {}
 
     /** A consumer of its own group reading everything committed, from the beginning. */
-    static Properties readCommittedConsumer(String bootstrap) {
+    public static Properties readCommittedConsumer(String bootstrap) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "verifier-" + System.nanoTime());
@@ -76,7 +76,7 @@ final class JobOutputs {
      * Reads a test's two output topics ({@code <name>-deliveries}, {@code <name>-audit}) with
      * read_committed until {@code expected} records arrived.
      */
-    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readOutputs(
+    public static Map<String, List<ConsumerRecord<byte[], byte[]>>> readOutputs(
             String bootstrap, String name, int expected, Duration timeout) {
         return readCommitted(
                 bootstrap, List.of(name + "-deliveries", name + "-audit"), expected, timeout);
@@ -86,7 +86,7 @@ final class JobOutputs {
      * Everything committed in {@code topic} now (read_committed, to the last stable offset of each
      * partition), partition by partition in offset order.
      */
-    static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) {
+    public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c =
                 new KafkaConsumer<>(readCommittedConsumer(bootstrap))) {
@@ -108,7 +108,7 @@ final class JobOutputs {
     }
 
     /** Reads both output topics with read_committed until {@code expected} records arrived. */
-    static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
+    public static Map<String, List<ConsumerRecord<byte[], byte[]>>> readCommitted(
             String bootstrap, List<String> topics, int expected, Duration timeout) {
         Properties p = readCommittedConsumer(bootstrap);
         Map<String, List<ConsumerRecord<byte[], byte[]>>> out = new LinkedHashMap<>();
@@ -133,7 +133,7 @@ final class JobOutputs {
     }
 
     /** Waits (read_committed) until {@code n} records of {@code topic} contain {@code text}. */
-    static void awaitRecordsContaining(
+    public static void awaitRecordsContaining(
             String bootstrap, String topic, String text, int n, Duration timeout) {
         Properties p = readCommittedConsumer(bootstrap);
         int seen = 0;
@@ -151,7 +151,7 @@ final class JobOutputs {
         assertTrue(seen >= n, seen + " of " + n + " records with " + text + " in " + topic);
     }
 
-    static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+    public static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
@@ -163,7 +163,7 @@ final class JobOutputs {
      *
      * @return outputs by input seq
      */
-    static Map<Integer, Output> checkOutputs(
+    public static Map<Integer, Output> checkOutputs(
             List<Traffic.Input> inputs,
             List<ConsumerRecord<byte[], byte[]>> deliveries,
             List<ConsumerRecord<byte[], byte[]>> audits,
@@ -173,7 +173,7 @@ final class JobOutputs {
     }
 
     /** The same, for what {@link #readOutputs} read of the job named {@code name}. */
-    static Map<Integer, Output> checkOutputs(
+    public static Map<Integer, Output> checkOutputs(
             List<Traffic.Input> inputs,
             Map<String, List<ConsumerRecord<byte[], byte[]>>> out,
             String name,
@@ -187,7 +187,7 @@ final class JobOutputs {
      * As above, where a user's segment is {@code segmentOf(userId, configVersion)} (the segments in
      * force with that config version).
      */
-    static Map<Integer, Output> checkOutputs(
+    public static Map<Integer, Output> checkOutputs(
             List<Traffic.Input> inputs,
             List<ConsumerRecord<byte[], byte[]>> deliveries,
             List<ConsumerRecord<byte[], byte[]>> audits,
@@ -275,7 +275,7 @@ final class JobOutputs {
      * Each input's one output, by seq (an input's delivery carries its seq; a MALFORMED record
      * names its source); no decision checked.
      */
-    static Map<Integer, Output> outputsBySeq(
+    public static Map<Integer, Output> outputsBySeq(
             List<Traffic.Input> inputs,
             List<ConsumerRecord<byte[], byte[]>> deliveries,
             List<ConsumerRecord<byte[], byte[]>> audits)
@@ -338,7 +338,7 @@ final class JobOutputs {
      * The promise itself, checked on the decisions: whenever a message was counted, no interval of
      * any window in force held more than its max, counting what was counted up to then.
      */
-    static void checkNoIntervalOverfilled(
+    public static void checkNoIntervalOverfilled(
             List<Traffic.Input> inputs,
             Map<Integer, Output> outputs,
             Map<Long, LimitConfig> configs)

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -19,8 +19,8 @@ import java.util.function.IntSupplier;
  * moment would, but deterministically. The broker must advertise the proxy's port, so that clients
  * keep talking through it after bootstrap.
  */
-final class StallingKafkaProxy implements AutoCloseable {
-    static final short END_TXN = 26;
+public final class StallingKafkaProxy implements AutoCloseable {
+    public static final short END_TXN = 26;
 
     private final ServerSocket server;
     private final IntSupplier brokerPort;
@@ -32,7 +32,7 @@ final class StallingKafkaProxy implements AutoCloseable {
     /**
      * @param brokerPort the broker's real port, asked when a client connects
      */
-    StallingKafkaProxy(IntSupplier brokerPort) throws IOException {
+    public StallingKafkaProxy(IntSupplier brokerPort) throws IOException {
         this.brokerPort = brokerPort;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread accept = new Thread(this::accept, "kafka-proxy-accept");
@@ -40,19 +40,19 @@ final class StallingKafkaProxy implements AutoCloseable {
         accept.start();
     }
 
-    int port() {
+    public int port() {
         return server.getLocalPort();
     }
 
     /** Holds EndTxn requests from now until {@link #release}. */
-    void stall() {
+    public void stall() {
         synchronized (gate) {
             stalled = true;
         }
     }
 
     /** Lets the held requests go, in order, and all that follow. */
-    void release() {
+    public void release() {
         synchronized (gate) {
             stalled = false;
             gate.notifyAll();
@@ -60,7 +60,7 @@ final class StallingKafkaProxy implements AutoCloseable {
     }
 
     /** EndTxn requests held so far. */
-    int held() {
+    public int held() {
         return held.get();
     }
 

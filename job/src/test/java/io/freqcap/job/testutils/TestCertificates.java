@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,10 +18,10 @@ import javax.net.ssl.TrustManagerFactory;
  * A self-signed certificate for {@code localhost} and {@code 127.0.0.1}, made by the JDK's keytool:
  * as PKCS12 key and trust stores (for Kafka) and as PEM certificate and PKCS#8 key (for Redis).
  */
-record TestCertificates(
+public record TestCertificates(
         Path keystore, Path truststore, Path certificate, Path key, String password) {
 
-    static TestCertificates create(Path dir) throws Exception {
+    public static TestCertificates create(Path dir) throws Exception {
         Files.createDirectories(dir);
         String password = "store-" + UUID.randomUUID();
         Path keystore = dir.resolve("server.p12");
@@ -93,7 +93,7 @@ record TestCertificates(
     }
 
     /** Sockets that trust this certificate only. */
-    SSLSocketFactory clientSockets() throws Exception {
+    public SSLSocketFactory clientSockets() throws Exception {
         KeyStore ts = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(truststore)) {
             ts.load(in, password.toCharArray());

@@ -1,5 +1,9 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
+import io.freqcap.job.FreqcapJob;
+import io.freqcap.job.FreqcapMain;
+import io.freqcap.job.KafkaConnectors;
+import io.freqcap.job.KafkaSettings;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
 import io.freqcap.schema.config.ControlRecord;
@@ -13,7 +17,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * The job as {@link FreqcapMain} wires it, its input passing through {@link FailOnce} first: the
  * one failure a test injects.
  */
-final class FailingOnceJob {
+public final class FailingOnceJob {
     private FailingOnceJob() {}
 
     /**
@@ -23,7 +27,7 @@ final class FailingOnceJob {
      *
      * @param mirror the Redis mirror's sink, or null for none
      */
-    static void failingOnceJob(
+    public static void failingOnceJob(
             StreamExecutionEnvironment env,
             Configuration options,
             int failAfter,
@@ -37,7 +41,7 @@ final class FailingOnceJob {
      * The same, with the preferences and receipts topics of the options when they name them
      * (contract.md §10, §11).
      */
-    static void failingOnceJobWithUserInputs(
+    public static void failingOnceJobWithUserInputs(
             StreamExecutionEnvironment env,
             Configuration options,
             int failAfter,
@@ -49,14 +53,14 @@ final class FailingOnceJob {
                 failAfter,
                 settings,
                 null,
-                kafka.preferencesTopic() == null
+                kafka.topics().preferences() == null
                         ? null
                         : env.fromSource(
                                         KafkaConnectors.preferencesSource(kafka),
                                         WatermarkStrategy.noWatermarks(),
                                         "preferences")
                                 .uid("preferences"),
-                kafka.receiptsTopic() == null
+                kafka.topics().receipts() == null
                         ? null
                         : env.fromSource(
                                         KafkaConnectors.receiptsSource(kafka),

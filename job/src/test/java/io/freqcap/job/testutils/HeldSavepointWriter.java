@@ -1,9 +1,10 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.freqcap.job.Traffic.Input;
+import io.freqcap.job.JobSettings;
 import io.freqcap.job.local.LocalKafka;
+import io.freqcap.job.testutils.Traffic.Input;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
@@ -29,29 +30,29 @@ import org.junit.jupiter.api.io.TempDir;
  * savepoints/freqcap-0.4-held-ahead}. Run with the release whose savepoint it is (this class
  * compiles against freqcap 0.4's tests, which is how the committed one was written).
  */
-class HeldSavepointWriter {
-    static final int USERS = 100;
+public class HeldSavepointWriter {
+    public static final int USERS = 100;
 
     /** Quiet hours until 00:30 UTC; messages at 00:00 to 00:03 on 1 June 2030, three a day. */
-    static final Instant T0 = Instant.parse("2030-06-01T00:00:00Z");
+    public static final Instant T0 = Instant.parse("2030-06-01T00:00:00Z");
 
-    static final Instant END = Instant.parse("2030-06-01T00:30:00Z");
+    public static final Instant END = Instant.parse("2030-06-01T00:30:00Z");
 
-    static final String NAME = "held-ahead";
+    public static final String NAME = "held-ahead";
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 2);
+    public static final MiniClusterExtension FLINK = KafkaPipelineSupport.miniCluster(1, 2);
 
     @RegisterExtension static final KafkaBroker kafka = new KafkaBroker();
 
     @TempDir Path tmp;
 
-    static String config() {
+    public static String config() {
         return Traffic.quietHoursConfig(3, Instant.parse("2030-05-31T23:00:00Z"), END);
     }
 
     /** Four messages a user a minute apart from {@code T0}: three held, the fourth rejected. */
-    static List<Input> messages() {
+    public static List<Input> messages() {
         List<Input> out = new ArrayList<>();
         for (int k = 0; k < 4; k++) {
             for (int u = 0; u < USERS; u++) {
@@ -67,7 +68,8 @@ class HeldSavepointWriter {
     }
 
     /** The job's options: messages years ahead are decided (--max-future off). */
-    static Configuration options(LocalKafka kafka, Path tmp, String... extra) throws Exception {
+    public static Configuration options(LocalKafka kafka, Path tmp, String... extra)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of("--max-future", "off"));
         args.addAll(List.of(extra));
         return KafkaPipelineSupport.jobOptions(
@@ -77,7 +79,7 @@ class HeldSavepointWriter {
     @Test
     @Timeout(240)
     @EnabledIfSystemProperty(named = "freqcap.writeAheadSavepoint", matches = "\\d+\\.\\d+")
-    void writeTheSavepoint() throws Exception {
+    public void writeTheSavepoint() throws Exception {
         Path target =
                 Path.of("src", "test", "resources", "savepoints")
                         .resolve(

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import io.freqcap.job.local.EmbeddedKafka;
 import io.freqcap.job.local.LocalKafka;
@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * static final KafkaBroker kafka = new KafkaBroker();}. Started before the first test, stopped
  * after the last; each test uses topics of its own.
  */
-final class KafkaBroker implements LocalKafka, BeforeAllCallback, AfterAllCallback {
+public final class KafkaBroker implements LocalKafka, BeforeAllCallback, AfterAllCallback {
     private EmbeddedKafka broker;
 
     @Override

@@ -1,4 +1,4 @@
-package io.freqcap.job;
+package io.freqcap.job.testutils;
 
 import io.freqcap.schema.message.RawRecord;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,18 +11,19 @@ import org.apache.flink.api.common.state.CheckpointListener;
  * once two checkpoints completed. Test-only; its state is static so the restarted task sees that it
  * already failed, hence {@link #reset()} before each job.
  */
-final class FailOnce extends RichMapFunction<RawRecord, RawRecord> implements CheckpointListener {
-    static final AtomicBoolean FAILED = new AtomicBoolean();
-    static final AtomicInteger CHECKPOINTS = new AtomicInteger();
-    static final AtomicInteger SEEN = new AtomicInteger();
+public final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
+        implements CheckpointListener {
+    public static final AtomicBoolean FAILED = new AtomicBoolean();
+    public static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+    public static final AtomicInteger SEEN = new AtomicInteger();
 
     private final int afterRecords;
 
-    FailOnce(int afterRecords) {
+    public FailOnce(int afterRecords) {
         this.afterRecords = afterRecords;
     }
 
-    static void reset() {
+    public static void reset() {
         FAILED.set(false);
         CHECKPOINTS.set(0);
         SEEN.set(0);
