@@ -11,6 +11,8 @@ import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -356,35 +358,39 @@ public final class CappingBenchmark {
                                             h.setProcessingTime(REPLAY ? Long.MAX_VALUE / 2 : ts);
                                         }
                                         h.processElement(
-                                                new InboundMessage(
-                                                        userIds[part][n],
-                                                        "m-" + seq[part][n],
-                                                        "push",
-                                                        calendar && n % 5 == 0
-                                                                ? "promo"
-                                                                : "marketing",
-                                                        ts,
-                                                        calendar && !noZone
-                                                                ? ZONES[
-                                                                        (int)
-                                                                                (userIds[part][n]
-                                                                                        & 3)]
-                                                                : null,
-                                                        calendar && !noCampaign
-                                                                ? "c" + (n % 20)
-                                                                : null,
-                                                        !priorities
-                                                                ? 0
-                                                                : n % 10 == 0
-                                                                        ? 80
-                                                                        : n % 3 == 0 ? 40 : 10,
-                                                        null,
-                                                        null,
-                                                        value,
-                                                        "outbound-messages",
-                                                        part,
-                                                        n,
-                                                        InboundMessage.Kind.MESSAGE),
+                                                InboundMessage.parsed(
+                                                        new OutboundMessage(
+                                                                "m-" + seq[part][n],
+                                                                userIds[part][n],
+                                                                "push",
+                                                                calendar && n % 5 == 0
+                                                                        ? "promo"
+                                                                        : "marketing",
+                                                                ts,
+                                                                calendar && !noZone
+                                                                        ? ZONES[
+                                                                                (int)
+                                                                                        (userIds[
+                                                                                                        part][
+                                                                                                        n]
+                                                                                                & 3)]
+                                                                        : null,
+                                                                calendar && !noCampaign
+                                                                        ? "c" + (n % 20)
+                                                                        : null,
+                                                                !priorities
+                                                                        ? 0
+                                                                        : n % 10 == 0
+                                                                                ? 80
+                                                                                : n % 3 == 0
+                                                                                        ? 40
+                                                                                        : 10),
+                                                        new RawRecord(
+                                                                null,
+                                                                value,
+                                                                "outbound-messages",
+                                                                part,
+                                                                n)),
                                                 ts);
                                         if (receiptShare > 0
                                                 && allowedHere[part].sum() > allowedBefore

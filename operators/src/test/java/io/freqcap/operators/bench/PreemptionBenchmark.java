@@ -3,6 +3,8 @@ package io.freqcap.operators.bench;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -180,22 +182,9 @@ public final class PreemptionBenchmark {
     }
 
     static InboundMessage message(long user, String id, long t, int priority) {
-        return new InboundMessage(
-                user,
-                id,
-                "push",
-                "marketing",
-                t,
-                null,
-                "promo",
-                priority,
-                null,
-                null,
-                VALUE,
-                "outbound-messages",
-                0,
-                0,
-                InboundMessage.Kind.MESSAGE);
+        return InboundMessage.parsed(
+                new OutboundMessage(id, user, "push", "marketing", t, null, "promo", priority),
+                new RawRecord(null, VALUE, "outbound-messages", 0, 0));
     }
 
     static void check(boolean ok, String what) {

@@ -3,6 +3,7 @@ package io.freqcap.operators.bench;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.preference.PreferenceRecord;
 import io.freqcap.schema.receipt.DeliveryReceipt;
@@ -272,22 +273,9 @@ public final class PreferencesBenchmark {
                     .getBytes(StandardCharsets.UTF_8);
 
     static InboundMessage message(long user, String id, String channel, long t, long offset) {
-        return new InboundMessage(
-                user,
-                id,
-                channel,
-                "marketing",
-                t,
-                null,
-                null,
-                0,
-                null,
-                null,
-                VALUE,
-                "outbound-messages",
-                0,
-                offset,
-                InboundMessage.Kind.MESSAGE);
+        return InboundMessage.parsed(
+                new OutboundMessage(id, user, channel, "marketing", t, null, null, 0),
+                new RawRecord(null, VALUE, "outbound-messages", 0, offset));
     }
 
     static void check(boolean ok, String what) {

@@ -12,6 +12,7 @@ import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
+import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import java.util.AbstractSet;
 import java.util.Collections;
@@ -283,19 +284,14 @@ class InputEdgesTest {
                         + ",\"timezone\":\"Europe/Berlin\",\"priority\":\"high\"}";
         return new InboundMessage(
                 in.routingKey(),
-                in.messageId(),
-                in.channel(),
-                in.category(),
-                in.timestamp(),
-                in.timezone(),
-                in.campaignId(),
-                in.priority(),
+                in.message(),
                 null,
-                in.key(),
-                value.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                in.topic(),
-                in.partition(),
-                in.offset(),
+                new RawRecord(
+                        in.key(),
+                        value.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        in.topic(),
+                        in.partition(),
+                        in.offset()),
                 in.kind());
     }
 

@@ -3,6 +3,8 @@ package io.freqcap.schema.held;
 import io.freqcap.schema.common.ByteArrays;
 import io.freqcap.schema.common.FormatByte;
 import io.freqcap.schema.common.ImmutableSerializer;
+import io.freqcap.schema.decision.Decision;
+import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.OutboundMessage;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
@@ -122,20 +124,24 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
             }
         }
         return new HeldDelivery(
-                messageId,
-                timestamp,
-                sendAt,
-                key,
-                value,
-                segment,
-                configVersion,
-                shadow,
-                priority,
+                new OutboundMessage(
+                        messageId,
+                        m.userId(),
+                        m.channel(),
+                        m.category(),
+                        timestamp,
+                        null,
+                        m.campaignId(),
+                        priority),
+                new Delivery(
+                        key,
+                        value,
+                        Decision.ALLOWED.name(),
+                        segment,
+                        configVersion,
+                        shadow,
+                        sendAt),
                 decided,
-                m.userId(),
-                m.channel(),
-                m.category(),
-                m.campaignId(),
                 heldBy,
                 timezone);
     }

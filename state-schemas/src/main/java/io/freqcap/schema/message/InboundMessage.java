@@ -15,30 +15,77 @@ import org.apache.flink.api.common.typeinfo.TypeInfo;
  * which topic a record came from. Only a message's fields are taken apart here; the capping
  * operator reads the others' values again (they are a small share of the traffic), an unreadable
  * one being INVALID_CONTROL rather than MALFORMED.
+ *
+ * @param routingKey the userId, or a negative key for a malformed record
+ * @param message the parsed fields; null for a record of another topic or one that could not be
+ *     read
+ * @param error why the record is malformed, or null
+ * @param raw the record as it arrived, with its origin
+ * @param kind the topic it came from
  */
 @TypeInfo(InboundMessageSerializer.Factory.class)
 public record InboundMessage(
-        long routingKey,
-        String messageId,
-        String channel,
-        String category,
-        long timestamp,
-        String timezone,
-        String campaignId,
-        int priority,
-        String error,
-        byte[] key,
-        byte[] value,
-        String topic,
-        int partition,
-        long offset,
-        Kind kind) {
+        long routingKey, OutboundMessage message, String error, RawRecord raw, Kind kind) {
 
     /** The topic a record came from. */
     public enum Kind {
         MESSAGE,
         PREFERENCE,
         RECEIPT
+    }
+
+    /** A message parsed elsewhere (tests and benchmarks build messages so). */
+    public static InboundMessage parsed(OutboundMessage m, RawRecord raw) {
+        return new InboundMessage(m.userId(), m, null, raw, Kind.MESSAGE);
+    }
+
+    public String messageId() {
+        return message == null ? null : message.messageId();
+    }
+
+    public String channel() {
+        return message == null ? null : message.channel();
+    }
+
+    public String category() {
+        return message == null ? null : message.category();
+    }
+
+    /** The message's timestamp; -1 without one. */
+    public long timestamp() {
+        return message == null ? -1 : message.timestamp();
+    }
+
+    public String timezone() {
+        return message == null ? null : message.timezone();
+    }
+
+    public String campaignId() {
+        return message == null ? null : message.campaignId();
+    }
+
+    public int priority() {
+        return message == null ? 0 : message.priority();
+    }
+
+    public byte[] key() {
+        return raw.key();
+    }
+
+    public byte[] value() {
+        return raw.value();
+    }
+
+    public String topic() {
+        return raw.topic();
+    }
+
+    public int partition() {
+        return raw.partition();
+    }
+
+    public long offset() {
+        return raw.offset();
     }
 
     @Override
@@ -48,8 +95,9 @@ public record InboundMessage(
 
     @Override
     public String toString() {
-        String what = error != null ? "malformed: " + error : messageId + " of user " + routingKey;
-        return String.format("InboundMessage[%s, %s-%d@%d]", what, topic, partition, offset);
+        String what =
+                error != null ? "malformed: " + error : messageId() + " of user " + routingKey;
+        return String.format("InboundMessage[%s, %s-%d@%d]", what, topic(), partition(), offset());
     }
 
     public boolean isMalformed() {
@@ -61,22 +109,7 @@ public record InboundMessage(
      * could not decide, audited instead of failing the task.
      */
     public InboundMessage undecided(String error) {
-        return new InboundMessage(
-                routingKey,
-                messageId,
-                channel,
-                category,
-                timestamp,
-                timezone,
-                campaignId,
-                priority,
-                error,
-                key,
-                value,
-                topic,
-                partition,
-                offset,
-                kind);
+        return new InboundMessage(routingKey, message, error, raw, kind);
     }
 
     /** Whether this is a message, not a record of the preferences or receipts topic. */
@@ -93,35 +126,7 @@ public record InboundMessage(
             // Spread unreadable records over 1024 negative keys: they hold no state.
             routingKey = -1 - (raw.offset() & 1023);
         }
-        return new InboundMessage(
-                routingKey,
-                null,
-                null,
-                null,
-                -1,
-                null,
-                null,
-                0,
-                error,
-                raw.key(),
-                raw.value(),
-                raw.topic(),
-                raw.partition(),
-                raw.offset(),
-                kind);
-    }
-
-    /** The parsed fields; only for a record that is not malformed. */
-    public OutboundMessage message() {
-        return new OutboundMessage(
-                messageId,
-                routingKey,
-                channel,
-                category,
-                timestamp,
-                timezone,
-                campaignId,
-                priority);
+        return new InboundMessage(routingKey, null, error, raw, kind);
     }
 
     /** Parses a record whatever its size and timestamp (tests and tools). */
@@ -164,22 +169,7 @@ public record InboundMessage(
                 throw new MalformedRecordException(
                         "timestamp: after the year 9999, got " + m.timestamp());
             }
-            return new InboundMessage(
-                    m.userId(),
-                    m.messageId(),
-                    m.channel(),
-                    m.category(),
-                    m.timestamp(),
-                    m.timezone(),
-                    m.campaignId(),
-                    m.priority(),
-                    null,
-                    raw.key(),
-                    raw.value(),
-                    raw.topic(),
-                    raw.partition(),
-                    raw.offset(),
-                    Kind.MESSAGE);
+            return new InboundMessage(m.userId(), m, null, raw, Kind.MESSAGE);
         } catch (MalformedRecordException e) {
             return malformed(raw, e.getMessage());
         }

@@ -32,18 +32,8 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
             new InboundMessage(
                     -1,
                     null,
-                    null,
-                    null,
-                    -1,
-                    null,
-                    null,
-                    0,
                     "empty",
-                    null,
-                    null,
-                    null,
-                    0,
-                    0,
+                    new RawRecord(null, null, null, 0, 0),
                     InboundMessage.Kind.MESSAGE);
 
     private static final InboundMessage.Kind[] KINDS = InboundMessage.Kind.values();
@@ -74,22 +64,36 @@ public final class InboundMessageSerializer extends ImmutableSerializer<InboundM
 
     @Override
     public InboundMessage deserialize(DataInputView in) throws IOException {
-        return new InboundMessage(
-                in.readLong(),
-                StringValue.readString(in),
-                StringValue.readString(in),
-                StringValue.readString(in),
-                in.readLong(),
-                StringValue.readString(in),
-                StringValue.readString(in),
-                in.readByte(),
-                StringValue.readString(in),
-                ByteArrays.read(in),
-                ByteArrays.read(in),
-                StringValue.readString(in),
-                in.readInt(),
-                in.readLong(),
-                KINDS[in.readByte()]);
+        long routingKey = in.readLong();
+        String messageId = StringValue.readString(in);
+        String channel = StringValue.readString(in);
+        String category = StringValue.readString(in);
+        long timestamp = in.readLong();
+        String timezone = StringValue.readString(in);
+        String campaignId = StringValue.readString(in);
+        int priority = in.readByte();
+        // The parsed fields of a message, even a malformed one's (undecided): a message has an id.
+        OutboundMessage m =
+                messageId == null
+                        ? null
+                        : new OutboundMessage(
+                                messageId,
+                                routingKey,
+                                channel,
+                                category,
+                                timestamp,
+                                timezone,
+                                campaignId,
+                                priority);
+        String error = StringValue.readString(in);
+        RawRecord raw =
+                new RawRecord(
+                        ByteArrays.read(in),
+                        ByteArrays.read(in),
+                        StringValue.readString(in),
+                        in.readInt(),
+                        in.readLong());
+        return new InboundMessage(routingKey, m, error, raw, KINDS[in.readByte()]);
     }
 
     public static final class Snapshot extends SimpleTypeSerializerSnapshot<InboundMessage> {
