@@ -1,5 +1,6 @@
 package io.freqcap.schema.history;
 
+import io.freqcap.schema.history.HistoryColumns.Parts;
 import io.freqcap.schema.message.OutboundMessage;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -106,31 +107,32 @@ final class ColumnEdits {
         }
         Tabled categories = Tabled.of(cats, OutboundMessage.DEFAULT_CATEGORY);
         return compacted(
-                new HistoryColumns(
-                        ts,
-                        fps,
-                        ci,
-                        categories,
-                        Tabled.of(camps, null),
-                        h.channels,
-                        ids,
-                        offs,
-                        held));
+                new Parts(ts, fps, ci, h.channels)
+                        .ids(ids)
+                        .categories(categories)
+                        .campaigns(Tabled.of(camps, null))
+                        .offsets(offs)
+                        .heldFor(held)
+                        .columns());
     }
 
     /** Entries [from, to) as a history of their own. */
     static HistoryColumns slice(HistoryColumns h, int from, int to) {
         return compacted(
-                new HistoryColumns(
-                        Arrays.copyOfRange(h.timestamps, from, to),
-                        Arrays.copyOfRange(h.fingerprints, from, to),
-                        Arrays.copyOfRange(h.channelIndex, from, to),
-                        Tabled.slice(h.categoryTable, h.categoryIndex, from, to),
-                        Tabled.slice(h.campaignTable, h.campaignIndex, from, to),
-                        h.channels,
-                        h.messageIds == null ? null : Arrays.copyOfRange(h.messageIds, from, to),
-                        h.offsets == null ? null : Arrays.copyOfRange(h.offsets, from, to),
-                        h.heldFor == null ? null : Arrays.copyOfRange(h.heldFor, from, to)));
+                new Parts(
+                                Arrays.copyOfRange(h.timestamps, from, to),
+                                Arrays.copyOfRange(h.fingerprints, from, to),
+                                Arrays.copyOfRange(h.channelIndex, from, to),
+                                h.channels)
+                        .ids(
+                                h.messageIds == null
+                                        ? null
+                                        : Arrays.copyOfRange(h.messageIds, from, to))
+                        .categories(Tabled.slice(h.categoryTable, h.categoryIndex, from, to))
+                        .campaigns(Tabled.slice(h.campaignTable, h.campaignIndex, from, to))
+                        .offsets(h.offsets == null ? null : Arrays.copyOfRange(h.offsets, from, to))
+                        .heldFor(h.heldFor == null ? null : Arrays.copyOfRange(h.heldFor, from, to))
+                        .columns());
     }
 
     /** {@code h} without the channels no entry uses, so the table never outgrows the entries. */
@@ -160,18 +162,7 @@ final class ColumnEdits {
         for (int i = 0; i < ci.length; i++) {
             ci[i] = remap[h.channelIndex[i]];
         }
-        return new HistoryColumns(
-                h.timestamps,
-                h.fingerprints,
-                ci,
-                chs,
-                h.messageIds,
-                h.categoryTable,
-                h.categoryIndex,
-                h.campaignTable,
-                h.campaignIndex,
-                h.offsets,
-                h.heldFor);
+        return Parts.of(h).channels(ci, chs).columns();
     }
 
     /**
@@ -189,17 +180,7 @@ final class ColumnEdits {
                         Tabled.values(h.categoryTable, h.categoryIndex),
                         OutboundMessage.DEFAULT_CATEGORY);
         Tabled campaigns = Tabled.of(Tabled.values(h.campaignTable, h.campaignIndex), null);
-        return compacted(
-                new HistoryColumns(
-                        h.timestamps,
-                        h.fingerprints,
-                        h.channelIndex,
-                        categories,
-                        campaigns,
-                        h.channels,
-                        h.messageIds,
-                        h.offsets,
-                        h.heldFor));
+        return compacted(Parts.of(h).categories(categories).campaigns(campaigns).columns());
     }
 
     /** {@code h} without the entries at or before {@code cutoff}. */

@@ -10,18 +10,7 @@ import io.freqcap.schema.message.OutboundMessage;
  */
 class HistoryColumns {
     static final HistoryColumns EMPTY =
-            new HistoryColumns(
-                    new long[0],
-                    new long[0],
-                    new int[0],
-                    new String[0],
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null);
+            new Parts(new long[0], new long[0], new int[0], new String[0]).columns();
 
     final long[] timestamps;
     final long[] fingerprints;
@@ -53,55 +42,90 @@ class HistoryColumns {
      */
     final long[] heldFor;
 
-    HistoryColumns(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            Tabled categories,
-            Tabled campaigns,
-            String[] channels,
-            String[] messageIds,
-            int[] offsets,
-            long[] heldFor) {
-        this(
-                timestamps,
-                fingerprints,
-                channelIndex,
-                channels,
-                messageIds,
-                categories.table(),
-                categories.index(),
-                campaigns.table(),
-                campaigns.index(),
-                offsets,
-                heldFor);
+    /**
+     * What a history's columns are built from: the entries' timestamps, fingerprints and channels,
+     * and what only some histories have, each null (or {@link Tabled#NONE}) for none. Filled where
+     * the columns are made (the reader, the edits), then {@link #columns} once.
+     */
+    static final class Parts {
+        long[] timestamps;
+        long[] fingerprints;
+        int[] channelIndex;
+        String[] channels;
+        String[] messageIds;
+        Tabled categories = Tabled.NONE;
+        Tabled campaigns = Tabled.NONE;
+        int[] offsets;
+        long[] heldFor;
+
+        Parts(long[] timestamps, long[] fingerprints, int[] channelIndex, String[] channels) {
+            this.timestamps = timestamps;
+            this.fingerprints = fingerprints;
+            this.channelIndex = channelIndex;
+            this.channels = channels;
+        }
+
+        /** The parts of {@code h}, to build columns that differ from them in a few. */
+        static Parts of(HistoryColumns h) {
+            return new Parts(h.timestamps, h.fingerprints, h.channelIndex, h.channels)
+                    .ids(h.messageIds)
+                    .categories(new Tabled(h.categoryTable, h.categoryIndex))
+                    .campaigns(new Tabled(h.campaignTable, h.campaignIndex))
+                    .offsets(h.offsets)
+                    .heldFor(h.heldFor);
+        }
+
+        Parts channels(int[] channelIndex, String[] channels) {
+            this.channelIndex = channelIndex;
+            this.channels = channels;
+            return this;
+        }
+
+        Parts ids(String[] messageIds) {
+            this.messageIds = messageIds;
+            return this;
+        }
+
+        Parts categories(Tabled categories) {
+            this.categories = categories;
+            return this;
+        }
+
+        Parts campaigns(Tabled campaigns) {
+            this.campaigns = campaigns;
+            return this;
+        }
+
+        Parts offsets(int[] offsets) {
+            this.offsets = offsets;
+            return this;
+        }
+
+        Parts heldFor(long[] heldFor) {
+            this.heldFor = heldFor;
+            return this;
+        }
+
+        HistoryColumns columns() {
+            return new HistoryColumns(this);
+        }
     }
 
-    HistoryColumns(
-            long[] timestamps,
-            long[] fingerprints,
-            int[] channelIndex,
-            String[] channels,
-            String[] messageIds,
-            String[] categoryTable,
-            int[] categoryIndex,
-            String[] campaignTable,
-            int[] campaignIndex,
-            int[] offsets,
-            long[] heldFor) {
-        this.timestamps = timestamps;
-        this.fingerprints = fingerprints;
-        this.channelIndex = channelIndex;
-        this.channels = channels;
-        this.messageIds = messageIds;
-        boolean noCategory = allZero(categoryIndex);
-        this.categoryTable = noCategory ? null : categoryTable;
-        this.categoryIndex = noCategory ? null : categoryIndex;
-        boolean noCampaign = allZero(campaignIndex);
-        this.campaignTable = noCampaign ? null : campaignTable;
-        this.campaignIndex = noCampaign ? null : campaignIndex;
-        this.offsets = allZero(offsets) ? null : offsets;
-        this.heldFor = allZero(heldFor) ? null : heldFor;
+    /** Columns of these parts; an optional column whose every entry is the default is null. */
+    private HistoryColumns(Parts p) {
+        this.timestamps = p.timestamps;
+        this.fingerprints = p.fingerprints;
+        this.channelIndex = p.channelIndex;
+        this.channels = p.channels;
+        this.messageIds = p.messageIds;
+        boolean noCategory = allZero(p.categories.index());
+        this.categoryTable = noCategory ? null : p.categories.table();
+        this.categoryIndex = noCategory ? null : p.categories.index();
+        boolean noCampaign = allZero(p.campaigns.index());
+        this.campaignTable = noCampaign ? null : p.campaigns.table();
+        this.campaignIndex = noCampaign ? null : p.campaigns.index();
+        this.offsets = allZero(p.offsets) ? null : p.offsets;
+        this.heldFor = allZero(p.heldFor) ? null : p.heldFor;
     }
 
     /** The same columns, for a subclass: no array is copied. */

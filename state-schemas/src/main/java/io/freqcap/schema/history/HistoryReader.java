@@ -76,31 +76,17 @@ final class HistoryReader {
         if ((flags & PACKED) != 0) {
             int[] categoryIndex = categoryTable == null ? null : new int[n];
             int[] campaignIndex = campaignTable == null ? null : new int[n];
-            PackedEntries.read(
-                    in,
-                    k,
-                    ts,
-                    fps,
-                    ci,
-                    categoryIndex,
-                    categoryTable,
-                    campaignIndex,
-                    campaignTable,
-                    (flags & ONE_OFFSET) != 0 ? null : offsets);
+            HistoryColumns.Parts parts =
+                    new HistoryColumns.Parts(ts, fps, ci, channels)
+                            .categories(new Tabled(categoryTable, categoryIndex))
+                            .campaigns(new Tabled(campaignTable, campaignIndex))
+                            .offsets(offsets);
+            PackedEntries.read(in, parts, (flags & ONE_OFFSET) != 0 ? null : offsets);
             return new UserHistory(
                     ColumnEdits.canonical(
-                            new HistoryColumns(
-                                    ts,
-                                    fps,
-                                    ci,
-                                    channels,
-                                    readIds(in, flags, n),
-                                    categoryTable,
-                                    categoryIndex,
-                                    campaignTable,
-                                    campaignIndex,
-                                    offsets,
-                                    readHeld(in, flags, n))));
+                            parts.ids(readIds(in, flags, n))
+                                    .heldFor(readHeld(in, flags, n))
+                                    .columns()));
         }
         String[] categories = categoryTable == null ? null : new String[n];
         String[] campaigns = campaignTable == null ? null : new String[n];
@@ -129,16 +115,13 @@ final class HistoryReader {
         Tabled cats = Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY);
         String[] ids = readIds(in, flags, n);
         return new UserHistory(
-                new HistoryColumns(
-                        ts,
-                        fps,
-                        ci,
-                        cats,
-                        Tabled.of(campaigns, null),
-                        channels,
-                        ids,
-                        offsets,
-                        readHeld(in, flags, n)));
+                new HistoryColumns.Parts(ts, fps, ci, channels)
+                        .ids(ids)
+                        .categories(cats)
+                        .campaigns(Tabled.of(campaigns, null))
+                        .offsets(offsets)
+                        .heldFor(readHeld(in, flags, n))
+                        .columns());
     }
 
     private static long[] readHeld(DataInputView in, int flags, int n) throws IOException {

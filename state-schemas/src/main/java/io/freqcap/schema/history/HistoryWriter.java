@@ -93,17 +93,7 @@ final class HistoryWriter {
         long[] fps = h.fingerprints;
         int[] ci = h.channelIndex;
         if (packed) {
-            PackedEntries.write(
-                    out,
-                    ts,
-                    fps,
-                    ci,
-                    channels.length,
-                    categoryTable,
-                    categoryIndex,
-                    campaignTable,
-                    campaignIndex,
-                    oneOffset ? null : offsets);
+            PackedEntries.write(out, h, oneOffset ? null : offsets);
         }
         long prev = 0;
         for (int i = 0; i < n && !packed; i++) {

@@ -54,18 +54,15 @@ final class PackedEntries {
      * combination; the fingerprint; the offset in quarter hours as a zigzag delta to the previous
      * entry's.
      */
-    static void write(
-            DataOutputView out,
-            long[] ts,
-            long[] fps,
-            int[] ci,
-            int k,
-            String[] categoryTable,
-            int[] categoryIndex,
-            String[] campaignTable,
-            int[] campaignIndex,
-            int[] offsets)
-            throws IOException {
+    static void write(DataOutputView out, HistoryColumns h, int[] offsets) throws IOException {
+        long[] ts = h.timestamps;
+        long[] fps = h.fingerprints;
+        int[] ci = h.channelIndex;
+        int k = h.channels.length;
+        String[] categoryTable = h.categoryTable;
+        int[] categoryIndex = h.categoryIndex;
+        String[] campaignTable = h.campaignTable;
+        int[] campaignIndex = h.campaignIndex;
         long nCat = values(categoryTable);
         boolean attributes = k * nCat * values(campaignTable) > 1;
         long prev = 0;
@@ -87,18 +84,19 @@ final class PackedEntries {
         }
     }
 
-    static void read(
-            DataInputView in,
-            int k,
-            long[] ts,
-            long[] fps,
-            int[] ci,
-            int[] categoryIndex,
-            String[] categoryTable,
-            int[] campaignIndex,
-            String[] campaignTable,
-            int[] offsets)
-            throws IOException {
+    /**
+     * Reads the entries into the arrays of {@code p}, which hold one slot per entry (the category
+     * and campaign indexes only where the tables are not null).
+     */
+    static void read(DataInputView in, HistoryColumns.Parts p, int[] offsets) throws IOException {
+        long[] ts = p.timestamps;
+        long[] fps = p.fingerprints;
+        int[] ci = p.channelIndex;
+        int k = p.channels.length;
+        String[] categoryTable = p.categories.table();
+        int[] categoryIndex = p.categories.index();
+        String[] campaignTable = p.campaigns.table();
+        int[] campaignIndex = p.campaigns.index();
         long radix = checkedRadix(k, categoryTable, campaignTable);
         long nCat = values(categoryTable);
         long prev = 0;

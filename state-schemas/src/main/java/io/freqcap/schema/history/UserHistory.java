@@ -204,7 +204,14 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
                         ? null
                         : ColumnEdits.insert(
                                 this.heldFor == null ? new long[n] : this.heldFor, pos, heldFor);
-        return new UserHistory(new HistoryColumns(ts, fps, ci, cats, camps, chs, ids, offs, held));
+        return new UserHistory(
+                new HistoryColumns.Parts(ts, fps, ci, chs)
+                        .ids(ids)
+                        .categories(cats)
+                        .campaigns(camps)
+                        .offsets(offs)
+                        .heldFor(held)
+                        .columns());
     }
 
     /** This history without the entries at or before {@code cutoff}; channels no longer used go. */
@@ -237,51 +244,81 @@ public final class UserHistory extends HistoryColumns implements CountedHistory,
     }
 
     /**
-     * A history of the given entries (ascending timestamps, fingerprints of 56 bits); channels no
-     * entry uses are dropped. The arrays become the history's: the caller must not change them.
+     * A history of the given entries (ascending timestamps, fingerprints of 56 bits), to which
+     * {@link Entries} adds what only some histories have; channels no entry uses are dropped. The
+     * arrays become the history's: the caller must not change them.
      *
      * @param channelIndex per entry, its channel's index in {@code channels}
-     * @param ids per entry its messageId or null; null for none at all
-     * @param categories per entry; null for the default category everywhere
-     * @param campaigns per entry its campaignId or null; null for none at all
-     * @param offsets per entry, seconds east of UTC; null for 0 everywhere
-     * @param heldFor per entry, its send time minus its stamped timestamp; null for 0 everywhere
      */
-    public static UserHistory of(
-            long[] ts,
-            long[] fps,
-            int[] channelIndex,
-            String[] channels,
-            String[] ids,
-            String[] categories,
-            String[] campaigns,
-            int[] offsets,
-            long[] heldFor) {
-        int n = ts.length;
-        if (fps.length != n
-                || channelIndex.length != n
-                || (ids != null && ids.length != n)
-                || (categories != null && categories.length != n)
-                || (campaigns != null && campaigns.length != n)
-                || (offsets != null && offsets.length != n)
-                || (heldFor != null && heldFor.length != n)) {
-            throw new IllegalArgumentException("entries of different lengths");
+    public static Entries entries(long[] ts, long[] fps, int[] channelIndex, String[] channels) {
+        return new Entries(ts, fps, channelIndex, channels);
+    }
+
+    /** The entries of a history being built; each optional column is null for none at all. */
+    public static final class Entries {
+        private final HistoryColumns.Parts parts;
+        private String[] categories;
+        private String[] campaigns;
+
+        private Entries(long[] ts, long[] fps, int[] channelIndex, String[] channels) {
+            this.parts = new HistoryColumns.Parts(ts, fps, channelIndex, channels);
         }
-        if (n == 0) {
-            return UserHistory.EMPTY;
+
+        /** Per entry its messageId or null. */
+        public Entries ids(String[] ids) {
+            parts.ids(ids);
+            return this;
         }
-        return new UserHistory(
-                ColumnEdits.compacted(
-                        new HistoryColumns(
-                                ts,
-                                fps,
-                                channelIndex,
-                                Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY),
-                                Tabled.of(campaigns, null),
-                                channels,
-                                ids,
-                                offsets,
-                                heldFor)));
+
+        /** Per entry its category; null stands for the default category. */
+        public Entries categories(String[] categories) {
+            this.categories = categories;
+            return this;
+        }
+
+        /** Per entry its campaignId or null. */
+        public Entries campaigns(String[] campaigns) {
+            this.campaigns = campaigns;
+            return this;
+        }
+
+        /** Per entry, seconds east of UTC. */
+        public Entries offsets(int[] offsets) {
+            parts.offsets(offsets);
+            return this;
+        }
+
+        /** Per entry, its send time minus its stamped timestamp. */
+        public Entries heldFor(long[] heldFor) {
+            parts.heldFor(heldFor);
+            return this;
+        }
+
+        public UserHistory build() {
+            int n = parts.timestamps.length;
+            if (parts.fingerprints.length != n
+                    || parts.channelIndex.length != n
+                    || wrongLength(parts.messageIds, n)
+                    || wrongLength(categories, n)
+                    || wrongLength(campaigns, n)
+                    || (parts.offsets != null && parts.offsets.length != n)
+                    || (parts.heldFor != null && parts.heldFor.length != n)) {
+                throw new IllegalArgumentException("entries of different lengths");
+            }
+            if (n == 0) {
+                return UserHistory.EMPTY;
+            }
+            return new UserHistory(
+                    ColumnEdits.compacted(
+                            parts.categories(
+                                            Tabled.of(categories, OutboundMessage.DEFAULT_CATEGORY))
+                                    .campaigns(Tabled.of(campaigns, null))
+                                    .columns()));
+        }
+
+        private static boolean wrongLength(Object[] column, int n) {
+            return column != null && column.length != n;
+        }
     }
 
     @Override

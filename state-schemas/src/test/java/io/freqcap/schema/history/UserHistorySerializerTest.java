@@ -233,18 +233,20 @@ class UserHistorySerializerTest {
         UserHistory h =
                 new UserHistory(
                         ColumnEdits.canonical(
-                                new HistoryColumns(
-                                        new long[] {t0, t0 + 1, t0 + 2},
-                                        new long[] {1, 2, 3},
-                                        new int[] {0, 0, 0},
-                                        new String[] {"push"},
-                                        null,
-                                        new String[] {"promo", "promo"},
-                                        new int[] {2, 1, 0},
-                                        new String[] {"c2", "c1", "unused"},
-                                        new int[] {2, 0, 1},
-                                        null,
-                                        null)));
+                                new HistoryColumns.Parts(
+                                                new long[] {t0, t0 + 1, t0 + 2},
+                                                new long[] {1, 2, 3},
+                                                new int[] {0, 0, 0},
+                                                new String[] {"push"})
+                                        .categories(
+                                                new Tabled(
+                                                        new String[] {"promo", "promo"},
+                                                        new int[] {2, 1, 0}))
+                                        .campaigns(
+                                                new Tabled(
+                                                        new String[] {"c2", "c1", "unused"},
+                                                        new int[] {2, 0, 1}))
+                                        .columns()));
         assertEquals(2, h.count(Scope.category("promo"), Long.MIN_VALUE, Long.MAX_VALUE));
         assertEquals(java.util.List.of("promo"), java.util.List.of(h.categoryTable));
         assertEquals(java.util.List.of("c1", "c2"), java.util.List.of(h.campaignTable));

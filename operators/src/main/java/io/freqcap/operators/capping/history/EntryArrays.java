@@ -220,16 +220,17 @@ final class EntryArrays {
 
     /** Entries [lo, hi) as a short history. */
     UserHistory slice(int lo, int hi) {
-        return UserHistory.of(
-                Arrays.copyOfRange(ts, lo, hi),
-                Arrays.copyOfRange(fps, lo, hi),
-                Arrays.copyOfRange(channelOf, lo, hi),
-                channelNames.toArray(new String[0]),
-                ids == null ? null : Arrays.copyOfRange(ids, lo, hi),
-                categories == null ? null : Arrays.copyOfRange(categories, lo, hi),
-                campaigns == null ? null : Arrays.copyOfRange(campaigns, lo, hi),
-                offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi),
-                held == null ? null : Arrays.copyOfRange(held, lo, hi));
+        return UserHistory.entries(
+                        Arrays.copyOfRange(ts, lo, hi),
+                        Arrays.copyOfRange(fps, lo, hi),
+                        Arrays.copyOfRange(channelOf, lo, hi),
+                        channelNames.toArray(new String[0]))
+                .ids(ids == null ? null : Arrays.copyOfRange(ids, lo, hi))
+                .categories(categories == null ? null : Arrays.copyOfRange(categories, lo, hi))
+                .campaigns(campaigns == null ? null : Arrays.copyOfRange(campaigns, lo, hi))
+                .offsets(offsets == null ? null : Arrays.copyOfRange(offsets, lo, hi))
+                .heldFor(held == null ? null : Arrays.copyOfRange(held, lo, hi))
+                .build();
     }
 
     /** Moves the entries to the front when the dropped ones are a quarter, else doubles. */

@@ -72,16 +72,10 @@ class DistinctCampaignsPropertyTest {
                 fps[i] = i + 1;
             }
             UserHistory h =
-                    UserHistory.of(
-                            ts.clone(),
-                            fps,
-                            new int[n],
-                            new String[] {"push"},
-                            null,
-                            null,
-                            campaigns.clone(),
-                            offsets.clone(),
-                            null);
+                    UserHistory.entries(ts.clone(), fps, new int[n], new String[] {"push"})
+                            .campaigns(campaigns.clone())
+                            .offsets(offsets.clone())
+                            .build();
             return longHistory ? LongHistory.of(h, HistoryGrowth.BUCKET_MILLIS) : h;
         }
 
