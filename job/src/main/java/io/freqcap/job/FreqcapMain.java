@@ -9,6 +9,7 @@ import io.freqcap.schema.message.RawRecord;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -120,21 +121,19 @@ public final class FreqcapMain {
                                     "mirror-ticks"));
         }
         DataStream<RawRecord> preferences =
-                kafka.topics().preferences() == null
-                        ? null
-                        : env.fromSource(
-                                        KafkaConnectors.preferencesSource(kafka),
-                                        WatermarkStrategy.noWatermarks(),
-                                        "user-preferences")
-                                .uid("preferences-source");
+                optionalInput(
+                        env,
+                        kafka.topics().preferences(),
+                        () -> KafkaConnectors.preferencesSource(kafka),
+                        "user-preferences",
+                        "preferences-source");
         DataStream<RawRecord> receipts =
-                kafka.topics().receipts() == null
-                        ? null
-                        : env.fromSource(
-                                        KafkaConnectors.receiptsSource(kafka),
-                                        WatermarkStrategy.noWatermarks(),
-                                        "delivery-receipts")
-                                .uid("receipts-source");
+                optionalInput(
+                        env,
+                        kafka.topics().receipts(),
+                        () -> KafkaConnectors.receiptsSource(kafka),
+                        "delivery-receipts",
+                        "receipts-source");
         FreqcapJob.build(
                 kafka.topics().held() == null
                         ? settings.capping()
@@ -160,5 +159,18 @@ public final class FreqcapMain {
         return env.fromSource(source, WatermarkStrategy.noWatermarks(), name)
                 .uid(uid)
                 .setParallelism(1);
+    }
+
+    /** The records of an optional topic, or null when it is not given. */
+    private static DataStream<RawRecord> optionalInput(
+            StreamExecutionEnvironment env,
+            String topic,
+            Supplier<Source<RawRecord, ?, ?>> source,
+            String name,
+            String uid) {
+        if (topic == null) {
+            return null;
+        }
+        return env.fromSource(source.get(), WatermarkStrategy.noWatermarks(), name).uid(uid);
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.function.LongPredicate;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -70,22 +71,16 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
             ends = new HashMap<>(all.endOffsets(parts)); // the log's ends
             stable = new HashMap<>(c.endOffsets(parts)); // the last stable offsets
         }
-        java.util.Set<ByteBuffer> live = new java.util.LinkedHashSet<>();
-        scan(
-                kafka.bootstrapServers(),
-                kafka.clientProperties(),
-                topic,
-                Duration.ZERO,
-                (key, value) -> {
-                    if (!mine.test(key)) {
-                        return;
-                    }
-                    if (value == null) {
-                        live.remove(ByteBuffer.wrap(key));
-                    } else {
-                        live.add(ByteBuffer.wrap(key));
-                    }
-                });
+        // Only the keys: a start may find millions of held messages.
+        java.util.Set<ByteBuffer> live =
+                latest(
+                                kafka.bootstrapServers(),
+                                kafka.clientProperties(),
+                                topic,
+                                Duration.ZERO,
+                                mine,
+                                value -> Boolean.TRUE)
+                        .keySet();
         List<byte[]> keys = new ArrayList<>(live.size());
         live.forEach(k -> keys.add(k.array()));
         Map<TopicPartition, Long> open = new HashMap<>();
@@ -249,7 +244,18 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
             String topic,
             Duration waitForOpen,
             Predicate<byte[]> keep) {
-        Map<ByteBuffer, byte[]> live = new LinkedHashMap<>();
+        return latest(bootstrap, clientProperties, topic, waitForOpen, keep, value -> value);
+    }
+
+    /** As {@link #live}, each kept key's latest value as {@code valueOf} makes it. */
+    private static <V> Map<ByteBuffer, V> latest(
+            String bootstrap,
+            Map<String, String> clientProperties,
+            String topic,
+            Duration waitForOpen,
+            Predicate<byte[]> keep,
+            Function<byte[], V> valueOf) {
+        Map<ByteBuffer, V> live = new LinkedHashMap<>();
         scan(
                 bootstrap,
                 clientProperties,
@@ -262,7 +268,7 @@ public final class KafkaHeldTopic implements HeldNotices.LiveKeys {
                     if (value == null) {
                         live.remove(ByteBuffer.wrap(key));
                     } else {
-                        live.put(ByteBuffer.wrap(key), value);
+                        live.put(ByteBuffer.wrap(key), valueOf.apply(value));
                     }
                 });
         return live;

@@ -86,64 +86,34 @@ public record CappingSettings(
     }
 
     public CappingSettings withSegments(String json) {
-        return new CappingSettings(
-                initialConfig,
-                json,
-                mirror,
-                historyCacheSlots,
-                bounds,
-                liveHistoryBytes,
-                commandsFrom,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.initialSegmentsJson = json;
+        return c.settings();
     }
 
     public CappingSettings withMirror(boolean on) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                on,
-                historyCacheSlots,
-                bounds,
-                liveHistoryBytes,
-                commandsFrom,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.mirror = on;
+        return c.settings();
     }
 
     public CappingSettings withHistoryCache(int slots) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                slots,
-                bounds,
-                liveHistoryBytes,
-                commandsFrom,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.historyCacheSlots = slots;
+        return c.settings();
     }
 
     public CappingSettings withBounds(Bounds b) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                historyCacheSlots,
-                b,
-                liveHistoryBytes,
-                commandsFrom,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.bounds = b;
+        return c.settings();
     }
 
     /** Long histories kept in memory, in bytes per task; the least recently used go first. */
     public CappingSettings withLiveHistoryBytes(long bytes) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                historyCacheSlots,
-                bounds,
-                bytes,
-                commandsFrom,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.liveHistoryBytes = bytes;
+        return c.settings();
     }
 
     /** What the control side starts from besides its state. */
@@ -154,27 +124,50 @@ public record CappingSettings(
 
     /** Commands at or after these config-topic offsets are applied (see {@code commandsFrom}). */
     public CappingSettings withCommandsFrom(Map<Integer, Long> offsets) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                historyCacheSlots,
-                bounds,
-                liveHistoryBytes,
-                offsets,
-                heldTopic);
+        Copy c = new Copy(this);
+        c.commandsFrom = offsets;
+        return c.settings();
     }
 
     /** HeldNotices on the held topic this start reads ({@code --held-topic}); null for none. */
     public CappingSettings withHeldTopic(HeldNotices.LiveKeys topic) {
-        return new CappingSettings(
-                initialConfig,
-                initialSegmentsJson,
-                mirror,
-                historyCacheSlots,
-                bounds,
-                liveHistoryBytes,
-                commandsFrom,
-                topic);
+        Copy c = new Copy(this);
+        c.heldTopic = topic;
+        return c.settings();
+    }
+
+    /** The settings as a wither changes them: one place that lists every component. */
+    private static final class Copy {
+        private final LimitConfig initialConfig;
+        private String initialSegmentsJson;
+        private boolean mirror;
+        private int historyCacheSlots;
+        private Bounds bounds;
+        private long liveHistoryBytes;
+        private Map<Integer, Long> commandsFrom;
+        private HeldNotices.LiveKeys heldTopic;
+
+        private Copy(CappingSettings s) {
+            initialConfig = s.initialConfig;
+            initialSegmentsJson = s.initialSegmentsJson;
+            mirror = s.mirror;
+            historyCacheSlots = s.historyCacheSlots;
+            bounds = s.bounds;
+            liveHistoryBytes = s.liveHistoryBytes;
+            commandsFrom = s.commandsFrom;
+            heldTopic = s.heldTopic;
+        }
+
+        private CappingSettings settings() {
+            return new CappingSettings(
+                    initialConfig,
+                    initialSegmentsJson,
+                    mirror,
+                    historyCacheSlots,
+                    bounds,
+                    liveHistoryBytes,
+                    commandsFrom,
+                    heldTopic);
+        }
     }
 }

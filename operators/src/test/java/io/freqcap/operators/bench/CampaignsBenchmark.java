@@ -109,16 +109,9 @@ public final class CampaignsBenchmark {
             fps[i] = i + 1;
         }
         UserHistory h =
-                UserHistory.of(
-                        ts,
-                        fps,
-                        new int[n],
-                        new String[] {"push"},
-                        null,
-                        null,
-                        campaigns,
-                        null,
-                        null);
+                UserHistory.entries(ts, fps, new int[n], new String[] {"push"})
+                        .campaigns(campaigns)
+                        .build();
         return n > HistoryGrowth.LONG_AT ? LongHistory.of(h, HistoryGrowth.BUCKET_MILLIS) : h;
     }
 
@@ -187,16 +180,9 @@ public final class CampaignsBenchmark {
             campaigns[i] = i % 2 == 0 ? "C" : "A";
         }
         UserHistory h =
-                UserHistory.of(
-                        ts,
-                        fps,
-                        channel,
-                        new String[] {"push", "email"},
-                        null,
-                        null,
-                        campaigns,
-                        null,
-                        null);
+                UserHistory.entries(ts, fps, channel, new String[] {"push", "email"})
+                        .campaigns(campaigns)
+                        .build();
         return n > HistoryGrowth.LONG_AT ? LongHistory.of(h, HistoryGrowth.BUCKET_MILLIS) : h;
     }
 

@@ -160,28 +160,19 @@ final class RuleParser {
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             String name = e.getKey();
-            if (anyCategory && !OutboundMessage.isCategory(name)) {
-                throw new MalformedRecordException(
-                        path
-                                + "."
-                                + field
-                                + ": "
-                                + what
-                                + " names must be 1.."
-                                + OutboundMessage.MAX_CATEGORY_CHARS
-                                + " characters, got "
-                                + name.codePointCount(0, name.length()));
-            }
-            if (!anyCategory && !OutboundMessage.CHANNEL.matcher(name).matches()) {
-                throw new MalformedRecordException(
-                        path
-                                + "."
-                                + field
-                                + ": "
-                                + what
-                                + " \""
-                                + name
-                                + "\" does not match [a-z0-9_-]{1,32}");
+            String bad =
+                    anyCategory
+                            ? (OutboundMessage.isCategory(name)
+                                    ? null
+                                    : " names must be 1.."
+                                            + OutboundMessage.MAX_CATEGORY_CHARS
+                                            + " characters, got "
+                                            + name.codePointCount(0, name.length()))
+                            : (OutboundMessage.CHANNEL.matcher(name).matches()
+                                    ? null
+                                    : " \"" + name + "\" does not match [a-z0-9_-]{1,32}");
+            if (bad != null) {
+                throw new MalformedRecordException(path + "." + field + ": " + what + bad);
             }
             out.put(name, limits(e.getValue(), path + "." + field + "." + name, true, reservable));
         }

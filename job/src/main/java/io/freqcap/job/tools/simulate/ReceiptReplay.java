@@ -3,9 +3,7 @@ package io.freqcap.job.tools.simulate;
 import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.receipt.DeliveryReceipt;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -43,13 +41,7 @@ final class ReceiptReplay {
      * one without a timestamp, names itself.
      */
     static ReceiptReplay read(Path file) throws InvalidOptionException {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file);
-        } catch (IOException e) {
-            throw new InvalidOptionException(
-                    "--receipts: cannot read " + file + ": " + e.getMessage());
-        }
+        List<String> lines = Simulate.lines(file, "receipts");
         List<DeliveryReceipt> receipts = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);

@@ -21,8 +21,8 @@ final class CampaignEntries {
     private String[] names = new String[4];
     private HashMap<String, Integer> byName;
 
-    // Each entry's period label by period (day, week, month), worked out when first asked.
-    private final long[][] labels = new long[3][];
+    /** Each entry's period label by period (day, week, month), as {@link PeriodCampaigns} asks. */
+    final long[][] labels = new long[3][];
 
     CampaignEntries(CountedHistory history) {
         // As many as the history holds (it is read whole anyway): growing the arrays as the entries
@@ -98,30 +98,5 @@ final class CampaignEntries {
             i--;
         }
         return i;
-    }
-
-    /**
-     * Each entry's label of {@code period} at its own offset (an entry's period is fixed whatever
-     * the message's zone, contract.md §6), worked out once.
-     */
-    long[] labels(String period) {
-        int p = periodIndex(period);
-        if (labels[p] == null) {
-            long[] out = new long[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = Periods.label(period, ts[i], offsets[i]);
-            }
-            labels[p] = out;
-        }
-        return labels[p];
-    }
-
-    /** As {@link Periods#label} tells periods apart: by first letter. */
-    static int periodIndex(String period) {
-        return switch (period.charAt(0)) {
-            case 'd' -> 0;
-            case 'w' -> 1;
-            default -> 2;
-        };
     }
 }

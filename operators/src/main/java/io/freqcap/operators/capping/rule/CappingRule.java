@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.rule;
 
+import io.freqcap.operators.capping.rule.Periods.ZoneClock;
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.QuietHours;
@@ -122,7 +123,7 @@ public final class CappingRule {
     private static Subject subject(
             CountedHistory history, OutboundMessage m, LimitConfig config, Judging.User user) {
         ZoneClock clock = new ZoneClock(Zones.zone(m.timezone(), config.timezone()));
-        return new Subject(history, m, new CalendarLimits(history, clock), user);
+        return new Subject(history, m, new CalendarCounts(history, clock), user);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.rule;
 
+import io.freqcap.operators.capping.rule.Periods.ZoneClock;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.decision.Violation;
 import io.freqcap.schema.history.CountedHistory;
@@ -148,7 +149,7 @@ final class DistinctCampaigns {
     /** In {@code l}'s period holding {@code at} in the message's zone: the same two counts. */
     private int[] inPeriod(Limit l, long at) {
         long period = Periods.label(l.calendar(), at, zone.offsetAt(at));
-        long[] label = e.labels(l.calendar());
+        long[] label = PeriodCampaigns.labels(e, l.calendar());
         int[] ids = e.ids;
         int mark = ++stamp;
         int distinct = 0;
@@ -279,9 +280,9 @@ final class DistinctCampaigns {
     }
 
     private PeriodCampaigns periodCounts(String period) {
-        int p = CampaignEntries.periodIndex(period);
+        int p = PeriodCampaigns.periodIndex(period);
         if (periodCounts[p] == null) {
-            periodCounts[p] = new PeriodCampaigns(e, e.labels(period), own);
+            periodCounts[p] = new PeriodCampaigns(e, PeriodCampaigns.labels(e, period), own);
         }
         return periodCounts[p];
     }

@@ -34,7 +34,7 @@ final class LimitCheck {
         this.t = s.t();
         this.segment = u.segment();
         this.scopes = scopes;
-        this.calendar = s.calendar();
+        this.calendar = new CalendarLimits(s.calendar(), scopes);
         this.findRetry = findRetry;
         this.quiet = quiet;
         this.campaigns = campaigns(s, u);
@@ -169,7 +169,6 @@ final class LimitCheck {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
                     calendar.retryAfter(
-                            scopes,
                             t,
                             with(new long[] {retry}, 1, extra),
                             and(this::rollingPass, extra),
@@ -178,7 +177,7 @@ final class LimitCheck {
             long from = retry;
             long[] candidates = with(new long[] {from}, 1, extra);
             retryAfter =
-                    SendTimes.earliest(
+                    QuietTimes.earliest(
                             t, candidates, candidates.length, and(at -> at >= from, extra), quiet);
         }
         return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
@@ -253,7 +252,6 @@ final class LimitCheck {
             long[] own = IntervalScan.candidates(t, read);
             retryAfter =
                     calendar.retryAfter(
-                            scopes,
                             t,
                             with(own, own.length, extra),
                             and(new RollingPasses(read), extra),
@@ -264,7 +262,7 @@ final class LimitCheck {
             long[] own = IntervalScan.candidates(t, read);
             long[] candidates = with(own, own.length, extra);
             retryAfter =
-                    SendTimes.earliest(
+                    QuietTimes.earliest(
                             t,
                             candidates,
                             candidates.length,

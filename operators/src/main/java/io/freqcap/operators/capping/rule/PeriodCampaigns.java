@@ -51,4 +51,29 @@ final class PeriodCampaigns {
         int p = Arrays.binarySearch(periods, label);
         return p < 0 ? 1 : withOwn[p];
     }
+
+    /**
+     * Each entry's label of {@code period} at its own offset (an entry's period is fixed whatever
+     * the message's zone, contract.md §6), worked out once.
+     */
+    static long[] labels(CampaignEntries e, String period) {
+        int p = periodIndex(period);
+        if (e.labels[p] == null) {
+            long[] out = new long[e.n];
+            for (int i = 0; i < e.n; i++) {
+                out[i] = Periods.label(period, e.ts[i], e.offsets[i]);
+            }
+            e.labels[p] = out;
+        }
+        return e.labels[p];
+    }
+
+    /** As {@link Periods#label} tells periods apart: by first letter. */
+    static int periodIndex(String period) {
+        return switch (period.charAt(0)) {
+            case 'd' -> 0;
+            case 'w' -> 1;
+            default -> 2;
+        };
+    }
 }

@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.rule;
 
+import io.freqcap.operators.capping.rule.Periods.ZoneClock;
 import io.freqcap.schema.history.CountedHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
@@ -16,7 +17,7 @@ import io.freqcap.schema.preference.UserPreferences;
 record Subject(
         CountedHistory history,
         OutboundMessage message,
-        CalendarLimits calendar,
+        CalendarCounts calendar,
         Judging.User user) {
 
     /** The message's timestamp. */

@@ -124,16 +124,9 @@ class CampaignsRetryPropertyTest {
             channel[i] = i % 2;
             campaigns[i] = i % 2 == 0 ? "A" : "B";
         }
-        return UserHistory.of(
-                ts,
-                fps,
-                channel,
-                new String[] {"push", "email"},
-                null,
-                null,
-                campaigns,
-                null,
-                null);
+        return UserHistory.entries(ts, fps, channel, new String[] {"push", "email"})
+                .campaigns(campaigns)
+                .build();
     }
 
     static OutboundMessage message(String campaign, String channel, long t) {

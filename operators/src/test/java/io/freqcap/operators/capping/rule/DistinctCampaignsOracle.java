@@ -1,5 +1,6 @@
 package io.freqcap.operators.capping.rule;
 
+import io.freqcap.operators.capping.rule.Periods.ZoneClock;
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.history.LongHistory;
+import io.freqcap.operators.capping.rule.Periods.ZoneClock;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.common.Zones;
 import io.freqcap.schema.config.Limit;
