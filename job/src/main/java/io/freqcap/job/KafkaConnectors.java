@@ -4,6 +4,7 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.RawRecord;
+import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -36,7 +37,7 @@ public final class KafkaConnectors {
                 .setTopics(c.topics().input())
                 .setGroupId(c.groupId())
                 .setStartingOffsets(start)
-                .setDeserializer(new RawRecordDeserializer())
+                .setDeserializer(KeptBytes.raw())
                 // Upstream producers may be transactional: never decide an aborted message.
                 .setProperty("isolation.level", "read_committed")
                 .build();
@@ -67,7 +68,7 @@ public final class KafkaConnectors {
                 .setTopics(topic)
                 .setGroupId(c.groupId() + "-" + kind.name().toLowerCase())
                 .setStartingOffsets(OffsetsInitializer.earliest())
-                .setDeserializer(new ControlRecordDeserializer(kind))
+                .setDeserializer(KeptBytes.control(kind))
                 .setProperty("isolation.level", "read_committed")
                 .build();
     }
@@ -97,7 +98,7 @@ public final class KafkaConnectors {
                 .setTopics(topic)
                 .setGroupId(c.groupId() + groupSuffix)
                 .setStartingOffsets(start)
-                .setDeserializer(new RawRecordDeserializer())
+                .setDeserializer(KeptBytes.raw())
                 .setProperty("isolation.level", "read_committed")
                 .build();
     }
@@ -168,41 +169,45 @@ public final class KafkaConnectors {
     }
 
     /**
-     * Keeps the record as bytes with its origin; parsing happens in the job, where errors are
-     * audited.
+     * Keeps each record as bytes with its origin, as {@code of} makes it; parsing happens in the
+     * job, where errors are audited.
      */
-    public static final class RawRecordDeserializer
-            implements KafkaRecordDeserializationSchema<RawRecord> {
+    static final class KeptBytes<T> implements KafkaRecordDeserializationSchema<T> {
         private static final long serialVersionUID = 1L;
 
-        @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<RawRecord> out) {
-            out.collect(new RawRecord(r.key(), r.value(), r.topic(), r.partition(), r.offset()));
+        /** The record kept of a consumer record. */
+        interface Of<T> extends Serializable {
+            T of(ConsumerRecord<byte[], byte[]> r);
+        }
+
+        private final Class<T> type;
+        private final Of<T> of;
+
+        KeptBytes(Class<T> type, Of<T> of) {
+            this.type = type;
+            this.of = of;
+        }
+
+        static KeptBytes<RawRecord> raw() {
+            return new KeptBytes<>(
+                    RawRecord.class,
+                    r -> new RawRecord(r.key(), r.value(), r.topic(), r.partition(), r.offset()));
+        }
+
+        static KeptBytes<ControlRecord> control(ControlRecord.Kind kind) {
+            return new KeptBytes<>(
+                    ControlRecord.class,
+                    r -> new ControlRecord(kind, r.value(), r.topic(), r.partition(), r.offset()));
         }
 
         @Override
-        public TypeInformation<RawRecord> getProducedType() {
-            return TypeInformation.of(RawRecord.class);
-        }
-    }
-
-    public static final class ControlRecordDeserializer
-            implements KafkaRecordDeserializationSchema<ControlRecord> {
-        private static final long serialVersionUID = 1L;
-        private final ControlRecord.Kind kind;
-
-        public ControlRecordDeserializer(ControlRecord.Kind kind) {
-            this.kind = kind;
+        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<T> out) {
+            out.collect(of.of(r));
         }
 
         @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> r, Collector<ControlRecord> out) {
-            out.collect(new ControlRecord(kind, r.value(), r.topic(), r.partition(), r.offset()));
-        }
-
-        @Override
-        public TypeInformation<ControlRecord> getProducedType() {
-            return TypeInformation.of(ControlRecord.class);
+        public TypeInformation<T> getProducedType() {
+            return TypeInformation.of(type);
         }
     }
 

@@ -25,12 +25,12 @@ import org.junit.jupiter.api.Test;
  * here, before any mirror test.
  */
 class FreqcapJobGraphTest {
-    @Test
-    void theMirrorWriterRunsInTheCappingTask() {
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    /** The job on a record and a sweep, into discarding sinks, at parallelism 2. */
+    static void buildJob(
+            StreamExecutionEnvironment env, CappingSettings settings, RedisMirrorSink mirror) {
         env.setParallelism(2);
         FreqcapJob.build(
-                CappingSettings.of(Traffic.config(1, 2, 6, 1)),
+                settings,
                 env.fromData(
                         List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
                         TypeInformation.of(RawRecord.class)),
@@ -40,14 +40,29 @@ class FreqcapJobGraphTest {
                         .setParallelism(1),
                 new DiscardingSink<>(),
                 new DiscardingSink<>(),
-                new RedisMirrorSink(MirrorSettings.of("redis://localhost:1", "fc", 1_000, null)));
+                mirror);
+    }
 
+    /** The names of the graph's tasks that capping runs in. */
+    static List<String> cappingTasks(StreamExecutionEnvironment env) {
         List<String> withCapping = new ArrayList<>();
         for (JobVertex v : env.getStreamGraph().getJobGraph().getVertices()) {
             if (v.getName().contains("capping")) {
                 withCapping.add(v.getName());
             }
         }
+        return withCapping;
+    }
+
+    @Test
+    void theMirrorWriterRunsInTheCappingTask() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        buildJob(
+                env,
+                CappingSettings.of(Traffic.config(1, 2, 6, 1)),
+                new RedisMirrorSink(MirrorSettings.of("redis://localhost:1", "fc", 1_000, null)));
+
+        List<String> withCapping = cappingTasks(env);
         assertEquals(1, withCapping.size(), "one capping task: " + withCapping);
         assertTrue(
                 withCapping.get(0).contains("redis-mirror"),
@@ -62,27 +77,13 @@ class FreqcapJobGraphTest {
     void theHeldTopicsSinksRunInTheCappingTaskAndNeedChaining() {
         for (boolean chaining : new boolean[] {true, false}) {
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-            env.setParallelism(2);
             if (!chaining) {
                 env.disableOperatorChaining();
             }
-            Runnable build =
-                    () ->
-                            FreqcapJob.build(
-                                    CappingSettings.of(Traffic.config(1, 2, 6, 1))
-                                            .withHeldTopic(
-                                                    (owns, others) ->
-                                                            HeldNotices.Start.of(List.of())),
-                                    env.fromData(
-                                            List.of(new RawRecord(null, new byte[0], "in", 0, 0)),
-                                            TypeInformation.of(RawRecord.class)),
-                                    env.fromData(
-                                                    List.of(ControlRecord.sweep(0)),
-                                                    TypeInformation.of(ControlRecord.class))
-                                            .setParallelism(1),
-                                    new DiscardingSink<>(),
-                                    new DiscardingSink<>(),
-                                    null);
+            CappingSettings settings =
+                    CappingSettings.of(Traffic.config(1, 2, 6, 1))
+                            .withHeldTopic((owns, others) -> HeldNotices.Start.of(List.of()));
+            Runnable build = () -> buildJob(env, settings, null);
             if (!chaining) {
                 var e =
                         org.junit.jupiter.api.Assertions.assertThrows(
@@ -91,12 +92,7 @@ class FreqcapJobGraphTest {
                 continue;
             }
             build.run();
-            List<String> withCapping = new ArrayList<>();
-            for (JobVertex v : env.getStreamGraph().getJobGraph().getVertices()) {
-                if (v.getName().contains("capping")) {
-                    withCapping.add(v.getName());
-                }
-            }
+            List<String> withCapping = cappingTasks(env);
             assertEquals(1, withCapping.size(), "one capping task: " + withCapping);
             assertTrue(
                     withCapping.get(0).contains("deliveries")

@@ -50,8 +50,16 @@ class FreqcapKafkaITCase {
         return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG_V1, PARTITIONS);
     }
 
-    StreamExecutionEnvironment env(Configuration options) {
-        return KafkaPipelineSupport.testEnv(options, tmp);
+    /**
+     * Starts the job named {@code name} under {@code config} (its limits file holds {@link
+     * #CONFIG_V1}, as {@link #options} writes it).
+     */
+    JobClient start(String name, String config, String jobName) throws Exception {
+        return KafkaPipelineSupport.startJob(options(name), tmp, config, jobName);
+    }
+
+    void produce(String name, List<Input> inputs) throws Exception {
+        Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
     }
 
     static Map<Long, LimitConfig> configs() throws Exception {
@@ -99,12 +107,10 @@ class FreqcapKafkaITCase {
                                             "\"timezone\":\"" + zone + "\",\"timestamp\":")
                                     .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         }
-        StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(
-                env, JobSettings.from(options, LimitConfig.parse(CALENDAR_CONFIG), null));
-        JobClient job = env.executeAsync("freqcap-calendar-it");
+        JobClient job =
+                KafkaPipelineSupport.startJob(options, tmp, CALENDAR_CONFIG, "freqcap-calendar-it");
         try {
-            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            produce(name, inputs);
             var out =
                     JobOutputs.readOutputs(
                             kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(180));
@@ -131,16 +137,13 @@ class FreqcapKafkaITCase {
     @Timeout(300)
     void everyInputYieldsOneExactDecisionAcrossAConfigUpdate() throws Exception {
         String name = "pipeline";
-        Configuration options = options(name);
         List<Input> inputs = Traffic.traffic(1, 100_000, 3_000, 12);
         List<Input> firstHalf = inputs.subList(0, 50_000);
         List<Input> secondHalf = inputs.subList(50_000, inputs.size());
 
-        StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG_V1), null));
-        JobClient job = env.executeAsync("freqcap-it");
+        JobClient job = start(name, CONFIG_V1, "freqcap-it");
         try {
-            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, firstHalf);
+            produce(name, firstHalf);
             // Wait until the job has decided some messages under version 1, then change the config.
             JobOutputs.readCommitted(
                     kafka.bootstrapServers(),
@@ -160,7 +163,7 @@ class FreqcapKafkaITCase {
                     "unknown command",
                     1,
                     Duration.ofSeconds(60));
-            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, secondHalf);
+            produce(name, secondHalf);
 
             var out =
                     JobOutputs.readOutputs(
@@ -206,14 +209,11 @@ class FreqcapKafkaITCase {
     @Timeout(180)
     void segmentUpdatesOnTheTopicChangeDecisionsForTheUsersTheyTouch() throws Exception {
         String name = "segments";
-        Configuration options = options(name);
         String config =
                 "{\"version\":1,\"rules\":["
                         + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":1}]},"
                         + "{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\",\"max\":3}]}]}";
-        StreamExecutionEnvironment env = env(options);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
-        JobClient job = env.executeAsync("freqcap-segments");
+        JobClient job = start(name, config, "freqcap-segments");
         String bootstrap = kafka.bootstrapServers();
         try {
             send(bootstrap, name + "-in", 7, "a1", 0);
@@ -327,17 +327,13 @@ class FreqcapKafkaITCase {
         List<Input> inputs = Traffic.traffic(2, 40_000, 1_000, 10);
 
         FailOnce.reset();
-        StreamExecutionEnvironment env = env(options);
+        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
         FailingOnceJob.failingOnceJob(env, options, 15000, CappingSettings.of(CONFIG_V1), null);
         JobClient job = env.executeAsync("freqcap-failover");
         try {
             // Slowly, so that checkpoints complete while input still flows.
             for (int i = 0; i < inputs.size(); i += 5_000) {
-                Traffic.produce(
-                        kafka.bootstrapServers(),
-                        name + "-in",
-                        PARTITIONS,
-                        inputs.subList(i, i + 5_000));
+                produce(name, inputs.subList(i, i + 5_000));
                 Thread.sleep(700);
             }
             var out =

@@ -112,10 +112,8 @@ class HeldMessagesITCase {
                     name + "-in",
                     PARTITIONS,
                     inputs.subList(0, inputs.size() / 2));
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100); // held messages of the first half are in a checkpoint
-            }
+            // held messages of the first half are in a checkpoint
+            FailOnce.awaitCheckpoints(2, 30_000);
             Traffic.produce(
                     kafka.bootstrapServers(),
                     name + "-in",

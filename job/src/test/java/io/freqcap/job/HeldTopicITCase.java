@@ -73,12 +73,25 @@ class HeldTopicITCase {
                     + "\"sms\":[{\"window\":\"45s\",\"max\":1}]},"
                     + "\"hold\":\"15m\",\"preempt\":true}]}";
 
-    private int seq;
+    private final Traffic.Sequence sequence = new Traffic.Sequence();
 
-    Input message(List<Input> inputs, long user, String id, String channel, long t, int priority) {
-        Input in = Traffic.message(seq++, user, id, channel, t, priority);
-        inputs.add(in);
-        return in;
+    /** Options of a job named {@code name} with the held topic on, the topic made compacted. */
+    Configuration heldTopicOptions(String name, String config, int partitions) throws Exception {
+        Configuration options =
+                KafkaPipelineSupport.jobOptions(
+                        kafka, tmp, name, config, partitions, "--held-topic", name + "-held");
+        kafka.createCompactedTopics(partitions, List.of(name + "-held"));
+        return options;
+    }
+
+    /** Waits until a committed delivery of the job named {@code name} carries {@code id}. */
+    static void awaitDelivery(String name, String id, int seconds) {
+        JobOutputs.awaitRecordsContaining(
+                kafka.bootstrapServers(),
+                name + "-deliveries",
+                "\"" + id + "\"",
+                1,
+                Duration.ofSeconds(seconds));
     }
 
     /** The held topic as read now: every record's key and value (null: tombstone), in order. */
@@ -206,10 +219,7 @@ class HeldTopicITCase {
     void theLiveKeysAreWhatWaitsAcrossAFailureASavepointARescaleAndAStartWithoutState()
             throws Exception {
         String name = "heldtopic";
-        Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka, tmp, name, CONFIG, PARTITIONS, "--held-topic", name + "-held");
-        kafka.createCompactedTopics(PARTITIONS, List.of(name + "-held"));
+        Configuration options = heldTopicOptions(name, CONFIG, PARTITIONS);
         CappingSettings settings =
                 CappingSettings.of(CONFIG)
                         .withHeldTopic(new KafkaHeldTopic(KafkaSettings.of(options)));
@@ -227,10 +237,10 @@ class HeldTopicITCase {
         try {
             List<Input> first = new ArrayList<>();
             for (long user = 0; user < USERS; user++) {
-                message(first, user, "now-" + user, "push", t0, 0); // out at once
-                message(first, user, "promo-" + user, "push", t0 + 1, 10); // held 10 minutes
-                message(first, user, "sms-now-" + user, "sms", t0, 0);
-                message(first, user, "sms-" + user, "sms", t0 + 1, 0); // held 45 s
+                sequence.add(first, user, "now-" + user, "push", t0, 0); // out at once
+                sequence.add(first, user, "promo-" + user, "push", t0 + 1, 10); // held 10 minutes
+                sequence.add(first, user, "sms-now-" + user, "sms", t0, 0);
+                sequence.add(first, user, "sms-" + user, "sms", t0 + 1, 0); // held 45 s
                 everHeld.addAll(List.of(user + "/promo-" + user, user + "/sms-" + user));
             }
             for (long user = 0; user < USERS; user += 2) {
@@ -239,14 +249,12 @@ class HeldTopicITCase {
             watching.start();
             Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, first);
             inputs.addAll(first);
-            long deadline = System.currentTimeMillis() + 20_000;
-            while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100); // the held promotions are in a checkpoint
-            }
+            FailOnce.awaitCheckpoints(2, 20_000); // the held promotions are in a checkpoint
             List<Input> second = new ArrayList<>();
             long t1 = System.currentTimeMillis();
             for (long user = 0; user < USERS; user += 2) {
-                message(second, user, "alert-" + user, "push", t1, 80); // takes the promo's place
+                // takes the promo's place
+                sequence.add(second, user, "alert-" + user, "push", t1, 80);
             }
             Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, second);
             inputs.addAll(second);
@@ -307,11 +315,7 @@ class HeldTopicITCase {
         JobClient resumed = resumedEnv.executeAsync("freqcap-held-topic-resumed");
         try {
             int before = FailOnce.CHECKPOINTS.get();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (FailOnce.CHECKPOINTS.get() < before + 2
-                    && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100);
-            }
+            FailOnce.awaitCheckpoints(before + 2, 30_000);
             assertTrue(FailOnce.CHECKPOINTS.get() >= before + 2, "the resumed job checkpoints");
             assertEquals(written, Held.read(name).records().size(), "nothing written again");
             assertEquals(live, Held.read(name).live());
@@ -342,10 +346,7 @@ class HeldTopicITCase {
     @Timeout(240)
     void aTransactionLeftOpenOnTheTopicIsFollowedUntilItEnds() throws Exception {
         String name = "heldopen";
-        Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka, tmp, name, CONFIG, PARTITIONS, "--held-topic", name + "-held");
-        kafka.createCompactedTopics(PARTITIONS, List.of(name + "-held"));
+        Configuration options = heldTopicOptions(name, CONFIG, PARTITIONS);
         Properties foreign = Traffic.producerProps(kafka.bootstrapServers());
         foreign.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "another-writer");
         foreign.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "600000"); // open till it commits
@@ -365,8 +366,8 @@ class HeldTopicITCase {
             try {
                 List<Input> inputs = new ArrayList<>();
                 long t0 = System.currentTimeMillis();
-                message(inputs, 1, "now-1", "push", t0, 0); // out at once
-                message(inputs, 1, "promo-1", "push", t0 + 1, 10); // held 10 minutes
+                sequence.add(inputs, 1, "now-1", "push", t0, 0); // out at once
+                sequence.add(inputs, 1, "promo-1", "push", t0 + 1, 10); // held 10 minutes
                 Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
                 // Decided while the transaction is open: the start did not wait for it.
                 var out =
@@ -422,10 +423,7 @@ class HeldTopicITCase {
     @Timeout(240)
     void aRollbackToAnOlderSavepointLeavesNothingLiveThatNothingHolds() throws Exception {
         String name = "heldrollback";
-        Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka, tmp, name, SHORT_HOLDS, 1, "--held-topic", name + "-held");
-        kafka.createCompactedTopics(1, List.of(name + "-held"));
+        Configuration options = heldTopicOptions(name, SHORT_HOLDS, 1);
         JobClient later = start(options, SHORT_HOLDS, null, "freqcap-held-rollback-a");
         String savepoint;
         long t1;
@@ -436,15 +434,10 @@ class HeldTopicITCase {
         try {
             List<Input> first = new ArrayList<>();
             long t0 = System.currentTimeMillis();
-            message(first, 1, "a-1", "push", t0, 0); // out at once
-            message(first, 1, "b-1", "push", t0 + 1, 0); // held 45 s
+            sequence.add(first, 1, "a-1", "push", t0, 0); // out at once
+            sequence.add(first, 1, "b-1", "push", t0 + 1, 0); // held 45 s
             Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, first);
-            JobOutputs.awaitRecordsContaining(
-                    kafka.bootstrapServers(),
-                    name + "-deliveries",
-                    "\"a-1\"",
-                    1,
-                    Duration.ofSeconds(60));
+            awaitDelivery(name, "a-1", 60);
             savepoint =
                     later.triggerSavepoint(
                                     tmp.resolve("older").toUri().toString(),
@@ -460,21 +453,13 @@ class HeldTopicITCase {
             writer.flush();
             List<Input> second = new ArrayList<>();
             t1 = System.currentTimeMillis();
-            message(second, 2, "a-2", "push", t1, 0);
-            message(second, 2, "b-2", "push", t1 + 1, 0); // held 45 s, noticed behind the open one
+            sequence.add(second, 2, "a-2", "push", t1, 0);
+            // held 45 s, noticed behind the open transaction
+            sequence.add(second, 2, "b-2", "push", t1 + 1, 0);
             Traffic.produce(kafka.bootstrapServers(), name + "-in", 1, second);
-            JobOutputs.awaitRecordsContaining(
-                    kafka.bootstrapServers(),
-                    name + "-deliveries",
-                    "\"a-2\"",
-                    1,
-                    Duration.ofSeconds(60));
+            awaitDelivery(name, "a-2", 60);
             int checkpoints = FailOnce.CHECKPOINTS.get();
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (FailOnce.CHECKPOINTS.get() < checkpoints + 2
-                    && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100); // b-2's notice committed
-            }
+            FailOnce.awaitCheckpoints(checkpoints + 2, 30_000); // b-2's notice committed
             assertTrue(FailOnce.CHECKPOINTS.get() >= checkpoints + 2, "the later run checkpoints");
             assertTrue(
                     System.currentTimeMillis() < t1 + 45_000,
@@ -486,12 +471,7 @@ class HeldTopicITCase {
         Thread.sleep(Math.max(0, t1 + 47_000 - System.currentTimeMillis()));
         JobClient rolledBack = start(options, SHORT_HOLDS, savepoint, "freqcap-held-rollback-b");
         try {
-            JobOutputs.awaitRecordsContaining(
-                    kafka.bootstrapServers(),
-                    name + "-deliveries",
-                    "\"b-2\"",
-                    1,
-                    Duration.ofSeconds(90));
+            awaitDelivery(name, "b-2", 90);
             writer.commitTransaction();
             await(
                     "nothing live once the other writer committed",

@@ -85,13 +85,10 @@ class HostileInputITCase {
     }
 
     static String load(String id, long version, String uri) {
-        return "{\"segmentId\":\""
-                + id
-                + "\",\"version\":"
-                + version
-                + ",\"priority\":10,\"format\":\"roaring32\",\"uri\":\""
-                + uri
-                + "\"}";
+        return String.format(
+                "{\"segmentId\":\"%s\",\"version\":%d,\"priority\":10,\"format\":\"roaring32\","
+                        + "\"uri\":\"%s\"}",
+                id, version, uri);
     }
 
     static void produce(String topic, List<byte[]> values) throws Exception {

@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -84,29 +83,33 @@ class JobSavepointCompatibilityITCase {
         return out;
     }
 
-    StreamExecutionEnvironment env(EmbeddedRedis redis, String savepoint) throws Exception {
-        return env(redis, savepoint, CONFIG, NAME);
-    }
-
     /**
+     * Starts the job, from {@code savepoint} when not null, once {@code inputs} are on its input
+     * topic.
+     *
      * @param name the topics' and the consumer group's: one per test, the broker is shared
      */
-    StreamExecutionEnvironment env(
-            EmbeddedRedis redis, String savepoint, String config, String name) throws Exception {
+    JobClient start(
+            EmbeddedRedis redis, String savepoint, String config, String name, List<Input> inputs)
+            throws Exception {
         Configuration options =
-                KafkaPipelineSupport.jobOptions(
-                        kafka,
-                        tmp,
-                        name,
-                        config,
-                        4,
-                        "--redis",
-                        redis.uri(),
-                        "--redis-key-prefix",
-                        name);
+                KafkaPipelineSupport.mirroringJobOptions(kafka, tmp, name, config, 4, redis.uri());
         StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
         FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
-        return env;
+        Traffic.produce(kafka.bootstrapServers(), name + "-in", 4, inputs);
+        return env.executeAsync("freqcap-" + name);
+    }
+
+    /** The outputs of the job named {@code name}, read until {@code n} arrived. */
+    Map<String, List<ConsumerRecord<byte[], byte[]>>> outputs(String name, int n) {
+        return JobOutputs.readOutputs(kafka.bootstrapServers(), name, n, Duration.ofSeconds(120));
+    }
+
+    /** {@code before}, then {@code after}: what a restored job's input topic holds. */
+    static List<Input> concat(List<Input> before, List<Input> after) {
+        List<Input> all = new ArrayList<>(before);
+        all.addAll(after);
+        return all;
     }
 
     @Test
@@ -119,23 +122,13 @@ class JobSavepointCompatibilityITCase {
         // past it, then what comes after.
         List<Input> before = beforeTheSavepoint();
         List<Input> after = afterTheSavepoint();
+        List<Input> all = concat(before, after);
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString());
-            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
-            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, after);
-            JobClient job = env.executeAsync("freqcap-upgrade-it");
+            JobClient job = start(redis, savepoint.toUri().toString(), CONFIG, NAME, all);
             try {
-                var out =
-                        JobOutputs.readOutputs(
-                                kafka.bootstrapServers(),
-                                NAME,
-                                after.size(),
-                                Duration.ofSeconds(120));
-                Map<Integer, String> decided = decisions(out);
+                Map<Integer, String> decided = decisions(outputs(NAME, after.size()));
                 assertEquals(
                         after.size(), decided.size(), "one output per new input, none for old");
-                List<Input> all = new ArrayList<>(before);
-                all.addAll(after);
                 Map<Integer, String> expected = decisionCore(all);
                 int rejected = 0;
                 for (Input in : after) {
@@ -177,20 +170,9 @@ class JobSavepointCompatibilityITCase {
         Path target = SAVEPOINTS.resolve("freqcap-" + System.getProperty("freqcap.writeSavepoint"));
         List<Input> before = beforeTheSavepoint();
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            StreamExecutionEnvironment env = env(redis, null);
-            Traffic.produce(kafka.bootstrapServers(), NAME + "-in", 4, before);
-            JobClient job = env.executeAsync("freqcap-upgrade-savepoint");
-            var out =
-                    JobOutputs.readOutputs(
-                            kafka.bootstrapServers(), NAME, before.size(), Duration.ofSeconds(120));
-            assertEquals(before.size(), decisions(out).size());
-            Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
-            String path =
-                    job.stopWithSavepoint(
-                                    false,
-                                    tmp.resolve("savepoint").toUri().toString(),
-                                    SavepointFormatType.CANONICAL)
-                            .get();
+            JobClient job = start(redis, null, CONFIG, NAME, before);
+            assertEquals(before.size(), decisions(outputs(NAME, before.size())).size());
+            String path = KafkaPipelineSupport.settledSavepoint(job, tmp);
             KafkaPipelineSupport.copySavepoint(path, target);
             System.out.println("savepoint written to " + target.toAbsolutePath());
         }
@@ -227,22 +209,13 @@ class JobSavepointCompatibilityITCase {
                             "m-" + u + "-next",
                             end + io.freqcap.schema.Instants.DAY));
         }
+        List<Input> all = concat(before, after);
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            StreamExecutionEnvironment env = env(redis, savepoint.toUri().toString(), config, HELD);
-            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
-            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, after);
-            JobClient job = env.executeAsync("freqcap-upgrade-held-it");
+            JobClient job = start(redis, savepoint.toUri().toString(), config, HELD, all);
             try {
-                var out =
-                        JobOutputs.readOutputs(
-                                kafka.bootstrapServers(),
-                                HELD,
-                                after.size() + 3 * USERS,
-                                Duration.ofSeconds(120));
+                var out = outputs(HELD, after.size() + 3 * USERS);
                 Map<Integer, String> decided = decisions(out, HELD);
                 assertEquals(after.size() + 3 * USERS, decided.size(), "held ones, then new ones");
-                List<Input> all = new ArrayList<>(before);
-                all.addAll(after);
                 Map<Integer, String> expected = decisionCore(all, config);
                 for (Input in : all) {
                     if (decided.containsKey(in.seq)) {
@@ -299,28 +272,14 @@ class JobSavepointCompatibilityITCase {
                         java.time.Instant.ofEpochMilli(end));
         List<Input> before = heldBefore(t0);
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            StreamExecutionEnvironment env = env(redis, null, config, HELD);
-            Traffic.produce(kafka.bootstrapServers(), HELD + "-in", 4, before);
-            JobClient job = env.executeAsync("freqcap-upgrade-held-savepoint");
-            var out =
-                    JobOutputs.readOutputs(
-                            kafka.bootstrapServers(), HELD, USERS, Duration.ofSeconds(120));
-            assertEquals(USERS, decisions(out, HELD).size(), "the fourths rejected, the rest held");
-            Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
-            String path =
-                    job.stopWithSavepoint(
-                                    false,
-                                    tmp.resolve("savepoint").toUri().toString(),
-                                    SavepointFormatType.CANONICAL)
-                            .get();
+            JobClient job = start(redis, null, config, HELD, before);
+            assertEquals(
+                    USERS,
+                    decisions(outputs(HELD, USERS), HELD).size(),
+                    "the fourths rejected, the rest held");
+            String path = KafkaPipelineSupport.settledSavepoint(job, tmp);
             assertTrue(System.currentTimeMillis() < end, "the savepoint came before the send time");
-            KafkaPipelineSupport.copySavepoint(path, target);
-            var meta = Json.MAPPER.createObjectNode();
-            meta.put("t0", t0);
-            meta.put("end", end);
-            meta.put("limits", config);
-            Files.writeString(target.resolve("held.json"), meta.toPrettyString() + "\n");
-            System.out.println("savepoint written to " + target.toAbsolutePath());
+            KafkaPipelineSupport.copyHeldSavepoint(path, target, t0, end, config);
         }
     }
 

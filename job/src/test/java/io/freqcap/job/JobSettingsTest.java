@@ -8,6 +8,7 @@ import io.freqcap.job.FreqcapOptions.Guarantee;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,25 +16,26 @@ import org.junit.jupiter.api.io.TempDir;
 class JobSettingsTest {
     @TempDir Path tmp;
 
+    /** The settings of a job with {@code options} and a valid config as --limits. */
+    JobSettings settings(String... options) throws Exception {
+        Path limits = Files.writeString(tmp.resolve("limits.json"), FreqcapOptionsTest.VALID);
+        List<String> args = new ArrayList<>(List.of("--limits", limits.toString()));
+        args.addAll(List.of(options));
+        return JobSettings.parse(CommandLine.parse(args.toArray(new String[0]), List.of()), true);
+    }
+
     @Test
     void optionsBecomeTypedSettingsWithTheLimitsReadOnce() throws Exception {
-        Path limits = Files.writeString(tmp.resolve("limits.json"), FreqcapOptionsTest.VALID);
         JobSettings s =
-                JobSettings.parse(
-                        CommandLine.parse(
-                                new String[] {
-                                    "--bootstrap-servers", "k:9092",
-                                    "--limits", limits.toString(),
-                                    "--group-id", "g",
-                                    "--audit-topic", "a",
-                                    "--guarantee", "at-least-once",
-                                    "--max-record-bytes", "4096",
-                                    "--cleanup-interval", "2min",
-                                    "--redis", "redis://localhost:6390",
-                                    "--redis-key-prefix", "p"
-                                },
-                                List.of()),
-                        true);
+                settings(
+                        "--bootstrap-servers", "k:9092",
+                        "--group-id", "g",
+                        "--audit-topic", "a",
+                        "--guarantee", "at-least-once",
+                        "--max-record-bytes", "4096",
+                        "--cleanup-interval", "2min",
+                        "--redis", "redis://localhost:6390",
+                        "--redis-key-prefix", "p");
         assertEquals("k:9092", s.kafka().bootstrapServers());
         assertEquals("g", s.kafka().groupId());
         assertEquals("a", s.kafka().topics().audit());
@@ -52,13 +54,7 @@ class JobSettingsTest {
 
     @Test
     void noMirrorWithoutRedis() throws Exception {
-        Path limits = Files.writeString(tmp.resolve("limits.json"), FreqcapOptionsTest.VALID);
-        JobSettings s =
-                JobSettings.parse(
-                        CommandLine.parse(
-                                new String[] {"--bootstrap-servers", "k", "--limits", "" + limits},
-                                List.of()),
-                        true);
+        JobSettings s = settings("--bootstrap-servers", "k");
         assertNull(s.mirror());
         assertTrue(s.kafka().exactlyOnce());
     }

@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.freqcap.job.testutils.SecuredKafka;
 import io.freqcap.schema.config.ControlRecord;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import org.apache.flink.configuration.Configuration;
@@ -44,21 +46,14 @@ class KafkaConnectorsTest {
 
     @Test
     void kafkaConfigReachesEveryClientAndTheJobsOwnSettingsWin() throws Exception {
-        Path file =
-                Files.writeString(
-                        tmp.resolve("client.properties"),
-                        String.join(
-                                "\n",
-                                "security.protocol=SASL_SSL",
-                                "sasl.mechanism=SCRAM-SHA-512",
-                                "config.providers=file",
-                                "config.providers.file.class="
-                                        + "org.apache.kafka.common.config.provider."
-                                        + "FileConfigProvider",
-                                "sasl.jaas.config=${file:/run/secrets/kafka.properties:jaas}",
-                                "bootstrap.servers=elsewhere:1",
-                                "isolation.level=read_uncommitted",
-                                "transaction.timeout.ms=1"));
+        List<String> lines = new ArrayList<>(SecuredKafka.SCRAM_WITH_FILE_PROVIDER);
+        lines.addAll(
+                List.of(
+                        "sasl.jaas.config=${file:/run/secrets/kafka.properties:jaas}",
+                        "bootstrap.servers=elsewhere:1",
+                        "isolation.level=read_uncommitted",
+                        "transaction.timeout.ms=1"));
+        Path file = Files.writeString(tmp.resolve("client.properties"), String.join("\n", lines));
         KafkaSettings k = settings("--kafka-config", file.toString());
         for (Properties p :
                 List.of(

@@ -7,11 +7,9 @@ import io.freqcap.job.testutils.JobOutputs;
 import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.job.testutils.Traffic;
 import io.freqcap.job.testutils.Traffic.Input;
-import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
@@ -54,8 +52,7 @@ class KafkaOutageITCase {
                     RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
                     Duration.ofSeconds(1));
             env.configure(patient);
-            FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
-            JobClient job = env.executeAsync("freqcap-outage");
+            JobClient job = KafkaPipelineSupport.start(env, options, CONFIG, "freqcap-outage");
             try {
                 String b = kafka.bootstrapServers();
                 Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 3_000));
@@ -81,10 +78,8 @@ class KafkaOutageITCase {
                         PARTITIONS,
                         inputs.subList(6_000, inputs.size()));
 
-                var out = JobOutputs.readOutputs(b, name, inputs.size(), Duration.ofSeconds(180));
                 var outputs =
-                        JobOutputs.checkOutputs(
-                                inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
+                        JobOutputs.readAndCheck(b, name, inputs, CONFIG, Duration.ofSeconds(180));
                 assertEquals(inputs.size(), outputs.size(), "one output each");
             } finally {
                 KafkaPipelineSupport.cancel(job);

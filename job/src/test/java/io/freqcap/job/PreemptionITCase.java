@@ -57,13 +57,7 @@ class PreemptionITCase {
                     + "[{\"window\":\"60s\",\"max\":1},{\"window\":\"10m\",\"max\":100}],"
                     + "\"hold\":\"90s\",\"preempt\":true}]}";
 
-    private int seq;
-
-    Input message(List<Input> inputs, long user, String id, long t, int priority) {
-        Input in = Traffic.message(seq++, user, id, "push", t, priority);
-        inputs.add(in);
-        return in;
-    }
+    private final Traffic.Sequence sequence = new Traffic.Sequence();
 
     @Test
     @Timeout(240)
@@ -83,20 +77,19 @@ class PreemptionITCase {
         try {
             long t0 = System.currentTimeMillis();
             for (long user = 0; user < USERS; user++) {
-                message(first, user, "now-" + user, t0, 0); // out at once
-                message(first, user, "promo-" + user, t0 + 1, 10); // held to t0 + 60 s
-                message(first, user, "promo2-" + user, t0 + 2, 10); // REJECTED: same priority
+                sequence.add(first, user, "now-" + user, "push", t0, 0); // out at once
+                // a promotion held to t0 + 60 s, then one REJECTED: the same priority
+                sequence.add(first, user, "promo-" + user, "push", t0 + 1, 10);
+                sequence.add(first, user, "promo2-" + user, "push", t0 + 2, 10);
             }
             Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, first);
-            long deadline = System.currentTimeMillis() + 20_000;
-            while (FailOnce.CHECKPOINTS.get() < 2 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(100); // the held promotions are in a checkpoint
-            }
+            FailOnce.awaitCheckpoints(2, 20_000); // the held promotions are in a checkpoint
             long t1 = System.currentTimeMillis();
             for (long user = 0; user < USERS; user++) {
-                message(second, user, "alert-" + user, t1, 80); // takes the promotion's place
+                // takes the promotion's place; an urgent one then takes the alert's
+                sequence.add(second, user, "alert-" + user, "push", t1, 80);
                 if (user % 2 == 0) {
-                    message(second, user, "urgent-" + user, t1 + 1, 90); // takes the alert's
+                    sequence.add(second, user, "urgent-" + user, "push", t1 + 1, 90);
                 }
             }
             List<Input> inputs = new ArrayList<>(first);

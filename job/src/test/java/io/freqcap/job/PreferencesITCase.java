@@ -12,7 +12,6 @@ import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.job.testutils.Traffic;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
-import io.freqcap.schema.config.LimitConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,8 +24,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -81,9 +78,26 @@ class PreferencesITCase {
     }
 
     JobClient start(Configuration options, String config, String savepoint) throws Exception {
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp, savepoint);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
-        return env.executeAsync("freqcap-preferences");
+        return KafkaPipelineSupport.start(
+                KafkaPipelineSupport.testEnv(options, tmp, savepoint),
+                options,
+                config,
+                "freqcap-preferences");
+    }
+
+    /** The preferences topic, compacted as contract.md §10 asks, and the receipts topic. */
+    static void createTopics(String prefs, String receipts) throws Exception {
+        kafka.createCompactedTopics(1, List.of(prefs));
+        kafka.createTopics(1, List.of(receipts));
+    }
+
+    /** The options of the job named {@code name} again, its topics and limits made before. */
+    Configuration optionsAgain(String name, List<String> extra) throws Exception {
+        List<String> all =
+                new ArrayList<>(
+                        KafkaPipelineSupport.args(kafka, name, tmp.resolve(name + "-limits.json")));
+        all.addAll(extra);
+        return CommandLine.parse(all.toArray(new String[0]), List.of());
     }
 
     /**
@@ -143,15 +157,7 @@ class PreferencesITCase {
         Configuration options =
                 KafkaPipelineSupport.jobOptions(
                         kafka, tmp, name, config, 2, args.toArray(new String[0]));
-        try (Admin admin = kafka.admin()) {
-            admin.createTopics(
-                            List.of(
-                                    new NewTopic(prefs, 1, (short) 1)
-                                            .configs(Map.of("cleanup.policy", "compact")),
-                                    new NewTopic(receipts, 1, (short) 1)))
-                    .all()
-                    .get();
-        }
+        createTopics(prefs, receipts);
         // Written before the job exists: a job without state reads them from the beginning.
         String optOutSms = "{\"userId\":%d,\"version\":%d,\"optOut\":{\"channels\":[\"%s\"]}}";
         send(prefs, "1", String.format(optOutSms, 1, 1, "sms"));
@@ -186,13 +192,7 @@ class PreferencesITCase {
 
             String savepoint = KafkaPipelineSupport.stopWithSavepoint(job, tmp);
             args.set(args.indexOf("--parallelism") + 1, "2");
-            List<String> all =
-                    new ArrayList<>(
-                            KafkaPipelineSupport.args(
-                                    kafka, name, tmp.resolve(name + "-limits.json")));
-            all.addAll(args);
-            Configuration rescaled = CommandLine.parse(all.toArray(new String[0]), List.of());
-            job = start(rescaled, config, savepoint);
+            job = start(optionsAgain(name, args), config, savepoint);
             message(name, "m-1b", 1, "sms", t + 3 * MINUTE);
             message(name, "m-7b", 7, "push", t + 3 * MINUTE);
             message(name, "m-2b", 2, "email", t + 86_400_000L); // a day later: allowed
@@ -275,15 +275,7 @@ class PreferencesITCase {
                         prefs,
                         "--receipts-topic",
                         receipts);
-        try (Admin admin = kafka.admin()) {
-            admin.createTopics(
-                            List.of(
-                                    new NewTopic(prefs, 1, (short) 1)
-                                            .configs(Map.of("cleanup.policy", "compact")),
-                                    new NewTopic(receipts, 1, (short) 1)))
-                    .all()
-                    .get();
-        }
+        createTopics(prefs, receipts);
         int users = 100;
         for (int u = 0; u < users; u += 2) {
             send(
@@ -369,15 +361,7 @@ class PreferencesITCase {
         String prefs = name + "-preferences";
         String config = Traffic.perDay(1);
         Configuration before = KafkaPipelineSupport.jobOptions(kafka, tmp, name, config, 2);
-        try (Admin admin = kafka.admin()) {
-            admin.createTopics(
-                            List.of(
-                                    new NewTopic(prefs, 1, (short) 1)
-                                            .configs(Map.of("cleanup.policy", "compact")),
-                                    new NewTopic(name + "-receipts", 1, (short) 1)))
-                    .all()
-                    .get();
-        }
+        createTopics(prefs, name + "-receipts");
         long t = Instant.now().toEpochMilli();
         JobClient job = start(before, config, null);
         try {
@@ -387,17 +371,9 @@ class PreferencesITCase {
             String savepoint = KafkaPipelineSupport.stopWithSavepoint(job, tmp);
             send(prefs, "2", "{\"userId\":2,\"version\":1,\"optOut\":{\"channels\":[\"sms\"]}}");
             send(prefs, "end", "{}"); // unreadable: the sentinel
-            List<String> args =
-                    new ArrayList<>(
-                            KafkaPipelineSupport.args(
-                                    kafka, name, tmp.resolve(name + "-limits.json")));
-            args.addAll(
-                    List.of("--preferences-topic", prefs, "--receipts-topic", name + "-receipts"));
-            job =
-                    start(
-                            CommandLine.parse(args.toArray(new String[0]), List.of()),
-                            config,
-                            savepoint);
+            List<String> topics =
+                    List.of("--preferences-topic", prefs, "--receipts-topic", name + "-receipts");
+            job = start(optionsAgain(name, topics), config, savepoint);
             await(name + "-audit", "\"topic\":\"" + prefs + "\"");
             message(name, "m-1b", 1, "push", t + MINUTE); // the history came back: the day is full
             message(name, "m-2b", 2, "sms", t + 2 * MINUTE);

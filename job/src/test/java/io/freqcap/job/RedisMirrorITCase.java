@@ -19,7 +19,6 @@ import io.freqcap.job.tools.query.RedisSync;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.mirror.MirrorSettings;
 import io.freqcap.operators.mirror.RedisMirrorSink;
-import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
@@ -75,31 +74,34 @@ class RedisMirrorITCase {
 
     @TempDir Path tmp;
 
-    Configuration options(String name, String redisUri) throws Exception {
-        return options(name, redisUri, CONFIG);
+    /** The options of a job named {@code name} mirroring into {@code redisUri} under its name. */
+    Configuration options(String name, String redisUri, String config, String... extra)
+            throws Exception {
+        return KafkaPipelineSupport.mirroringJobOptions(
+                kafka, tmp, name, config, PARTITIONS, redisUri, extra);
     }
 
-    Configuration options(String name, String redisUri, String config) throws Exception {
-        return KafkaPipelineSupport.jobOptions(
-                kafka,
-                tmp,
-                name,
-                config,
-                PARTITIONS,
-                "--redis",
-                redisUri,
-                "--redis-key-prefix",
-                name);
+    /** What a test does with its Redis while its job runs. */
+    interface Scenario {
+        void run(EmbeddedRedis redis, JobClient job) throws Exception;
     }
 
-    JobClient startJob(Configuration options) throws Exception {
-        return startJob(options, CONFIG);
-    }
-
-    JobClient startJob(Configuration options, String config) throws Exception {
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
-        return env.executeAsync("freqcap-redis-it");
+    /**
+     * Runs {@code scenario} with a Redis of its own (persistent, {@code aof}, or not) and the job
+     * named {@code name} mirroring into it under {@code config}; cancels the job after it.
+     */
+    void withMirroringJob(
+            String name, boolean aof, String config, Scenario scenario, String... extra)
+            throws Exception {
+        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), aof)) {
+            Configuration options = options(name, redis.uri(), config, extra);
+            JobClient job = KafkaPipelineSupport.startJob(options, tmp, config, "freqcap-redis-it");
+            try {
+                scenario.run(redis, job);
+            } finally {
+                KafkaPipelineSupport.cancel(job);
+            }
+        }
     }
 
     void produce(String name, List<Input> inputs) throws Exception {
@@ -112,10 +114,8 @@ class RedisMirrorITCase {
     }
 
     Map<Integer, Output> decided(String name, List<Input> inputs, String config) throws Exception {
-        var out =
-                JobOutputs.readOutputs(
-                        kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
-        return JobOutputs.checkOutputs(inputs, out, name, Map.of(1L, LimitConfig.parse(config)));
+        return JobOutputs.readAndCheck(
+                kafka.bootstrapServers(), name, inputs, config, Duration.ofSeconds(120));
     }
 
     /** key -> (member -> score): what Redis must hold after the job counted {@code outputs}. */
@@ -329,75 +329,67 @@ class RedisMirrorITCase {
      * window sees every message counted there (trimmed from the highest score, a run like this
      * missed hundreds of counted members).
      */
-    /** Options of a job of this test named {@code name}: its topics made, its config written. */
-    Configuration jobOptions(String name, String... extra) throws Exception {
-        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
-    }
-
     @Test
     @Timeout(300)
     void heldMessagesAreMirroredAtTheirSendTimesAndNothingCountedIsTrimmed() throws Exception {
         String name = "held";
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options = options(name, redis.uri(), HOLD_CONFIG);
-            List<Input> inputs = Traffic.traffic(23, 20_000, 1_000, 12, Traffic.recent(12));
-            JobClient job = startJob(options, HOLD_CONFIG);
-            try {
-                produce(name, inputs);
-                Map<Integer, Output> outputs = decided(name, inputs, HOLD_CONFIG);
-                long held = outputs.values().stream().filter(o -> o.sendAt() != null).count();
-                assertTrue(held > 1_000, held + " held messages");
-                awaitMirror(
-                        redis.uri(),
-                        name,
-                        expectedMirror(inputs, outputs, name, io.freqcap.schema.Instants.DAY));
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
-        }
+        List<Input> inputs = Traffic.traffic(23, 20_000, 1_000, 12, Traffic.recent(12));
+        withMirroringJob(
+                name,
+                false,
+                HOLD_CONFIG,
+                (redis, job) -> {
+                    produce(name, inputs);
+                    Map<Integer, Output> outputs = decided(name, inputs, HOLD_CONFIG);
+                    long held = outputs.values().stream().filter(o -> o.sendAt() != null).count();
+                    assertTrue(held > 1_000, held + " held messages");
+                    awaitMirror(
+                            redis.uri(),
+                            name,
+                            expectedMirror(inputs, outputs, name, io.freqcap.schema.Instants.DAY));
+                });
     }
 
     @Test
     @Timeout(300)
     void mirrorHoldsExactlyTheCountedMessages() throws Exception {
         String name = "mirror";
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options = options(name, redis.uri());
-            // 12 days of traffic under a 7-day window: members are trimmed as users move on.
-            List<Input> inputs = Traffic.traffic(11, 30_000, 1_000, 12, Traffic.recent(12));
-            JobClient job = startJob(options);
-            try {
-                produce(name, inputs);
-                Map<Integer, Output> outputs = decided(name, inputs);
-                Map<String, List<String>> expected = expectedMirror(inputs, outputs, name);
-                assertTrue(expected.size() > 900, "keys expected: " + expected.size());
-                awaitMirror(redis.uri(), name, expected);
-                assertEquals(0, metric(job.getJobID(), "redisErrors"));
-                assertEquals(0, metric(job.getJobID(), "redisBacklog"));
-                // The capping operator's counters (contract.md §9) count each kind of decision.
-                Map<String, Long> byDecision = new java.util.TreeMap<>();
-                outputs.values().forEach(o -> byDecision.merge(o.decision(), 1L, Long::sum));
-                assertTrue(byDecision.keySet().size() >= 6, "every kind occurs: " + byDecision);
-                for (String decision : byDecision.keySet()) {
-                    String counter = decision.toLowerCase(java.util.Locale.ROOT);
-                    long expectedCount = byDecision.get(decision);
-                    awaitMetric(
-                            job.getJobID(),
-                            counter,
-                            n -> n == expectedCount,
-                            "counter " + counter + " (" + expectedCount + " outputs)");
-                }
-                // One write per user changed since its last write: at most one per counted
-                // message, at least one per user with a key.
-                long keysWritten = metric(job.getJobID(), "redisWrites");
-                assertTrue(
-                        keysWritten >= expected.size()
-                                && keysWritten <= byDecision.getOrDefault("ALLOWED", 0L),
-                        keysWritten + " keys written");
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
-        }
+        // 12 days of traffic under a 7-day window: members are trimmed as users move on.
+        List<Input> inputs = Traffic.traffic(11, 30_000, 1_000, 12, Traffic.recent(12));
+        withMirroringJob(
+                name,
+                false,
+                CONFIG,
+                (redis, job) -> {
+                    produce(name, inputs);
+                    Map<Integer, Output> outputs = decided(name, inputs);
+                    Map<String, List<String>> expected = expectedMirror(inputs, outputs, name);
+                    assertTrue(expected.size() > 900, "keys expected: " + expected.size());
+                    awaitMirror(redis.uri(), name, expected);
+                    assertEquals(0, metric(job.getJobID(), "redisErrors"));
+                    assertEquals(0, metric(job.getJobID(), "redisBacklog"));
+                    // The capping operator's counters (contract.md §9) count each kind of
+                    // decision.
+                    Map<String, Long> byDecision = new java.util.TreeMap<>();
+                    outputs.values().forEach(o -> byDecision.merge(o.decision(), 1L, Long::sum));
+                    assertTrue(byDecision.keySet().size() >= 6, "every kind occurs: " + byDecision);
+                    for (String decision : byDecision.keySet()) {
+                        String counter = decision.toLowerCase(java.util.Locale.ROOT);
+                        long expectedCount = byDecision.get(decision);
+                        awaitMetric(
+                                job.getJobID(),
+                                counter,
+                                n -> n == expectedCount,
+                                "counter " + counter + " (" + expectedCount + " outputs)");
+                    }
+                    // One write per user changed since its last write: at most one per counted
+                    // message, at least one per user with a key.
+                    long keysWritten = metric(job.getJobID(), "redisWrites");
+                    assertTrue(
+                            keysWritten >= expected.size()
+                                    && keysWritten <= byDecision.getOrDefault("ALLOWED", 0L),
+                            keysWritten + " keys written");
+                });
     }
 
     @Test
@@ -405,9 +397,9 @@ class RedisMirrorITCase {
     void aClusterHoldsEachUsersKeysOnTheNodeOfTheirSlot() throws Exception {
         String name = "cluster";
         try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start(tmp.resolve("redis"), 3)) {
-            Configuration options = options(name, cluster.uri());
+            Configuration options = options(name, cluster.uri(), CONFIG);
             List<Input> inputs = Traffic.traffic(12, 20_000, 1_000, 12, Traffic.recent(12));
-            JobClient job = startJob(options);
+            JobClient job = KafkaPipelineSupport.startJob(options, tmp, CONFIG, "freqcap-redis-it");
             try {
                 produce(name, inputs);
                 Map<Integer, Output> outputs = decided(name, inputs);
@@ -438,31 +430,31 @@ class RedisMirrorITCase {
     @Timeout(300)
     void keepsDecidingWhileRedisIsDownAndCatchesUpWhenItReturns() throws Exception {
         String name = "outage";
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), true)) {
-            Configuration options = options(name, redis.uri());
-            List<Input> inputs = Traffic.traffic(13, 20_000, 1_000, 12, Traffic.recent(12));
-            JobClient job = startJob(options);
-            JobID id = job.getJobID();
-            try {
-                produce(name, inputs.subList(0, 10_000));
-                decided(name, inputs.subList(0, 10_000));
-                awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the kill");
+        List<Input> inputs = Traffic.traffic(13, 20_000, 1_000, 12, Traffic.recent(12));
+        withMirroringJob(
+                name,
+                true,
+                CONFIG,
+                (redis, job) -> {
+                    JobID id = job.getJobID();
+                    produce(name, inputs.subList(0, 10_000));
+                    decided(name, inputs.subList(0, 10_000));
+                    awaitMetric(
+                            id, "redisBacklog", b -> b == 0, "mirror caught up before the kill");
 
-                redis.kill();
-                produce(name, inputs.subList(10_000, inputs.size()));
-                // Every input decided and committed while Redis is down: checkpoints succeed.
-                Map<Integer, Output> outputs = decided(name, inputs);
-                assertTrue(metric(id, "redisBacklog") > 0, "counted messages wait for Redis");
-                assertTrue(metric(id, "redisErrors") > 0, "failed writes are counted");
+                    redis.kill();
+                    produce(name, inputs.subList(10_000, inputs.size()));
+                    // Every input decided and committed while Redis is down: checkpoints succeed.
+                    Map<Integer, Output> outputs = decided(name, inputs);
+                    assertTrue(metric(id, "redisBacklog") > 0, "counted messages wait for Redis");
+                    assertTrue(metric(id, "redisErrors") > 0, "failed writes are counted");
 
-                redis.start(); // same port, its AOF: everything it acknowledged
-                awaitMetric(id, "redisBacklog", b -> b == 0, "backlog drained after the restart");
-                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
-                assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
-        }
+                    redis.start(); // same port, its AOF: everything it acknowledged
+                    awaitMetric(
+                            id, "redisBacklog", b -> b == 0, "backlog drained after the restart");
+                    awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                    assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+                });
     }
 
     /**
@@ -475,65 +467,59 @@ class RedisMirrorITCase {
     @Timeout(300)
     void aStalledRedisStopsNoDeliveryAndIsRebuiltWhenItAnswersAgain() throws Exception {
         String name = "stall";
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options =
-                    jobOptions(
-                            name,
-                            "--redis",
-                            redis.uri(),
-                            "--redis-key-prefix",
-                            name,
-                            "--redis-max-backlog",
-                            "2000");
-            List<Input> inputs = Traffic.traffic(17, 20_000, 1_000, 6, Traffic.recent(6));
-            List<Input> first = inputs.subList(0, 10_000);
-            JobClient job = startJob(options);
-            JobID id = job.getJobID();
-            try {
-                produce(name, first);
-                Map<Integer, Output> firstOutputs = decided(name, first);
-                awaitMetric(id, "redisBacklog", b -> b == 0, "mirror caught up before the stall");
-                // A user with keys in Redis now, who sends nothing more: it is forgotten below.
-                Map<String, List<String>> before = expectedMirror(first, firstOutputs, name);
-                long forgotten = userOfKey(before.keySet().iterator().next());
-                List<Input> all = new ArrayList<>(first);
-                for (Input in : inputs.subList(10_000, inputs.size())) {
-                    Long u = Traffic.userOf(in);
-                    if (u == null || u != forgotten) {
-                        all.add(in);
+        List<Input> inputs = Traffic.traffic(17, 20_000, 1_000, 6, Traffic.recent(6));
+        List<Input> first = inputs.subList(0, 10_000);
+        Scenario stall =
+                (redis, job) -> {
+                    JobID id = job.getJobID();
+                    produce(name, first);
+                    Map<Integer, Output> firstOutputs = decided(name, first);
+                    awaitMetric(
+                            id, "redisBacklog", b -> b == 0, "mirror caught up before the stall");
+                    // A user with keys in Redis now, who sends nothing more: forgotten below.
+                    Map<String, List<String>> before = expectedMirror(first, firstOutputs, name);
+                    long forgotten = userOfKey(before.keySet().iterator().next());
+                    List<Input> all = new ArrayList<>(first);
+                    for (Input in : inputs.subList(10_000, inputs.size())) {
+                        Long u = Traffic.userOf(in);
+                        if (u == null || u != forgotten) {
+                            all.add(in);
+                        }
                     }
-                }
 
-                redis.pause(); // SIGSTOP: connections open, no answers
-                try {
-                    produce(name, all.subList(10_000, all.size()));
-                    // Every input decided and committed (so checkpoints complete) during the
-                    // stall, although the mirror's backlog bound is far below what was counted.
-                    decided(name, all);
-                    assertTrue(metric(id, "redisDropped") > 0, "the backlog was dropped");
-                    assertEquals(1, metric(id, "redisDropping") > 0 ? 1 : 0, "and says so");
-                    Traffic.send(
-                            kafka.bootstrapServers(),
-                            name + "-config",
-                            "{\"command\": \"forget-user\", \"userId\": " + forgotten + "}");
-                    awaitConfigRead(name);
-                } finally {
-                    redis.resume();
-                }
-                // No command: the capping tasks rebuild every user's keys once Redis answers,
-                // and delete the forgotten user's first.
-                Map<Integer, Output> outputs = decided(name, all);
-                Map<String, List<String>> expected = expectedMirror(all, outputs, name);
-                assertTrue(
-                        expected.keySet().removeIf(k -> userOfKey(k) == forgotten),
-                        "the forgotten user had keys");
-                awaitMirror(redis.uri(), name, expected);
-                awaitMetric(id, "redisDropping", d -> d == 0, "writing again");
-                assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
-        }
+                    redis.pause(); // SIGSTOP: connections open, no answers
+                    try {
+                        produce(name, all.subList(10_000, all.size()));
+                        // Every input decided and committed (so checkpoints complete) during the
+                        // stall, although the mirror's backlog bound is far below what was
+                        // counted.
+                        decided(name, all);
+                        assertTrue(metric(id, "redisDropped") > 0, "the backlog was dropped");
+                        assertEquals(1, metric(id, "redisDropping") > 0 ? 1 : 0, "and says so");
+                        command(
+                                name,
+                                "{\"command\": \"forget-user\", \"userId\": " + forgotten + "}");
+                        awaitConfigRead(name);
+                    } finally {
+                        redis.resume();
+                    }
+                    // No command: the capping tasks rebuild every user's keys once Redis answers,
+                    // and delete the forgotten user's first.
+                    Map<Integer, Output> outputs = decided(name, all);
+                    Map<String, List<String>> expected = expectedMirror(all, outputs, name);
+                    assertTrue(
+                            expected.keySet().removeIf(k -> userOfKey(k) == forgotten),
+                            "the forgotten user had keys");
+                    awaitMirror(redis.uri(), name, expected);
+                    awaitMetric(id, "redisDropping", d -> d == 0, "writing again");
+                    assertEquals(JobStatus.RUNNING, job.getJobStatus().get());
+                };
+        withMirroringJob(name, false, CONFIG, stall, "--redis-max-backlog", "2000");
+    }
+
+    /** Sends {@code json} to the config topic of the job named {@code name}. */
+    void command(String name, String json) throws Exception {
+        Traffic.send(kafka.bootstrapServers(), name + "-config", json);
     }
 
     /** The userId of a mirror key ({@code <prefix>:{<userId>}...}). */
@@ -575,31 +561,24 @@ class RedisMirrorITCase {
     @Timeout(300)
     void rebuildMirrorRestoresARedisThatLostEverything() throws Exception {
         String name = "rebuild";
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options = options(name, redis.uri());
-            List<Input> inputs = Traffic.traffic(14, 20_000, 1_000, 12, Traffic.recent(12));
-            JobClient job = startJob(options);
-            try {
-                produce(name, inputs.subList(0, 15_000));
-                Map<Integer, Output> firstPart = decided(name, inputs.subList(0, 15_000));
-                awaitMirror(
-                        redis.uri(),
-                        name,
-                        expectedMirror(inputs.subList(0, 15_000), firstPart, name));
+        List<Input> inputs = Traffic.traffic(14, 20_000, 1_000, 12, Traffic.recent(12));
+        List<Input> firstPart = inputs.subList(0, 15_000);
+        withMirroringJob(
+                name,
+                false,
+                CONFIG,
+                (redis, job) -> {
+                    produce(name, firstPart);
+                    Map<Integer, Output> firstOutputs = decided(name, firstPart);
+                    awaitMirror(redis.uri(), name, expectedMirror(firstPart, firstOutputs, name));
 
-                redis.kill();
-                redis.start(); // no persistence: empty
-                produce(name, inputs.subList(15_000, inputs.size()));
-                Map<Integer, Output> outputs = decided(name, inputs);
-                Traffic.send(
-                        kafka.bootstrapServers(),
-                        name + "-config",
-                        "{\"command\": \"rebuild-mirror\"}");
-                awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
-        }
+                    redis.kill();
+                    redis.start(); // no persistence: empty
+                    produce(name, inputs.subList(15_000, inputs.size()));
+                    Map<Integer, Output> outputs = decided(name, inputs);
+                    command(name, "{\"command\": \"rebuild-mirror\"}");
+                    awaitMirror(redis.uri(), name, expectedMirror(inputs, outputs, name));
+                });
     }
 
     /** One rule, one limit of 90 days: nothing is rejected, every counted message is kept. */
@@ -612,62 +591,44 @@ class RedisMirrorITCase {
     void aHeavyUsersHundredThousandMessagesAreMirroredAndRebuiltExactly() throws Exception {
         String name = "heavy";
         int n = 100_000;
-        try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options =
-                    KafkaPipelineSupport.jobOptions(
-                            kafka,
-                            tmp,
-                            name,
-                            HEAVY_CONFIG,
-                            PARTITIONS,
-                            "--redis",
-                            redis.uri(),
-                            "--redis-key-prefix",
-                            name);
-            List<Input> inputs = new ArrayList<>();
-            Map<String, List<String>> expected = new TreeMap<>();
-            for (int i = 0; i < n; i++) {
-                String channel = i % 3 == 0 ? "email" : "push";
-                long t = Traffic.recent(2) + i * 1000L;
-                String json =
-                        String.format(
-                                "{\"messageId\":\"h-%d\",\"userId\":42,\"channel\":\"%s\","
-                                        + "\"timestamp\":%d}",
-                                i, channel, t);
-                inputs.add(
-                        new Input(
-                                i,
-                                "42".getBytes(StandardCharsets.UTF_8),
-                                json.getBytes(StandardCharsets.UTF_8)));
-                expected.computeIfAbsent(MirrorWrite.userKey(name, 42), k -> new ArrayList<>())
-                        .add(t + " " + channel + " h-" + i);
-            }
-            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-            FreqcapMain.wireKafka(
-                    env, JobSettings.from(options, LimitConfig.parse(HEAVY_CONFIG), null));
-            JobClient job = env.executeAsync("freqcap-heavy-it");
-            try {
-                produce(name, inputs);
-                var out =
-                        JobOutputs.readOutputs(
-                                kafka.bootstrapServers(), name, n, Duration.ofSeconds(180));
-                assertEquals(n, out.get(name + "-deliveries").size(), "every message ALLOWED");
-                awaitMirror(redis.uri(), name, expected);
-                assertTrue(
-                        metric(job.getJobID(), "longHistoryEntries") >= n,
-                        "the history is held long");
-
-                redis.kill();
-                redis.start(); // no persistence: empty
-                Traffic.send(
-                        kafka.bootstrapServers(),
-                        name + "-config",
-                        "{\"command\": \"rebuild-mirror\"}");
-                awaitMirror(redis.uri(), name, expected);
-            } finally {
-                KafkaPipelineSupport.cancel(job);
-            }
+        List<Input> inputs = new ArrayList<>();
+        Map<String, List<String>> expected = new TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            String channel = i % 3 == 0 ? "email" : "push";
+            long t = Traffic.recent(2) + i * 1000L;
+            String json =
+                    String.format(
+                            "{\"messageId\":\"h-%d\",\"userId\":42,\"channel\":\"%s\","
+                                    + "\"timestamp\":%d}",
+                            i, channel, t);
+            inputs.add(
+                    new Input(
+                            i,
+                            "42".getBytes(StandardCharsets.UTF_8),
+                            json.getBytes(StandardCharsets.UTF_8)));
+            expected.computeIfAbsent(MirrorWrite.userKey(name, 42), k -> new ArrayList<>())
+                    .add(t + " " + channel + " h-" + i);
         }
+        withMirroringJob(
+                name,
+                false,
+                HEAVY_CONFIG,
+                (redis, job) -> {
+                    produce(name, inputs);
+                    var out =
+                            JobOutputs.readOutputs(
+                                    kafka.bootstrapServers(), name, n, Duration.ofSeconds(180));
+                    assertEquals(n, out.get(name + "-deliveries").size(), "every message ALLOWED");
+                    awaitMirror(redis.uri(), name, expected);
+                    assertTrue(
+                            metric(job.getJobID(), "longHistoryEntries") >= n,
+                            "the history is held long");
+
+                    redis.kill();
+                    redis.start(); // no persistence: empty
+                    command(name, "{\"command\": \"rebuild-mirror\"}");
+                    awaitMirror(redis.uri(), name, expected);
+                });
     }
 
     @Test
@@ -675,7 +636,7 @@ class RedisMirrorITCase {
     void mirrorStaysExactAcrossAJobFailure() throws Exception {
         String name = "mirror-failover";
         try (EmbeddedRedis redis = EmbeddedRedis.start(tmp.resolve("redis"), false)) {
-            Configuration options = options(name, redis.uri());
+            Configuration options = options(name, redis.uri(), CONFIG);
             List<Input> inputs = Traffic.traffic(15, 30_000, 1_000, 12, Traffic.recent(12));
             FailOnce.reset();
             StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);

@@ -12,7 +12,6 @@ import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.job.testutils.TestCertificates;
 import io.freqcap.job.testutils.Traffic;
 import io.freqcap.job.testutils.Traffic.Input;
-import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,42 +42,31 @@ class RedisSecurityITCase {
 
     @TempDir Path tmp;
 
-    JobClient startJob(Configuration options) throws Exception {
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
-        return env.executeAsync("freqcap-redis-security-it");
-    }
-
-    void produce(String name, List<Input> inputs) throws Exception {
-        Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
-    }
-
-    Map<Integer, Output> decided(String name, List<Input> inputs) throws Exception {
-        var out =
-                JobOutputs.readOutputs(
-                        kafka.bootstrapServers(), name, inputs.size(), Duration.ofSeconds(120));
-        Map<Integer, Output> outputs =
-                JobOutputs.checkOutputs(inputs, out, name, Map.of(1L, LimitConfig.parse(CONFIG)));
-        assertEquals(inputs.size(), outputs.size());
-        return outputs;
-    }
-
     /** The job against a Redis that asks for credentials: the mirror exact, as without them. */
     void mirrorsExactlyTo(EmbeddedRedis redis, String name, Path passwordFile) throws Exception {
         Configuration options =
-                jobOptions(
+                KafkaPipelineSupport.mirroringJobOptions(
+                        kafka,
+                        tmp,
                         name,
-                        "--redis",
+                        CONFIG,
+                        PARTITIONS,
                         redis.uri(),
                         "--redis-password-file",
-                        passwordFile.toString(),
-                        "--redis-key-prefix",
-                        name);
+                        passwordFile.toString());
         List<Input> inputs = Traffic.traffic(17, 3_000, 200, 10, Traffic.recent(10));
-        JobClient job = startJob(options);
+        JobClient job =
+                KafkaPipelineSupport.startJob(options, tmp, CONFIG, "freqcap-redis-security-it");
         try {
-            produce(name, inputs);
-            Map<Integer, Output> outputs = decided(name, inputs);
+            Traffic.produce(kafka.bootstrapServers(), name + "-in", PARTITIONS, inputs);
+            Map<Integer, Output> outputs =
+                    JobOutputs.readAndCheck(
+                            kafka.bootstrapServers(),
+                            name,
+                            inputs,
+                            CONFIG,
+                            Duration.ofSeconds(120));
+            assertEquals(inputs.size(), outputs.size());
             Map<String, List<String>> expected =
                     RedisMirrorITCase.expectedMirror(inputs, outputs, name);
             assertTrue(expected.size() > 100, "keys expected: " + expected.size());
@@ -87,11 +74,6 @@ class RedisSecurityITCase {
         } finally {
             KafkaPipelineSupport.cancel(job);
         }
-    }
-
-    /** Options of a job of this test named {@code name}: its topics made, its config written. */
-    Configuration jobOptions(String name, String... extra) throws Exception {
-        return KafkaPipelineSupport.jobOptions(kafka, tmp, name, CONFIG, PARTITIONS, extra);
     }
 
     @Test

@@ -27,7 +27,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -138,24 +137,18 @@ class SecretsITCase {
                                     REDIS_PASSWORD, java.nio.charset.StandardCharsets.UTF_8)
                             + "@127.0.0.1:"
                             + redis.port();
-            Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
-            List<String> args =
-                    new ArrayList<>(
-                            KafkaPipelineSupport.args(kafka.clientBootstrap(), GROUP, limits));
-            args.addAll(
-                    List.of(
+            Configuration options =
+                    SecuredKafkaITCase.options(
+                            kafka,
+                            dir,
                             "--kafka-config",
                             kafkaConfig.toString(),
                             "--redis",
                             redisUri,
                             "--redis-key-prefix",
-                            "sec"));
-            Configuration options = CommandLine.parse(args.toArray(new String[0]), List.of());
-            JobSettings.requireJobOptions(options, true);
+                            "sec");
             KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
-            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);
-            FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
-            JobClient job = env.executeAsync("freqcap-secrets");
+            JobClient job = KafkaPipelineSupport.startJob(options, dir, CONFIG, "freqcap-secrets");
             List<String> seen = new ArrayList<>();
             try {
                 List<Input> inputs = Traffic.traffic(41, 1_000, 100, 3);

@@ -10,17 +10,14 @@ import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.job.testutils.SecuredKafka;
 import io.freqcap.job.testutils.Traffic;
 import io.freqcap.job.testutils.Traffic.Input;
-import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -91,58 +88,34 @@ class SecuredKafkaITCase {
     static List<AclBinding> acls(String principal, String group) {
         List<AclBinding> out = new ArrayList<>();
         for (String t : List.of("in", "config", "segments")) {
-            out.add(
-                    allow(
-                            principal,
-                            ResourceType.TOPIC,
-                            group + "-" + t,
-                            PatternType.LITERAL,
-                            AclOperation.READ));
+            out.add(allow(principal, topic(group + "-" + t), AclOperation.READ));
         }
         for (String t : List.of("deliveries", "audit")) {
-            out.add(
-                    allow(
-                            principal,
-                            ResourceType.TOPIC,
-                            group + "-" + t,
-                            PatternType.LITERAL,
-                            AclOperation.WRITE));
-            out.add(
-                    allow(
-                            principal,
-                            ResourceType.TOPIC,
-                            group + "-" + t,
-                            PatternType.LITERAL,
-                            AclOperation.DESCRIBE));
+            out.add(allow(principal, topic(group + "-" + t), AclOperation.WRITE));
+            out.add(allow(principal, topic(group + "-" + t), AclOperation.DESCRIBE));
         }
         // The input group and the control groups (<group>-config, <group>-segment).
-        out.add(
-                allow(
-                        principal,
-                        ResourceType.GROUP,
-                        group,
-                        PatternType.PREFIXED,
-                        AclOperation.READ));
+        out.add(allow(principal, prefixed(ResourceType.GROUP, group), AclOperation.READ));
         // The sinks' transactional ids: <group>-deliveries@..., <group>-audit@...
         out.add(
                 allow(
                         principal,
-                        ResourceType.TRANSACTIONAL_ID,
-                        group + "-",
-                        PatternType.PREFIXED,
+                        prefixed(ResourceType.TRANSACTIONAL_ID, group + "-"),
                         AclOperation.WRITE));
         return out;
     }
 
-    static AclBinding allow(
-            String principal,
-            ResourceType type,
-            String name,
-            PatternType pattern,
-            AclOperation op) {
+    static ResourcePattern topic(String name) {
+        return new ResourcePattern(ResourceType.TOPIC, name, PatternType.LITERAL);
+    }
+
+    static ResourcePattern prefixed(ResourceType type, String prefix) {
+        return new ResourcePattern(type, prefix, PatternType.PREFIXED);
+    }
+
+    static AclBinding allow(String principal, ResourcePattern resource, AclOperation op) {
         return new AclBinding(
-                new ResourcePattern(type, name, pattern),
-                new AccessControlEntry(principal, "*", op, AclPermissionType.ALLOW));
+                resource, new AccessControlEntry(principal, "*", op, AclPermissionType.ALLOW));
     }
 
     /** A client properties file whose secrets stay in another file, read by Kafka's provider. */
@@ -155,15 +128,9 @@ class SecuredKafkaITCase {
                                 + "\ntruststore="
                                 + kafka.truststorePassword()
                                 + "\n");
-        return Files.writeString(
-                dir.resolve(name + ".properties"),
-                String.join(
-                        "\n",
-                        "security.protocol=SASL_SSL",
-                        "sasl.mechanism=SCRAM-SHA-512",
-                        "config.providers=file",
-                        "config.providers.file.class="
-                                + "org.apache.kafka.common.config.provider.FileConfigProvider",
+        List<String> lines = new ArrayList<>(SecuredKafka.SCRAM_WITH_FILE_PROVIDER);
+        lines.addAll(
+                List.of(
                         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule"
                                 + " required username=\""
                                 + SecuredKafka.USER
@@ -174,9 +141,18 @@ class SecuredKafkaITCase {
                         "ssl.truststore.location=" + kafka.truststore(),
                         "ssl.truststore.password=${file:" + secrets + ":truststore}",
                         ""));
+        return Files.writeString(dir.resolve(name + ".properties"), String.join("\n", lines));
     }
 
     static Configuration options(String... extra) throws Exception {
+        return options(kafka, dir, extra);
+    }
+
+    /**
+     * The checked options of a job of {@link #GROUP} on {@code kafka}, its config written under
+     * {@code dir}, plus {@code extra}.
+     */
+    static Configuration options(SecuredKafka kafka, Path dir, String... extra) throws Exception {
         Path limits = Files.writeString(dir.resolve("limits.json"), CONFIG);
         List<String> args =
                 new ArrayList<>(KafkaPipelineSupport.args(kafka.clientBootstrap(), GROUP, limits));
@@ -230,24 +206,17 @@ class SecuredKafkaITCase {
         KafkaPreflight.check(KafkaSettings.of(options), Duration.ofSeconds(30));
 
         List<Input> inputs = Traffic.traffic(7, 3_000, 200, 5);
-        StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, dir);
-        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
-        JobClient job = env.executeAsync("freqcap-secured");
+        JobClient job = KafkaPipelineSupport.startJob(options, dir, CONFIG, "freqcap-secured");
         try {
             // The test writes and reads as the operator, through the broker's own listener.
             Traffic.produce(kafka.internalBootstrap(), GROUP + "-in", PARTITIONS, inputs);
-            var out =
-                    JobOutputs.readOutputs(
+            var outputs =
+                    JobOutputs.readAndCheck(
                             kafka.internalBootstrap(),
                             GROUP,
-                            inputs.size(),
-                            Duration.ofSeconds(150));
-            var outputs =
-                    JobOutputs.checkOutputs(
                             inputs,
-                            out.get(GROUP + "-deliveries"),
-                            out.get(GROUP + "-audit"),
-                            Map.of(1L, LimitConfig.parse(CONFIG)));
+                            CONFIG,
+                            Duration.ofSeconds(150));
             assertEquals(inputs.size(), outputs.size());
         } finally {
             KafkaPipelineSupport.cancel(job);

@@ -200,12 +200,7 @@ class SimulateMatchesJobITCase {
         // 1. simulate reading the job's input topic: every line equals the job's output
         List<Input> ordered = Traffic.inPartitionOrder(inputs);
         Path fromTopic = tmp.resolve("from-topic.jsonl");
-        SimulateAccess.simulate(
-                "--bootstrap-servers", kafka.bootstrapServers(),
-                "--input-topic", name + "-in",
-                "--limits", limits.toString(),
-                "--segments", segments.toString(),
-                "--output", fromTopic.toString());
+        simulateFromTopic(name, limits, fromTopic, "--segments", segments.toString());
         int[] kinds = compare(ordered, outputs, fromTopic, true);
         assertTrue(
                 kinds[0] > 1000 && kinds[1] > 500,
@@ -228,6 +223,22 @@ class SimulateMatchesJobITCase {
                 "--segments", segments.toString(),
                 "--output", fromFile.toString());
         compare(ordered, outputs, fromFile, false);
+    }
+
+    /**
+     * Runs simulate on the input topic of the job named {@code name} under {@code limits}, its
+     * lines into {@code output}, with {@code extra} options.
+     */
+    static void simulateFromTopic(String name, Path limits, Path output, String... extra) {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--bootstrap-servers", kafka.bootstrapServers(),
+                                "--input-topic", name + "-in",
+                                "--limits", limits.toString(),
+                                "--output", output.toString()));
+        args.addAll(List.of(extra));
+        SimulateAccess.simulate(args.toArray(new String[0]));
     }
 
     /**
@@ -336,12 +347,7 @@ class SimulateMatchesJobITCase {
         List<Input> ordered = new ArrayList<>(first);
         ordered.addAll(second);
         Path lines = tmp.resolve("with-receipts.jsonl");
-        SimulateAccess.simulate(
-                "--bootstrap-servers", kafka.bootstrapServers(),
-                "--input-topic", name + "-in",
-                "--limits", limits.toString(),
-                "--receipts", receiptsFile.toString(),
-                "--output", lines.toString());
+        simulateFromTopic(name, limits, lines, "--receipts", receiptsFile.toString());
         int[] kinds = compare(Traffic.inPartitionOrder(ordered), outputs, lines, true);
         assertTrue(
                 kinds[0] > 500 && kinds[1] > 200, "allowed " + kinds[0] + ", rejected " + kinds[1]);

@@ -11,7 +11,6 @@ import io.freqcap.job.testutils.KafkaPipelineSupport;
 import io.freqcap.job.testutils.StallingKafkaProxy;
 import io.freqcap.job.testutils.Traffic;
 import io.freqcap.job.testutils.Traffic.Input;
-import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -22,7 +21,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.kafka.clients.admin.Admin;
@@ -78,9 +76,9 @@ class TransactionTimeoutITCase {
                     KafkaPipelineSupport.jobOptions(
                             kafka, tmp, name, CONFIG, PARTITIONS, "--transaction-timeout", "4s");
             List<Input> inputs = Traffic.traffic(37, 2_000, 200, 4);
-            StreamExecutionEnvironment env = KafkaPipelineSupport.testEnv(options, tmp);
-            FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(CONFIG), null));
-            JobClient job = env.executeAsync("freqcap-transaction-timeout");
+            JobClient job =
+                    KafkaPipelineSupport.startJob(
+                            options, tmp, CONFIG, "freqcap-transaction-timeout");
             try {
                 String b = kafka.bootstrapServers();
                 Traffic.produce(b, name + "-in", PARTITIONS, inputs.subList(0, 1_000));

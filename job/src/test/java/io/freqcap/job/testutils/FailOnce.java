@@ -29,6 +29,17 @@ public final class FailOnce extends RichMapFunction<RawRecord, RawRecord>
         SEEN.set(0);
     }
 
+    /**
+     * Waits at most {@code millis} until {@code count} checkpoints completed since the last {@link
+     * #reset()}; whether they did, a caller to whom it matters checks.
+     */
+    public static void awaitCheckpoints(int count, long millis) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + millis;
+        while (CHECKPOINTS.get() < count && System.currentTimeMillis() < deadline) {
+            Thread.sleep(100);
+        }
+    }
+
     @Override
     public RawRecord map(RawRecord r) {
         if (SEEN.incrementAndGet() > afterRecords

@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.freqcap.job.JobSettings;
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.job.testutils.Traffic.Input;
-import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -102,19 +99,11 @@ public class HeldSavepointWriter {
                         kafka.bootstrapServers(), NAME, USERS, Duration.ofSeconds(120));
         assertEquals(USERS, out.get(NAME + "-audit").size(), "the fourths rejected, the rest held");
         assertEquals(0, out.get(NAME + "-deliveries").size());
-        Thread.sleep(3_000); // checkpoints with nothing in flight: no transaction to carry over
-        String path =
-                job.stopWithSavepoint(
-                                false,
-                                tmp.resolve("savepoint").toUri().toString(),
-                                SavepointFormatType.CANONICAL)
-                        .get();
-        KafkaPipelineSupport.copySavepoint(path, target);
-        var meta = Json.MAPPER.createObjectNode();
-        meta.put("t0", T0.toEpochMilli());
-        meta.put("end", END.toEpochMilli());
-        meta.put("limits", config());
-        Files.writeString(target.resolve("held.json"), meta.toPrettyString() + "\n");
-        System.out.println("savepoint written to " + target.toAbsolutePath());
+        KafkaPipelineSupport.copyHeldSavepoint(
+                KafkaPipelineSupport.settledSavepoint(job, tmp),
+                target,
+                T0.toEpochMilli(),
+                END.toEpochMilli(),
+                config());
     }
 }

@@ -184,6 +184,24 @@ public final class JobOutputs {
     }
 
     /**
+     * Reads what the job named {@code name} wrote for {@code inputs} and checks it, as above,
+     * against {@code config} as version 1.
+     */
+    public static Map<Integer, Output> readAndCheck(
+            String bootstrap,
+            String name,
+            List<Traffic.Input> inputs,
+            String config,
+            Duration timeout)
+            throws Exception {
+        return checkOutputs(
+                inputs,
+                readOutputs(bootstrap, name, inputs.size(), timeout),
+                name,
+                Map.of(1L, LimitConfig.parse(config)));
+    }
+
+    /**
      * As above, where a user's segment is {@code segmentOf(userId, configVersion)} (the segments in
      * force with that config version).
      */
@@ -354,7 +372,7 @@ public final class JobOutputs {
             List<long[]> mine = counted.computeIfAbsent(m.userId(), u -> new ArrayList<>());
             mine.add(new long[] {m.timestamp(), m.channel().equals("email") ? 1 : 0});
             Rule rule = configs.get(o.configVersion()).ruleFor("*");
-            for (Limit l : rule.limits()) {
+            for (Limit l : rule.caps().all()) {
                 assertTrue(
                         most(mine, m.timestamp(), l.windowMillis(), false) <= l.max(),
                         "user " + m.userId() + " over " + l);

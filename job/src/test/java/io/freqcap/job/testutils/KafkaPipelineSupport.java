@@ -2,7 +2,10 @@ package io.freqcap.job.testutils;
 
 import io.freqcap.job.CommandLine;
 import io.freqcap.job.FreqcapMain;
+import io.freqcap.job.JobSettings;
 import io.freqcap.job.local.LocalKafka;
+import io.freqcap.schema.common.Json;
+import io.freqcap.schema.config.LimitConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,6 +16,7 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /** A Kafka pipeline test's job: its options, its environment on a MiniCluster, and its end. */
@@ -34,6 +38,24 @@ public final class KafkaPipelineSupport {
                 partitions, List.of(name + "-in", name + "-deliveries", name + "-audit"));
         kafka.createTopics(1, List.of(name + "-config", name + "-segments"));
         return c;
+    }
+
+    /**
+     * The same for a job that mirrors into the Redis at {@code redisUri}, its keys under its name.
+     */
+    public static Configuration mirroringJobOptions(
+            LocalKafka kafka,
+            Path tmp,
+            String name,
+            String config,
+            int partitions,
+            String redisUri,
+            String... extra)
+            throws Exception {
+        List<String> args =
+                new ArrayList<>(List.of("--redis", redisUri, "--redis-key-prefix", name));
+        args.addAll(Arrays.asList(extra));
+        return jobOptions(kafka, tmp, name, config, partitions, args.toArray(new String[0]));
     }
 
     /**
@@ -70,13 +92,38 @@ public final class KafkaPipelineSupport {
     }
 
     /** Stops the job with a canonical savepoint under {@code tmp}; its path. */
-    public static String stopWithSavepoint(org.apache.flink.core.execution.JobClient job, Path tmp)
-            throws Exception {
+    public static String stopWithSavepoint(JobClient job, Path tmp) throws Exception {
         return job.stopWithSavepoint(
                         false,
                         tmp.resolve("savepoints").toUri().toString(),
                         org.apache.flink.core.execution.SavepointFormatType.CANONICAL)
                 .get();
+    }
+
+    /**
+     * Stops the job with a savepoint once its checkpoints had time to complete with nothing in
+     * flight, so that the savepoint carries no open transaction over; its path.
+     */
+    public static String settledSavepoint(JobClient job, Path tmp) throws Exception {
+        Thread.sleep(3_000);
+        return stopWithSavepoint(job, tmp);
+    }
+
+    /**
+     * Copies a savepoint of held messages into {@code target} with its {@code held.json}: when the
+     * messages were stamped ({@code t0}), when quiet hours ended ({@code end}) and the config,
+     * which the test restoring it needs to know what to expect.
+     */
+    public static void copyHeldSavepoint(
+            String savepoint, Path target, long t0, long end, String config)
+            throws java.io.IOException {
+        copySavepoint(savepoint, target);
+        var meta = Json.MAPPER.createObjectNode();
+        meta.put("t0", t0);
+        meta.put("end", end);
+        meta.put("limits", config);
+        Files.writeString(target.resolve("held.json"), meta.toPrettyString() + "\n");
+        System.out.println("savepoint written to " + target.toAbsolutePath());
     }
 
     /** Copies a savepoint's files (its {@code file:} uri) into {@code target}, a test resource. */
@@ -97,7 +144,7 @@ public final class KafkaPipelineSupport {
      * Cancels a job and waits until it has stopped, so that nothing writes into the test's
      * temporary directory (checkpoints) while JUnit deletes it.
      */
-    public static void cancel(org.apache.flink.core.execution.JobClient job) throws Exception {
+    public static void cancel(JobClient job) throws Exception {
         job.cancel().get();
         try {
             job.getJobExecutionResult().get(60, java.util.concurrent.TimeUnit.SECONDS);
@@ -133,6 +180,20 @@ public final class KafkaPipelineSupport {
             env.configure(restore);
         }
         return env;
+    }
+
+    /** Wires the job as {@link FreqcapMain} does, under {@code config}, and starts it. */
+    public static JobClient start(
+            StreamExecutionEnvironment env, Configuration options, String config, String jobName)
+            throws Exception {
+        FreqcapMain.wireKafka(env, JobSettings.from(options, LimitConfig.parse(config), null));
+        return env.executeAsync(jobName);
+    }
+
+    /** The same in a {@link #testEnv(Configuration, Path)} of its own. */
+    public static JobClient startJob(Configuration options, Path tmp, String config, String jobName)
+            throws Exception {
+        return start(testEnv(options, tmp), options, config, jobName);
     }
 
     /** The job's Flink settings with checkpoints under {@code tmp} and quick restarts. */

@@ -26,6 +26,18 @@ import org.apache.kafka.common.Uuid;
 public final class SecuredKafka implements AutoCloseable {
     public static final String USER = "freqcap";
 
+    /**
+     * The first lines of a client's properties for this broker's listener: SCRAM-SHA-512 over TLS,
+     * with Kafka's file config provider to read the secrets that follow from files of their own.
+     */
+    public static final List<String> SCRAM_WITH_FILE_PROVIDER =
+            List.of(
+                    "security.protocol=SASL_SSL",
+                    "sasl.mechanism=SCRAM-SHA-512",
+                    "config.providers=file",
+                    "config.providers.file.class="
+                            + "org.apache.kafka.common.config.provider.FileConfigProvider");
+
     private final Process process;
     private final Path dir;
     private final int clientPort;

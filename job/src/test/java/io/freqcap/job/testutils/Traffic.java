@@ -194,6 +194,22 @@ public final class Traffic {
                 json.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** Numbers a test's messages from 0 in the order it makes them. */
+    public static final class Sequence {
+        private int seq;
+
+        /** Adds the next message (see {@link Traffic#message}) to {@code inputs}. */
+        public void add(
+                List<Input> inputs,
+                long user,
+                String messageId,
+                String channel,
+                long timestamp,
+                int priority) {
+            inputs.add(message(seq++, user, messageId, channel, timestamp, priority));
+        }
+    }
+
     public static Input pushMessage(int seq, long user, String messageId, long timestamp) {
         String json =
                 "{\"messageId\":\""

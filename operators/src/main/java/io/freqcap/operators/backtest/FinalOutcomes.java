@@ -64,9 +64,10 @@ public final class FinalOutcomes<T> {
             return;
         }
         for (HeldDelivery h : d.preempted()) {
-            Pending<T> p = waiting.remove(key(d.message().userId(), h.messageId()));
+            Pending<T> p = waiting.remove(key(d.message().userId(), h.message().messageId()));
             if (p == null) {
-                throw new IllegalStateException("preempted " + h.messageId() + " was not held");
+                throw new IllegalStateException(
+                        "preempted " + h.message().messageId() + " was not held");
             }
             p.decided = p.decided.preemptedBy(d.message());
         }

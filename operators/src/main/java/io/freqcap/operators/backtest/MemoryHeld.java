@@ -25,7 +25,7 @@ public final class MemoryHeld implements HeldQueue {
             list = new ArrayList<>(2);
             all.put(user, list);
         }
-        list.removeIf(x -> x.sendAt() <= now);
+        list.removeIf(x -> x.delivery().sendAt() <= now);
         list.add(h.decidedAs(++decided));
     }
 

@@ -128,7 +128,7 @@ public final class CampaignsBenchmark {
             throw new IllegalStateException("expected a rejection with retryAfter: " + v);
         }
         double perDecision = timed(() -> CappingRule.judge(h, m, Judging.of(config, "*")));
-        var limits = config.ruleFor("*").campaigns();
+        var limits = config.ruleFor("*").caps().campaigns();
         String name = limits.get(0).isCalendar() ? "calendar week" : "7d";
         System.out.printf(
                 "single %s n=%d: judge %.1f us/decision (REJECTED by %d, retryAfter t+%.2f days)%n",

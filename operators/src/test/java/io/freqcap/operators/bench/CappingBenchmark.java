@@ -551,6 +551,36 @@ public final class CappingBenchmark {
         return h;
     }
 
+    /**
+     * Subtask 0 of 1 under a config on RocksDB in a directory of its own (made the JVM's temporary
+     * directory too, for RocksDB's files), counting what it delivers and audits; closed, the
+     * directory goes.
+     */
+    static final class Instance implements AutoCloseable {
+        final Path dir;
+        final LongAdder delivered = new LongAdder();
+        final LongAdder audited = new LongAdder();
+        final KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h;
+
+        /** An instance under {@code config} in a new directory {@code prefix...} of {@code tmp}. */
+        Instance(String tmp, String prefix, String config) throws Exception {
+            dir = Files.createTempDirectory(Path.of(tmp), prefix);
+            System.setProperty("java.io.tmpdir", dir.toString());
+            try {
+                h = open(config, 0, 1, dir, new CountingOutput(delivered, audited));
+            } catch (Exception | Error e) {
+                deleteQuietly(dir); // the operator could not open
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            h.close();
+            deleteQuietly(dir);
+        }
+    }
+
     static void deleteQuietly(Path dir) {
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());

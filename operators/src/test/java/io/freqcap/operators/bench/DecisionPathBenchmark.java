@@ -121,8 +121,7 @@ public final class DecisionPathBenchmark {
                     in.setBuffer(histories[user]);
                     h = s.deserialize(in);
                 }
-                RuleStep.Result v =
-                        RuleStep.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT, false);
+                RuleStep.Result v = RuleStep.decide(h, m, config, LimitConfig.DEFAULT_SEGMENT);
                 if (v.decision() == Decision.ALLOWED) {
                     allowed++;
                     out.clear();

@@ -6,8 +6,6 @@ import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.concurrent.atomic.LongAdder;
@@ -159,25 +157,18 @@ public final class PreemptionBenchmark {
 
     /** An operator under {@code config} whose users each have a promotion held, then a phase. */
     static double withPromotions(int users, String config, Phase phase) throws Exception {
-        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-preempt-bench");
-        System.setProperty("java.io.tmpdir", dir.toString());
-        LongAdder delivered = new LongAdder();
-        LongAdder audited = new LongAdder();
-        var h =
-                CappingBenchmark.open(
-                        config, 0, 1, dir, new CappingBenchmark.CountingOutput(delivered, audited));
-        try {
+        try (var instance = new CappingBenchmark.Instance(TMP, "freqcap-preempt-bench", config)) {
+            var h = instance.h;
             h.setProcessingTime(NIGHT);
             for (int u = 0; u < users; u++) {
                 h.processElement(message(u, "promo-" + u, NIGHT, 10), NIGHT);
             }
-            check(delivered.sum() == 0 && audited.sum() == 0, "every promotion held");
+            check(
+                    instance.delivered.sum() == 0 && instance.audited.sum() == 0,
+                    "every promotion held");
             // as a job checkpoints: what the cache holds goes to RocksDB first
             h.snapshot(1, NIGHT);
-            return phase.run(h, delivered, audited);
-        } finally {
-            h.close();
-            CappingBenchmark.deleteQuietly(dir);
+            return phase.run(h, instance.delivered, instance.audited);
         }
     }
 

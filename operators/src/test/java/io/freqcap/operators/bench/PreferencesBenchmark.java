@@ -1,19 +1,13 @@
 package io.freqcap.operators.bench;
 
-import io.freqcap.schema.config.ControlRecord;
-import io.freqcap.schema.decision.Delivery;
+import io.freqcap.schema.Records;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
-import io.freqcap.schema.preference.PreferenceRecord;
-import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Random;
 import java.util.concurrent.atomic.LongAdder;
-import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 
 /**
  * What the user's say and the sender's word cost (issue 40), in the capping operator over RocksDB,
@@ -112,28 +106,18 @@ public final class PreferencesBenchmark {
 
     /** Microseconds per preference record of one user's flood, and per message for comparison. */
     static double[] flood(int records, int held) throws Exception {
-        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-prefs-flood");
-        System.setProperty("java.io.tmpdir", dir.toString());
-        LongAdder delivered = new LongAdder();
-        LongAdder audited = new LongAdder();
         // one a minute, held up to half a day: the user's messages wait a minute apart
         String config =
                 "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1m\","
                         + "\"max\":1},{\"window\":\"1d\",\"max\":1000}],\"hold\":\"12h\"}]}";
-        KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h = null;
-        try {
-            h =
-                    CappingBenchmark.open(
-                            config,
-                            0,
-                            1,
-                            dir,
-                            new CappingBenchmark.CountingOutput(delivered, audited));
+        try (var instance = new CappingBenchmark.Instance(TMP, "freqcap-prefs-flood", config)) {
+            var h = instance.h;
             h.setProcessingTime(START);
             for (int i = 0; i < held; i++) {
                 h.processElement(message(7, "h-" + i, "push", START, i), START);
             }
-            check(delivered.sum() == 1 && audited.sum() == 0, "held " + delivered.sum());
+            long delivered = instance.delivered.sum();
+            check(delivered == 1 && instance.audited.sum() == 0, "held " + delivered);
             long t0 = System.nanoTime();
             for (int n = 0; n < records; n++) {
                 String json =
@@ -142,46 +126,26 @@ public final class PreferencesBenchmark {
                                 + (n % 2 == 0
                                         ? ",\"optOut\":{\"channels\":[\"sms\"]}}"
                                         : ",\"pausedUntil\":" + START + "}");
-                h.processElement(
-                        PreferenceRecord.inbound(
-                                new RawRecord(
-                                        "7".getBytes(StandardCharsets.UTF_8),
-                                        json.getBytes(StandardCharsets.UTF_8),
-                                        "user-preferences",
-                                        0,
-                                        n)),
-                        START);
+                h.processElement(Records.preference(7L, json, n), START);
             }
             double perRecord = (System.nanoTime() - t0) / 1e3 / records;
-            check(audited.sum() == 0, "nothing cancelled: held push messages after the pause");
+            check(
+                    instance.audited.sum() == 0,
+                    "nothing cancelled: held push messages after the pause");
             // messages of other users, for the comparison
             long t1 = System.nanoTime();
             for (int n = 0; n < records; n++) {
                 h.processElement(message(1000 + n, "m-" + n, "push", START, n), START);
             }
             return new double[] {perRecord, (System.nanoTime() - t1) / 1e3 / records};
-        } finally {
-            if (h != null) {
-                h.close();
-            }
-            CappingBenchmark.deleteQuietly(dir); // also when the operator could not open
         }
     }
 
     static Result run(Mode mode, int users, int messages) throws Exception {
-        Path dir = Files.createTempDirectory(Path.of(TMP), "freqcap-prefs-bench");
-        System.setProperty("java.io.tmpdir", dir.toString());
-        LongAdder delivered = new LongAdder();
-        LongAdder audited = new LongAdder();
-        KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h = null;
-        try {
-            h =
-                    CappingBenchmark.open(
-                            CONFIG,
-                            0,
-                            1,
-                            dir,
-                            new CappingBenchmark.CountingOutput(delivered, audited));
+        try (var instance = new CappingBenchmark.Instance(TMP, "freqcap-prefs-bench", CONFIG)) {
+            var h = instance.h;
+            LongAdder delivered = instance.delivered;
+            LongAdder audited = instance.audited;
             h.setProcessingTime(START + WEEK);
             if (mode == Mode.PREFERENCES) {
                 for (long u = 0; u < users; u += 10) {
@@ -199,7 +163,7 @@ public final class PreferencesBenchmark {
                 long before = delivered.sum();
                 h.processElement(message(user, "m-" + n, CHANNELS[n & 3], t, n), t);
                 if (mode == Mode.RECEIPTS && n % 20 == 0 && delivered.sum() > before) {
-                    h.processElement(receipt(user, "m-" + n, n), t);
+                    h.processElement(Records.failed("m-" + n, user, n), t);
                     receipts++;
                 }
                 if ((n + 1) % 500_000 == 0) {
@@ -211,15 +175,10 @@ public final class PreferencesBenchmark {
             h.snapshot(messages, START + WEEK); // flushes the memtables to SST files
             return new Result(
                     messages / seconds,
-                    CappingBenchmark.sstBytes(dir),
+                    CappingBenchmark.sstBytes(instance.dir),
                     delivered.sum(),
                     audited.sum() - audits,
                     receipts);
-        } finally {
-            if (h != null) {
-                h.close();
-            }
-            CappingBenchmark.deleteQuietly(dir); // also when the operator could not open
         }
     }
 
@@ -243,28 +202,7 @@ public final class PreferencesBenchmark {
                                     + ",\"version\":1,\"limits\":[{\"window\":\"7d\",\"max\":5}],"
                                     + "\"channels\":{\"email\":[{\"window\":\"1d\",\"max\":1}]}}";
                 };
-        return PreferenceRecord.inbound(
-                new RawRecord(
-                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
-                        json.getBytes(StandardCharsets.UTF_8),
-                        "user-preferences",
-                        0,
-                        user));
-    }
-
-    static InboundMessage receipt(long user, String id, long offset) {
-        return DeliveryReceipt.inbound(
-                new RawRecord(
-                        null,
-                        ("{\"messageId\":\""
-                                        + id
-                                        + "\",\"userId\":"
-                                        + user
-                                        + ",\"status\":\"failed\"}")
-                                .getBytes(StandardCharsets.UTF_8),
-                        "delivery-receipts",
-                        0,
-                        offset));
+        return Records.preference(user, json, user);
     }
 
     static final byte[] VALUE =

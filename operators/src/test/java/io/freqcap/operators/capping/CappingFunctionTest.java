@@ -1,9 +1,9 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingFixtures.auditDecisions;
+import static io.freqcap.operators.capping.CappingFixtures.dailyConfig;
+import static io.freqcap.operators.capping.CappingFixtures.history;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
-import static io.freqcap.schema.Configs.rule;
-import static io.freqcap.schema.Configs.version;
-import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
@@ -16,9 +16,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
-import io.freqcap.schema.history.StoredHistory;
-import io.freqcap.schema.history.StoredHistorySerializer;
-import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import java.util.ArrayList;
@@ -31,14 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 public class CappingFunctionTest {
-    static final String ONE_A_DAY_V1 = config(1, 1);
-
-    public static String config(long v, int perDay) {
-        return version(v)
-                .rule(rule("*", window("1d", perDay), window("7d", 5)))
-                .exempt("transactional")
-                .json();
-    }
+    static final String ONE_A_DAY_V1 = dailyConfig(1, 1);
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
@@ -64,7 +54,7 @@ public class CappingFunctionTest {
         return Records.message(id, userId, t).inbound(harnesses.nextOffset());
     }
 
-    public static ControlRecord control(String json) {
+    static ControlRecord control(String json) {
         return Records.config(json);
     }
 
@@ -167,7 +157,7 @@ public class CappingFunctionTest {
         var h = harness(ONE_A_DAY_V1);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
         h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
-        h.processBroadcastElement(control(config(2, 3)), 0);
+        h.processBroadcastElement(control(dailyConfig(2, 3)), 0);
         h.processElement(message("m3", 42, DAY_1_NOON + 2), DAY_1_NOON + 2);
 
         assertEquals(List.of("ALLOWED@v1", "ALLOWED@v2"), decisions(h));
@@ -196,9 +186,9 @@ public class CappingFunctionTest {
 
     @Test
     void staleConfigVersionIsAuditedAndIgnored() throws Exception {
-        var h = harness(config(4, 1));
-        h.processBroadcastElement(control(config(4, 9)), 0);
-        h.processBroadcastElement(control(config(3, 9)), 0);
+        var h = harness(dailyConfig(4, 1));
+        h.processBroadcastElement(control(dailyConfig(4, 9)), 0);
+        h.processBroadcastElement(control(dailyConfig(3, 9)), 0);
         h.processElement(message("m1", 42, DAY_1_NOON), DAY_1_NOON);
         h.processElement(message("m2", 42, DAY_1_NOON + 1), DAY_1_NOON + 1);
 
@@ -286,15 +276,6 @@ public class CappingFunctionTest {
         }
     }
 
-    public static List<String> auditDecisions(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
-            throws Exception {
-        List<String> out = new ArrayList<>();
-        for (JsonNode a : audits(h)) {
-            out.add(a.get("decision").asText());
-        }
-        return out;
-    }
-
     @Test
     void sweepBeforeAnyWatermarkKeepsEverything() throws Exception {
         var h = harness(ONE_A_DAY_V1);
@@ -319,22 +300,6 @@ public class CappingFunctionTest {
         assertNull(history(h, 42));
     }
 
-    public static UserHistory history(
-            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
-            long user)
-            throws Exception {
-        StoredHistory stored = stored(h, user);
-        return StoredHistorySerializer.decoded(stored);
-    }
-
-    /** The user's short history as keyed state holds it (null when none, or a long one). */
-    static StoredHistory stored(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
-            throws Exception {
-        var backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(user);
-        return CappingHarnesses.keyed(backend, CappingFunction.HISTORY).value();
-    }
-
     @Test
     void snapshotAndRestoreKeepDecisionsIdentical() throws Exception {
         List<InboundMessage> first = new ArrayList<>();
@@ -344,7 +309,7 @@ public class CappingFunctionTest {
             long t = DAY_1_NOON + i * HOUR + rnd.nextInt(5) * DAY - 2 * DAY;
             (i < 200 ? first : second).add(message("m" + rnd.nextInt(350), rnd.nextInt(20), t));
         }
-        ControlRecord update = control(config(2, 2));
+        ControlRecord update = control(dailyConfig(2, 2));
 
         var straight = harness(ONE_A_DAY_V1);
         for (InboundMessage m : first) {
@@ -430,7 +395,7 @@ public class CappingFunctionTest {
                 inputs.add(ControlRecord.sweep(i));
             }
             if (i == 1_200) {
-                inputs.add(control(config(2, 2)));
+                inputs.add(control(dailyConfig(2, 2)));
             }
             long when = t + rnd.nextInt(72) * HOUR - 24 * HOUR;
             inputs.add(message("m" + rnd.nextInt(40), rnd.nextInt(50), when));

@@ -124,6 +124,15 @@ public final class CappingHarnesses implements AutoCloseable, AfterEachCallback 
                 VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, d);
     }
 
+    /** A keyed state of one user in a harness's task (the backend's current key set to it). */
+    public static <S extends State> S keyed(
+            KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user, StateDescriptor<S, ?> d)
+            throws Exception {
+        var backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(user);
+        return keyed(backend, d);
+    }
+
     /** The audit records a harness emitted, parsed, in order. */
     public static List<JsonNode> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
             throws Exception {

@@ -1,7 +1,8 @@
 package io.freqcap.operators.capping;
 
-import static io.freqcap.operators.capping.held.HeldMessagesTest.MORNING;
-import static io.freqcap.operators.capping.held.HeldMessagesTest.NIGHT;
+import static io.freqcap.operators.capping.CappingFixtures.MORNING;
+import static io.freqcap.operators.capping.CappingFixtures.NIGHT;
+import static io.freqcap.operators.capping.CappingFixtures.ONE_A_DAY_HELD;
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
@@ -10,8 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.freqcap.operators.capping.held.ForgetUserTest;
-import io.freqcap.operators.capping.held.HeldBoundsTest;
 import io.freqcap.operators.mirror.WriterSide;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
@@ -33,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class CappingMirrorTest {
     static final long WEEK = 7 * DAY;
-    static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
+    static final String TWO_A_DAY = CappingFixtures.dailyConfig(1, 2);
     static final ControlRecord REBUILD =
             CappingFunctionTest.control("{\"command\": \"rebuild-mirror\"}");
 
@@ -168,14 +167,14 @@ class CappingMirrorTest {
         try (WriterSide writer = CappingHarnesses.writerSide(h)) {
             send(h, message("m1", 42, "push", "marketing", DAY_1_NOON));
             CappingHarnesses.mirrored(h); // 42's key written
-            h.processBroadcastElement(ForgetUserTest.forget("42"), 0);
+            h.processBroadcastElement(Records.forgetUser(42), 0);
             MirrorWrite first = last(CappingHarnesses.mirrored(h));
             assertEquals(MirrorWrite.deletion(42, first.deletion()), first);
             assertNotEquals(0, first.deletion(), "a deletion Redis is to confirm");
 
             send(h, message("m2", 42, "push", "marketing", DAY_1_NOON + HOUR)); // back again
             CappingHarnesses.mirrored(h);
-            h.processBroadcastElement(ForgetUserTest.forget("42"), 0);
+            h.processBroadcastElement(Records.forgetUser(42), 0);
             MirrorWrite second = last(CappingHarnesses.mirrored(h));
             assertTrue(second.deletes());
             assertNotEquals(0, second.deletion());
@@ -203,7 +202,7 @@ class CappingMirrorTest {
     @Test
     void afterADroppedBacklogTheRebuildDeletesTheKeyOfAUserWhoseLastMessageStoppedCounting()
             throws Exception {
-        var h = harnesses.open(CappingSettings.of(HeldBoundsTest.ONE_A_DAY_HELD).withMirror(true));
+        var h = harnesses.open(CappingSettings.of(ONE_A_DAY_HELD).withMirror(true));
         h.setProcessingTime(NIGHT);
         MirrorModel redis = new MirrorModel();
         try (WriterSide writer = CappingHarnesses.writerSide(h)) {
@@ -314,7 +313,7 @@ class CappingMirrorTest {
         var after = harness(true, checkpoint);
         // On the replay a config of one a day is read first: a2 is REJECTED now.
         after.processBroadcastElement(
-                CappingFunctionTest.control(CappingFunctionTest.config(2, 1)), 0);
+                CappingFunctionTest.control(CappingFixtures.dailyConfig(2, 1)), 0);
         send(after, message("a2", 42, "push", "marketing", DAY_1_NOON + HOUR));
         assertEquals("REJECTED", CappingHarnesses.audits(after).get(0).get("decision").asText());
         redis.apply(after);

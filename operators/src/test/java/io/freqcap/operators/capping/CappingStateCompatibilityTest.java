@@ -76,37 +76,125 @@ public class CappingStateCompatibilityTest {
                             DAY_1_NOON + i * (6 * 24 * HOUR / to) + rnd.nextInt(3) * HOUR,
                             zone == null ? "" : ",\"timezone\":\"" + zone + "\"");
             if (i >= from) {
-                all.add(
-                        InboundMessage.of(
-                                new RawRecord(
-                                        null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+                all.add(inbound(json, i));
             }
         }
         return all;
     }
 
+    /** A message's bytes as read at {@code offset} of partition 0 of topic {@code in}. */
+    static InboundMessage inbound(String json, int offset) {
+        return InboundMessage.of(
+                new RawRecord(null, json.getBytes(StandardCharsets.UTF_8), "in", 0, offset));
+    }
+
     /** What a harness wrote since it was marked: deliveries, audit records, mirror writes. */
-    record Since(int deliveries, int audits, int mirrored) {
+    record Since(
+            KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h,
+            int deliveryCount,
+            int auditCount,
+            int mirroredCount) {
         static Since mark(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
             return new Since(
+                    h,
                     h.extractOutputValues().size(),
                     CappingStateCompatibilityTest.audits(h).size(),
                     CappingHarnesses.mirrored(h).size());
         }
 
-        List<Delivery> deliveries(KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> h) {
+        List<Delivery> deliveries() {
             List<Delivery> all = h.extractOutputValues();
-            return all.subList(deliveries, all.size());
+            return all.subList(deliveryCount, all.size());
         }
 
-        List<String> audits(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<String> audits() {
             List<String> all = CappingStateCompatibilityTest.audits(h);
-            return all.subList(audits, all.size());
+            return all.subList(auditCount, all.size());
         }
 
-        List<MirrorWrite> mirrored(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
+        List<MirrorWrite> mirrored() {
             List<MirrorWrite> all = CappingHarnesses.mirrored(h);
-            return all.subList(mirrored, all.size());
+            return all.subList(mirroredCount, all.size());
+        }
+    }
+
+    /**
+     * What a task whose mirror was rebuilt wrote after the snapshot: its deliveries' decisions, its
+     * audit records, its mirror writes.
+     */
+    record Written(List<String> decisions, List<String> audits, List<MirrorWrite> mirrored) {
+        static Written since(Since s) {
+            return new Written(
+                    CappingStateCompatibilityTest.decisions(s.deliveries()),
+                    s.audits(),
+                    s.mirrored());
+        }
+
+        /** Asserts a restored task wrote the same, part by part; what it wrote. */
+        Written assertSameAs(
+                KeyedBroadcastOperatorTestHarness<?, ?, ?, Delivery> restored, String version) {
+            Written got =
+                    new Written(
+                            CappingStateCompatibilityTest.decisions(restored.extractOutputValues()),
+                            CappingStateCompatibilityTest.audits(restored),
+                            CappingHarnesses.mirrored(restored));
+            assertEquals(decisions, got.decisions, "decisions after restoring " + version);
+            assertEquals(audits, got.audits, "audit records after " + version);
+            assertEquals(mirrored, got.mirrored, "mirror writes after " + version);
+            return got;
+        }
+    }
+
+    /**
+     * The kinds of fixture: each a config (the mirror on) and a traffic its snapshot splits, whose
+     * first part the fixture holds the state of.
+     */
+    enum Fixture {
+        /** Segments, a config update, 60 users' histories with message ids. */
+        RELEASED("capping", CONFIG_V1, true),
+        /** One heavy user's long history. */
+        LONG("capping-long", HEAVY_CONFIG, true),
+        /** Histories in format version 2 (categories, campaigns, zone offsets); no rebuild. */
+        EXTENDED("capping-extended", EXTENDED_CONFIG, false);
+
+        final String kind;
+        final String config;
+        final boolean rebuild;
+
+        Fixture(String kind, String config, boolean rebuild) {
+            this.kind = kind;
+            this.config = config;
+            this.rebuild = rebuild;
+        }
+
+        /** The part of the traffic before the snapshot. */
+        void before(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, ?> h)
+                throws Exception {
+            switch (this) {
+                case RELEASED -> CappingStateCompatibilityTest.before(h);
+                case LONG -> feed(h, heavyTraffic(0, HEAVY_BEFORE));
+                case EXTENDED -> feed(h, extendedTraffic(0, EXTENDED_BEFORE));
+            }
+        }
+
+        /** The part after it, then a rebuild of the mirror when the fixture's test compares it. */
+        void after(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, ?> h)
+                throws Exception {
+            feed(
+                    h,
+                    switch (this) {
+                        case RELEASED -> traffic(BEFORE, ALL);
+                        case LONG -> heavyTraffic(HEAVY_BEFORE, HEAVY_ALL);
+                        case EXTENDED -> extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL);
+                    });
+            if (rebuild) {
+                h.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+            }
+        }
+
+        /** The committed fixture of a release. */
+        Path file(String version) {
+            return fixture(kind, version);
         }
     }
 
@@ -120,6 +208,24 @@ public class CappingStateCompatibilityTest {
         }
     }
 
+    /**
+     * The reference: a task of the fixture's config that never stopped, given both parts of its
+     * traffic; what it wrote after the first.
+     */
+    Since straight(Fixture f) throws Exception {
+        var h = harnesses.openWithMirror(f.config, null);
+        f.before(h);
+        Since since = Since.mark(h);
+        f.after(h);
+        return since;
+    }
+
+    /** A task of the fixture's config restored from its committed file of a release. */
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> restored(
+            Fixture f, String version) throws Exception {
+        return harnesses.openWithMirror(f.config, fixtureState(f.file(version)));
+    }
+
     /** A committed fixture's state: it must be there, fixtures are never rebuilt. */
     static OperatorSubtaskState fixtureState(Path file) throws Exception {
         assertTrue(
@@ -128,35 +234,31 @@ public class CappingStateCompatibilityTest {
         return OperatorSnapshotUtil.readStateHandle(file.toString());
     }
 
+    /** The committed fixture of one kind of snapshot ({@code capping}...) of a release. */
+    static Path fixture(String kind, String version) {
+        return Path.of("src/test/resources/state-compat/" + kind + "-" + version + ".snapshot");
+    }
+
     static final int EXTENDED_BEFORE = 300;
     static final int EXTENDED_ALL = 600;
 
     @Test
     void extendedHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
-        var straight = harnesses.openWithMirror(EXTENDED_CONFIG, null);
-        feed(straight, extendedTraffic(0, EXTENDED_BEFORE));
-        Since since = Since.mark(straight);
-        feed(straight, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
-        List<Delivery> expected = since.deliveries(straight);
-        List<String> expectedAudits = since.audits(straight);
+        Since since = straight(Fixture.EXTENDED);
+        List<Delivery> expected = since.deliveries();
+        List<String> expectedAudits = since.audits();
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"calendar\":\"day\"")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"campaign:c")));
         assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"category:promo\"")));
         assertTrue(expected.stream().anyMatch(d -> "REJECTED".equals(d.shadow())));
 
         for (String version : EXTENDED_FIXTURES) {
-            var restored =
-                    harnesses.openWithMirror(
-                            EXTENDED_CONFIG, fixtureState(extendedFixture(version)));
-            feed(restored, extendedTraffic(EXTENDED_BEFORE, EXTENDED_ALL));
+            var restored = restored(Fixture.EXTENDED, version);
+            Fixture.EXTENDED.after(restored);
             assertEquals(expected, restored.extractOutputValues(), "deliveries after " + version);
             assertEquals(expectedAudits, audits(restored), "audit records after " + version);
             harnesses.close(restored);
         }
-    }
-
-    static Path extendedFixture(String version) {
-        return Path.of("src/test/resources/state-compat/capping-extended-" + version + ".snapshot");
     }
 
     /** A heavy user's config: room for hundreds of messages a day. */
@@ -178,51 +280,31 @@ public class CappingStateCompatibilityTest {
                             "{\"messageId\":\"h%d\",\"userId\":99,\"channel\":\"%s\","
                                     + "\"timestamp\":%d}",
                             n, n % 3 == 0 ? "email" : "push", DAY_1_NOON + n * 30_000L);
-            all.add(
-                    InboundMessage.of(
-                            new RawRecord(
-                                    null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+            all.add(inbound(json, i));
         }
         return all;
     }
 
     @Test
     void longHistoriesOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
-        var straight = harnesses.openWithMirror(HEAVY_CONFIG, null);
-        feed(straight, heavyTraffic(0, HEAVY_BEFORE));
-        Since since = Since.mark(straight);
-        feed(straight, heavyTraffic(HEAVY_BEFORE, HEAVY_ALL));
-        straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
-        List<String> expected = decisions(since.deliveries(straight));
-        List<String> expectedAudits = since.audits(straight);
-        List<MirrorWrite> expectedMirror = since.mirrored(straight);
-        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")));
-        assertTrue(expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")));
+        Written expected = Written.since(straight(Fixture.LONG));
+        assertTrue(expected.audits().stream().anyMatch(a -> a.contains("\"REJECTED\"")));
+        assertTrue(expected.audits().stream().anyMatch(a -> a.contains("\"DUPLICATE\"")));
         // A long history is written whole, one write of the user's log at a time.
-        assertTrue(expectedMirror.stream().allMatch(w -> w.userId() == 99 && !w.deletes()));
+        assertTrue(expected.mirrored().stream().allMatch(w -> w.userId() == 99 && !w.deletes()));
         assertTrue(
-                expectedMirror.get(0).entries() > 100,
-                expectedMirror.get(0).entries() + " entries rebuilt");
+                expected.mirrored().get(0).entries() > 100,
+                expected.mirrored().get(0).entries() + " entries rebuilt");
 
         for (String version : LONG_FIXTURES) {
-            var restored =
-                    harnesses.openWithMirror(HEAVY_CONFIG, fixtureState(longFixture(version)));
-            var backend = restored.getOperator().getKeyedStateBackend();
-            backend.setCurrentKey(99L);
+            var restored = restored(Fixture.LONG, version);
             assertTrue(
-                    CappingHarnesses.keyed(backend, HistoryStore.LONG).value() != null,
+                    CappingHarnesses.keyed(restored, 99, HistoryStore.LONG).value() != null,
                     "the fixture holds a long history");
-            feed(restored, heavyTraffic(HEAVY_BEFORE, HEAVY_ALL));
-            restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
-            assertEquals(expected, decisions(restored.extractOutputValues()), version);
-            assertEquals(expectedAudits, audits(restored), "audit records after " + version);
-            assertEquals(expectedMirror, CappingHarnesses.mirrored(restored), version);
+            Fixture.LONG.after(restored);
+            expected.assertSameAs(restored, version);
             harnesses.close(restored);
         }
-    }
-
-    static Path longFixture(String version) {
-        return Path.of("src/test/resources/state-compat/capping-long-" + version + ".snapshot");
     }
 
     /** The job's initial config: "vip" one a day, everyone else two a day. */
@@ -241,12 +323,6 @@ public class CappingStateCompatibilityTest {
     static final String VIP = SegmentsTest.inline("vip", 1, 5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
-
-    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> harness(
-            OperatorSubtaskState restore) throws Exception {
-        return harnesses.open(
-                new CappingFunction(CappingSettings.of(CONFIG_V1).withMirror(true)), restore, 1, 0);
-    }
 
     /**
      * The traffic: 60 users over 3 days, two channels, an exempt category, and every tenth message
@@ -273,10 +349,7 @@ public class CappingStateCompatibilityTest {
             }
             sent.add(json);
             if (i >= from) {
-                all.add(
-                        InboundMessage.of(
-                                new RawRecord(
-                                        null, json.getBytes(StandardCharsets.UTF_8), "in", 0, i)));
+                all.add(inbound(json, i));
             }
         }
         return all;
@@ -313,48 +386,29 @@ public class CappingStateCompatibilityTest {
     @Test
     void snapshotsOfReleasedVersionsRestoreAndDecideAsIfNeverStopped() throws Exception {
         // The reference: one operator that never stopped, then rebuilt its mirror.
-        var straight = harness(null);
-        before(straight);
-        Since since = Since.mark(straight);
-        feed(straight, traffic(BEFORE, ALL));
-        straight.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
-        List<String> expected = decisions(since.deliveries(straight));
-        List<String> expectedAudits = since.audits(straight);
-        List<MirrorWrite> expectedMirror = since.mirrored(straight);
+        Written expected = Written.since(straight(Fixture.RELEASED));
 
         for (String version : FIXTURES) {
-            var restored = harness(fixtureState(fixture(version)));
-            feed(restored, traffic(BEFORE, ALL));
-            restored.processBroadcastElement(CappingMirrorTest.REBUILD, 0);
+            var restored = restored(Fixture.RELEASED, version);
+            Fixture.RELEASED.after(restored);
 
-            List<String> got = decisions(restored.extractOutputValues());
-            assertEquals(expected, got, "decisions after restoring " + version);
-            assertEquals(expectedAudits, audits(restored), "audit records after " + version);
-            assertEquals(
-                    expectedMirror,
-                    CappingHarnesses.mirrored(restored),
-                    "mirror writes after " + version);
+            List<String> got = expected.assertSameAs(restored, version).decisions();
             // What the fixture must exercise, so that the comparison means something.
             assertTrue(got.stream().allMatch(d -> d.endsWith("@v2")), "config v2 restored");
             assertTrue(got.stream().anyMatch(d -> d.startsWith("ALLOWED/vip")), "segment restored");
             assertTrue(
-                    expectedAudits.stream().anyMatch(a -> a.contains("\"REJECTED\"")),
+                    expected.audits().stream().anyMatch(a -> a.contains("\"REJECTED\"")),
                     "restored histories reject");
             assertTrue(
-                    expectedAudits.stream().anyMatch(a -> a.contains("\"DUPLICATE\"")),
+                    expected.audits().stream().anyMatch(a -> a.contains("\"DUPLICATE\"")),
                     "restored fingerprints catch duplicates");
             assertTrue(
-                    expectedMirror.stream().anyMatch(w -> !w.deletes() && w.entries() > 0),
+                    expected.mirrored().stream().anyMatch(w -> !w.deletes() && w.entries() > 0),
                     "rebuild writes logs from restored message ids");
             harnesses.close(restored);
         }
     }
 
-    static Path fixture(String version) {
-        return Path.of("src/test/resources/state-compat/capping-" + version + ".snapshot");
-    }
-
-    /** Writes the fixture of this build's state format (run from the operators module). */
     /**
      * freqcap 0.3 held four messages (users 1 to 4, campaigns promo-1 to promo-4, stamped 22:00 UTC
      * on 1 January 2030 in quiet hours 21:00-08:00, held for 08:00) whose values carry {@code
@@ -367,7 +421,6 @@ public class CappingStateCompatibilityTest {
      */
     @Test
     void heldMessagesOfRelease03WithPriorityHighAreWithdrawnEveryWay() throws Exception {
-        Path file = Path.of("src/test/resources/state-compat/capping-held-priority-0.3.snapshot");
         String config =
                 "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
                         + "\"max\":1}],\"hold\":\"12h\",\"quietHours\":{\"from\":\"21:00\","
@@ -377,10 +430,8 @@ public class CappingStateCompatibilityTest {
         long morning = java.time.Instant.parse("2030-01-02T08:00:00Z").toEpochMilli();
         var h =
                 harnesses.open(
-                        new CappingFunction(CappingSettings.of(config)),
-                        OperatorSnapshotUtil.readStateHandle(file.toString()),
-                        1,
-                        0);
+                        CappingSettings.of(config),
+                        fixtureState(fixture("capping-held-priority", "0.3")));
         h.setProcessingTime(before);
         assertEquals(4, h.numProcessingTimeTimers(), "0.3's four held messages wait");
         h.processElement(
@@ -420,49 +471,22 @@ public class CappingStateCompatibilityTest {
         assertEquals(0, h.numProcessingTimeTimers());
     }
 
+    /** Writes the fixtures of this build's state format (run from the operators module). */
     public static void main(String[] args) throws Exception {
         String version = args[0];
-        if (args.length > 1 && args[1].equals("extended")) {
-            try (CappingHarnesses harnesses = new CappingHarnesses()) {
-                var h =
-                        harnesses.open(
-                                new CappingFunction(
-                                        CappingSettings.of(EXTENDED_CONFIG).withMirror(true)),
-                                null,
-                                1,
-                                0);
-                for (InboundMessage m : extendedTraffic(0, EXTENDED_BEFORE)) {
-                    h.processElement(m, m.message().timestamp());
-                }
-                OperatorSnapshotUtil.writeStateHandle(
-                        h.snapshot(1, 1), extendedFixture(version).toString());
-            }
-            System.out.println("wrote " + extendedFixture(version));
-            return;
-        }
-        Path file = fixture(version);
-        Files.createDirectories(file.getParent());
+        List<Fixture> kinds =
+                args.length > 1 && args[1].equals("extended")
+                        ? List.of(Fixture.EXTENDED)
+                        : List.of(Fixture.RELEASED, Fixture.LONG);
         try (CappingHarnesses harnesses = new CappingHarnesses()) {
-            var h =
-                    harnesses.open(
-                            new CappingFunction(CappingSettings.of(CONFIG_V1).withMirror(true)),
-                            null,
-                            1,
-                            0);
-            before(h);
-            OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), file.toString());
-            var heavy =
-                    harnesses.open(
-                            new CappingFunction(CappingSettings.of(HEAVY_CONFIG).withMirror(true)),
-                            null,
-                            1,
-                            0);
-            for (InboundMessage m : heavyTraffic(0, HEAVY_BEFORE)) {
-                heavy.processElement(m, m.message().timestamp());
+            for (Fixture f : kinds) {
+                Path file = f.file(version);
+                Files.createDirectories(file.getParent());
+                var h = harnesses.openWithMirror(f.config, null);
+                f.before(h);
+                OperatorSnapshotUtil.writeStateHandle(h.snapshot(1, 1), file.toString());
+                System.out.println("wrote " + file.toAbsolutePath());
             }
-            OperatorSnapshotUtil.writeStateHandle(
-                    heavy.snapshot(1, 1), longFixture(version).toString());
         }
-        System.out.println("wrote " + file.toAbsolutePath() + " and " + longFixture(version));
     }
 }

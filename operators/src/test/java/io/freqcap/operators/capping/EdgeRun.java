@@ -729,17 +729,22 @@ final class EdgeRun implements AutoCloseable {
         count("held");
         long sendAt = -1;
         for (HeldDelivery h : heldInState(m.userId())) {
-            if (h.messageId().equals(m.messageId()) && h.timestamp() == m.timestamp()) {
+            if (h.message().messageId().equals(m.messageId())
+                    && h.message().timestamp() == m.timestamp()) {
                 if (sendAt < 0) {
-                    count(m, h.sendAt(), h.configVersion(), h.segment());
+                    count(
+                            m,
+                            h.delivery().sendAt(),
+                            h.delivery().configVersion(),
+                            h.delivery().segment());
                 }
-                sendAt = Math.max(sendAt, h.sendAt());
-                checkSendTime(m, h.segment(), h.sendAt());
-                if (h.configVersion() != ledger.inForce.version()) {
+                sendAt = Math.max(sendAt, h.delivery().sendAt());
+                checkSendTime(m, h.delivery().segment(), h.delivery().sendAt());
+                if (h.delivery().configVersion() != ledger.inForce.version()) {
                     soft(
                             "decided under another config than the one in force",
                             "held under v"
-                                    + h.configVersion()
+                                    + h.delivery().configVersion()
                                     + ", in force v"
                                     + ledger.inForce.version());
                 }
@@ -781,7 +786,7 @@ final class EdgeRun implements AutoCloseable {
      */
     private void checkSendTime(OutboundMessage m, String segment, long sendAt) {
         Rule rule = ledger.inForce.ruleFor(segment);
-        if (sendAt <= m.timestamp() || sendAt - m.timestamp() > rule.holdMillis()) {
+        if (sendAt <= m.timestamp() || sendAt - m.timestamp() > rule.deferral().holdMillis()) {
             soft(
                     "held beyond its rule's hold",
                     "send time "
@@ -789,7 +794,7 @@ final class EdgeRun implements AutoCloseable {
                             + " for timestamp "
                             + m.timestamp()
                             + ", hold "
-                            + rule.hold()
+                            + rule.deferral().hold()
                             + " of rule "
                             + segment);
         }
@@ -972,8 +977,8 @@ final class EdgeRun implements AutoCloseable {
 
     /** {@code m} (the last of {@code before}) within every limit of its rule. */
     private void admitted(long user, Counted m, Rule rule, List<Counted> before) {
-        within(user, m, rule.limits(), before, "all");
-        if (rule.channels().containsKey(m.channel())) {
+        within(user, m, rule.caps().all(), before, "all");
+        if (rule.caps().channels().containsKey(m.channel())) {
             within(
                     user,
                     m,
@@ -981,7 +986,7 @@ final class EdgeRun implements AutoCloseable {
                     before.stream().filter(c -> m.channel().equals(c.channel())).toList(),
                     "channel:" + m.channel());
         }
-        if (m.category() != null && rule.categories().containsKey(m.category())) {
+        if (m.category() != null && rule.caps().categories().containsKey(m.category())) {
             within(
                     user,
                     m,
@@ -993,11 +998,11 @@ final class EdgeRun implements AutoCloseable {
             within(
                     user,
                     m,
-                    rule.campaign(),
+                    rule.caps().campaign(),
                     before.stream().filter(c -> m.campaign().equals(c.campaign())).toList(),
                     "campaign:" + m.campaign());
             List<Counted> withCampaign = before.stream().filter(c -> c.campaign() != null).toList();
-            for (Limit l : rule.campaigns()) {
+            for (Limit l : rule.caps().campaigns()) {
                 int most = l.isCalendar() ? campaignsInPeriod(l, m, withCampaign) : 0;
                 if (!l.isCalendar()) {
                     for (long s : starts(m.at(), l.windowMillis(), withCampaign)) {
@@ -1235,16 +1240,16 @@ final class EdgeRun implements AutoCloseable {
         for (long user : ledger.heldUsers) {
             List<String> inState = new ArrayList<>();
             for (HeldDelivery h : heldInState(user)) {
-                inState.add(h.messageId() + "@" + h.sendAt());
-                if (h.sendAt() <= clock) {
+                inState.add(h.message().messageId() + "@" + h.delivery().sendAt());
+                if (h.delivery().sendAt() <= clock) {
                     soft(
                             "a held message past its send time still waits",
                             "user "
                                     + user
                                     + ": "
-                                    + h.messageId()
+                                    + h.message().messageId()
                                     + " at "
-                                    + h.sendAt()
+                                    + h.delivery().sendAt()
                                     + ", clock "
                                     + clock);
                 }
@@ -1290,16 +1295,13 @@ final class EdgeRun implements AutoCloseable {
         if (!out.deliveries().isEmpty()) {
             throw new Broken("a delivery by a " + what, out.deliveries().toString());
         }
-        int invalid = 0;
-        String error = null;
+        Refusals refused = new Refusals(e, at);
         for (JsonNode a : out.audits()) {
             String decision = decision(a);
-            if (decision.equals("INVALID_CONTROL")
-                    && a.at("/source/offset").asLong(-1) == at
-                    && a.at("/source/topic").asText().equals(e.topic().defaultName)) {
-                invalid++;
-                error = a.path("error").asText();
-            } else if (decision.equals("CANCELLED") && what.equals("preference")) {
+            if (refused.took(a)) {
+                continue;
+            }
+            if (decision.equals("CANCELLED") && what.equals("preference")) {
                 if (a.path("userId").asLong() != in.routingKey()) {
                     throw new Broken("a preference cancelled another user's message", a.toString());
                 }
@@ -1308,19 +1310,11 @@ final class EdgeRun implements AutoCloseable {
                 throw new Broken("unexpected " + decision + " for a " + what, a.toString());
             }
         }
-        if (invalid > 1) {
-            throw new Broken("two INVALID_CONTROL records for one " + what, out.toString());
-        }
-        if (e.validity() == Validity.VALID && invalid == 1) {
-            soft("valid " + what + " refused: " + field(error), error + " of " + e);
-        }
-        if (e.validity() == Validity.INVALID && invalid == 0) {
-            soft("invalid " + what + " applied", e.toString());
-        }
-        if (invalid == 0 && what.equals("preference")) {
+        refused.judge(what, out, false);
+        if (refused.none() && what.equals("preference")) {
             preferenceApplied(e, in.routingKey());
         }
-        if (invalid == 0 && what.equals("receipt")) {
+        if (refused.none() && what.equals("receipt")) {
             // A failed delivery stops counting (§11), unless its message still waits: the job
             // ignores that one, and so does the ledger, so that a wrong un-count of a held message
             // shows as more admitted than a limit allows.
@@ -1350,10 +1344,14 @@ final class EdgeRun implements AutoCloseable {
         ledger.preferenceVersions.put(user, p.version());
         if (p.pausedUntil() != null) {
             for (HeldDelivery h : heldInState(user)) {
-                if (h.sendAt() < p.pausedUntil()) {
+                if (h.delivery().sendAt() < p.pausedUntil()) {
                     soft(
                             "held message within a pause still waits",
-                            h.messageId() + " at " + h.sendAt() + " after " + e);
+                            h.message().messageId()
+                                    + " at "
+                                    + h.delivery().sendAt()
+                                    + " after "
+                                    + e);
                 }
             }
         }
@@ -1370,6 +1368,56 @@ final class EdgeRun implements AutoCloseable {
 
     private static PreferenceRecord readPreference(EdgeInput e) throws Exception {
         return PreferenceRecord.read(e.key(), e.value());
+    }
+
+    /**
+     * The INVALID_CONTROL records of one record of a user or control topic (its topic, its offset):
+     * at most one; a valid record refused or an invalid one applied is noted.
+     */
+    private final class Refusals {
+        private final EdgeInput e;
+        private final long at;
+        private int count;
+
+        /** The last refusal's error, null for none. */
+        String error;
+
+        Refusals(EdgeInput e, long at) {
+            this.e = e;
+            this.at = at;
+        }
+
+        /** Whether {@code a} refuses the record; counted when it does. */
+        boolean took(JsonNode a) {
+            if (!decision(a).equals("INVALID_CONTROL")
+                    || a.at("/source/offset").asLong(-1) != at
+                    || !a.at("/source/topic").asText().equals(e.topic().defaultName)) {
+                return false;
+            }
+            count++;
+            error = a.path("error").asText();
+            return true;
+        }
+
+        boolean none() {
+            return count == 0;
+        }
+
+        /**
+         * Throws when the record was refused twice; notes a valid record refused (unless {@code
+         * excused}: refused for the task's state, not its own) and an invalid one applied.
+         */
+        void judge(String what, Out out, boolean excused) {
+            if (count > 1) {
+                throw new Broken("two INVALID_CONTROL records for one " + what, out.toString());
+            }
+            if (e.validity() == Validity.VALID && count == 1 && !excused) {
+                soft("valid " + what + " refused: " + field(error), error + " of " + e);
+            }
+            if (e.validity() == Validity.INVALID && count == 0) {
+                soft("invalid " + what + " applied", e.toString());
+            }
+        }
     }
 
     // ---- control records
@@ -1390,17 +1438,14 @@ final class EdgeRun implements AutoCloseable {
                 e.topic() == EdgeInput.Topic.SEGMENTS
                         ? "segment update"
                         : utf8(e.value()).contains("\"command\"") ? "command" : "config";
-        int invalid = 0;
-        String error = null;
+        Refusals refused = new Refusals(e, at);
         List<Held> withdrawn = new ArrayList<>();
         for (JsonNode a : out.audits()) {
             String decision = decision(a);
-            if (decision.equals("INVALID_CONTROL")
-                    && a.at("/source/offset").asLong(-1) == at
-                    && a.at("/source/topic").asText().equals(e.topic().defaultName)) {
-                invalid++;
-                error = a.path("error").asText();
-            } else if ((decision.equals("FORGOTTEN") && parsed instanceof ConfigRecord.ForgetUser)
+            if (refused.took(a)) {
+                continue;
+            }
+            if ((decision.equals("FORGOTTEN") && parsed instanceof ConfigRecord.ForgetUser)
                     || (decision.equals("CANCELLED")
                             && parsed instanceof ConfigRecord.CancelHeld)) {
                 withdrawn.add(withdrawn(a, decision));
@@ -1408,19 +1453,13 @@ final class EdgeRun implements AutoCloseable {
                 throw new Broken("unexpected " + decision + " for a " + what, a.toString());
             }
         }
-        if (invalid > 1) {
-            throw new Broken("two INVALID_CONTROL records for one " + what, out.toString());
-        }
+        String error = refused.error;
         boolean stateful =
                 error != null
                         && (error.startsWith("stale version")
                                 || error.startsWith("unknown segment"));
-        if (e.validity() == Validity.VALID && invalid == 1 && !stateful) {
-            soft("valid " + what + " refused: " + field(error), error + " of " + e);
-        }
-        if (e.validity() == Validity.INVALID && invalid == 0) {
-            soft("invalid " + what + " applied", e.toString());
-        }
+        refused.judge(what, out, stateful);
+        boolean invalid = !refused.none();
         if (parsed instanceof LimitConfig c) {
             boolean stale = c.version() <= ledger.inForce.version();
             if (stale != (error != null && error.startsWith("stale version"))) {
@@ -1428,11 +1467,11 @@ final class EdgeRun implements AutoCloseable {
                         "stale version misjudged",
                         "v" + c.version() + " against v" + ledger.inForce.version() + ": " + error);
             }
-            if (invalid == 0) {
+            if (!invalid) {
                 ledger.inForce = c;
                 ledger.configs.put(c.version(), c);
             }
-        } else if (parsed instanceof ConfigRecord.ForgetUser f && invalid == 0) {
+        } else if (parsed instanceof ConfigRecord.ForgetUser f && !invalid) {
             for (Held h : withdrawn) {
                 if (h.user() != f.userId()) {
                     throw new Broken("forget-user forgot another user's message", f + "");
@@ -1443,7 +1482,7 @@ final class EdgeRun implements AutoCloseable {
             }
             ledger.preferenceVersions.remove(f.userId());
             ledger.counted.remove(f.userId());
-        } else if (parsed instanceof ConfigRecord.CancelHeld c && invalid == 0) {
+        } else if (parsed instanceof ConfigRecord.CancelHeld c && !invalid) {
             for (Held h : withdrawn) {
                 if (!names(c, h)) {
                     throw new Broken("cancel-held cancelled another message", c + " took " + h);

@@ -1,7 +1,7 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingFixtures.stored;
 import static io.freqcap.operators.capping.CappingFunctionTest.ONE_A_DAY_V1;
-import static io.freqcap.operators.capping.CappingFunctionTest.stored;
 import static io.freqcap.schema.Instants.DAY;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;

@@ -196,7 +196,7 @@ class HeavyUserTest {
 
     private static Object history(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h)
             throws Exception {
-        return CappingFunctionTest.stored(h, USER);
+        return CappingFixtures.stored(h, USER);
     }
 
     private static int buckets(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h)
@@ -307,7 +307,7 @@ class HeavyUserTest {
         List<String> violationsAt(String channel, long t) {
             List<String> out = new ArrayList<>();
             var rule = config.ruleFor("*");
-            for (var l : rule.limits()) {
+            for (var l : rule.caps().all()) {
                 int most = most(all, cell(t), (int) (l.windowMillis() / GRID));
                 if (most + 1 > l.max()) {
                     out.add("all " + l.window() + " " + l.max() + " " + most);

@@ -1,25 +1,26 @@
 package io.freqcap.operators.capping;
 
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_10H;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_22H10;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_23_8H;
+import static io.freqcap.operators.capping.CappingFixtures.THROWS;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
+import static io.freqcap.operators.capping.CappingHarnesses.keyed;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.decision.PreemptionTest;
-import io.freqcap.operators.capping.preference.PreferenceStore;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.preference.UserPreferences;
-import java.util.AbstractSet;
-import java.util.Collections;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
-import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,11 +31,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class InputEdgesTest {
     /** Quiet 21:00-08:00 in Berlin, hold 12h, preempt: what a pause meets in the job. */
-    static final String QUIET_CONFIG = PreemptionTest.PRIORITY_CONFIG;
+    static final String QUIET_CONFIG = CappingFixtures.PRIORITY_CONFIG;
 
-    static final long NOV_22_10H = PreemptionTest.NOV_22_10H;
-    static final long NOV_22_22H10 = PreemptionTest.NOV_22_22H10;
-    static final long NOV_23_8H = PreemptionTest.NOV_23_8H;
+    /** 08:00 UTC, 22 November 2025: the wall clock of the tests of one plain rolling limit. */
+    static final long NOV_22_8H_UTC = 1_763_798_400_000L;
 
     /** 0:00 UTC on 1 January 10000: a pause from here on is for good (contract.md §10). */
     static final long YEAR_10000 = 253_402_300_800_000L;
@@ -43,7 +43,20 @@ class InputEdgesTest {
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open()
             throws Exception {
-        return harnesses.open(CappingSettings.of(QUIET_CONFIG).withMirror(true), null, 1, 0);
+        return harnesses.openWithMirror(QUIET_CONFIG, null);
+    }
+
+    /** A task under {@code config} (no mirror) whose wall clock reads {@code now}. */
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> openAt(
+            String config, long now) throws Exception {
+        var h = harnesses.open(CappingSettings.of(config));
+        h.setProcessingTime(now);
+        return h;
+    }
+
+    /** A message of user 42 as the plain rolling limits' tests send it: no channel, no zone. */
+    InboundMessage plain(String id, long t) {
+        return Records.message(id, 42, t).inbound(harnesses.nextOffset());
     }
 
     InboundMessage pausedUntil(long user, long until) {
@@ -127,65 +140,27 @@ class InputEdgesTest {
         assertEquals("last", lastDelivered(h));
     }
 
-    /** A category set that throws when asked: a bug the rule meets, in place of a real one. */
-    static final Set<String> THROWS =
-            new AbstractSet<>() {
-                @Override
-                public boolean contains(Object o) {
-                    throw new IllegalStateException("a bug at an edge");
-                }
-
-                @Override
-                public Iterator<String> iterator() {
-                    return Collections.emptyIterator();
-                }
-
-                @Override
-                public int size() {
-                    return 0;
-                }
-            };
-
     /** Preferences as the state holds them, but whose opted-out categories throw when read. */
-    record Poisoned(ValueState<UserPreferences> state) implements ValueState<UserPreferences> {
-        @Override
-        public UserPreferences value() throws java.io.IOException {
-            UserPreferences p = state.value();
-            return p == null
-                    ? null
-                    : new UserPreferences(
-                            p.userId(),
-                            p.version(),
-                            p.optOutChannels(),
-                            THROWS,
-                            p.pausedUntil(),
-                            p.limits(),
-                            p.channels(),
-                            p.categories());
-        }
-
-        @Override
-        public void update(UserPreferences value) throws java.io.IOException {
-            state.update(value);
-        }
-
-        @Override
-        public void clear() {
-            state.clear();
-        }
+    static UserPreferences poisoned(UserPreferences p) {
+        return p == null
+                ? null
+                : new UserPreferences(
+                        p.userId(),
+                        p.version(),
+                        p.optOutChannels(),
+                        THROWS,
+                        p.pausedUntil(),
+                        p.limits(),
+                        p.channels(),
+                        p.categories());
     }
 
     @Test
     void aMessageTheRuleThrowsOnIsAuditedMalformedAndTheTaskGoesOn() throws Exception {
         var h =
                 harnesses.open(
-                        new CappingFunction(CappingSettings.of(QUIET_CONFIG)) {
-                            @Override
-                            protected PreferenceStore preferenceStore(
-                                    ValueState<UserPreferences> state) {
-                                return new PreferenceStore(new Poisoned(state), 0); // no cache
-                            }
-                        },
+                        CappingFixtures.withFaultyPreferences(
+                                QUIET_CONFIG, InputEdgesTest::poisoned, p -> {}, 0), // no cache
                         null,
                         1,
                         0);
@@ -345,14 +320,14 @@ class InputEdgesTest {
     @Test
     void aHeldMessageStillWaitingStaysInTheHistoryThatLaterMessagesPrune() throws Exception {
         String config =
-                "{\"version\":1,\"timezone\":\"Europe/Berlin\",\"rules\":[{\"segment\":\"*\","
-                        + "\"limits\":[{\"window\":\"1h\",\"max\":5}],\"hold\":\"1h\","
-                        + "\"quietHours\":{\"from\":\"07:30\",\"to\":\"08:00\"}}]}";
-        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
+                version(1)
+                        .timezone("Europe/Berlin")
+                        .rule(rule("*", window("1h", 5)).hold("1h").quietHours("07:30", "08:00"))
+                        .json();
         long midnight = java.time.Instant.parse("2025-11-23T23:00:00Z").toEpochMilli();
         long quiet = midnight + (7 * 60 + 40) * 60_000L; // 07:40 Berlin on the 24th
         long noon = midnight + 12 * 3_600_000L;
-        h.setProcessingTime(midnight);
+        var h = openAt(config, midnight);
         h.processElement(message("early", 42, quiet), midnight);
         assertEquals(1, h.numProcessingTimeTimers(), "held for 08:00");
         h.processElement(message("noon", 42, noon), midnight);
@@ -376,14 +351,10 @@ class InputEdgesTest {
      */
     @Test
     void aMessageStampedAheadThenFailedLeavesTheHourItWouldHavePrunedIntact() throws Exception {
-        String config =
-                "{\"version\":1,\"maxHeld\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                        + "[{\"window\":\"1h\",\"max\":1}],\"hold\":\"1h\"}]}";
-        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
-        long t = 1_763_798_400_000L;
-        h.setProcessingTime(t);
-        h.processElement(Records.message("a", 42, t).inbound(harnesses.nextOffset()), t);
-        h.processElement(Records.message("b", 42, t + 60_000).inbound(harnesses.nextOffset()), t);
+        long t = NOV_22_8H_UTC;
+        var h = openAt(version(1).maxHeld(1).rule(rule("*", window("1h", 1)).hold("1h")).json(), t);
+        h.processElement(plain("a", t), t);
+        h.processElement(plain("b", t + 60_000), t);
         assertEquals(1, h.numProcessingTimeTimers(), "b held for t + 1h");
         h.processElement(
                 Records.message("c", 42, t + 23 * 3_600_000L)
@@ -391,7 +362,7 @@ class InputEdgesTest {
                         .inbound(harnesses.nextOffset()),
                 t);
         h.processElement(Records.failed("c", 42, harnesses.nextOffset()), t);
-        h.processElement(Records.message("d", 42, t + 120_000).inbound(harnesses.nextOffset()), t);
+        h.processElement(plain("d", t + 120_000), t);
         JsonNode d = audits(h).get(audits(h).size() - 1);
         assertEquals("d", d.get("messageId").asText(), audits(h).toString());
         assertEquals("REJECTED", d.get("decision").asText(), "a fills the hour: " + d);
@@ -412,19 +383,11 @@ class InputEdgesTest {
      */
     @Test
     void aResentIdPastTheKeptWindowIsDecidedAnewWhateverTheClock() throws Exception {
-        String config =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                        + "[{\"window\":\"1h\",\"max\":2}]}]}";
-        var h = harnesses.open(CappingSettings.of(config), null, 1, 0);
-        long t = 1_763_798_400_000L;
-        h.setProcessingTime(t);
-        h.processElement(Records.message("a", 42, t).inbound(harnesses.nextOffset()), t);
-        h.processElement(
-                Records.message("b", 42, t + 3 * 3_600_000L).inbound(harnesses.nextOffset()), t);
-        h.processElement(
-                Records.message("a", 42, t + 3 * 3_600_000L + 60_000)
-                        .inbound(harnesses.nextOffset()),
-                t);
+        long t = NOV_22_8H_UTC;
+        var h = openAt(version(1).rule(rule("*", window("1h", 2))).json(), t);
+        h.processElement(plain("a", t), t);
+        h.processElement(plain("b", t + 3 * 3_600_000L), t);
+        h.processElement(plain("a", t + 3 * 3_600_000L + 60_000), t);
         assertEquals(3, deliveries(h).size(), "a is past twice the window: " + audits(h));
     }
 
@@ -435,9 +398,7 @@ class InputEdgesTest {
      */
     @Test
     void aUserStampingFarAheadKeepsABoundedHistory() throws Exception {
-        String config =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                        + "[{\"window\":\"1h\",\"max\":1}]}]}";
+        String config = version(1).rule(rule("*", window("1h", 1))).json();
         Bounds off =
                 new Bounds(
                         io.freqcap.schema.decision.AuditRecords.DEFAULT_MAX_BYTES,
@@ -446,19 +407,14 @@ class InputEdgesTest {
                         io.freqcap.schema.message.FutureBound.OFF);
         var h = harnesses.open(CappingSettings.of(config).withBounds(off), null, 1, 0);
         long year3000 = java.time.Instant.parse("3000-01-01T00:00:00Z").toEpochMilli();
-        h.setProcessingTime(1_763_798_400_000L);
+        h.setProcessingTime(NOV_22_8H_UTC);
         for (int i = 0; i < 200; i++) {
             long at = year3000 + i * 2 * 3_600_000L;
-            h.processElement(Records.message("m-" + i, 42, at).inbound(harnesses.nextOffset()), at);
+            h.processElement(plain("m-" + i, at), at);
         }
         assertEquals(200, deliveries(h).size());
         h.snapshot(1, 1); // histories reach keyed state
-        var backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(42L);
-        var history =
-                CappingHarnesses.keyed(
-                                backend, io.freqcap.operators.capping.state.HistoryStore.STATE)
-                        .value();
+        var history = keyed(h, 42, io.freqcap.operators.capping.state.HistoryStore.STATE).value();
         // A day and twice the window behind the latest: 13 entries two hours apart, and it.
         assertTrue(
                 history instanceof io.freqcap.schema.history.UserHistory u && u.size() <= 15,

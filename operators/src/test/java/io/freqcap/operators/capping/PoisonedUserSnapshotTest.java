@@ -54,7 +54,7 @@ public class PoisonedUserSnapshotTest {
                         1,
                         0);
         send(h, message("b77", 77, DAY_1_NOON + 2000));
-        assertEquals(List.of("STALE"), CappingFunctionTest.auditDecisions(h), "poisoned");
+        assertEquals(List.of("STALE"), CappingFixtures.auditDecisions(h), "poisoned");
 
         h.processBroadcastElement(
                 CappingFunctionTest.control("{\"command\": \"forget-user\", \"userId\": 77}"), 0);
@@ -65,8 +65,7 @@ public class PoisonedUserSnapshotTest {
         assertEquals(
                 List.of("ALLOWED", "ALLOWED"),
                 h.extractOutputValues().stream().map(Delivery::decision).toList());
-        assertEquals(
-                List.of("STALE", "REJECTED", "REJECTED"), CappingFunctionTest.auditDecisions(h));
+        assertEquals(List.of("STALE", "REJECTED", "REJECTED"), CappingFixtures.auditDecisions(h));
     }
 
     public static void main(String[] args) throws Exception {

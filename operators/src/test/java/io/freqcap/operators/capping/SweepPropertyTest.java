@@ -167,7 +167,7 @@ class SweepPropertyTest {
             KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> h,
             int user) {
         try {
-            return CappingFunctionTest.history(h, user) != null;
+            return CappingFixtures.history(h, user) != null;
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -179,7 +179,7 @@ class SweepPropertyTest {
         if (!counted.isEmpty() && t < latest - cfg.longestWindowMillis()) {
             return "STALE";
         }
-        for (Limit l : cfg.ruleFor(LimitConfig.DEFAULT_SEGMENT).limits()) {
+        for (Limit l : cfg.ruleFor(LimitConfig.DEFAULT_SEGMENT).caps().all()) {
             long w = l.windowMillis();
             for (long s = t - w + SECOND; s <= t; s += SECOND) {
                 long start = s;
@@ -193,7 +193,7 @@ class SweepPropertyTest {
     }
 
     static void assertNoIntervalOverfilled(LimitConfig cfg, List<Long> counted) {
-        for (Limit l : cfg.ruleFor(LimitConfig.DEFAULT_SEGMENT).limits()) {
+        for (Limit l : cfg.ruleFor(LimitConfig.DEFAULT_SEGMENT).caps().all()) {
             for (long s : counted) {
                 long n = counted.stream().filter(e -> e >= s && e < s + l.windowMillis()).count();
                 assertTrue(n <= l.max(), "interval at " + s + " holds " + n + " > " + l.max());

@@ -13,7 +13,6 @@ import io.freqcap.schema.segment.SegmentBitmap;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -59,20 +58,14 @@ class SegmentCheckTest {
 
     /** A loader over fixed bytes that fails its first {@code failures} opens. */
     static SegmentLoader flaky(byte[] bytes, int failures, AtomicInteger opens) {
-        return new SegmentLoader() {
-            @Override
-            public InputStream open(String uri) throws IOException {
-                if (opens.incrementAndGet() <= failures) {
-                    throw new IOException("connection reset");
-                }
-                return new ByteArrayInputStream(bytes);
-            }
-
-            @Override
-            public long maxBytes() {
-                return 1 << 20;
-            }
-        };
+        return SegmentFixtures.loader(
+                1 << 20,
+                () -> {
+                    if (opens.incrementAndGet() <= failures) {
+                        throw new IOException("connection reset");
+                    }
+                    return new ByteArrayInputStream(bytes);
+                });
     }
 
     @Test
@@ -82,8 +75,7 @@ class SegmentCheckTest {
         ControlRecord checked = SegmentCheck.check(rec, FlinkFileLoader.INSTANCE);
         assertEquals(CheckedLoad.crc32(Files.readAllBytes(file)), checked.checkedCrc32());
         assertNull(checked.checkError());
-        ControlRecord config =
-                new ControlRecord(ControlRecord.Kind.CONFIG, "{}".getBytes(), "limit-config", 0, 1);
+        ControlRecord config = SegmentFixtures.config(1);
         assertSame(config, SegmentCheck.check(config, FlinkFileLoader.INSTANCE));
         ControlRecord notJson = segmentRecord("{not json");
         assertSame(notJson, SegmentCheck.check(notJson, FlinkFileLoader.INSTANCE));
@@ -105,17 +97,11 @@ class SegmentCheckTest {
                         FlinkFileLoader.INSTANCE);
         assertTrue(bad.checkError().startsWith("segment \"vip\": "), bad.checkError());
         SegmentLoader mustNotRead =
-                new SegmentLoader() {
-                    @Override
-                    public InputStream open(String uri) {
-                        throw new AssertionError("a task read a file the check found bad");
-                    }
-
-                    @Override
-                    public long maxBytes() {
-                        return 1;
-                    }
-                };
+                SegmentFixtures.loader(
+                        1,
+                        () -> {
+                            throw new AssertionError("a task read a file the check found bad");
+                        });
         SegmentUpdate u = SegmentUpdate.parse(bad.value());
         assertEquals(bad.checkError(), table.apply(u, mustNotRead, null, bad.checkError()));
         assertEquals(0, table.size());

@@ -10,7 +10,6 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.segment.SegmentBitmap;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -42,22 +41,16 @@ class SegmentLoadsTest {
 
     /** A loader that blocks every read until {@code open} counts down. */
     static SegmentLoader gated(CountDownLatch open) {
-        return new SegmentLoader() {
-            @Override
-            public InputStream open(String uri) throws IOException {
-                try {
-                    open.await(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    throw new IOException(e);
-                }
-                return new ByteArrayInputStream(BITMAP);
-            }
-
-            @Override
-            public long maxBytes() {
-                return 1 << 20;
-            }
-        };
+        return SegmentFixtures.loader(
+                1 << 20,
+                () -> {
+                    try {
+                        open.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                    return new ByteArrayInputStream(BITMAP);
+                });
     }
 
     @Test
@@ -77,8 +70,7 @@ class SegmentLoadsTest {
                         "{\"segmentId\":\"loads-test\",\"version\":2,\"op\":\"add\","
                                 + "\"userIds\":[8]}",
                         2);
-        ControlRecord config =
-                new ControlRecord(ControlRecord.Kind.CONFIG, "{}".getBytes(), "limit-config", 0, 3);
+        ControlRecord config = SegmentFixtures.config(3);
         assertTrue(loads.mustWait(load), "its file is not held yet");
         assertFalse(loads.mustWait(add), "nothing waits yet");
         loads.add(load);

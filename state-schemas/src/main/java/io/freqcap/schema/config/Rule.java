@@ -49,44 +49,9 @@ public record Rule(String segment, Caps caps, Deferral deferral, boolean preempt
         public static final Deferral NONE = new Deferral(null, 0, null);
     }
 
-    /** Limits counting every non-exempt counted message of the user. */
-    public List<Limit> limits() {
-        return caps.all();
-    }
-
-    public Map<String, List<Limit>> channels() {
-        return caps.channels();
-    }
-
-    public Map<String, List<Limit>> categories() {
-        return caps.categories();
-    }
-
-    /** Limits counting only the messages of the message's own campaign. */
-    public List<Limit> campaign() {
-        return caps.campaign();
-    }
-
-    /** Limits counting distinct campaigns. */
-    public List<Limit> campaigns() {
-        return caps.campaigns();
-    }
-
-    public String hold() {
-        return deferral.hold();
-    }
-
-    public long holdMillis() {
-        return deferral.holdMillis();
-    }
-
-    public QuietHours quietHours() {
-        return deferral.quietHours();
-    }
-
     /** The quiet hours that hold back messages of {@code channel}, or null. */
     public QuietHours quietHoursFor(String channel) {
-        QuietHours quietHours = quietHours();
+        QuietHours quietHours = deferral.quietHours();
         return quietHours != null && quietHours.appliesTo(channel) ? quietHours : null;
     }
 

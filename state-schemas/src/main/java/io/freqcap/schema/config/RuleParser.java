@@ -32,13 +32,13 @@ final class RuleParser {
             throws MalformedRecordException {
         int i = 0;
         for (Rule r : rules.values()) {
-            if (r.holdMillis() > longest) {
+            if (r.deferral().holdMillis() > longest) {
                 throw new MalformedRecordException(
                         path
                                 + "["
                                 + i
                                 + "].hold: "
-                                + r.hold()
+                                + r.deferral().hold()
                                 + " is longer than the config's longest window ("
                                 + longest / 1000
                                 + " s)");

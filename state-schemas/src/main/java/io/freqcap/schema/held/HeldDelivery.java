@@ -63,63 +63,6 @@ public record HeldDelivery(
                 timezone);
     }
 
-    public String messageId() {
-        return message.messageId();
-    }
-
-    /** The message's own timestamp. */
-    public long timestamp() {
-        return message.timestamp();
-    }
-
-    /** When it is delivered and counted. */
-    public long sendAt() {
-        return delivery.sendAt();
-    }
-
-    /** The input record's key, or the userId where it had none. */
-    public byte[] key() {
-        return delivery.key();
-    }
-
-    public byte[] value() {
-        return delivery.value();
-    }
-
-    public String segment() {
-        return delivery.segment();
-    }
-
-    public long configVersion() {
-        return delivery.configVersion();
-    }
-
-    /** The shadow decision's word for the header, or null. */
-    public String shadow() {
-        return delivery.shadow();
-    }
-
-    public int priority() {
-        return message.priority();
-    }
-
-    public long userId() {
-        return message.userId();
-    }
-
-    public String channel() {
-        return message.channel();
-    }
-
-    public String category() {
-        return message.category();
-    }
-
-    /** The message's campaign, or null for none. */
-    public String campaignId() {
-        return message.campaignId();
-    }
-
     /** The same message held with another decision number (a holder numbers what it holds). */
     public HeldDelivery decidedAs(long decided) {
         return new HeldDelivery(message, delivery, decided, heldBy, timezone);
@@ -133,11 +76,11 @@ public record HeldDelivery(
     @Override
     public String toString() {
         return "HeldDelivery["
-                + messageId()
+                + message.messageId()
                 + " at "
-                + sendAt()
+                + delivery.sendAt()
                 + ", "
-                + Bytes.describe(value())
+                + Bytes.describe(delivery.value())
                 + "]";
     }
 

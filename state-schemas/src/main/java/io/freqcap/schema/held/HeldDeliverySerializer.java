@@ -52,22 +52,22 @@ public final class HeldDeliverySerializer extends ImmutableSerializer<HeldDelive
     @Override
     public void serialize(HeldDelivery h, DataOutputView out) throws IOException {
         FormatByte.write(out, FORMAT);
-        StringValue.writeString(h.messageId(), out);
-        out.writeLong(h.timestamp());
-        out.writeLong(h.sendAt());
-        ByteArrays.write(h.key(), out);
-        ByteArrays.write(h.value(), out);
-        StringValue.writeString(h.segment(), out);
-        out.writeLong(h.configVersion());
-        StringValue.writeString(h.shadow(), out);
-        out.writeByte(h.priority());
+        StringValue.writeString(h.message().messageId(), out);
+        out.writeLong(h.message().timestamp());
+        out.writeLong(h.delivery().sendAt());
+        ByteArrays.write(h.delivery().key(), out);
+        ByteArrays.write(h.delivery().value(), out);
+        StringValue.writeString(h.delivery().segment(), out);
+        out.writeLong(h.delivery().configVersion());
+        StringValue.writeString(h.delivery().shadow(), out);
+        out.writeByte(h.message().priority());
         out.writeLong(h.decided());
-        out.writeLong(h.userId());
-        StringValue.writeString(h.channel(), out);
-        StringValue.writeString(h.category(), out);
-        out.writeBoolean(h.campaignId() != null);
-        if (h.campaignId() != null) {
-            StringValue.writeString(h.campaignId(), out);
+        out.writeLong(h.message().userId());
+        StringValue.writeString(h.message().channel(), out);
+        StringValue.writeString(h.message().category(), out);
+        out.writeBoolean(h.message().campaignId() != null);
+        if (h.message().campaignId() != null) {
+            StringValue.writeString(h.message().campaignId(), out);
         }
         ByteArrays.write(h.heldBy(), out);
         out.writeBoolean(h.timezone() != null);

@@ -17,6 +17,6 @@ public record HeldKey(long sendAt, long fingerprint) {
 
     /** The key a held delivery waits under. */
     public static HeldKey of(HeldDelivery h) {
-        return new HeldKey(h.sendAt(), Fingerprints.of(h.messageId()));
+        return new HeldKey(h.delivery().sendAt(), Fingerprints.of(h.message().messageId()));
     }
 }

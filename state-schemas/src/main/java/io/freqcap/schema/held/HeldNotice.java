@@ -31,7 +31,7 @@ public final class HeldNotice {
 
     /** The key of a held message. */
     public static byte[] key(HeldDelivery h) {
-        return key(h.userId(), h.messageId());
+        return key(h.message().userId(), h.message().messageId());
     }
 
     /**
@@ -74,7 +74,7 @@ public final class HeldNotice {
         if (h.timezone() != null) {
             return h.timezone();
         }
-        OutboundMessage m = OutboundMessage.parseDecided(h.value());
+        OutboundMessage m = OutboundMessage.parseDecided(h.delivery().value());
         return m != null && m.timezone() != null ? m.timezone() : configZone;
     }
 
@@ -82,21 +82,23 @@ public final class HeldNotice {
         ByteArrayOutputStream out = new ByteArrayOutputStream(320);
         try (JsonGenerator g = Json.FACTORY.createGenerator(out)) {
             g.writeStartObject();
-            g.writeStringField("messageId", h.messageId());
-            g.writeNumberField("userId", h.userId());
-            g.writeStringField("segment", h.segment());
-            g.writeStringField("channel", h.channel());
+            g.writeStringField("messageId", h.message().messageId());
+            g.writeNumberField("userId", h.message().userId());
+            g.writeStringField("segment", h.delivery().segment());
+            g.writeStringField("channel", h.message().channel());
             g.writeStringField(
                     "category",
-                    h.category() == null ? OutboundMessage.DEFAULT_CATEGORY : h.category());
-            if (h.campaignId() != null) {
-                g.writeStringField("campaignId", h.campaignId());
+                    h.message().category() == null
+                            ? OutboundMessage.DEFAULT_CATEGORY
+                            : h.message().category());
+            if (h.message().campaignId() != null) {
+                g.writeStringField("campaignId", h.message().campaignId());
             }
-            g.writeNumberField("priority", h.priority());
-            g.writeNumberField("timestamp", h.timestamp());
-            g.writeNumberField("sendAt", h.sendAt());
+            g.writeNumberField("priority", h.message().priority());
+            g.writeNumberField("timestamp", h.message().timestamp());
+            g.writeNumberField("sendAt", h.delivery().sendAt());
             g.writeStringField("timezone", zone);
-            g.writeNumberField("configVersion", h.configVersion());
+            g.writeNumberField("configVersion", h.delivery().configVersion());
             g.writeFieldName("heldBy");
             if (h.heldBy() == null) {
                 // Held by freqcap 0.4 or older, which did not keep why.

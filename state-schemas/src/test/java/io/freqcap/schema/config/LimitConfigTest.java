@@ -48,7 +48,7 @@ class LimitConfigTest {
                         "{\"version\":1,\"owner\":\"crm\",\"rules\":[{\"segment\":\"*\",\"note\":1,"
                                 + "\"limits\":[{\"window\":\"1d\",\"max\":0,\"x\":true}]}]}");
         assertTrue(c.exempt().isEmpty());
-        assertEquals(0, c.ruleFor("*").limits().get(0).max());
+        assertEquals(0, c.ruleFor("*").caps().all().get(0).max());
     }
 
     @Test
@@ -57,7 +57,7 @@ class LimitConfigTest {
                 LimitConfig.parse(
                         "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
                                 + "[{\"window\":\"90d\",\"max\":1000000}]}]}");
-        assertEquals(1_000_000, c.ruleFor("*").limits().get(0).max());
+        assertEquals(1_000_000, c.ruleFor("*").caps().all().get(0).max());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -254,7 +254,7 @@ class LimitConfigTest {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-calendar.json"));
         assertEquals("Asia/Singapore", c.timezone());
-        Limit day = c.ruleFor("*").limits().get(0);
+        Limit day = c.ruleFor("*").caps().all().get(0);
         assertEquals("day", day.calendar());
         assertEquals(null, day.window());
         assertEquals(1, day.max());
@@ -264,16 +264,15 @@ class LimitConfigTest {
 
     @Test
     void categoryAndCampaignLimitsAreRead() throws Exception {
-        LimitConfig c =
-                LimitConfig.parse(
-                        "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                                + "[{\"window\":\"1d\",\"max\":3}],"
-                                + "\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]},"
-                                + "\"campaign\":[{\"window\":\"30d\",\"max\":1}]}]}");
+        String fields =
+                "\"limits\":[{\"window\":\"1d\",\"max\":3}],"
+                        + "\"categories\":{\"promo\":[{\"window\":\"7d\",\"max\":2}]},"
+                        + "\"campaign\":[{\"window\":\"30d\",\"max\":1}]";
+        LimitConfig c = LimitConfig.parse(starRule(fields, ""));
         Rule r = c.ruleFor("*");
         assertEquals(2, r.categoryLimits("promo").get(0).max());
         assertEquals(List.of(), r.categoryLimits("news"));
-        assertEquals(1, r.campaign().get(0).max());
+        assertEquals(1, r.caps().campaign().get(0).max());
         assertEquals(30 * 86_400_000L, c.longestWindowMillis(), "the campaign's window is longest");
     }
 
@@ -286,7 +285,7 @@ class LimitConfigTest {
                                 + "],\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
                                 + "[{\"window\":\"1d\",\"max\":5}]}]}}");
         assertEquals(3, c.version());
-        assertEquals(1, c.ruleFor("*").limits().get(0).max(), "the shadow is not enforced");
+        assertEquals(1, c.ruleFor("*").caps().all().get(0).max(), "the shadow is not enforced");
     }
 
     @Test
@@ -377,16 +376,19 @@ class LimitConfigTest {
     void readsReservedPlacesOfTheContractsPriorityExample() throws Exception {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-priority.json"));
-        Limit day = c.ruleFor("vip").limits().get(0);
+        Limit day = c.ruleFor("vip").caps().all().get(0);
         assertEquals(new Limit.Reserve(1, 70), day.reserve());
         assertEquals(2, day.forPriority(69).max(), "the third place is kept from priority 69");
         assertEquals(1, day.forPriority(69).reserved());
         assertEquals(day, day.forPriority(70), "priority 70 uses all three");
-        assertEquals(null, c.ruleFor("vip").limits().get(1).reserve());
+        assertEquals(null, c.ruleFor("vip").caps().all().get(1).reserve());
         assertEquals(
-                List.of(Limit.rolling("7d", 7 * 86_400_000L, 4)), c.ruleFor("vip").campaigns());
-        assertEquals(List.of(Limit.rolling("7d", 7 * 86_400_000L, 2)), c.ruleFor("*").campaigns());
-        assertEquals(List.of(), c.ruleFor("*").campaign(), "campaigns is not campaign");
+                List.of(Limit.rolling("7d", 7 * 86_400_000L, 4)),
+                c.ruleFor("vip").caps().campaigns());
+        assertEquals(
+                List.of(Limit.rolling("7d", 7 * 86_400_000L, 2)),
+                c.ruleFor("*").caps().campaigns());
+        assertEquals(List.of(), c.ruleFor("*").caps().campaign(), "campaigns is not campaign");
         assertEquals(20, c.maxHeld());
     }
 
@@ -395,21 +397,21 @@ class LimitConfigTest {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-hold.json"));
         Rule vip = c.ruleFor("vip");
-        assertEquals("12h", vip.hold());
-        assertEquals(12 * 3_600_000L, vip.holdMillis());
-        assertEquals("22:00", vip.quietHours().from());
-        assertEquals(7 * 60 + 30, vip.quietHours().toMinute());
+        assertEquals("12h", vip.deferral().hold());
+        assertEquals(12 * 3_600_000L, vip.deferral().holdMillis());
+        assertEquals("22:00", vip.deferral().quietHours().from());
+        assertEquals(7 * 60 + 30, vip.deferral().quietHours().toMinute());
         assertTrue(vip.quietHoursFor("push") != null);
         assertEquals(null, vip.quietHoursFor("email"), "email is not in vip's quiet channels");
         Rule star = c.ruleFor("*");
-        assertEquals(86_400_000L, star.holdMillis());
+        assertEquals(86_400_000L, star.deferral().holdMillis());
         assertTrue(star.quietHoursFor("email") != null, "no channels: every channel");
     }
 
     @Test
     void quietHoursSpanningMidnightAndNot() throws Exception {
-        QuietHours night = hours("21:00", "08:00").quietHours();
-        QuietHours lunch = hours("12:00", "13:30").quietHours();
+        QuietHours night = hours("21:00", "08:00").deferral().quietHours();
+        QuietHours lunch = hours("12:00", "13:30").deferral().quietHours();
         long minute = 60_000L;
         assertTrue(night.isQuiet(21 * 60 * minute));
         assertTrue(night.isQuiet(3 * 60 * minute));
@@ -470,8 +472,8 @@ class LimitConfigTest {
                                 ",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":"
                                         + "[{\"window\":\"1d\",\"max\":1}],\"hold\":\"1d\","
                                         + "\"quietHours\":{\"from\":\"22:00\",\"to\":\"06:00\"}}]}"));
-        assertEquals(3 * 86_400_000L, c.ruleFor("*").holdMillis());
-        assertEquals("22:00", c.shadowRuleFor("*").quietHours().from());
+        assertEquals(3 * 86_400_000L, c.ruleFor("*").deferral().holdMillis());
+        assertEquals("22:00", c.shadowRuleFor("*").deferral().quietHours().from());
         MalformedRecordException e =
                 assertThrows(
                         MalformedRecordException.class,

@@ -18,20 +18,26 @@ class AuditRecordsTest {
         return SharedFiles.read("contract/examples/" + name);
     }
 
+    /**
+     * The audit record (config version 7, at most {@code maxBytes}) of {@code message} rejected in
+     * {@code segment} by the one limit of {@code max} a day, reached.
+     */
+    static AuditEvent rejected(
+            String segment, int max, Long retryAfter, byte[] message, int maxBytes)
+            throws Exception {
+        return AuditRecords.decision(
+                Verdict.rejected(
+                        segment, List.of(Violations.rolling("all", "1d", max, max)), retryAfter),
+                OutboundMessage.parse(message),
+                7,
+                message,
+                maxBytes);
+    }
+
     @Test
     void rejectedRecordEqualsTheContractExample() throws Exception {
         byte[] message = example("outbound-message.json");
-        OutboundMessage m = OutboundMessage.parse(message);
-        AuditEvent e =
-                AuditRecords.decision(
-                        Verdict.rejected(
-                                "new",
-                                List.of(Violations.rolling("all", "1d", 2, 2)),
-                                1763841600000L),
-                        m,
-                        7,
-                        message,
-                        AuditRecords.DEFAULT_MAX_BYTES);
+        AuditEvent e = rejected("new", 2, 1763841600000L, message, AuditRecords.DEFAULT_MAX_BYTES);
 
         assertEquals(
                 Json.MAPPER.readTree(example("audit-rejected.json")),
@@ -235,16 +241,7 @@ class AuditRecordsTest {
         byte[] message = example("outbound-message.json");
         JsonNode audit =
                 Json.MAPPER.readTree(
-                        AuditRecords.decision(
-                                        Verdict.rejected(
-                                                "*",
-                                                List.of(Violations.rolling("all", "1d", 0, 0)),
-                                                null),
-                                        OutboundMessage.parse(message),
-                                        7,
-                                        message,
-                                        AuditRecords.DEFAULT_MAX_BYTES)
-                                .json());
+                        rejected("*", 0, null, message, AuditRecords.DEFAULT_MAX_BYTES).json());
         assertTrue(audit.has("retryAfter"), "present");
         assertTrue(audit.get("retryAfter").isNull(), "and null, not 0: " + audit);
     }
@@ -297,17 +294,7 @@ class AuditRecordsTest {
                                 + payload
                                 + "\"}")
                         .getBytes(StandardCharsets.UTF_8);
-        OutboundMessage m = OutboundMessage.parse(message);
-        AuditEvent e =
-                AuditRecords.decision(
-                        Verdict.rejected(
-                                "*",
-                                List.of(Violations.rolling("all", "1d", 2, 2)),
-                                1763841600000L),
-                        m,
-                        7,
-                        message,
-                        2_000);
+        AuditEvent e = rejected("*", 2, 1763841600000L, message, 2_000);
         assertTrue(e.json().length <= 2_000, e.json().length + " bytes");
         JsonNode audit = Json.MAPPER.readTree(e.json());
         assertNull(audit.get("message"));

@@ -2,6 +2,7 @@ package io.freqcap.schema.edges;
 
 import static io.freqcap.schema.edges.EdgeValues.ASTRAL;
 import static io.freqcap.schema.edges.EdgeValues.YEAR_10000;
+import static io.freqcap.schema.edges.EdgeValues.invalid;
 import static io.freqcap.schema.edges.EdgeValues.num;
 import static io.freqcap.schema.edges.EdgeValues.quote;
 import static io.freqcap.schema.edges.EdgeValues.repeat;
@@ -338,12 +339,7 @@ final class EdgeRecords {
         if (kind == 1 || kind == 2) {
             String cal = v.one(List.of("day", "week", "month"));
             if (v.chance(v.breakShare())) {
-                o.put(
-                        "calendar",
-                        v.one(
-                                List.of(
-                                        Value.invalid("\"year\""), Value.invalid("\"Day\""),
-                                        Value.invalid("\"\""), Value.invalid("1"))));
+                o.put("calendar", v.one(invalid("\"year\"", "\"Day\"", "\"\"", "1")));
             } else {
                 o.put("calendar", str(cal));
                 long days = cal.equals("day") ? 3 : cal.equals("week") ? 9 : 33;
@@ -510,10 +506,7 @@ final class EdgeRecords {
                                     Value.valid("false"),
                                     Value.valid("null"),
                                     Value.ABSENT),
-                            List.of(
-                                    Value.invalid("\"true\""),
-                                    Value.invalid("1"),
-                                    Value.invalid("[]"))));
+                            invalid("\"true\"", "1", "[]")));
         }
         if (v.chance(coherent ? 0.5 : 0.3)) {
             o.put("fatigue", fatigue());
@@ -594,11 +587,7 @@ final class EdgeRecords {
 
     Value quietHours() {
         if (v.chance(v.breakShare() / 3)) {
-            return v.one(
-                    List.of(
-                            Value.invalid("[]"),
-                            Value.invalid("\"21:00-08:00\""),
-                            Value.invalid("{}")));
+            return v.one(invalid("[]", "\"21:00-08:00\"", "{}"));
         }
         Obj o = new Obj();
         Value from = v.localTime(() -> v.one(List.of("21:00", "22:00", "20:30")));
@@ -773,10 +762,7 @@ final class EdgeRecords {
                                             "[\"transactional\","
                                                     + quote(repeat(ASTRAL, 64), false)
                                                     + "]")),
-                            List.of(
-                                    Value.invalid("\"transactional\""),
-                                    Value.invalid("[1]"),
-                                    Value.invalid("{}"))));
+                            invalid("\"transactional\"", "[1]", "{}")));
         }
         if (forceDeep || v.chance(0.4)) {
             o.put(
@@ -784,23 +770,12 @@ final class EdgeRecords {
                     v.pick(
                             () -> num(1 + r.nextInt(4)),
                             List.of(num(1), num(2), num(100), num(10_000), Value.valid("null")),
-                            join(
-                                    List.of(
-                                            Value.invalid("0"),
-                                            Value.invalid("10001"),
-                                            Value.invalid("-1")),
-                                    EdgeValues.notIntegers())));
+                            join(invalid("0", "10001", "-1"), EdgeValues.notIntegers())));
         }
         if (v.chance(0.25)) {
             Longest shadowLongest = new Longest();
             if (v.chance(v.breakShare() / 2)) {
-                o.put(
-                        "shadow",
-                        v.one(
-                                List.of(
-                                        Value.invalid("[]"),
-                                        Value.invalid("{\"rules\":[]}"),
-                                        Value.invalid("{}"))));
+                o.put("shadow", v.one(invalid("[]", "{\"rules\":[]}", "{}")));
             } else {
                 Value rules = rules(false, true, shadowLongest, longest.millis);
                 o.put(
@@ -869,15 +844,7 @@ final class EdgeRecords {
                 }
             }
             case 7 -> o.put("command", str("rebuild-mirror"));
-            case 8 ->
-                    o.put(
-                            "command",
-                            v.one(
-                                    List.of(
-                                            Value.invalid("\"forget-all\""),
-                                            Value.invalid("42"),
-                                            Value.invalid("null"),
-                                            Value.invalid("\"\""))));
+            case 8 -> o.put("command", v.one(invalid("\"forget-all\"", "42", "null", "\"\"")));
             default -> {
                 o.put("command", str("forget-user"));
                 o.put("userId", num(user()));
@@ -902,13 +869,7 @@ final class EdgeRecords {
         } else if (pick == 4) {
             o.put("op", str("delete"));
         } else if (pick == 5 && v.chance(v.breakShare() * 2)) {
-            o.put(
-                    "op",
-                    v.one(
-                            List.of(
-                                    Value.invalid("\"Add\""),
-                                    Value.invalid("\"\""),
-                                    Value.invalid("1"))));
+            o.put("op", v.one(invalid("\"Add\"", "\"\"", "1")));
         } else {
             fullLoad(o);
         }
@@ -995,7 +956,7 @@ final class EdgeRecords {
             o.put("bitmap", str(Base64.getEncoder().encodeToString(bad)));
             o.and(Validity.INVALID, "bitmap"); // a corrupt bitmap
         } else if (pick == 2 && v.chance(v.breakShare() * 3)) {
-            o.put("bitmap", v.one(List.of(Value.invalid("\"not base64!\""), Value.invalid("42"))));
+            o.put("bitmap", v.one(invalid("\"not base64!\"", "42")));
         } else {
             o.put("bitmap", str(Base64.getEncoder().encodeToString(bytes)));
         }
@@ -1077,11 +1038,7 @@ final class EdgeRecords {
     Value optOut() {
         if (v.chance(v.breakShare() / 2)) {
             return v.one(
-                    List.of(
-                            Value.invalid("[]"),
-                            Value.invalid("\"sms\""),
-                            Value.invalid("{\"channels\":\"sms\"}"),
-                            Value.invalid("{\"channels\":[\"SMS\"]}")));
+                    invalid("[]", "\"sms\"", "{\"channels\":\"sms\"}", "{\"channels\":[\"SMS\"]}"));
         }
         Obj o = new Obj();
         if (v.chance(0.7)) {

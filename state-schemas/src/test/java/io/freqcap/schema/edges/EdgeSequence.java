@@ -34,7 +34,37 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
             int historyCacheSlots,
             long liveHistoryBytes,
             long clock,
-            String compareConfig) {}
+            String compareConfig) {
+
+        /** The same start without {@code --segments} and without a config to compare. */
+        Start withoutSegments() {
+            return with(null, mirror, historyCacheSlots, liveHistoryBytes, null);
+        }
+
+        /** The same start without the Redis mirror. */
+        Start withoutMirror() {
+            return with(initialSegments, false, historyCacheSlots, liveHistoryBytes, compareConfig);
+        }
+
+        /** The same start without a history cache, with ample heap for long histories. */
+        Start withPlainCaches() {
+            return with(initialSegments, mirror, 0, 256L << 20, compareConfig);
+        }
+
+        private Start with(
+                String segments, boolean withMirror, int slots, long liveBytes, String compare) {
+            return new Start(
+                    initialConfig,
+                    segments,
+                    maxRecordBytes,
+                    maxFuture,
+                    withMirror,
+                    slots,
+                    liveBytes,
+                    clock,
+                    compare);
+        }
+    }
 
     /** What happens next. */
     public sealed interface Step permits Input, Advance, Restore, Sweep, Crash {}
@@ -88,41 +118,10 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
 
     /** The same steps from a plainer start, where it still fails: for a shorter reproducer. */
     public List<EdgeSequence> plainerStarts() {
-        Start s = start;
         return List.of(
-                withStart(
-                        new Start(
-                                s.initialConfig(),
-                                null,
-                                s.maxRecordBytes(),
-                                s.maxFuture(),
-                                s.mirror(),
-                                s.historyCacheSlots(),
-                                s.liveHistoryBytes(),
-                                s.clock(),
-                                null)),
-                withStart(
-                        new Start(
-                                s.initialConfig(),
-                                s.initialSegments(),
-                                s.maxRecordBytes(),
-                                s.maxFuture(),
-                                false,
-                                s.historyCacheSlots(),
-                                s.liveHistoryBytes(),
-                                s.clock(),
-                                s.compareConfig())),
-                withStart(
-                        new Start(
-                                s.initialConfig(),
-                                s.initialSegments(),
-                                s.maxRecordBytes(),
-                                s.maxFuture(),
-                                s.mirror(),
-                                0,
-                                256L << 20,
-                                s.clock(),
-                                s.compareConfig())));
+                withStart(start.withoutSegments()),
+                withStart(start.withoutMirror()),
+                withStart(start.withPlainCaches()));
     }
 
     private EdgeSequence withStart(Start plainer) {

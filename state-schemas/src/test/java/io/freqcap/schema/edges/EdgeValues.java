@@ -114,31 +114,31 @@ public record EdgeValues(Random r, double edgeShare, double breakShare) {
         return s.repeat(Math.max(0, n));
     }
 
+    /** Values the contract refuses, written as {@code json}. */
+    static List<Value> invalid(String... json) {
+        List<Value> out = new ArrayList<>();
+        for (String j : json) {
+            out.add(Value.invalid(j));
+        }
+        return out;
+    }
+
     /** Values of the wrong JSON type for a string field. */
     static List<Value> notStrings() {
-        return List.of(
-                Value.invalid("42"),
-                Value.invalid("[]"),
-                Value.invalid("{}"),
-                Value.invalid("true"),
-                Value.invalid("[\"a\"]"),
-                Value.invalid("1.5"));
+        return invalid("42", "[]", "{}", "true", "[\"a\"]", "1.5");
     }
 
     /** Values of the wrong JSON type, or out of range, for an integer field. */
     static List<Value> notIntegers() {
-        return List.of(
-                Value.invalid("\"42\""),
-                Value.invalid("[]"),
-                Value.invalid("{}"),
-                Value.invalid("true"),
-                Value.invalid("42.0"),
-                Value.invalid("4.2e1"),
-                Value.invalid("1e400"),
-                Value.invalid("-1e400"),
-                Value.invalid("9223372036854775808"),
-                Value.invalid("-9223372036854775809"),
-                Value.invalid("123456789012345678901234567890"));
+        return join(
+                invalid("\"42\"", "[]", "{}", "true", "42.0", "4.2e1"),
+                // no long holds them
+                invalid(
+                        "1e400",
+                        "-1e400",
+                        "9223372036854775808",
+                        "-9223372036854775809",
+                        "123456789012345678901234567890"));
     }
 
     static List<Value> join(List<Value> a, List<Value> b) {

@@ -158,7 +158,7 @@ class HeldDeliverySerializerTest {
         byte[] one = java.util.Arrays.copyOf(three, three.length - FORMAT_3_TAIL.length() / 2);
         one[0] = 1;
         HeldDelivery h = read(one);
-        assertEquals(30, h.priority());
+        assertEquals(30, h.message().priority());
         assertEquals(0, h.decided());
         assertEquals(held("k".getBytes(), "HELD").decidedAs(0), h);
     }
@@ -184,11 +184,11 @@ class HeldDeliverySerializerTest {
         byte[] one = java.util.Arrays.copyOf(bytes, bytes.length - 9 - (8 + 4 + 6 + 1 + 7));
         one[0] = 1;
         HeldDelivery h = read(one);
-        assertEquals(0, h.priority());
-        assertEquals("sms", h.channel());
-        assertEquals("promo", h.category());
-        assertEquals("spring", h.campaignId());
-        assertEquals(42, h.userId());
+        assertEquals(0, h.message().priority());
+        assertEquals("sms", h.message().channel());
+        assertEquals("promo", h.message().category());
+        assertEquals("spring", h.message().campaignId());
+        assertEquals(42, h.message().userId());
         assertEquals("m-1", h.message().messageId());
     }
 }

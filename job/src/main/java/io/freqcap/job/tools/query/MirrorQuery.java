@@ -155,10 +155,10 @@ public final class MirrorQuery {
     private static List<Limit> limitsOf(LimitConfig config) {
         List<Limit> all = new ArrayList<>();
         for (Rule r : config.rules().values()) {
-            all.addAll(r.limits());
-            r.channels().values().forEach(all::addAll);
-            r.categories().values().forEach(all::addAll);
-            all.addAll(r.campaign());
+            all.addAll(r.caps().all());
+            r.caps().channels().values().forEach(all::addAll);
+            r.caps().categories().values().forEach(all::addAll);
+            all.addAll(r.caps().campaign());
         }
         return all;
     }

@@ -41,7 +41,7 @@ final class ReceiptReplay {
      * one without a timestamp, names itself.
      */
     static ReceiptReplay read(Path file) throws InvalidOptionException {
-        List<String> lines = Simulate.lines(file, "receipts");
+        List<String> lines = SimulationInput.lines(file, "receipts");
         List<DeliveryReceipt> receipts = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);

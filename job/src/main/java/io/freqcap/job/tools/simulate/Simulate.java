@@ -283,23 +283,13 @@ public final class Simulate {
         }
     }
 
-    /** The lines of a file an option names; one that cannot be read is the option's error. */
-    static List<String> lines(Path file, String option) throws InvalidOptionException {
-        try {
-            return Files.readAllLines(file);
-        } catch (IOException e) {
-            throw new InvalidOptionException(
-                    "--" + option + ": cannot read " + file + ": " + e.getMessage());
-        }
-    }
-
     /**
      * A JSONL file of UserPreferences records (contract.md §8, §10; no tombstones): the highest
      * version per user wins; an invalid line names itself.
      */
     static Map<Long, UserPreferences> preferences(Path file) throws InvalidOptionException {
         Map<Long, UserPreferences> out = new HashMap<>();
-        List<String> lines = lines(file, "preferences");
+        List<String> lines = SimulationInput.lines(file, "preferences");
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
             if (line.isBlank()) {

@@ -1,5 +1,6 @@
 package io.freqcap.job.tools.simulate;
 
+import io.freqcap.job.FreqcapOptions.InvalidOptionException;
 import io.freqcap.schema.message.RawRecord;
 import java.io.IOException;
 import java.io.InputStream;
@@ -259,6 +260,16 @@ interface SimulationInput extends AutoCloseable {
         @Override
         public void close() {
             consumer.close();
+        }
+    }
+
+    /** The lines of a file an option names; one that cannot be read is the option's error. */
+    static List<String> lines(Path file, String option) throws InvalidOptionException {
+        try {
+            return Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new InvalidOptionException(
+                    "--" + option + ": cannot read " + file + ": " + e.getMessage());
         }
     }
 }

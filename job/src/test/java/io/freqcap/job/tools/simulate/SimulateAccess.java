@@ -2,6 +2,9 @@ package io.freqcap.job.tools.simulate;
 
 import io.freqcap.job.tools.export.Export;
 import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Lets the benchmark and the job tests run {@code freqcap-simulate} and {@code freqcap-export}. */
 public final class SimulateAccess {
@@ -44,6 +47,28 @@ public final class SimulateAccess {
                 code,
                 out.toString(java.nio.charset.StandardCharsets.UTF_8),
                 err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Runs {@code freqcap-simulate} on {@code input} under {@code limits} into {@code output}, with
+     * {@code extra} options, keeping what it prints.
+     */
+    public static Result capture(Path input, Path limits, Path output, String... extra) {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--input", input.toString(),
+                                "--limits", limits.toString(),
+                                "--output", output.toString()));
+        args.addAll(List.of(extra));
+        return capture(args.toArray(new String[0]));
+    }
+
+    /** The same, failing the test, with what it printed, unless it exits 0. */
+    public static Result captureOk(Path input, Path limits, Path output, String... extra) {
+        Result r = capture(input, limits, output, extra);
+        org.junit.jupiter.api.Assertions.assertEquals(0, r.code(), r.err());
+        return r;
     }
 
     public static int export(String[] args, PrintStream out, PrintStream err) {

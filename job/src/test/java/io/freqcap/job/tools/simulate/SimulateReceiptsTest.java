@@ -39,10 +39,6 @@ class SimulateReceiptsTest {
 
     @TempDir Path tmp;
 
-    static SimulateAccess.Result simulate(String... args) {
-        return SimulateAccess.capture(args);
-    }
-
     Path file(String name, String text) throws Exception {
         return Files.writeString(tmp.resolve(name), text);
     }
@@ -111,18 +107,17 @@ class SimulateReceiptsTest {
         Path output = tmp.resolve("out.jsonl");
         Path summary = tmp.resolve("summary.json");
         SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in.toString()).toString(),
-                        "--limits", file("fatigue.json", config).toString(),
-                        "--receipts", file("receipts.jsonl", receipt + "\n").toString(),
-                        "--compare", file("plain.json", withoutFatigue(config)).toString(),
-                        "--output", output.toString(),
-                        "--summary", summary.toString());
-        assertEquals(0, r.code(), r.err());
-        List<JsonNode> lines = new ArrayList<>();
-        for (String line : Files.readAllLines(output)) {
-            lines.add(Json.MAPPER.readTree(line));
-        }
+                SimulateAccess.captureOk(
+                        file("in.jsonl", in.toString()),
+                        file("fatigue.json", config),
+                        output,
+                        "--receipts",
+                        file("receipts.jsonl", receipt + "\n").toString(),
+                        "--compare",
+                        file("plain.json", withoutFatigue(config)).toString(),
+                        "--summary",
+                        summary.toString());
+        List<JsonNode> lines = SimulateTest.lines(output);
         List<String> rejected = new ArrayList<>();
         for (JsonNode n : lines) {
             if (n.get("decision").asText().equals("REJECTED")) {
@@ -168,13 +163,12 @@ class SimulateReceiptsTest {
                         + push("m3", t) // stamped as the open: before it, u = 2, one a day
                         + push("m4", t + 1); // after it: u = 0, four a day
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in).toString(),
-                        "--limits", file("halving.json", HALVING).toString(),
-                        "--receipts", file("receipts.jsonl", opened(t)).toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        SimulateAccess.captureOk(
+                file("in.jsonl", in),
+                file("halving.json", HALVING),
+                output,
+                "--receipts",
+                file("receipts.jsonl", opened(t)).toString());
         assertEquals(
                 List.of("m1 ALLOWED", "m2 ALLOWED", "m3 REJECTED", "m4 ALLOWED"),
                 decisions(output));
@@ -183,13 +177,12 @@ class SimulateReceiptsTest {
                 "{\"messageId\":\"m2\",\"userId\":42,\"status\":\"failed\",\"timestamp\":"
                         + (t + 2)
                         + "}\n";
-        SimulateAccess.Result again =
-                simulate(
-                        "--input", file("in2.jsonl", in + push("m5", t + 3)).toString(),
-                        "--limits", file("four.json", FOUR_A_DAY).toString(),
-                        "--receipts", file("failed.jsonl", failed).toString(),
-                        "--output", output.toString());
-        assertEquals(0, again.code(), again.err());
+        SimulateAccess.captureOk(
+                file("in2.jsonl", in + push("m5", t + 3)),
+                file("four.json", FOUR_A_DAY),
+                output,
+                "--receipts",
+                file("failed.jsonl", failed).toString());
         assertEquals(
                 List.of("m1 ALLOWED", "m2 ALLOWED", "m3 ALLOWED", "m4 ALLOWED", "m5 ALLOWED"),
                 decisions(output),
@@ -217,13 +210,12 @@ class SimulateReceiptsTest {
                         + (t0 + 65 * minute)
                         + "}\n";
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in).toString(),
-                        "--limits", file("hour.json", oneAnHour).toString(),
-                        "--receipts", file("failed.jsonl", failed).toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        SimulateAccess.captureOk(
+                file("in.jsonl", in),
+                file("hour.json", oneAnHour),
+                output,
+                "--receipts",
+                file("failed.jsonl", failed).toString());
         List<String> lines = Files.readAllLines(output);
         assertEquals(t0 + HOUR, Json.MAPPER.readTree(lines.get(1)).get("sendAt").asLong());
         JsonNode m3 = Json.MAPPER.readTree(lines.get(2));
@@ -262,21 +254,13 @@ class SimulateReceiptsTest {
                         "no-time.jsonl",
                         opened(1) + "{\"messageId\":\"m1\",\"userId\":42,\"status\":\"opened\"}\n");
         SimulateAccess.Result r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", limits.toString(),
-                        "--receipts", noTime.toString(),
-                        "--output", output.toString());
+                SimulateAccess.capture(input, limits, output, "--receipts", noTime.toString());
         assertEquals(2, r.code());
         assertTrue(r.err().contains("line 2: timestamp"), r.err());
         Path bad =
                 file("bad.jsonl", "\n{\"messageId\":\"m1\",\"userId\":-1,\"status\":\"opened\"}\n");
         SimulateAccess.Result b =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", limits.toString(),
-                        "--receipts", bad.toString(),
-                        "--output", output.toString());
+                SimulateAccess.capture(input, limits, output, "--receipts", bad.toString());
         assertEquals(2, b.code());
         assertTrue(b.err().contains("line 2: userId"), b.err());
     }

@@ -52,15 +52,13 @@ class SimulateTest {
                 id, user, t, extra);
     }
 
-    /** Simulates {@code input} under {@code limits} into {@code output}; it must succeed. */
-    SimulateAccess.Result simulateInto(Path input, String limits, Path output) throws Exception {
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", file("limits.json", limits).toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
-        return r;
+    /**
+     * Simulates {@code input} under {@code limits} into {@code output}, with {@code extra} options;
+     * it must succeed.
+     */
+    SimulateAccess.Result simulateInto(Path input, String limits, Path output, String... extra)
+            throws Exception {
+        return SimulateAccess.captureOk(input, file("limits.json", limits), output, extra);
     }
 
     Path file(String name, String text) throws Exception {
@@ -164,14 +162,16 @@ class SimulateTest {
         Path b = tmp.resolve("b.jsonl");
         Path summary = tmp.resolve("summary.json");
         SimulateAccess.Result r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", file("a.json", TWO_A_DAY).toString(),
-                        "--compare", file("b.json", ONE_A_DAY_WITH_SHADOW).toString(),
-                        "--output", a.toString(),
-                        "--compare-output", b.toString(),
-                        "--summary", summary.toString());
-        assertEquals(0, r.code(), r.err());
+                SimulateAccess.captureOk(
+                        input,
+                        file("a.json", TWO_A_DAY),
+                        a,
+                        "--compare",
+                        file("b.json", ONE_A_DAY_WITH_SHADOW).toString(),
+                        "--compare-output",
+                        b.toString(),
+                        "--summary",
+                        summary.toString());
         List<JsonNode> la = lines(a);
         List<JsonNode> lb = lines(b);
         assertEquals(2_000, la.size());
@@ -222,12 +222,7 @@ class SimulateTest {
             messages.add(new OutboundMessage(id, 7, "push", "marketing", t));
         }
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in.toString()).toString(),
-                        "--limits", file("limits.json", config).toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        simulateInto(file("in.jsonl", in.toString()), config, output);
         List<JsonNode> lines = lines(output);
         CountedHistory h = UserHistory.EMPTY;
         int[] seen = new int[Decision.values().length];
@@ -268,12 +263,12 @@ class SimulateTest {
         }
         Path output = tmp.resolve("out.jsonl");
         SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in.toString()).toString(),
-                        "--limits", file("limits.json", config).toString(),
-                        "--segments", segments.toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+                simulateInto(
+                        file("in.jsonl", in.toString()),
+                        config,
+                        output,
+                        "--segments",
+                        segments.toString());
         List<JsonNode> lines = lines(output);
         assertEquals("*", lines.get(0).get("segment").asText());
         assertEquals("vip", lines.get(1).get("segment").asText());
@@ -297,13 +292,7 @@ class SimulateTest {
             f.write(last);
         }
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", in.toString(),
-                        "--limits", file("limits.json", TWO_A_DAY).toString(),
-                        "--max-record-bytes", "100000",
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        simulateInto(in, TWO_A_DAY, output, "--max-record-bytes", "100000");
         List<JsonNode> lines = lines(output);
         assertEquals(3, lines.size());
         assertEquals("ALLOWED", lines.get(0).get("decision").asText());
@@ -329,25 +318,14 @@ class SimulateTest {
         Path output = tmp.resolve("out.jsonl");
         Path input = file("in.jsonl", in);
         Path limits = file("limits.json", TWO_A_DAY);
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", limits.toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        SimulateAccess.captureOk(input, limits, output);
         List<JsonNode> lines = lines(output);
         assertEquals("ALLOWED", lines.get(0).get("decision").asText());
         assertEquals("MALFORMED", lines.get(1).get("decision").asText());
         assertEquals(
                 "timestamp " + now * 1000 + " is more than 1d after the job's clock",
                 lines.get(1).get("error").asText());
-        r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", limits.toString(),
-                        "--max-future", "off",
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        SimulateAccess.captureOk(input, limits, output, "--max-future", "off");
         // off takes any time before the year 10000; microseconds lie far past it
         assertEquals("MALFORMED", lines(output).get(1).get("decision").asText());
         assertTrue(
@@ -356,12 +334,8 @@ class SimulateTest {
                         .get("error")
                         .asText()
                         .startsWith("timestamp: after the year 9999"));
-        r =
-                simulate(
-                        "--input", input.toString(),
-                        "--limits", limits.toString(),
-                        "--max-future", "soon",
-                        "--output", output.toString());
+        SimulateAccess.Result r =
+                SimulateAccess.capture(input, limits, output, "--max-future", "soon");
         assertEquals(2, r.code());
         assertTrue(r.err().contains("--max-future: expected off or a positive integer"), r.err());
     }
@@ -390,17 +364,11 @@ class SimulateTest {
         assertEquals(2, both.code());
         assertTrue(both.err().contains("exactly one of --input and --bootstrap-servers"));
         SimulateAccess.Result invalid =
-                simulate(
-                        "--input", limits.toString(),
-                        "--limits", file("bad.json", "{\"version\":0}").toString(),
-                        "--output", out.toString());
+                SimulateAccess.capture(limits, file("bad.json", "{\"version\":0}"), out);
         assertEquals(2, invalid.code());
         assertTrue(invalid.err().contains("--limits: invalid config in"), invalid.err());
         SimulateAccess.Result missing =
-                simulate(
-                        "--input", tmp.resolve("none.jsonl").toString(),
-                        "--limits", limits.toString(),
-                        "--output", out.toString());
+                SimulateAccess.capture(tmp.resolve("none.jsonl"), limits, out);
         assertEquals(2, missing.code());
         assertTrue(missing.err().contains("none.jsonl"), missing.err());
     }
@@ -424,13 +392,9 @@ class SimulateTest {
             in.append(message("c" + i, 3, DAY_0 + i * HOUR, "")).append('\n');
         }
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in.toString()).toString(),
-                        "--limits", file("limits.json", config).toString(),
-                        "--preferences", prefs.toString(),
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        Path input = file("in.jsonl", in.toString());
+        Path limits = file("limits.json", config);
+        SimulateAccess.captureOk(input, limits, output, "--preferences", prefs.toString());
         List<JsonNode> lines = lines(output);
         assertEquals("ALLOWED", lines.get(0).get("decision").asText(), "version 2: one a day");
         assertEquals("preference:opt-out", lines.get(1).at("/violations/0/scope").asText());
@@ -440,11 +404,7 @@ class SimulateTest {
 
         Path bad = file("bad.jsonl", "{\"userId\":1,\"version\":1}\n{\"userId\":2}\n");
         SimulateAccess.Result invalid =
-                simulate(
-                        "--input", file("in.jsonl", in.toString()).toString(),
-                        "--limits", file("limits.json", config).toString(),
-                        "--preferences", bad.toString(),
-                        "--output", output.toString());
+                SimulateAccess.capture(input, limits, output, "--preferences", bad.toString());
         assertEquals(2, invalid.code());
         assertTrue(invalid.err().contains("line 2: version"), invalid.err());
     }
@@ -467,14 +427,14 @@ class SimulateTest {
                         + message("d", 4, DAY_0 + 10 * HOUR, "")
                         + "\n";
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in).toString(),
-                        "--limits", file("limits.json", HOLD_TILL_MORNING).toString(),
-                        "--preferences", prefs.toString(),
-                        "--max-future", "off",
-                        "--output", output.toString());
-        assertEquals(0, r.code(), r.err());
+        simulateInto(
+                file("in.jsonl", in),
+                HOLD_TILL_MORNING,
+                output,
+                "--preferences",
+                prefs.toString(),
+                "--max-future",
+                "off");
         List<JsonNode> lines = lines(output);
         assertEquals(4, lines.size(), lines.toString());
         for (int i = 0; i < 2; i++) {
@@ -509,18 +469,14 @@ class SimulateTest {
                                 + "\n");
         Path output = tmp.resolve("out.jsonl");
         SimulateAccess.Result r =
-                simulate(
-                        "--input",
-                        input.toString(),
-                        "--limits",
-                        file("limits.json", HOLD_TILL_MORNING).toString(),
-                        "--output",
-                        output.toString(),
+                simulateInto(
+                        input,
+                        HOLD_TILL_MORNING,
+                        output,
                         "--max-future",
                         "off",
                         "--summary",
                         tmp.resolve("summary.json").toString());
-        assertEquals(0, r.code(), r.err());
         List<JsonNode> lines = lines(output);
         assertEquals("ALLOWED", lines.get(0).get("decision").asText());
         assertEquals(DAY_0 + 32 * HOUR, lines.get(0).get("sendAt").asLong(), "08:00 next day");
@@ -560,17 +516,7 @@ class SimulateTest {
         in.append(message("late", 1, DAY_0 + 90 * 60_000L - DAY - 1, "")).append('\n');
         in.append(message("recent", 1, DAY_0 + 3 * HOUR - DAY - 60_000L, "")).append('\n');
         Path output = tmp.resolve("out.jsonl");
-        SimulateAccess.Result r =
-                simulate(
-                        "--input",
-                        file("in.jsonl", in.toString()).toString(),
-                        "--limits",
-                        file("limits.json", config).toString(),
-                        "--output",
-                        output.toString(),
-                        "--max-future",
-                        "off");
-        assertEquals(0, r.code(), r.err());
+        simulateInto(file("in.jsonl", in.toString()), config, output, "--max-future", "off");
         List<JsonNode> lines = lines(output);
         assertFalse(lines.get(0).has("sendAt"));
         assertEquals(DAY_0 + HOUR, lines.get(1).get("sendAt").asLong());
@@ -621,16 +567,18 @@ class SimulateTest {
         Path b = tmp.resolve("b.jsonl");
         Path summary = tmp.resolve("summary.json");
         SimulateAccess.Result r =
-                simulate(
-                        "--input", file("in.jsonl", in).toString(),
-                        "--limits", file("a.json", config).toString(),
+                SimulateAccess.captureOk(
+                        file("in.jsonl", in),
+                        file("a.json", config),
+                        a,
                         "--compare",
-                                file("b.json", config.replace(",\"preempt\":true", "")).toString(),
-                        "--output", a.toString(),
-                        "--compare-output", b.toString(),
-                        "--summary", summary.toString(),
-                        "--max-future", "off");
-        assertEquals(0, r.code(), r.err());
+                        file("b.json", config.replace(",\"preempt\":true", "")).toString(),
+                        "--compare-output",
+                        b.toString(),
+                        "--summary",
+                        summary.toString(),
+                        "--max-future",
+                        "off");
         List<JsonNode> la = lines(a);
         assertEquals(
                 List.of("m-000390", "m-000400", "x-1", "m-000412"),

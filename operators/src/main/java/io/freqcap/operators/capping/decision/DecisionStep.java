@@ -210,7 +210,7 @@ public final class DecisionStep {
         }
         List<HeldDelivery> lower = new ArrayList<>();
         for (HeldDelivery h : stores.held().waiting(m.userId(), keys)) {
-            if (h.priority() < m.priority()) {
+            if (h.message().priority() < m.priority()) {
                 lower.add(h);
             }
         }

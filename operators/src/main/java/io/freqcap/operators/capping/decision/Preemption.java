@@ -36,10 +36,12 @@ final class Preemption {
      * The order in which held messages give up their place (ties last by messageId, to be sure).
      */
     static final Comparator<HeldDelivery> ORDER =
-            Comparator.comparingInt(HeldDelivery::priority)
-                    .thenComparing(Comparator.comparingLong(HeldDelivery::sendAt).reversed())
+            Comparator.comparingInt((HeldDelivery h) -> h.message().priority())
+                    .thenComparing(
+                            Comparator.comparingLong((HeldDelivery h) -> h.delivery().sendAt())
+                                    .reversed())
                     .thenComparing(Comparator.comparingLong(HeldDelivery::decided).reversed())
-                    .thenComparing(HeldDelivery::messageId);
+                    .thenComparing(h -> h.message().messageId());
 
     /**
      * @param before the user's history
@@ -82,8 +84,8 @@ final class Preemption {
         long[] at = new long[k];
         long[] fps = new long[k];
         for (int i = 0; i < k; i++) {
-            at[i] = order.get(i).sendAt();
-            fps[i] = Fingerprints.of(order.get(i).messageId());
+            at[i] = order.get(i).delivery().sendAt();
+            fps[i] = Fingerprints.of(order.get(i).message().messageId());
         }
         return h.without(at, fps);
     }

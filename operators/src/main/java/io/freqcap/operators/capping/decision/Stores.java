@@ -36,7 +36,7 @@ public record Stores(
         if (!d.preempted().isEmpty()) {
             held.take(user, d.preempted());
             for (HeldDelivery h : d.preempted()) {
-                histories.uncount(user, h.sendAt(), h.messageId());
+                histories.uncount(user, h.delivery().sendAt(), h.message().messageId());
             }
             before = histories.get(user);
         }

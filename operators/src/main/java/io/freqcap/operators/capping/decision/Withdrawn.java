@@ -15,12 +15,18 @@ public final class Withdrawn {
 
     /** The FORGOTTEN record of a held message whose user was erased. */
     public static AuditEvent forgotten(HeldDelivery h, int maxRecordBytes) {
-        return record(h, Verdict.forgotten(h.segment(), h.sendAt()), maxRecordBytes);
+        return record(
+                h,
+                Verdict.forgotten(h.delivery().segment(), h.delivery().sendAt()),
+                maxRecordBytes);
     }
 
     /** The CANCELLED record of a held message, and why. */
     public static AuditEvent cancelled(HeldDelivery h, String reason, int maxRecordBytes) {
-        return record(h, Verdict.cancelled(h.segment(), h.sendAt(), reason), maxRecordBytes);
+        return record(
+                h,
+                Verdict.cancelled(h.delivery().segment(), h.delivery().sendAt(), reason),
+                maxRecordBytes);
     }
 
     /**
@@ -28,7 +34,11 @@ public final class Withdrawn {
      * (contract.md §5, §6).
      */
     public static AuditEvent preempted(HeldDelivery h, OutboundMessage by, int maxRecordBytes) {
-        return record(h, preempted(h.segment(), h.sendAt(), h.priority(), by), maxRecordBytes);
+        return record(
+                h,
+                preempted(
+                        h.delivery().segment(), h.delivery().sendAt(), h.message().priority(), by),
+                maxRecordBytes);
     }
 
     /** The verdict on a held message of {@code priority} whose place {@code by} took. */
@@ -45,6 +55,7 @@ public final class Withdrawn {
     }
 
     private static AuditEvent record(HeldDelivery h, Verdict v, int maxRecordBytes) {
-        return AuditRecords.decision(v, h.message(), h.configVersion(), h.value(), maxRecordBytes);
+        return AuditRecords.decision(
+                v, h.message(), h.delivery().configVersion(), h.delivery().value(), maxRecordBytes);
     }
 }

@@ -116,7 +116,7 @@ public final class HeldMessages implements HeldQueue {
      * @return how many were taken
      */
     public int releaseLegacyDue(long time, Consumer<HeldDelivery> release) throws Exception {
-        List<HeldDelivery> due = legacy.take(h -> h.sendAt() <= time);
+        List<HeldDelivery> due = legacy.take(h -> h.delivery().sendAt() <= time);
         due.forEach(release);
         return due.size();
     }

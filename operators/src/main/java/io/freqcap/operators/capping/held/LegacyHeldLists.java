@@ -27,7 +27,8 @@ final class LegacyHeldLists {
             new ListStateDescriptor<>("held-v1", HeldDeliverySerializer.INSTANCE);
 
     static final Comparator<HeldDelivery> BY_SEND_TIME =
-            Comparator.comparingLong(HeldDelivery::sendAt).thenComparing(HeldDelivery::messageId);
+            Comparator.comparingLong((HeldDelivery h) -> h.delivery().sendAt())
+                    .thenComparing(h -> h.message().messageId());
 
     private final ListState<HeldDelivery> lists;
     private long count;
@@ -80,7 +81,7 @@ final class LegacyHeldLists {
         Iterable<HeldDelivery> all = count == 0 ? null : lists.get();
         if (all != null) {
             for (HeldDelivery h : all) {
-                if (Fingerprints.of(h.messageId()) == fingerprint) {
+                if (Fingerprints.of(h.message().messageId()) == fingerprint) {
                     return h;
                 }
             }
@@ -102,7 +103,7 @@ final class LegacyHeldLists {
             setKey.accept(user);
             forEachOfUser(
                     h -> {
-                        if (wanted.test(user, Fingerprints.of(h.messageId()))) {
+                        if (wanted.test(user, Fingerprints.of(h.message().messageId()))) {
                             visit.accept(h);
                         }
                     });

@@ -108,7 +108,10 @@ public record Withdrawals(
                         cancel(
                                 user,
                                 h ->
-                                        c.takes(user, h.campaignId(), h.messageId())
+                                        c.takes(
+                                                        user,
+                                                        h.message().campaignId(),
+                                                        h.message().messageId())
                                                 ? ConfigRecord.Command.CANCEL_HELD
                                                 : null,
                                 sink);
@@ -169,7 +172,7 @@ public record Withdrawals(
         }
         try {
             for (HeldDelivery h : cancelled) {
-                histories.uncount(user, h.sendAt(), h.messageId());
+                histories.uncount(user, h.delivery().sendAt(), h.message().messageId());
                 sink.ended(
                         Decision.CANCELLED,
                         Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),

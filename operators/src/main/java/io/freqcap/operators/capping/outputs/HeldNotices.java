@@ -171,7 +171,7 @@ public final class HeldNotices {
             key = HeldNotice.key(h);
             json = notice(h);
         } catch (RuntimeException e) {
-            LOG.error("The held-topic notice of {} could not be built", h.messageId(), e);
+            LOG.error("The held-topic notice of {} could not be built", h.message().messageId(), e);
             return false;
         }
         if (transactional) {

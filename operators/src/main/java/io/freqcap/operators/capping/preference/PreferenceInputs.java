@@ -44,7 +44,12 @@ public record PreferenceInputs(
             return;
         }
         Function<HeldDelivery, String> reason =
-                h -> PreferenceRule.cancels(p, h.channel(), h.category(), h.sendAt());
+                h ->
+                        PreferenceRule.cancels(
+                                p,
+                                h.message().channel(),
+                                h.message().category(),
+                                h.delivery().sendAt());
         if (withdrawals.held().hasLegacy()) {
             // freqcap 0.3's held lists are not in the history: read them all
             withdrawals.cancel(p.userId(), reason, sink);

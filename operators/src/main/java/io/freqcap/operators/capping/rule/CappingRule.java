@@ -191,11 +191,15 @@ public final class CappingRule {
                         : new QuietTimes(hours, s.zone(), PreferenceRule.pausedUntil(prefs));
         Verdict v =
                 LimitCheck.of(
-                        s, u, scopes, quiet, u.findRetry() || rule.holdMillis() > 0 || paused);
+                        s,
+                        u,
+                        scopes,
+                        quiet,
+                        u.findRetry() || rule.deferral().holdMillis() > 0 || paused);
         if (v.decision() == Decision.REJECTED
-                && rule.holdMillis() > 0
+                && rule.deferral().holdMillis() > 0
                 && v.retryAfter() != null
-                && v.retryAfter() - m.timestamp() <= rule.holdMillis()) {
+                && v.retryAfter() - m.timestamp() <= rule.deferral().holdMillis()) {
             return held(s.history(), u, v);
         }
         return v;

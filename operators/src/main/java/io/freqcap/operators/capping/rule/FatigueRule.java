@@ -70,11 +70,11 @@ record FatigueRule(Fatigue fatigue, long unengaged) {
             return false;
         }
         boolean campaign = m.campaignId() != null;
-        return lowersAny(rule.limits())
+        return lowersAny(rule.caps().all())
                 || lowersAny(rule.channelLimits(m.channel()))
                 || lowersAny(rule.categoryLimits(m.category()))
-                || (campaign && lowersAny(rule.campaign()))
-                || (campaign && lowersAny(rule.campaigns()));
+                || (campaign && lowersAny(rule.caps().campaign()))
+                || (campaign && lowersAny(rule.caps().campaigns()));
     }
 
     private boolean lowersAny(List<Limit> limits) {

@@ -56,12 +56,12 @@ final class LimitCheck {
     private static DistinctCampaigns campaigns(Subject s, Under u) {
         OutboundMessage m = s.message();
         Rule rule = u.rule();
-        if (m.campaignId() == null || rule.campaigns().isEmpty()) {
+        if (m.campaignId() == null || rule.caps().campaigns().isEmpty()) {
             return null;
         }
         return new DistinctCampaigns(
                 s.history(),
-                ScopeLimits.forPriority(u.fatigue().apply(rule.campaigns()), m.priority()),
+                ScopeLimits.forPriority(u.fatigue().apply(rule.caps().campaigns()), m.priority()),
                 m.campaignId(),
                 s.zone());
     }

@@ -35,7 +35,9 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
     static List<ScopeLimits> of(Rule rule, OutboundMessage m, FatigueRule fatigue) {
         int p = m.priority();
         List<ScopeLimits> out = new ArrayList<>(4);
-        out.add(new ScopeLimits(Scope.ALL, forPriority(fatigue.apply(rule.limits()), p), false));
+        out.add(
+                new ScopeLimits(
+                        Scope.ALL, forPriority(fatigue.apply(rule.caps().all()), p), false));
         List<Limit> channel = rule.channelLimits(m.channel());
         if (!channel.isEmpty()) {
             out.add(of(Scope.channel(m.channel()), channel, fatigue, p));
@@ -44,8 +46,8 @@ public record ScopeLimits(Scope scope, List<Limit> limits, boolean preference) {
         if (!category.isEmpty()) {
             out.add(of(Scope.category(m.category()), category, fatigue, p));
         }
-        if (m.campaignId() != null && !rule.campaign().isEmpty()) {
-            out.add(of(Scope.campaign(m.campaignId()), rule.campaign(), fatigue, p));
+        if (m.campaignId() != null && !rule.caps().campaign().isEmpty()) {
+            out.add(of(Scope.campaign(m.campaignId()), rule.caps().campaign(), fatigue, p));
         }
         return out;
     }

@@ -1,10 +1,14 @@
 package io.freqcap.operators.capping.decision;
 
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.backtest.MemoryHistories;
+import io.freqcap.operators.capping.CappingFixtures;
 import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.LimitConfig;
@@ -19,18 +23,7 @@ import org.junit.jupiter.api.Test;
  * outcome, and only that; a failure of state (a write) is never taken for one.
  */
 class DecisionStepGuardTest {
-    static final LimitConfig ONE_A_DAY =
-            parse(
-                    "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
-                            + "\"max\":1}]}]}");
-
-    static LimitConfig parse(String json) {
-        try {
-            return LimitConfig.parse(json);
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
-    }
+    static final LimitConfig ONE_A_DAY = version(1).rule(rule("*", window("1d", 1))).parsed();
 
     /** Histories whose writes fail: the disk, say. */
     static final class FailingWrites implements Histories {
@@ -57,6 +50,17 @@ class DecisionStepGuardTest {
         return Records.message(id, user, 1_763_798_400_000L).inbound(0);
     }
 
+    /** User 42's message m-1 decided under {@link #ONE_A_DAY} by a step over these stores. */
+    static Decided decide(Stores stores) throws Exception {
+        return new DecisionStep(stores, true)
+                .decide(
+                        message("m-1", 42),
+                        ONE_A_DAY,
+                        "*",
+                        "*",
+                        new Judging.Times(Long.MIN_VALUE, 0));
+    }
+
     @Test
     void whatTheRuleThrowsIsOneMalformedOutcomeAndNothingIsCounted() throws Exception {
         MemoryHistories histories = new MemoryHistories();
@@ -66,33 +70,19 @@ class DecisionStepGuardTest {
                                 user,
                                 1,
                                 java.util.Set.of(),
-                                io.freqcap.operators.capping.InputEdgesAccess.THROWS,
+                                CappingFixtures.THROWS,
                                 null,
                                 java.util.List.of(),
                                 java.util.Map.of(),
                                 java.util.Map.of());
         Stores stores = new Stores(histories, HeldQueue.NONE, poisoned, Engagements.NONE);
-        DecisionStep step = new DecisionStep(stores, true);
-        Decided d =
-                step.decide(
-                        message("m-1", 42),
-                        ONE_A_DAY,
-                        "*",
-                        "*",
-                        new Judging.Times(Long.MIN_VALUE, 0));
+        Decided d = decide(stores);
         assertEquals(Decision.MALFORMED, d.decision());
         assertTrue(d.undecided());
         stores.apply(d);
         assertEquals(0, histories.users(), "nothing counted");
         Stores plain = Stores.of(histories, HeldQueue.NONE);
-        Decided ok =
-                new DecisionStep(plain, true)
-                        .decide(
-                                message("m-1", 42),
-                                ONE_A_DAY,
-                                "*",
-                                "*",
-                                new Judging.Times(Long.MIN_VALUE, 0));
+        Decided ok = decide(plain);
         assertEquals(Decision.ALLOWED, ok.decision());
         plain.apply(ok);
         assertEquals(1, histories.users(), "counted once applied");
@@ -101,14 +91,7 @@ class DecisionStepGuardTest {
     @Test
     void aFailingWriteIsNotTakenForTheRules() throws Exception {
         Stores stores = Stores.of(new FailingWrites(), HeldQueue.NONE);
-        Decided d =
-                new DecisionStep(stores, true)
-                        .decide(
-                                message("m-1", 42),
-                                ONE_A_DAY,
-                                "*",
-                                "*",
-                                new Judging.Times(Long.MIN_VALUE, 0));
+        Decided d = decide(stores);
         assertEquals(Decision.ALLOWED, d.decision(), "deciding writes nothing");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> stores.apply(d));
         assertEquals("disk gone", e.getMessage(), "the task fails, and restores, as before");

@@ -1,5 +1,13 @@
 package io.freqcap.operators.capping.decision;
 
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_10H;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_22H10;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_23H30;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_23_8H;
+import static io.freqcap.operators.capping.CappingFixtures.PRIORITY_CONFIG;
+import static io.freqcap.operators.capping.CappingFixtures.heldNow;
+import static io.freqcap.operators.capping.CappingFixtures.promotion;
+import static io.freqcap.operators.capping.CappingFixtures.pushEntry;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,7 +17,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.MirrorModel;
-import io.freqcap.operators.capping.held.HeldBoundsTest;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
 import io.freqcap.schema.common.Json;
@@ -17,7 +24,6 @@ import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorLog;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -34,24 +40,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * capping operator on RocksDB, with the Redis mirror, across a checkpoint and a restore.
  */
 public class PreemptionTest {
-    /** The contract's example config (v11): rule {@code *} holds, is quiet 21-08 and preempts. */
-    public static final String PRIORITY_CONFIG =
-            "{\"version\":11,\"timezone\":\"Europe/Berlin\",\"maxHeld\":20,\"rules\":["
-                    + "{\"segment\":\"vip\",\"limits\":[{\"calendar\":\"day\",\"max\":3,"
-                    + "\"reserve\":{\"slots\":1,\"priority\":70}},{\"window\":\"7d\",\"max\":10}],"
-                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":4}]},"
-                    + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":1}],"
-                    + "\"campaigns\":[{\"window\":\"7d\",\"max\":2}],\"hold\":\"12h\","
-                    + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\"},\"preempt\":true}],"
-                    + "\"exempt\":[\"transactional\"]}";
-
-    public static final long NOV_22_10H = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
-    public static final long NOV_22_22H10 = Instant.parse("2025-11-22T21:10:00Z").toEpochMilli();
-    public static final long NOV_22_23H30 = Instant.parse("2025-11-22T22:30:00Z").toEpochMilli();
-    public static final long NOV_23_8H = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
-
     /** The PREEMPTED record of the contract's example, {@code examples/audit-preempted.json}. */
-    public static final String AUDIT_PREEMPTED =
+    static final String AUDIT_PREEMPTED =
             "{\"decision\":\"PREEMPTED\",\"messageId\":\"m-000400\",\"userId\":42,"
                     + "\"segment\":\"*\",\"channel\":\"push\",\"timestamp\":1763845800000,"
                     + "\"configVersion\":11,\"sendAt\":1763881200000,\"preemptedBy\":\"m-000412\","
@@ -68,15 +58,6 @@ public class PreemptionTest {
                 .campaign(campaign)
                 .priority(priority)
                 .inbound(harnesses.nextOffset());
-    }
-
-    /** The contract's promotion, byte for byte as its example shows it. */
-    InboundMessage promotion() {
-        return Records.inbound(
-                ("{\"messageId\":\"m-000400\",\"userId\":42,\"channel\":\"push\",\"priority\":10,"
-                                + "\"campaignId\":\"weekend-promo\",\"timestamp\":1763845800000,"
-                                + "\"timezone\":\"Europe/Berlin\"}")
-                        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** The day's message, then the promotion held for the morning; processing time 22:10. */
@@ -143,18 +124,14 @@ public class PreemptionTest {
         assertEquals(Json.MAPPER.readTree(AUDIT_PREEMPTED), audits.get(0));
         // Redis: the promotion left the log and the alert is counted at 08:00, in one write.
         assertEquals(
-                List.of(
-                        new MirrorLog.Entry(NOV_22_10H, "push", "m-000390"),
-                        new MirrorLog.Entry(NOV_23_8H, "push", "m-000400")),
+                List.of(pushEntry(NOV_22_10H, "m-000390"), pushEntry(NOV_23_8H, "m-000400")),
                 redis.entries(42),
                 "before the alert: the promotion counted at 08:00");
         int writes = redis.writes();
         redis.apply(h);
         assertEquals(writes + 1, redis.writes());
         assertEquals(
-                List.of(
-                        new MirrorLog.Entry(NOV_22_10H, "push", "m-000390"),
-                        new MirrorLog.Entry(NOV_23_8H, "push", "m-000412")),
+                List.of(pushEntry(NOV_22_10H, "m-000390"), pushEntry(NOV_23_8H, "m-000412")),
                 redis.entries(42));
         assertEquals(
                 NOV_23_8H + LimitConfig.parse(PRIORITY_CONFIG).longestWindowMillis(),
@@ -170,7 +147,7 @@ public class PreemptionTest {
         assertEquals(1, out.size());
         assertEquals(NOV_23_8H, out.get(0).sendAt());
         assertTrue(new String(out.get(0).value()).contains("m-000412"));
-        assertEquals(0, HeldBoundsTest.heldNow(restored));
+        assertEquals(0, heldNow(restored));
         assertEquals(0, restored.numProcessingTimeTimers());
         // The promotion's messageId is free again: sent anew, it is decided, not a DUPLICATE.
         long nov23noon = NOV_23_8H + 4 * 3_600_000L;

@@ -1,5 +1,7 @@
 package io.freqcap.operators.capping.fatigue;
 
+import static io.freqcap.operators.capping.CappingFixtures.assertViolations;
+import static io.freqcap.operators.capping.CappingFixtures.firstAudit;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -109,15 +111,13 @@ public class FatigueTest {
         one.processElement(push("b11", berlin(2, 11)), 0);
         one.processElement(push("b12", berlin(2, 12)), 0);
         assertEquals(6, deliveries(one).size());
-        JsonNode b12 = audits(one).get(0);
-        assertEquals("b12", b12.get("messageId").asText());
-        assertEquals(
-                Json.MAPPER.readTree(
-                        "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":2,\"count\":2,"
-                                + "\"fatigue\":{\"unengaged\":6,\"configured\":4}},"
-                                + "{\"scope\":\"all\",\"window\":\"7d\",\"max\":6,\"count\":6,"
-                                + "\"fatigue\":{\"unengaged\":6,\"configured\":12}}]"),
-                b12.get("violations"));
+        JsonNode b12 = firstAudit(one, "b12");
+        assertViolations(
+                "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":2,\"count\":2,"
+                        + "\"fatigue\":{\"unengaged\":6,\"configured\":4}},"
+                        + "{\"scope\":\"all\",\"window\":\"7d\",\"max\":6,\"count\":6,"
+                        + "\"fatigue\":{\"unengaged\":6,\"configured\":12}}]",
+                b12);
         // The shadow rule (after 3, a quarter, 14 days) reads the same u: 6 is two steps, 4 → 1.
         assertEquals("REJECTED", b12.at("/shadow/decision").asText());
         assertEquals(
@@ -144,14 +144,12 @@ public class FatigueTest {
         two.processElement(push("f10", berlin(20, 10)), 0);
         two.processElement(push("f11", berlin(20, 11)), 0);
         assertEquals(6, deliveries(two).size(), decisions(two).toString());
-        JsonNode f11 = audits(two).get(0);
-        assertEquals("f11", f11.get("messageId").asText());
+        JsonNode f11 = firstAudit(two, "f11");
         // The contract's words (§6): u = 12, one a day.
-        assertEquals(
-                Json.MAPPER.readTree(
-                        "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":1,\"count\":1,"
-                                + "\"fatigue\":{\"unengaged\":12,\"configured\":4}}]"),
-                f11.get("violations"));
+        assertViolations(
+                "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":1,\"count\":1,"
+                        + "\"fatigue\":{\"unengaged\":12,\"configured\":4}}]",
+                f11);
         assertEquals(berlin(21, 0), f11.get("retryAfter").asLong(), "the next local day");
 
         // The open of examples/receipt-opened.json, then a restore: the full caps are back.
@@ -163,12 +161,10 @@ public class FatigueTest {
             restored.processElement(push("g" + hour, berlin(25, hour)), 0);
         }
         assertEquals(4, deliveries(restored).size(), decisions(restored).toString());
-        JsonNode g14 = audits(restored).get(0);
-        assertEquals("g14", g14.get("messageId").asText());
-        assertEquals(
-                Json.MAPPER.readTree(
-                        "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":4,\"count\":4}]"),
-                g14.get("violations"),
+        JsonNode g14 = firstAudit(restored, "g14");
+        assertViolations(
+                "[{\"scope\":\"all\",\"calendar\":\"day\",\"max\":4,\"count\":4}]",
+                g14,
                 "u = 4 since the open: the configured cap, no fatigue");
     }
 
@@ -216,9 +212,7 @@ public class FatigueTest {
     /** The last engagement of user {@code user} in the task's keyed state, or null. */
     static Long lastEngagement(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
             throws Exception {
-        var backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(user);
-        return CappingHarnesses.keyed(backend, EngagementStore.STATE).value();
+        return CappingHarnesses.keyed(h, user, EngagementStore.STATE).value();
     }
 
     @Test

@@ -1,5 +1,12 @@
 package io.freqcap.operators.capping.held;
 
+import static io.freqcap.operators.capping.CappingFixtures.auditDecisions;
+import static io.freqcap.operators.capping.CappingFixtures.dailyConfig;
+import static io.freqcap.operators.capping.CappingFixtures.history;
+import static io.freqcap.operators.capping.CappingHarnesses.keyed;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
 import static io.freqcap.schema.Instants.DAY_1_NOON;
 import static io.freqcap.schema.Instants.HOUR;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,7 +16,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.capping.CappingFunction;
-import io.freqcap.operators.capping.CappingFunctionTest;
 import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.MirrorModel;
@@ -26,9 +32,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code forget-user} (contract.md §7): a user's history and Redis key erased, once. */
 public class ForgetUserTest {
-    static final String TWO_A_DAY = CappingFunctionTest.config(1, 2);
+    static final String TWO_A_DAY = dailyConfig(1, 2);
 
-    public static ControlRecord forget(String userId) {
+    static ControlRecord forget(String userId) {
         return Records.config("{\"command\": \"forget-user\", \"userId\": " + userId + "}");
     }
 
@@ -47,7 +53,7 @@ public class ForgetUserTest {
 
     @Test
     void aForgottenUserIsDecidedAsANewUserAndOthersKeepTheirHistory() throws Exception {
-        var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
+        var h = harnesses.openWithMirror(TWO_A_DAY, null);
         MirrorModel redis = new MirrorModel();
         for (long user : new long[] {42, 43}) {
             send(h, message(user, "push", DAY_1_NOON));
@@ -67,11 +73,11 @@ public class ForgetUserTest {
         send(h, message(42, "push", DAY_1_NOON + 2 * HOUR));
         send(h, message(43, "push", DAY_1_NOON + 2 * HOUR));
         assertEquals(5, h.extractOutputValues().size(), "42 allowed again, 43 not");
-        assertEquals(List.of("REJECTED"), CappingFunctionTest.auditDecisions(h), "only 43's third");
+        assertEquals(List.of("REJECTED"), auditDecisions(h), "only 43's third");
         redis.apply(h);
         assertEquals(List.of("m4"), redis.ids(42), "a new key with only what counts since");
         h.snapshot(1, 1); // writes back the cache
-        assertEquals(1, CappingFunctionTest.history(h, 42).size());
+        assertEquals(1, history(h, 42).size());
     }
 
     /**
@@ -81,7 +87,7 @@ public class ForgetUserTest {
      */
     @Test
     void anUnconfirmedErasureIsKeptAcrossARestoreAndARebuildDeletesTheKeyFirst() throws Exception {
-        var h = harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), null, 1, 0);
+        var h = harnesses.openWithMirror(TWO_A_DAY, null);
         MirrorModel redis = new MirrorModel();
         send(h, message(42, "push", DAY_1_NOON));
         send(h, message(42, "email", DAY_1_NOON + HOUR));
@@ -95,8 +101,7 @@ public class ForgetUserTest {
         // The deletion never reached Redis (the backlog that held it was dropped).
         assertEquals(List.of("m0", "m1"), redis.ids(42));
 
-        var restored =
-                harnesses.open(CappingSettings.of(TWO_A_DAY).withMirror(true), snapshot, 1, 0);
+        var restored = harnesses.openWithMirror(TWO_A_DAY, snapshot);
         restored.processBroadcastElement(Records.config("{\"command\": \"rebuild-mirror\"}"), 0);
         List<MirrorWrite> writes = CappingHarnesses.mirrored(restored);
         assertEquals(2, writes.size(), writes.toString());
@@ -109,21 +114,16 @@ public class ForgetUserTest {
 
     @Test
     void aLongHistoryIsErasedWhole() throws Exception {
-        String many =
-                "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
-                        + "[{\"window\":\"1d\",\"max\":1000}]}]}";
-        var h = harnesses.open(CappingSettings.of(many), null, 1, 0);
+        String many = version(1).rule(rule("*", window("1d", 1000))).json();
+        var h = harnesses.open(CappingSettings.of(many));
         for (int i = 0; i < 300; i++) {
             send(h, message(7, "push", DAY_1_NOON + i * 1000L));
         }
         h.processBroadcastElement(forget("7"), 0);
         h.snapshot(1, 1); // writes back whatever memory held
-        var backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(7L);
-        assertNull(
-                CappingHarnesses.keyed(backend, HistoryStore.LONG).value(), "no long history left");
-        assertNull(CappingFunctionTest.history(h, 7));
-        assertTrue(CappingHarnesses.keyed(backend, HistoryStore.BUCKETS).isEmpty());
+        assertNull(keyed(h, 7, HistoryStore.LONG).value(), "no long history left");
+        assertNull(history(h, 7));
+        assertTrue(keyed(h, 7, HistoryStore.BUCKETS).isEmpty());
         // Its 300 messages no longer count, nor do their ids.
         send(h, Records.message("m0", 7, DAY_1_NOON + 301_000L).inbound(harnesses.nextOffset()));
         assertEquals(301, h.extractOutputValues().size());
@@ -151,7 +151,7 @@ public class ForgetUserTest {
         for (String bad : List.of("\"42\"", "-1", "4.2", "null", "18446744073709551616")) {
             h.processBroadcastElement(forget(bad), 0);
         }
-        h.processBroadcastElement(CappingFunctionTest.control("{\"command\": \"forget-user\"}"), 0);
+        h.processBroadcastElement(Records.config("{\"command\": \"forget-user\"}"), 0);
         List<JsonNode> audits = CappingHarnesses.audits(h);
         assertEquals(6, audits.size());
         for (JsonNode a : audits) {

@@ -1,29 +1,27 @@
 package io.freqcap.operators.capping.held;
 
+import static io.freqcap.operators.capping.CappingFixtures.HOLD_TILL_MORNING;
+import static io.freqcap.operators.capping.CappingFixtures.MINUTE;
+import static io.freqcap.operators.capping.CappingFixtures.MORNING;
+import static io.freqcap.operators.capping.CappingFixtures.NIGHT;
+import static io.freqcap.operators.capping.CappingFixtures.ONE_A_DAY_HELD;
+import static io.freqcap.operators.capping.CappingFixtures.heldNow;
+import static io.freqcap.operators.capping.CappingFixtures.pushEntry;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
-import static io.freqcap.operators.capping.held.HeldMessagesTest.MINUTE;
-import static io.freqcap.operators.capping.held.HeldMessagesTest.MORNING;
-import static io.freqcap.operators.capping.held.HeldMessagesTest.NIGHT;
-import static io.freqcap.schema.Configs.rule;
-import static io.freqcap.schema.Configs.version;
-import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.CappingFunction;
-import io.freqcap.operators.capping.CappingFunctionTest;
+import io.freqcap.operators.capping.CappingFixtures;
 import io.freqcap.operators.capping.CappingHarnesses;
-import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.MirrorModel;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorLog;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -37,15 +35,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * cancel-held}, commands on a fresh start): in the capping operator, on RocksDB.
  */
 public class HeldBoundsTest {
-    /** Berlin, quiet 21:00-08:00, hold 12h, one a day: a second night message cannot be held. */
-    public static final String ONE_A_DAY_HELD =
-            version(1)
-                    .timezone("Europe/Berlin")
-                    .rule(rule("*", window("1d", 1)).hold("12h").quietHours("21:00", "08:00"))
-                    .json();
-
-    /** The same, two a day: two night messages of a user both wait for the morning. */
-    public static final String TWO_A_NIGHT_HELD = ONE_A_DAY_HELD.replace("\"max\":1", "\"max\":2");
+    /** Two a day: two night messages of a user both wait for the morning. */
+    static final String TWO_A_NIGHT_HELD = ONE_A_DAY_HELD.replace("\"max\":1", "\"max\":2");
 
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
@@ -58,13 +49,6 @@ public class HeldBoundsTest {
         return (campaign == null ? m : m.campaign(campaign)).inbound(harnesses.nextOffset());
     }
 
-    public static long heldNow(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h) {
-        return ((CappingFunction) ((CappingOperator) h.getOperator()).getUserFunction())
-                .heldSide()
-                .held()
-                .heldNow();
-    }
-
     static String keyOf(Delivery d) {
         return new String(d.key(), StandardCharsets.UTF_8);
     }
@@ -74,7 +58,7 @@ public class HeldBoundsTest {
         var h =
                 harnesses.open(
                         CappingSettings.of(
-                                HeldMessagesTest.HOLD_TILL_MORNING.replace(
+                                HOLD_TILL_MORNING.replace(
                                         "{\"version\":1,", "{\"version\":1,\"maxHeld\":3,")),
                         null);
         h.setProcessingTime(NIGHT);
@@ -109,9 +93,7 @@ public class HeldBoundsTest {
 
     @Test
     void theHoldViolationCountsEveryWaitingMessageAboveALoweredMaxHeld() throws Exception {
-        String four =
-                HeldMessagesTest.HOLD_TILL_MORNING.replace(
-                        "{\"version\":1,", "{\"version\":1,\"maxHeld\":4,");
+        String four = HOLD_TILL_MORNING.replace("{\"version\":1,", "{\"version\":1,\"maxHeld\":4,");
         var h = harnesses.open(CappingSettings.of(four), null);
         h.setProcessingTime(NIGHT);
         for (int i = 0; i < 4; i++) {
@@ -214,7 +196,7 @@ public class HeldBoundsTest {
         h.processElement(message("a-1", 42, NIGHT + 2 * MINUTE, "spring-sale"), NIGHT);
         assertEquals(3, audits(h).size(), "held again, not DUPLICATE or REJECTED");
         redis.apply(h);
-        assertEquals(List.of(new MirrorLog.Entry(MORNING, "push", "a-1")), redis.entries(42));
+        assertEquals(List.of(pushEntry(MORNING, "a-1")), redis.entries(42));
         OperatorSubtaskState afterCancel = h.snapshot(2, NIGHT);
         h.setProcessingTime(MORNING);
         assertEquals(
@@ -319,10 +301,7 @@ public class HeldBoundsTest {
         assertEquals(4, heldNow(h), "held, not REJECTED");
         redis.apply(h);
         assertEquals(
-                List.of(
-                        new MirrorLog.Entry(MORNING, "push", "a-1"),
-                        new MirrorLog.Entry(MORNING, "push", "a-3")),
-                redis.entries(42));
+                List.of(pushEntry(MORNING, "a-1"), pushEntry(MORNING, "a-3")), redis.entries(42));
 
         // Every message of one user, whatever its campaign.
         h.processBroadcastElement(
@@ -348,8 +327,7 @@ public class HeldBoundsTest {
                         .toList());
     }
 
-    private static List<String> cancelledIds(
-            org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
+    private static List<String> cancelledIds(KeyedBroadcastOperatorTestHarness<?, ?, ?, ?> h)
             throws Exception {
         return audits(h).stream()
                 .filter(a -> a.get("decision").asText().equals("CANCELLED"))
@@ -359,12 +337,7 @@ public class HeldBoundsTest {
     }
 
     static ControlRecord atOffset(String json, long offset) {
-        return new ControlRecord(
-                ControlRecord.Kind.CONFIG,
-                json.getBytes(StandardCharsets.UTF_8),
-                "limit-config",
-                0,
-                offset);
+        return CappingFixtures.atOffset(Records.config(json), offset);
     }
 
     /**
@@ -374,14 +347,14 @@ public class HeldBoundsTest {
     @Test
     void commandsOnTheTopicBeforeAStatelessStartAreNotApplied() throws Exception {
         CappingSettings settings =
-                CappingSettings.of(CappingFunctionTest.config(1, 1))
+                CappingSettings.of(CappingFixtures.dailyConfig(1, 1))
                         .withCommandsFrom(Map.of(0, 10L));
         var h = harnesses.open(settings, null);
         long day = 86_400_000L;
         h.processElement(message(42, NIGHT, null), NIGHT);
         h.processBroadcastElement(
                 atOffset("{\"command\":\"forget-user\",\"userId\":42}", 4), NIGHT);
-        h.processBroadcastElement(atOffset(CappingFunctionTest.config(2, 1), 5), NIGHT);
+        h.processBroadcastElement(atOffset(CappingFixtures.dailyConfig(2, 1), 5), NIGHT);
         h.processElement(message(42, NIGHT + MINUTE, null), NIGHT);
         List<JsonNode> audits = audits(h);
         assertEquals(1, audits.size(), "no INVALID_CONTROL for the skipped command");

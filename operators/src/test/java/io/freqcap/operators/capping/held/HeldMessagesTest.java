@@ -1,10 +1,13 @@
 package io.freqcap.operators.capping.held;
 
+import static io.freqcap.operators.capping.CappingFixtures.HOLD_TILL_MORNING;
+import static io.freqcap.operators.capping.CappingFixtures.MINUTE;
+import static io.freqcap.operators.capping.CappingFixtures.MORNING;
+import static io.freqcap.operators.capping.CappingFixtures.NIGHT;
+import static io.freqcap.operators.capping.CappingFixtures.heldNow;
+import static io.freqcap.operators.capping.CappingFixtures.pushEntry;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
-import static io.freqcap.schema.Configs.rule;
-import static io.freqcap.schema.Configs.version;
-import static io.freqcap.schema.Configs.window;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -16,9 +19,7 @@ import io.freqcap.schema.Records;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.mirror.MirrorLog;
 import io.freqcap.schema.mirror.MirrorWrite;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -33,18 +34,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * a rescale; forgotten with their user.
  */
 public class HeldMessagesTest {
-    /** 22:00 in Berlin, 22 November 2025: quiet hours until 08:00. */
-    public static final long NIGHT = Instant.parse("2025-11-22T21:00:00Z").toEpochMilli();
-
-    public static final long MORNING = Instant.parse("2025-11-23T07:00:00Z").toEpochMilli();
-    public static final long MINUTE = 60_000L;
-
-    public static final String HOLD_TILL_MORNING =
-            version(1)
-                    .timezone("Europe/Berlin")
-                    .rule(rule("*", window("1d", 5)).hold("12h").quietHours("21:00", "08:00"))
-                    .json();
-
     @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
 
     KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> open(
@@ -74,9 +63,7 @@ public class HeldMessagesTest {
         MirrorModel redis = new MirrorModel().apply(h);
         assertEquals(1, redis.writes(), "counted at once, both in one write");
         assertEquals(
-                List.of(
-                        new MirrorLog.Entry(MORNING, "push", "m0"),
-                        new MirrorLog.Entry(MORNING, "push", "m1")),
+                List.of(pushEntry(MORNING, "m0"), pushEntry(MORNING, "m1")),
                 redis.entries(42),
                 "scored at the send time");
         assertEquals(MORNING + 86_400_000L, redis.key(42).expireAt(), "a day after 08:00");
@@ -208,7 +195,7 @@ public class HeldMessagesTest {
                             3,
                             subtask,
                             false);
-            heldAfterRescale += HeldBoundsTest.heldNow(h);
+            heldAfterRescale += heldNow(h);
             h.setProcessingTime(MORNING);
             for (Delivery d : deliveries(h)) {
                 long user =

@@ -1,15 +1,16 @@
 package io.freqcap.operators.capping.held;
 
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_10H;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_22H10;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_23H30;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_23_8H;
+import static io.freqcap.operators.capping.CappingFixtures.PRIORITY_CONFIG;
+import static io.freqcap.operators.capping.CappingFixtures.promotion;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.checkpoint;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static io.freqcap.operators.capping.CappingHarnesses.heldRecords;
 import static io.freqcap.operators.capping.CappingHarnesses.liveHeld;
-import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_10H;
-import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_22H10;
-import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_22_23H30;
-import static io.freqcap.operators.capping.decision.PreemptionTest.NOV_23_8H;
-import static io.freqcap.operators.capping.decision.PreemptionTest.PRIORITY_CONFIG;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -105,15 +106,6 @@ public class HeldTopicTest {
                 .inbound(harnesses.nextOffset());
     }
 
-    /** The contract's promotion, byte for byte as its example shows it. */
-    static InboundMessage promotion() {
-        return Records.inbound(
-                ("{\"messageId\":\"m-000400\",\"userId\":42,\"channel\":\"push\",\"priority\":10,"
-                                + "\"campaignId\":\"weekend-promo\",\"timestamp\":1763845800000,"
-                                + "\"timezone\":\"Europe/Berlin\"}")
-                        .getBytes(StandardCharsets.UTF_8));
-    }
-
     /** The day's message, then the promotion held for the morning. */
     void promotionHeld(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h)
             throws Exception {
@@ -121,6 +113,15 @@ public class HeldTopicTest {
         h.processElement(message("m-000390", 42, NOV_22_10H, "daily", 0), NOV_22_10H);
         h.setProcessingTime(NOV_22_22H10);
         h.processElement(promotion(), NOV_22_22H10);
+    }
+
+    /** A checkpoint at 22:10 of a task on the held topic that holds the promotion (closed). */
+    OperatorSubtaskState promotionHeldCheckpoint() throws Exception {
+        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
+        promotionHeld(h);
+        OperatorSubtaskState snapshot = checkpoint(h, 1, NOV_22_22H10);
+        harnesses.close(h);
+        return snapshot;
     }
 
     /** The notice of m-000400, as contract.md §12 shows it (written here when ../shared is not). */
@@ -219,16 +220,11 @@ public class HeldTopicTest {
      */
     @Test
     void keysATransactionOpenAtTheStartCommitsLaterAreWrittenAgainAsHeld() throws Exception {
-        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
-        promotionHeld(h);
-        OperatorSubtaskState snapshot = checkpoint(h, 1, NOV_22_22H10);
-        harnesses.close(h);
-
         var restored =
                 harnesses.open(
                         CappingSettings.of(PRIORITY_CONFIG)
                                 .withHeldTopic(committedLater("42/m-000400", "42/m-gone")),
-                        snapshot);
+                        promotionHeldCheckpoint());
         restored.setProcessingTime(NOV_22_22H10 + CappingOperator.FOLLOW_MILLIS);
         List<String[]> records = heldRecords(restored);
         assertEquals(Set.of("42/m-000400"), liveHeld(records).keySet());
@@ -243,12 +239,9 @@ public class HeldTopicTest {
      */
     @Test
     void aTombstoneAfterACheckpointRidesWithTheDelivery() throws Exception {
-        var h = harnesses.open(withTopic(PRIORITY_CONFIG));
-        promotionHeld(h);
-        OperatorSubtaskState snapshot = checkpoint(h, 1, NOV_22_22H10);
-        harnesses.close(h);
-
-        var restored = harnesses.open(withTopic(PRIORITY_CONFIG, "42/m-000400"), snapshot);
+        var restored =
+                harnesses.open(
+                        withTopic(PRIORITY_CONFIG, "42/m-000400"), promotionHeldCheckpoint());
         assertEquals(List.of(), heldRecords(restored), "restored with notices on: nothing to do");
         restored.setProcessingTime(NOV_23_8H);
         List<Delivery> out = restored.extractOutputValues();

@@ -1,5 +1,10 @@
 package io.freqcap.operators.capping.preference;
 
+import static io.freqcap.operators.capping.CappingFixtures.NOV_22_10H;
+import static io.freqcap.operators.capping.CappingFixtures.NOV_23_8H;
+import static io.freqcap.operators.capping.CappingFixtures.PRIORITY_CONFIG;
+import static io.freqcap.operators.capping.CappingFixtures.assertViolations;
+import static io.freqcap.operators.capping.CappingFixtures.firstAudit;
 import static io.freqcap.operators.capping.CappingHarnesses.audits;
 import static io.freqcap.operators.capping.CappingHarnesses.deliveries;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,27 +12,25 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.freqcap.operators.capping.CappingFunction;
+import io.freqcap.operators.capping.CappingFixtures;
 import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.MirrorModel;
-import io.freqcap.operators.capping.decision.PreemptionTest;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.mirror.MirrorLog;
-import io.freqcap.schema.preference.UserPreferences;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -38,17 +41,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * preferences survive a restore and a rescale; bad records are INVALID_CONTROL.
  */
 public class PreferencesTest {
-    static final String PRIORITY_CONFIG = PreemptionTest.PRIORITY_CONFIG;
-
     /** One message a day, not held. */
     static final String ONE_A_DAY =
             "{\"version\":3,\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"1d\","
                     + "\"max\":1}]}],\"exempt\":[\"transactional\"]}";
 
-    static final long NOV_22_10H = PreemptionTest.NOV_22_10H;
     static final long NOV_22_22H20 = Instant.parse("2025-11-22T21:20:00Z").toEpochMilli();
     static final long NOV_22_23H = Instant.parse("2025-11-22T22:00:00Z").toEpochMilli();
-    static final long NOV_23_8H = PreemptionTest.NOV_23_8H;
     static final long DEC_2 = 1764633600000L; // the contract's pausedUntil
 
     /** {@code examples/audit-cancelled.json}. */
@@ -77,6 +76,25 @@ public class PreferencesTest {
         return audit.get("decision").asText();
     }
 
+    /** The contract's config with the mirror, at 22:20 in Berlin: m-1 held for 08:00. */
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery> m1Held()
+            throws Exception {
+        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
+        h.setProcessingTime(NOV_22_22H20);
+        h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
+        return h;
+    }
+
+    /** {@link #m1Held}, then a failed receipt of m-1 while it waits: it still goes out at 08:00. */
+    KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>
+            m1FailedWhileHeld() throws Exception {
+        var h = m1Held();
+        h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), NOV_22_22H20);
+        h.setProcessingTime(NOV_23_8H);
+        assertEquals(1, deliveries(h).size(), "still sent at 08:00");
+        return h;
+    }
+
     @Test
     void anOptOutRejectsItsChannelWithoutRetryAndLeavesTheOthers() throws Exception {
         var h = harnesses.openWithMirror(ONE_A_DAY, null);
@@ -88,9 +106,7 @@ public class PreferencesTest {
         assertEquals(1, audits.size(), audits.toString());
         JsonNode a = audits.get(0);
         assertEquals("REJECTED", decision(a));
-        assertEquals(
-                Json.MAPPER.readTree("[{\"scope\":\"preference:opt-out\",\"channel\":\"sms\"}]"),
-                a.get("violations"));
+        assertViolations("[{\"scope\":\"preference:opt-out\",\"channel\":\"sms\"}]", a);
         assertTrue(a.get("retryAfter").isNull(), "an opt-out never passes by waiting");
         assertEquals(1, deliveries(h).size(), "the email is not the sms");
         // An exempt message ignores preferences.
@@ -156,18 +172,13 @@ public class PreferencesTest {
         rejects.processElement(message("m-1", NOV_22_10H, "push"), NOV_22_10H);
         JsonNode a = audits(rejects).get(0);
         assertEquals("REJECTED", decision(a));
-        assertEquals(
-                Json.MAPPER.readTree(
-                        "[{\"scope\":\"preference:paused\",\"until\":" + pausedUntil + "}]"),
-                a.get("violations"));
+        assertViolations("[{\"scope\":\"preference:paused\",\"until\":" + pausedUntil + "}]", a);
         assertEquals(pausedUntil, a.get("retryAfter").asLong());
     }
 
     @Test
     void aPausePastAHeldMessagesSendTimeCancelsIt() throws Exception {
-        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
-        h.setProcessingTime(NOV_22_22H20);
-        h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
+        var h = m1Held();
         h.processElement(
                 preference("{\"userId\":42,\"version\":1,\"pausedUntil\":" + DEC_2 + "}"),
                 NOV_22_22H20);
@@ -176,9 +187,7 @@ public class PreferencesTest {
         assertEquals("CANCELLED", decision(audits.get(0)));
         assertEquals("paused until 2025-12-02T00:00:00Z", audits.get(0).get("reason").asText());
         // A pause that ends before a held message's send time leaves it be.
-        var kept = harnesses.openWithMirror(PRIORITY_CONFIG, null);
-        kept.setProcessingTime(NOV_22_22H20);
-        kept.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
+        var kept = m1Held();
         kept.processElement(
                 preference("{\"userId\":42,\"version\":1,\"pausedUntil\":" + NOV_22_23H + "}"),
                 NOV_22_22H20);
@@ -202,13 +211,11 @@ public class PreferencesTest {
         h.processElement(message("m-2", NOV_22_10H + 60_000, "email"), NOV_22_10H);
         h.processElement(message("m-3", NOV_22_10H + 120_000, "push"), NOV_22_10H);
         assertEquals(2, deliveries(h).size());
-        JsonNode a = audits(h).get(0);
-        assertEquals("m-2", a.get("messageId").asText());
-        assertEquals(
-                Json.MAPPER.readTree(
-                        "[{\"scope\":\"preference:channel:email\",\"window\":\"7d\",\"max\":1,"
-                                + "\"count\":1}]"),
-                a.get("violations"));
+        JsonNode a = firstAudit(h, "m-2");
+        assertViolations(
+                "[{\"scope\":\"preference:channel:email\",\"window\":\"7d\",\"max\":1,"
+                        + "\"count\":1}]",
+                a);
         assertEquals(NOV_22_10H + 7 * 86_400_000L, a.get("retryAfter").asLong());
     }
 
@@ -300,12 +307,7 @@ public class PreferencesTest {
 
     @Test
     void aReceiptOfAMessageStillHeldChangesNothing() throws Exception {
-        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
-        h.setProcessingTime(NOV_22_22H20);
-        h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
-        h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), NOV_22_22H20);
-        h.setProcessingTime(NOV_23_8H);
-        assertEquals(1, deliveries(h).size(), "still sent at 08:00");
+        var h = m1FailedWhileHeld();
         // Once sent, a failed receipt frees the day's place.
         long nine = NOV_23_8H + 3_600_000L;
         h.setProcessingTime(nine);
@@ -317,12 +319,7 @@ public class PreferencesTest {
 
     @Test
     void aFailedReceiptOfAMessageStillHeldLeavesItCounted() throws Exception {
-        var h = harnesses.openWithMirror(PRIORITY_CONFIG, null);
-        h.setProcessingTime(NOV_22_22H20);
-        h.processElement(message("m-1", NOV_22_22H20, "push"), NOV_22_22H20);
-        h.processElement(Records.failed("m-1", 42, harnesses.nextOffset()), NOV_22_22H20);
-        h.setProcessingTime(NOV_23_8H);
-        assertEquals(1, deliveries(h).size(), "still sent at 08:00");
+        var h = m1FailedWhileHeld();
         // It still takes the day's place: the next push waits or is refused, never sent now.
         long half = NOV_23_8H + 1_800_000L;
         h.setProcessingTime(half);
@@ -419,8 +416,7 @@ public class PreferencesTest {
         h.processElement(message("p2", NOV_22_10H + 3 * day, "push"), NOV_22_10H);
         h.processElement(message("e2", NOV_22_10H + 4 * day, "email"), NOV_22_10H);
         assertEquals(3, deliveries(h).size());
-        JsonNode a = audits(h).get(0);
-        assertEquals("e2", a.get("messageId").asText());
+        JsonNode a = firstAudit(h, "e2");
         assertEquals("preference:channel:email", a.at("/violations/0/scope").asText());
 
         // Event time ten days on: the rules alone would clear the history, two days their window.
@@ -437,36 +433,18 @@ public class PreferencesTest {
         assertEquals("STALE", decision(audits(h).get(2)), "behind what the sweep cleared");
     }
 
-    /** A state that fails when a preference is written: the disk, say. */
-    record FailingWrites(ValueState<UserPreferences> state) implements ValueState<UserPreferences> {
-        @Override
-        public UserPreferences value() throws IOException {
-            return state.value();
-        }
-
-        @Override
-        public void update(UserPreferences value) throws IOException {
-            throw new IOException("disk gone");
-        }
-
-        @Override
-        public void clear() {
-            state.clear();
-        }
-    }
-
     @Test
     void aFailureWhileApplyingAPreferenceIsAuditedAndTheTaskGoesOn() throws Exception {
+        // A state that fails when a preference is written: the disk, say.
         var h =
                 harnesses.open(
-                        new CappingFunction(CappingSettings.of(ONE_A_DAY)) {
-                            @Override
-                            protected io.freqcap.operators.capping.preference.PreferenceStore
-                                    preferenceStore(ValueState<UserPreferences> state) {
-                                return new io.freqcap.operators.capping.preference.PreferenceStore(
-                                        new FailingWrites(state));
-                            }
-                        },
+                        CappingFixtures.withFaultyPreferences(
+                                ONE_A_DAY,
+                                p -> p,
+                                p -> {
+                                    throw new IOException("disk gone");
+                                },
+                                PreferenceStore.CACHED_BYTES),
                         null,
                         1,
                         0);

@@ -271,7 +271,7 @@ class CalendarLimitsTest {
                 LimitConfig config, List<Entry> counted, OutboundMessage m, long t, ZoneId zone) {
             Rule rule = config.ruleFor("*");
             List<Violation> out = new ArrayList<>();
-            check(out, "all", rule.limits(), counted, e -> true, t, zone);
+            check(out, "all", rule.caps().all(), counted, e -> true, t, zone);
             check(
                     out,
                     "category:" + m.category(),
@@ -284,7 +284,7 @@ class CalendarLimitsTest {
                 check(
                         out,
                         "campaign:" + m.campaignId(),
-                        rule.campaign(),
+                        rule.caps().campaign(),
                         counted,
                         e -> m.campaignId().equals(e.campaign()),
                         t,

@@ -81,7 +81,7 @@ class CappingRuleFineGridTest {
 
     /** Whether a message at t (channel ch) would break a limit of the rule. */
     static boolean breaks(List<long[]> counted, Rule rule, String channel, int ch, long t) {
-        for (Limit l : rule.limits()) {
+        for (Limit l : rule.caps().all()) {
             if (mostAround(counted, t, l.windowMillis(), -1, t) > l.max()) {
                 return true;
             }

@@ -122,7 +122,7 @@ class CappingRulePropertyTest {
                 RuleStep.Result v =
                         RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
                 boolean classic = true;
-                for (Limit l : config.ruleFor("*").limits()) {
+                for (Limit l : config.ruleFor("*").caps().all()) {
                     long now = t;
                     long inWindow =
                             counted.stream().filter(b -> b > now - l.windowMillis()).count();
@@ -159,44 +159,35 @@ class CappingRulePropertyTest {
         }
         sb.append("]");
         if (rnd.nextBoolean()) {
-            sb.append(",\"channels\":{\"email\":[{\"window\":\"")
-                    .append(1 + rnd.nextInt(3))
-                    .append("s\",\"max\":")
-                    .append(1 + rnd.nextInt(2))
-                    .append("}]}");
+            sb.append(",\"channels\":{\"email\":[").append(seconds(rnd, 1, 3, 2)).append("]}");
         }
         if (rnd.nextInt(3) == 0) {
-            sb.append(",\"categories\":{\"promo\":[{\"window\":\"")
-                    .append(1 + rnd.nextInt(4))
-                    .append("s\",\"max\":")
-                    .append(1 + rnd.nextInt(2))
-                    .append("}]}");
+            sb.append(",\"categories\":{\"promo\":[").append(seconds(rnd, 1, 4, 2)).append("]}");
         }
         if (rnd.nextInt(3) == 0) {
             // At most one or two distinct campaigns (of c0, c1, c2) in a window.
-            sb.append(",\"campaigns\":[{\"window\":\"")
-                    .append(2 + rnd.nextInt(6))
-                    .append("s\",\"max\":")
-                    .append(1 + rnd.nextInt(2))
-                    .append("}]");
+            sb.append(",\"campaigns\":[").append(seconds(rnd, 2, 6, 2)).append(']');
         }
         if (rnd.nextInt(3) == 0) {
-            sb.append(",\"campaign\":[{\"window\":\"")
-                    .append(1 + rnd.nextInt(6))
-                    .append("s\",\"max\":")
-                    .append(1 + rnd.nextInt(2))
-                    .append("}]");
+            sb.append(",\"campaign\":[").append(seconds(rnd, 1, 6, 2)).append(']');
         }
         sb.append("}]");
         if (rnd.nextBoolean()) {
-            sb.append(",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[{\"window\":\"")
-                    .append(1 + rnd.nextInt(8))
-                    .append("s\",\"max\":")
-                    .append(1 + rnd.nextInt(3))
-                    .append("}],\"campaign\":[{\"window\":\"2s\",\"max\":1}]}]}");
+            sb.append(",\"shadow\":{\"rules\":[{\"segment\":\"*\",\"limits\":[")
+                    .append(seconds(rnd, 1, 8, 3))
+                    .append("],\"campaign\":[{\"window\":\"2s\",\"max\":1}]}]}");
         }
         sb.append(",\"exempt\":[\"transactional\"]}");
         return CappingRuleTest.config(sb.toString());
+    }
+
+    /**
+     * A rolling limit of whole seconds, as the config topic carries it: a window of {@code
+     * shortest} to {@code shortest + windows - 1} seconds, then a max of 1 to {@code maxes}.
+     */
+    static String seconds(Random rnd, int shortest, int windows, int maxes) {
+        int window = shortest + rnd.nextInt(windows);
+        return "{\"window\":\"" + window + "s\",\"max\":" + (1 + rnd.nextInt(maxes)) + "}";
     }
 
     /** contract.md §5–§6 read literally: keeps every counted message and tries every interval. */
@@ -257,7 +248,9 @@ class CappingRulePropertyTest {
                 return new Result(Decision.ALLOWED, List.of(), null, shadowDecision, shadow);
             }
             Long retry = null;
-            boolean zero = allLimits(m).stream().anyMatch(l -> effectiveMax(l, m) == 0);
+            boolean zero =
+                    PropertyFixtures.limitsOf(config.ruleFor("*"), m).stream()
+                            .anyMatch(l -> effectiveMax(l, m) == 0);
             if (!zero) {
                 for (long at = m.timestamp(); ; at += GRID) {
                     if (violationsAt(at, ch, m).isEmpty()) {
@@ -267,18 +260,6 @@ class CappingRulePropertyTest {
                 }
             }
             return new Result(Decision.REJECTED, violations, retry, shadowDecision, shadow);
-        }
-
-        List<Limit> allLimits(OutboundMessage m) {
-            var rule = config.ruleFor("*");
-            List<Limit> ls = new ArrayList<>(rule.limits());
-            ls.addAll(rule.channelLimits(m.channel()));
-            ls.addAll(rule.categoryLimits(m.category()));
-            if (m.campaignId() != null) {
-                ls.addAll(rule.campaign());
-                ls.addAll(rule.campaigns());
-            }
-            return ls;
         }
 
         List<Violation> violationsAt(long t, int ch, OutboundMessage m) {
@@ -293,7 +274,7 @@ class CappingRulePropertyTest {
 
         List<Violation> violationsAt(Rule rule, long t, int ch, OutboundMessage m) {
             List<Violation> out = new ArrayList<>();
-            check(out, "all", rule.limits(), t, m, i -> true);
+            check(out, "all", rule.caps().all(), t, m, i -> true);
             check(
                     out,
                     "channel:" + m.channel(),
@@ -312,11 +293,11 @@ class CappingRulePropertyTest {
                 check(
                         out,
                         "campaign:" + m.campaignId(),
-                        rule.campaign(),
+                        rule.caps().campaign(),
                         t,
                         m,
                         i -> m.campaignId().equals(countedCampaigns.get(i)));
-                for (Limit l : rule.campaigns()) {
+                for (Limit l : rule.caps().campaigns()) {
                     int[] most = distinctCampaigns(t, l.windowMillis(), m.campaignId());
                     if (most[1] > effectiveMax(l, m)) {
                         out.add(Violation.of("campaigns", l.forPriority(m.priority()), most[0]));
@@ -390,7 +371,7 @@ class CappingRulePropertyTest {
             }
             long lo = counted.stream().mapToLong(e -> e[0]).min().getAsLong();
             long hi = counted.stream().mapToLong(e -> e[0]).max().getAsLong();
-            for (Limit l : config.ruleFor("*").limits()) {
+            for (Limit l : config.ruleFor("*").caps().all()) {
                 for (long s = lo - l.windowMillis(); s <= hi; s += GRID) {
                     long start = s;
                     long n =
@@ -400,7 +381,7 @@ class CappingRulePropertyTest {
                     assertTrue(n <= l.max(), "interval at " + s + " holds " + n + " > " + l.max());
                 }
             }
-            for (Limit l : config.ruleFor("*").campaigns()) {
+            for (Limit l : config.ruleFor("*").caps().campaigns()) {
                 for (long s = lo - l.windowMillis(); s <= hi; s += GRID) {
                     Set<String> in = new HashSet<>();
                     for (int i = 0; i < counted.size(); i++) {

@@ -201,7 +201,7 @@ public final class DistinctCampaignsOracle {
                 LimitConfig.parse(config.replaceAll(",\"campaigns\":\\[[^\\]]*\\]", ""));
         var campaigns =
                 DistinctCampaignsOracle.of(
-                        h, limits.ruleFor("*").campaigns(), m.campaignId(), "UTC");
+                        h, limits.ruleFor("*").caps().campaigns(), m.campaignId(), "UTC");
         Long r = othersEarliest(h, m, othersOnly, m.timestamp());
         while (r != null) {
             Long c = campaigns.earliest(r);

@@ -1,5 +1,11 @@
 package io.freqcap.operators.capping.rule;
 
+import static io.freqcap.operators.capping.rule.PropertyFixtures.GRID;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.assertReached;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.forEachRun;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.limitsOf;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.randomMessage;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.stamped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,7 +14,6 @@ import io.freqcap.operators.capping.decision.Histories;
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.receipt.Receipts;
 import io.freqcap.operators.capping.rule.SendTimePropertyTest.Oracle;
-import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
@@ -42,124 +47,127 @@ import org.junit.jupiter.api.Test;
  * whether a message was decided under a lowered cap must be identical.
  */
 class FatiguePropertyTest {
-    static final long GRID = SendTimePropertyTest.GRID;
     static final int[] PRIORITIES = {0, 10, 50, 50, 80, 100};
 
     @Test
     void fatigueAndEngagementsMatchBruteForceOracle() throws Exception {
-        Random rnd = new Random(20261127L);
         Map<String, Integer> seen = new TreeMap<>();
-        for (int run = 0; run < 1500; run++) {
-            String zone =
-                    SendTimePropertyTest.ZONES[rnd.nextInt(SendTimePropertyTest.ZONES.length)];
-            LimitConfig config = randomConfig(rnd, zone);
-            long clock = SendTimePropertyTest.nearDstChange(rnd, ZoneId.of(zone));
-            UserPreferences prefs =
-                    rnd.nextInt(3) == 0
-                            ? PreferencePropertyTest.randomPreferences(rnd, config, clock)
-                            : null;
-            Oracle oracle = new Oracle(config, ZoneId.of(zone));
-            oracle.prefs = prefs;
-            User user = new User();
-            int messages = 10 + rnd.nextInt(40);
-            for (int i = 0; i < messages; i++) {
-                clock += rnd.nextInt(12) * GRID;
-                if (rnd.nextInt(3) == 0) {
-                    // An open, mostly of a message already sent, now and then stamped a little
-                    // after the next message's timestamp (receipts and messages share no order).
-                    long at = clock - rnd.nextInt(24) * GRID;
-                    if (rnd.nextInt(6) == 0) {
-                        at = clock + rnd.nextInt(4) * GRID;
-                    }
-                    String status = rnd.nextBoolean() ? "opened" : "clicked";
-                    // §11: the last engagement when later than the one in force, of a user with
-                    // something counted; else nothing (receiptsIgnored).
-                    boolean applies = !user.history.isEmpty() && at > user.engaged;
-                    Receipts.Effect e = user.receipt(new DeliveryReceipt("m0", 7, status, at), at);
-                    assertEquals(applies, e instanceof Receipts.Engaged, at + " " + e);
-                    seen.merge(applies ? "engaged" : "engagement ignored", 1, Integer::sum);
-                    if (!oracle.counted.isEmpty()) {
-                        oracle.lastEngagement = Math.max(oracle.lastEngagement, at);
-                    }
-                }
-                if (rnd.nextInt(8) == 0 && !oracle.counted.isEmpty()) {
-                    // A failed receipt of a message already sent, not the one stamped latest
-                    // (PreferencePropertyTest says why).
-                    int k = rnd.nextInt(oracle.counted.size());
-                    long sentAt = oracle.counted.get(k)[0];
-                    long stamped = oracle.counted.get(k)[2];
-                    long latest = oracle.counted.stream().mapToLong(e -> e[2]).max().getAsLong();
-                    if (sentAt <= clock && stamped < latest) {
-                        String id = oracle.ids.get(k);
-                        Receipts.Effect e =
-                                user.receipt(new DeliveryReceipt(id, 7, "failed", clock), clock);
-                        if (e instanceof Receipts.Uncounted) {
-                            oracle.uncount(id);
-                            seen.merge("uncounted", 1, Integer::sum);
-                        } else {
-                            // only what the job no longer keeps: out of every window anyway
-                            assertTrue(
-                                    sentAt <= latest - 2 * config.keptWindowMillis(), id + " " + e);
+        forEachRun(
+                20261127L,
+                1500,
+                FatiguePropertyTest::randomConfig,
+                (run, rnd) -> {
+                    LimitConfig config = run.config();
+                    UserPreferences prefs =
+                            rnd.nextInt(3) == 0
+                                    ? PreferencePropertyTest.randomPreferences(
+                                            rnd, config, run.start())
+                                    : null;
+                    Oracle oracle = new Oracle(config, run.zoneId());
+                    oracle.prefs = prefs;
+                    User user = new User();
+                    long clock = run.start();
+                    int messages = 10 + rnd.nextInt(40);
+                    for (int i = 0; i < messages; i++) {
+                        clock += rnd.nextInt(12) * GRID;
+                        if (rnd.nextInt(3) == 0) {
+                            engagement(rnd, clock, user, oracle, seen);
                         }
+                        if (rnd.nextInt(8) == 0 && !oracle.counted.isEmpty()) {
+                            failedReceipt(
+                                    oracle.receiptTarget(rnd, clock), clock, user, oracle, seen);
+                        }
+                        OutboundMessage m =
+                                randomMessage(
+                                        rnd, "m" + i, stamped(rnd, clock), run.zone(), PRIORITIES);
+                        RuleStep.Result got =
+                                RuleStep.decide(
+                                        user.history,
+                                        m,
+                                        config,
+                                        LimitConfig.DEFAULT_SEGMENT,
+                                        new Judging.User(prefs, user.engaged));
+                        boolean lowered = lowers(oracle, config.ruleFor("*"), m);
+                        Oracle.Result want = oracle.decide(m);
+                        String where =
+                                oracle.where(run.number(), i, m, prefs)
+                                        + " last engagement "
+                                        + oracle.lastEngagement;
+                        Oracle.assertAgrees(want, got, where);
+                        if (config.hasShadow() && want.decision() != Decision.STALE) {
+                            Oracle.assertShadowAgrees(want, got, where);
+                        }
+                        if (want.decision() != Decision.STALE) {
+                            assertEquals(
+                                    lowered,
+                                    got.lowered(),
+                                    "decided under a lowered cap, " + where);
+                        }
+                        count(seen, got, m, oracle);
+                        user.history = got.history();
                     }
-                }
-                long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
-                OutboundMessage m =
-                        new OutboundMessage(
-                                "m" + i,
-                                7,
-                                SendTimePropertyTest.CHANNELS[rnd.nextInt(2)],
-                                "marketing",
-                                t,
-                                rnd.nextBoolean() ? zone : null,
-                                rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
-                                PRIORITIES[rnd.nextInt(PRIORITIES.length)]);
-                RuleStep.Result got =
-                        RuleStep.decide(
-                                user.history,
-                                m,
-                                config,
-                                LimitConfig.DEFAULT_SEGMENT,
-                                false,
-                                prefs,
-                                user.engaged);
-                boolean lowered = lowers(oracle, config.ruleFor("*"), m);
-                Oracle.Result want = oracle.decide(m);
-                String where =
-                        oracle.where(run, i, m, prefs)
-                                + " last engagement "
-                                + oracle.lastEngagement;
-                Oracle.assertAgrees(want, got, where);
-                if (config.hasShadow() && want.decision() != Decision.STALE) {
-                    assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
-                    assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
-                    assertEquals(
-                            want.shadowViolations(), got.shadow().violations(), "shadow " + where);
-                }
-                if (want.decision() != Decision.STALE) {
-                    assertEquals(lowered, got.lowered(), "decided under a lowered cap, " + where);
-                }
-                count(seen, got, m, oracle);
-                user.history = got.history();
-            }
-            oracle.assertNoPeriodOverfilled();
+                    oracle.assertNoPeriodOverfilled();
+                });
+        assertReached(
+                seen,
+                30,
+                "engaged",
+                "engagement ignored",
+                "uncounted",
+                "lowered ALLOWED",
+                "lowered held",
+                "lowered REJECTED",
+                "violation lowered",
+                "violation lowered to the floor",
+                "violation lowered with places kept",
+                "violation lowered campaigns",
+                "shadow violation lowered",
+                "full cap after an open");
+    }
+
+    /**
+     * An open, mostly of a message already sent, now and then stamped a little after the next
+     * message's timestamp (receipts and messages share no order).
+     */
+    private static void engagement(
+            Random rnd, long clock, User user, Oracle oracle, Map<String, Integer> seen)
+            throws Exception {
+        long at = clock - rnd.nextInt(24) * GRID;
+        if (rnd.nextInt(6) == 0) {
+            at = clock + rnd.nextInt(4) * GRID;
         }
-        // The generator must reach every path, or the comparison proves little.
-        for (String kind :
-                List.of(
-                        "engaged",
-                        "engagement ignored",
-                        "uncounted",
-                        "lowered ALLOWED",
-                        "lowered held",
-                        "lowered REJECTED",
-                        "violation lowered",
-                        "violation lowered to the floor",
-                        "violation lowered with places kept",
-                        "violation lowered campaigns",
-                        "shadow violation lowered",
-                        "full cap after an open")) {
-            assertTrue(seen.getOrDefault(kind, 0) > 30, kind + ": " + seen);
+        String status = rnd.nextBoolean() ? "opened" : "clicked";
+        // §11: the last engagement when later than the one in force, of a user with something
+        // counted; else nothing (receiptsIgnored).
+        boolean applies = !user.history.isEmpty() && at > user.engaged;
+        Receipts.Effect e = user.receipt(new DeliveryReceipt("m0", 7, status, at), at);
+        assertEquals(applies, e instanceof Receipts.Engaged, at + " " + e);
+        seen.merge(applies ? "engaged" : "engagement ignored", 1, Integer::sum);
+        if (!oracle.counted.isEmpty()) {
+            oracle.lastEngagement = Math.max(oracle.lastEngagement, at);
+        }
+    }
+
+    /**
+     * A failed receipt of counted message {@code k} (-1: none), which the oracle draws among those
+     * already sent, not the one stamped latest (PreferencePropertyTest says why).
+     */
+    private static void failedReceipt(
+            int k, long clock, User user, Oracle oracle, Map<String, Integer> seen)
+            throws Exception {
+        if (k < 0) {
+            return;
+        }
+        String id = oracle.ids.get(k);
+        long sentAt = oracle.counted.get(k)[0];
+        Receipts.Effect e = user.receipt(new DeliveryReceipt(id, 7, "failed", clock), clock);
+        if (e instanceof Receipts.Uncounted) {
+            oracle.uncount(id);
+            seen.merge("uncounted", 1, Integer::sum);
+        } else {
+            // only what the job no longer keeps: out of every window anyway
+            long kept = 2 * oracle.config.keptWindowMillis();
+            assertTrue(sentAt <= oracle.latestStamped() - kept, id + " " + e);
         }
     }
 
@@ -167,7 +175,7 @@ class FatiguePropertyTest {
      * One user as the job keeps it: the history the rule reads and the last engagement receipts
      * leave, both changed only as {@link Receipts} says.
      */
-    static final class User {
+    static final class User implements Histories, Engagements {
         UserHistory history = UserHistory.EMPTY;
         long engaged = Long.MIN_VALUE;
 
@@ -177,8 +185,8 @@ class FatiguePropertyTest {
                             r,
                             7,
                             new Receipts.Time(at, Long.MAX_VALUE),
-                            histories(),
-                            engagements(),
+                            this,
+                            this,
                             (u, h) -> false);
             if (e instanceof Receipts.Engaged g) {
                 engaged = Math.max(engaged, g.at());
@@ -190,56 +198,38 @@ class FatiguePropertyTest {
             return e;
         }
 
-        private Engagements engagements() {
-            return new Engagements() {
-                @Override
-                public long lastOf(long user) {
-                    return engaged;
-                }
-
-                @Override
-                public void engage(long user, long at) {
-                    throw new UnsupportedOperationException();
-                }
-            };
+        // Receipts only read the user: what a receipt changes, receipt() applies.
+        @Override
+        public CountedHistory get(long user) {
+            return history;
         }
 
-        private Histories histories() {
-            return new Histories() {
-                @Override
-                public CountedHistory get(long user) {
-                    return history;
-                }
+        @Override
+        public long lastOf(long user) {
+            return engaged;
+        }
 
-                @Override
-                public void count(
-                        long user,
-                        CountedHistory before,
-                        HistoryEntry entry,
-                        long keptMillis,
-                        long now) {
-                    throw new UnsupportedOperationException();
-                }
+        @Override
+        public void count(
+                long user, CountedHistory before, HistoryEntry entry, long keptMillis, long now) {
+            throw new UnsupportedOperationException();
+        }
 
-                @Override
-                public void uncount(long user, long countedAt, String messageId) {
-                    throw new UnsupportedOperationException();
-                }
-            };
+        @Override
+        public void uncount(long user, long countedAt, String messageId) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void engage(long user, long at) {
+            throw new UnsupportedOperationException();
         }
     }
 
     /** The oracle's word on whether fatigue lowers a limit the message falls under. */
     private static boolean lowers(Oracle oracle, Rule rule, OutboundMessage m) {
         Rule r = oracle.fatigued(rule, m.timestamp());
-        List<Limit> under = new ArrayList<>(r.limits());
-        under.addAll(r.channelLimits(m.channel()));
-        under.addAll(r.categoryLimits(m.category()));
-        if (m.campaignId() != null) {
-            under.addAll(r.campaign());
-            under.addAll(r.campaigns());
-        }
-        return under.stream().anyMatch(l -> l.lowered() != null);
+        return limitsOf(r, m).stream().anyMatch(l -> l.lowered() != null);
     }
 
     private static void count(
@@ -288,13 +278,13 @@ class FatiguePropertyTest {
 
     /** SendTimePropertyTest's configs, with fatigue on most rules and reserves on some limits. */
     static LimitConfig randomConfig(Random rnd, String zone) {
-        return SendTimePropertyTest.randomConfig(rnd, zone, FatiguePropertyTest::randomRule);
+        return PropertyFixtures.randomConfig(rnd, zone, FatiguePropertyTest::randomRule);
     }
 
     private static final Pattern MAX = Pattern.compile("\"max\":(\\d+)}");
 
     static String randomRule(Random rnd) {
-        String rule = SendTimePropertyTest.randomRule(rnd);
+        String rule = PropertyFixtures.randomRule(rnd);
         // A reserve on some limits: 1..max places for priority 50 and above.
         Matcher mm = MAX.matcher(rule);
         StringBuilder withReserves = new StringBuilder();
@@ -364,8 +354,7 @@ class FatiguePropertyTest {
                 OutboundMessage m =
                         new OutboundMessage(
                                 "m" + i, 7, "push", "marketing", times.get(i), null, null, 0);
-                RuleStep.Result got =
-                        RuleStep.decide(history, m, config, "*", false, null, Long.MIN_VALUE);
+                RuleStep.Result got = RuleStep.decide(history, m, config, "*");
                 Oracle.Result want = oracle.decide(m);
                 Oracle.assertAgrees(want, got, json + " message " + i);
                 decisions.add(got.decision());

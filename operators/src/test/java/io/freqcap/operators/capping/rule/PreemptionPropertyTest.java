@@ -1,7 +1,11 @@
 package io.freqcap.operators.capping.rule;
 
+import static io.freqcap.operators.capping.rule.PropertyFixtures.GRID;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.assertReached;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.forEachRun;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.randomMessage;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.stamped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.capping.Bounds;
@@ -11,7 +15,6 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.Rule;
 import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Violation;
-import io.freqcap.schema.held.HeldDelivery;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -37,92 +40,85 @@ import org.junit.jupiter.api.Test;
  * may ever hold more than its max messages sent or to be sent.
  */
 class PreemptionPropertyTest {
-    static final long GRID = SendTimePropertyTest.GRID;
     static final long SEED = 20261126L;
     static final int[] PRIORITIES = {0, 10, 10, 30, 50, 80, 100};
 
     @Test
     void preemptionMatchesBruteForceOracle() throws Exception {
-        Random rnd = new Random(SEED);
         Map<String, Integer> seen = new TreeMap<>();
-        for (int run = 0; run < 2000; run++) {
-            String zone =
-                    SendTimePropertyTest.ZONES[rnd.nextInt(SendTimePropertyTest.ZONES.length)];
-            LimitConfig config = randomConfig(rnd, zone);
-            Oracle oracle = new Oracle(config, ZoneId.of(zone));
-            List<String> ids = new ArrayList<>();
-            long clock = SendTimePropertyTest.nearDstChange(rnd, ZoneId.of(zone));
-            int messages = 5 + rnd.nextInt(40);
-            try (Backtest job =
-                    Backtest.start(config, List.of(), Bounds.DEFAULTS.segmentLoader(), s -> {})) {
-                for (int i = 0; i < messages; i++) {
-                    clock += rnd.nextInt(8) * GRID;
-                    long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
-                    // Now and then a messageId sent before (DUPLICATE, or decided anew once
-                    // preempted).
-                    String id =
-                            !ids.isEmpty() && rnd.nextInt(12) == 0
-                                    ? ids.get(rnd.nextInt(ids.size()))
-                                    : "m" + i;
-                    ids.add(id);
-                    OutboundMessage m =
-                            new OutboundMessage(
-                                    id,
-                                    7,
-                                    SendTimePropertyTest.CHANNELS[rnd.nextInt(2)],
-                                    "marketing",
-                                    t,
-                                    rnd.nextBoolean() ? zone : null,
-                                    rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
-                                    PRIORITIES[rnd.nextInt(PRIORITIES.length)]);
-                    Decided got = job.decide(inbound(m));
-                    Oracle.Result want = oracle.decide(m, job.clock());
-                    String where = oracle.base.where(run, i, m);
-                    SendTimePropertyTest.Oracle.assertAgrees(
-                            new SendTimePropertyTest.Oracle.Outcome(
-                                    want.decision(),
-                                    want.sendAt(),
-                                    want.violations(),
-                                    want.retryAfter()),
-                            new SendTimePropertyTest.Oracle.Outcome(
-                                    got.decision(),
-                                    got.verdict().sendAt(),
-                                    got.verdict().violations(),
-                                    got.verdict().retryAfter()),
-                            where);
-                    List<String> preempted =
-                            got.preempted().stream().map(HeldDelivery::messageId).toList();
-                    assertEquals(want.preempted(), preempted, "preempted, " + where);
-                    String kind =
-                            !preempted.isEmpty()
-                                    ? preempted.size() > 1 ? "preempted several" : "preempted one"
-                                    : want.preemptFailed()
-                                            ? "rejected with all given up"
-                                            : got.verdict().violations().stream()
-                                                            .anyMatch(
-                                                                    v ->
-                                                                            v.scope()
-                                                                                    .equals(
-                                                                                            Violation
-                                                                                                    .HOLD))
-                                                    ? "maxHeld"
-                                                    : got.decision().name().toLowerCase();
-                    seen.merge(kind, 1, Integer::sum);
-                }
-            }
-            oracle.base.assertNoPeriodOverfilled();
+        forEachRun(
+                SEED,
+                2000,
+                PreemptionPropertyTest::randomConfig,
+                (run, rnd) -> {
+                    Oracle oracle = new Oracle(run.config(), run.zoneId());
+                    List<String> ids = new ArrayList<>();
+                    long clock = run.start();
+                    int messages = 5 + rnd.nextInt(40);
+                    try (Backtest job =
+                            Backtest.start(
+                                    run.config(),
+                                    List.of(),
+                                    Bounds.DEFAULTS.segmentLoader(),
+                                    s -> {})) {
+                        for (int i = 0; i < messages; i++) {
+                            clock += rnd.nextInt(8) * GRID;
+                            long t = stamped(rnd, clock);
+                            // Now and then a messageId sent before (DUPLICATE, or decided anew
+                            // once preempted).
+                            String id =
+                                    !ids.isEmpty() && rnd.nextInt(12) == 0
+                                            ? ids.get(rnd.nextInt(ids.size()))
+                                            : "m" + i;
+                            ids.add(id);
+                            OutboundMessage m = randomMessage(rnd, id, t, run.zone(), PRIORITIES);
+                            Decided got = job.decide(inbound(m));
+                            Oracle.Result want = oracle.decide(m, job.clock());
+                            String where = oracle.base.where(run.number(), i, m);
+                            SendTimePropertyTest.Oracle.assertAgrees(
+                                    new SendTimePropertyTest.Oracle.Outcome(
+                                            want.decision(),
+                                            want.sendAt(),
+                                            want.violations(),
+                                            want.retryAfter()),
+                                    new SendTimePropertyTest.Oracle.Outcome(
+                                            got.decision(),
+                                            got.verdict().sendAt(),
+                                            got.verdict().violations(),
+                                            got.verdict().retryAfter()),
+                                    where);
+                            List<String> preempted =
+                                    got.preempted().stream()
+                                            .map(h -> h.message().messageId())
+                                            .toList();
+                            assertEquals(want.preempted(), preempted, "preempted, " + where);
+                            seen.merge(kind(preempted, want, got), 1, Integer::sum);
+                        }
+                    }
+                    oracle.base.assertNoPeriodOverfilled();
+                });
+        assertReached(
+                seen,
+                30,
+                "preempted one",
+                "preempted several",
+                "rejected with all given up",
+                "maxHeld",
+                "allowed",
+                "rejected");
+    }
+
+    /** What became of a message: what it preempted, or why it was refused, or its decision. */
+    private static String kind(List<String> preempted, Oracle.Result want, Decided got) {
+        if (!preempted.isEmpty()) {
+            return preempted.size() > 1 ? "preempted several" : "preempted one";
         }
-        // The generator must reach every path, or the comparison proves little.
-        for (String kind :
-                List.of(
-                        "preempted one",
-                        "preempted several",
-                        "rejected with all given up",
-                        "maxHeld",
-                        "allowed",
-                        "rejected")) {
-            assertTrue(seen.getOrDefault(kind, 0) > 30, kind + ": " + seen);
+        if (want.preemptFailed()) {
+            return "rejected with all given up";
         }
+        return got.verdict().violations().stream().anyMatch(v -> v.scope().equals(Violation.HOLD))
+                ? "maxHeld"
+                : got.decision().name().toLowerCase();
     }
 
     static InboundMessage inbound(OutboundMessage m) throws Exception {
@@ -142,9 +138,9 @@ class PreemptionPropertyTest {
         return InboundMessage.of(new RawRecord(null, value, "in", 0, 0));
     }
 
-    /** A rule of {@link SendTimePropertyTest}'s kind that preempts, and a small {@code maxHeld}. */
+    /** A rule of {@link PropertyFixtures}' kind that preempts, and a small {@code maxHeld}. */
     static LimitConfig randomConfig(Random rnd, String zone) throws Exception {
-        String rule = SendTimePropertyTest.randomRule(rnd);
+        String rule = PropertyFixtures.randomRule(rnd);
         rule = rule.substring(0, rule.length() - 1) + ",\"preempt\":true}";
         return LimitConfig.parse(
                 "{\"version\":1,\"timezone\":\""
@@ -278,11 +274,17 @@ class PreemptionPropertyTest {
             if (waiting >= config.maxHeld()) {
                 List<Violation> v = new ArrayList<>();
                 boolean quietApplies =
-                        rule.quietHours() != null
-                                && (rule.quietHours().channels().isEmpty()
-                                        || rule.quietHours().channels().contains(m.channel()));
+                        rule.deferral().quietHours() != null
+                                && (rule.deferral().quietHours().channels().isEmpty()
+                                        || rule.deferral()
+                                                .quietHours()
+                                                .channels()
+                                                .contains(m.channel()));
                 if (quietApplies && base.quiet(rule, t)) {
-                    v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+                    v.add(
+                            Violation.quietHours(
+                                    rule.deferral().quietHours().from(),
+                                    rule.deferral().quietHours().to()));
                 }
                 v.addAll(base.violations(rule, m, t));
                 v.add(Violation.hold(config.maxHeld(), waiting));

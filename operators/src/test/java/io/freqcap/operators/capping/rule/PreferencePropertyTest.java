@@ -1,6 +1,10 @@
 package io.freqcap.operators.capping.rule;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.GRID;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.assertReached;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.forEachRun;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.randomMessage;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.stamped;
 
 import io.freqcap.operators.capping.history.HistoryGrowth;
 import io.freqcap.operators.capping.rule.SendTimePropertyTest.Oracle;
@@ -11,7 +15,6 @@ import io.freqcap.schema.history.UserHistory;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import java.nio.charset.StandardCharsets;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,85 +38,88 @@ import org.junit.jupiter.api.Test;
  * decisions.
  */
 class PreferencePropertyTest {
-    static final long GRID = SendTimePropertyTest.GRID;
-
     @Test
     void preferencesAndReceiptsMatchBruteForceOracle() throws Exception {
-        Random rnd = new Random(20261126L);
         Map<String, Integer> seen = new TreeMap<>();
-        for (int run = 0; run < 1500; run++) {
-            String zone =
-                    SendTimePropertyTest.ZONES[rnd.nextInt(SendTimePropertyTest.ZONES.length)];
-            LimitConfig config = SendTimePropertyTest.randomConfig(rnd, zone);
-            long clock = SendTimePropertyTest.nearDstChange(rnd, ZoneId.of(zone));
-            UserPreferences prefs = randomPreferences(rnd, config, clock);
-            Oracle oracle = new Oracle(config, ZoneId.of(zone));
-            oracle.prefs = prefs;
-            UserHistory history = UserHistory.EMPTY;
-            int messages = 5 + rnd.nextInt(25);
-            List<String> freed = new ArrayList<>();
-            for (int i = 0; i < messages; i++) {
-                clock += rnd.nextInt(12) * GRID;
-                if (rnd.nextInt(5) == 0 && !oracle.counted.isEmpty()) {
-                    // A failed receipt of a message already sent (not still held).
-                    int k = rnd.nextInt(oracle.counted.size());
-                    long sentAt = oracle.counted.get(k)[0];
-                    long stamped = oracle.counted.get(k)[2];
-                    long latest = oracle.counted.stream().mapToLong(e -> e[2]).max().getAsLong();
-                    if (sentAt <= clock && stamped < latest) {
-                        String id = oracle.ids.get(k);
-                        history = (UserHistory) HistoryGrowth.shrunk(history, sentAt, id);
-                        oracle.uncount(id);
-                        freed.add(id);
-                        seen.merge("uncounted", 1, Integer::sum);
+        forEachRun(
+                20261126L,
+                1500,
+                PropertyFixtures::randomConfig,
+                (run, rnd) -> {
+                    UserPreferences prefs = randomPreferences(rnd, run.config(), run.start());
+                    Oracle oracle = new Oracle(run.config(), run.zoneId());
+                    oracle.prefs = prefs;
+                    UserHistory history = UserHistory.EMPTY;
+                    long clock = run.start();
+                    int messages = 5 + rnd.nextInt(25);
+                    List<String> freed = new ArrayList<>();
+                    for (int i = 0; i < messages; i++) {
+                        clock += rnd.nextInt(12) * GRID;
+                        // A failed receipt of a message already sent (not still held).
+                        int k =
+                                rnd.nextInt(5) == 0 && !oracle.counted.isEmpty()
+                                        ? oracle.receiptTarget(rnd, clock)
+                                        : -1;
+                        if (k >= 0) {
+                            String id = oracle.ids.get(k);
+                            long sentAt = oracle.counted.get(k)[0];
+                            history = (UserHistory) HistoryGrowth.shrunk(history, sentAt, id);
+                            oracle.uncount(id);
+                            freed.add(id);
+                            seen.merge("uncounted", 1, Integer::sum);
+                        }
+                        long t = stamped(rnd, clock);
+                        OutboundMessage m =
+                                randomMessage(rnd, id(rnd, i, freed, oracle), t, run.zone());
+                        RuleStep.Result got =
+                                RuleStep.decide(
+                                        history,
+                                        m,
+                                        run.config(),
+                                        LimitConfig.DEFAULT_SEGMENT,
+                                        new Judging.User(prefs, Long.MIN_VALUE));
+                        Oracle.Result want = oracle.decide(m);
+                        String where =
+                                oracle.where(run.number(), i, m, prefs) + " history " + history;
+                        Oracle.assertAgrees(want, got, where);
+                        count(seen, got, m, i, t < oracle.pausedUntil());
+                        history = got.history();
                     }
-                }
-                long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
-                OutboundMessage m =
-                        new OutboundMessage(
-                                id(rnd, i, freed, oracle),
-                                7,
-                                SendTimePropertyTest.CHANNELS[rnd.nextInt(2)],
-                                "marketing",
-                                t,
-                                rnd.nextBoolean() ? zone : null,
-                                rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
-                                0);
-                RuleStep.Result got =
-                        RuleStep.decide(
-                                history, m, config, LimitConfig.DEFAULT_SEGMENT, false, prefs);
-                Oracle.Result want = oracle.decide(m);
-                String where = oracle.where(run, i, m, prefs) + " history " + history;
-                Oracle.assertAgrees(want, got, where);
-                for (Violation v : got.violations()) {
-                    if (v.isPreference()) {
-                        seen.merge(v.scope().replaceAll(":email|:push", ""), 1, Integer::sum);
-                    }
-                }
-                if (got.sendAt() != null && t < oracle.pausedUntil()) {
-                    seen.merge("held through a pause", 1, Integer::sum);
-                }
-                seen.merge(got.decision().name(), 1, Integer::sum);
-                if (m.messageId().compareTo("m" + i) != 0 && got.decision() != Decision.DUPLICATE) {
-                    seen.merge("retried", 1, Integer::sum);
-                }
-                history = got.history();
+                    oracle.assertNoPeriodOverfilled();
+                });
+        assertReached(
+                seen,
+                100,
+                "preference:opt-out",
+                "preference:paused",
+                "preference:all",
+                "preference:channel",
+                "held through a pause",
+                "uncounted",
+                "retried",
+                "DUPLICATE",
+                "ALLOWED",
+                "REJECTED");
+    }
+
+    /** Counts what a decision reached: preference violations, holds through a pause, retries. */
+    private static void count(
+            Map<String, Integer> seen,
+            RuleStep.Result got,
+            OutboundMessage m,
+            int i,
+            boolean stampedInAPause) {
+        for (Violation v : got.violations()) {
+            if (v.isPreference()) {
+                seen.merge(v.scope().replaceAll(":email|:push", ""), 1, Integer::sum);
             }
-            oracle.assertNoPeriodOverfilled();
         }
-        for (String kind :
-                List.of(
-                        "preference:opt-out",
-                        "preference:paused",
-                        "preference:all",
-                        "preference:channel",
-                        "held through a pause",
-                        "uncounted",
-                        "retried",
-                        "DUPLICATE",
-                        "ALLOWED",
-                        "REJECTED")) {
-            assertTrue(seen.getOrDefault(kind, 0) > 100, kind + ": " + seen);
+        if (got.sendAt() != null && stampedInAPause) {
+            seen.merge("held through a pause", 1, Integer::sum);
+        }
+        seen.merge(got.decision().name(), 1, Integer::sum);
+        if (m.messageId().compareTo("m" + i) != 0 && got.decision() != Decision.DUPLICATE) {
+            seen.merge("retried", 1, Integer::sum);
         }
     }
 

@@ -36,60 +36,32 @@ public final class RuleStep {
 
     public static Result decide(
             UserHistory history, OutboundMessage m, LimitConfig config, String segment) {
-        return decide(history, m, config, segment, false);
-    }
-
-    public static Result decide(
-            UserHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            boolean keepMessageId) {
-        return decide(history, m, config, segment, keepMessageId, null);
+        return decide(history, m, config, segment, Judging.User.NONE);
     }
 
     /**
-     * @param prefs the user's preferences, or null for none
+     * @param user the user's preferences (null for none) and last engagement (contract.md §11,
+     *     MIN_VALUE for none)
      */
     public static Result decide(
             UserHistory history,
             OutboundMessage m,
             LimitConfig config,
             String segment,
-            boolean keepMessageId,
-            UserPreferences prefs) {
-        return decide(history, m, config, segment, keepMessageId, prefs, Long.MIN_VALUE);
-    }
-
-    /**
-     * @param lastEngagement the user's last engagement (contract.md §11), MIN_VALUE for none
-     */
-    public static Result decide(
-            UserHistory history,
-            OutboundMessage m,
-            LimitConfig config,
-            String segment,
-            boolean keepMessageId,
-            UserPreferences prefs,
-            long lastEngagement) {
+            Judging.User user) {
         Verdict v =
                 CappingRule.judge(
                         history,
                         m,
-                        new Judging(
-                                config,
-                                segment,
-                                segment,
-                                Judging.Times.NONE,
-                                new Judging.User(prefs, lastEngagement)));
+                        new Judging(config, segment, segment, Judging.Times.NONE, user));
         UserHistory next = history;
         if (v.decision() == Decision.ALLOWED) {
             long countedAt = v.isHeld() ? v.sendAt() : m.timestamp();
             CountedHistory grown =
                     HistoryGrowth.grown(
                             history,
-                            HistoryGrowth.entry(m, countedAt, keepMessageId, config),
-                            UserPreferences.keptMillis(config, prefs));
+                            HistoryGrowth.entry(m, countedAt, false, config),
+                            UserPreferences.keptMillis(config, user.prefs()));
             next = grown instanceof LongHistory l ? l.toUserHistory() : (UserHistory) grown;
         }
         return new Result(

@@ -1,5 +1,10 @@
 package io.freqcap.operators.capping.rule;
 
+import static io.freqcap.operators.capping.rule.PropertyFixtures.GRID;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.assertReached;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.forEachRun;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.randomMessage;
+import static io.freqcap.operators.capping.rule.PropertyFixtures.stamped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -18,7 +23,6 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
 import java.time.ZoneId;
-import java.time.zone.ZoneOffsetTransition;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -35,197 +39,77 @@ import org.junit.jupiter.api.Test;
  * interval or calendar day may ever hold more than its max messages sent or to be sent.
  *
  * <p>The oracle tries every instant on a grid. Timestamps, windows, holds and quiet hours are whole
- * multiples of {@link #GRID}, and so are the zones' offsets and changes, so what a limit counts and
- * whether a time is quiet are the same between two grid instants: trying the grid is trying every
- * instant.
+ * multiples of {@link PropertyFixtures#GRID}, and so are the zones' offsets and changes, so what a
+ * limit counts and whether a time is quiet are the same between two grid instants: trying the grid
+ * is trying every instant.
  */
 class SendTimePropertyTest {
-    static final long GRID = 5 * 60_000L;
     static final long SEED = 20261125L;
-    static final String[] ZONES = {
-        "Europe/Berlin",
-        "America/New_York",
-        "America/St_Johns",
-        "Australia/Lord_Howe",
-        "Australia/Adelaide",
-        "Pacific/Chatham",
-        "Asia/Kathmandu",
-        "Asia/Kolkata",
-        "UTC"
-    };
-    static final String[] CHANNELS = {"push", "email"};
 
     @Test
-    void sendTimesMatchBruteForceOracleAcrossDstChanges() {
-        Random rnd = new Random(SEED);
+    void sendTimesMatchBruteForceOracleAcrossDstChanges() throws Exception {
         Map<String, Integer> seen = new TreeMap<>();
-        for (int run = 0; run < 1500; run++) {
-            String zone = ZONES[rnd.nextInt(ZONES.length)];
-            LimitConfig config = randomConfig(rnd, zone);
-            Oracle oracle = new Oracle(config, ZoneId.of(zone));
-            UserHistory history = UserHistory.EMPTY;
-            long clock = nearDstChange(rnd, ZoneId.of(zone));
-            int messages = 5 + rnd.nextInt(25);
-            for (int i = 0; i < messages; i++) {
-                clock += rnd.nextInt(12) * GRID;
-                long t = clock - (rnd.nextInt(10) < 2 ? rnd.nextInt(36) * GRID : 0);
-                String channel = CHANNELS[rnd.nextInt(2)];
-                OutboundMessage m =
-                        new OutboundMessage(
-                                "m" + i,
-                                7,
-                                channel,
-                                "marketing",
-                                t,
-                                rnd.nextBoolean() ? zone : null,
-                                rnd.nextInt(4) == 0 ? null : "c" + rnd.nextInt(3),
-                                0);
-                RuleStep.Result got =
-                        RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
-                Oracle.Result want = oracle.decide(m);
-                String where = oracle.where(run, i, m);
-                Oracle.assertAgrees(want, got, where);
-                if (config.hasShadow() && want.decision() != Decision.STALE) {
-                    assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
-                    assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
-                    assertEquals(
-                            want.shadowViolations(), got.shadow().violations(), "shadow " + where);
-                    seen.merge("shadow " + want.shadow(), 1, Integer::sum);
-                }
-                String kind =
-                        got.sendAt() != null
-                                ? "held"
-                                : got.decision() == Decision.REJECTED
-                                        ? got.violations().get(0).isQuietHours()
-                                                ? "rejected quiet"
-                                                : "rejected limits"
-                                        : got.decision().name().toLowerCase();
-                seen.merge(kind, 1, Integer::sum);
-                for (Violation x : got.violations()) {
-                    if (x instanceof Violation.Exceeded v && v.scope().equals("campaigns")) {
-                        seen.merge(
-                                v.calendar() != null ? "campaigns a day" : "campaigns rolling",
-                                1,
-                                Integer::sum);
+        forEachRun(
+                SEED,
+                1500,
+                PropertyFixtures::randomConfig,
+                (run, rnd) -> {
+                    LimitConfig config = run.config();
+                    Oracle oracle = new Oracle(config, run.zoneId());
+                    UserHistory history = UserHistory.EMPTY;
+                    long clock = run.start();
+                    int messages = 5 + rnd.nextInt(25);
+                    for (int i = 0; i < messages; i++) {
+                        clock += rnd.nextInt(12) * GRID;
+                        OutboundMessage m =
+                                randomMessage(rnd, "m" + i, stamped(rnd, clock), run.zone());
+                        RuleStep.Result got =
+                                RuleStep.decide(history, m, config, LimitConfig.DEFAULT_SEGMENT);
+                        Oracle.Result want = oracle.decide(m);
+                        String where = oracle.where(run.number(), i, m);
+                        Oracle.assertAgrees(want, got, where);
+                        if (config.hasShadow() && want.decision() != Decision.STALE) {
+                            Oracle.assertShadowAgrees(want, got, where);
+                            seen.merge("shadow " + want.shadow(), 1, Integer::sum);
+                        }
+                        seen.merge(kind(got), 1, Integer::sum);
+                        for (Violation x : got.violations()) {
+                            if (x instanceof Violation.Exceeded v
+                                    && v.scope().equals("campaigns")) {
+                                seen.merge(
+                                        v.calendar() != null
+                                                ? "campaigns a day"
+                                                : "campaigns rolling",
+                                        1,
+                                        Integer::sum);
+                            }
+                        }
+                        history = got.history();
                     }
-                }
-                history = got.history();
-            }
-            oracle.assertNoPeriodOverfilled();
-        }
-        // The generator must reach every path, or the comparison proves little.
-        for (String kind :
-                List.of(
-                        "held",
-                        "rejected quiet",
-                        "rejected limits",
-                        "allowed",
-                        "shadow HELD",
-                        "shadow REJECTED",
-                        "campaigns a day",
-                        "campaigns rolling")) {
-            assertTrue(seen.getOrDefault(kind, 0) > 200, kind + ": " + seen);
-        }
+                    oracle.assertNoPeriodOverfilled();
+                });
+        assertReached(
+                seen,
+                200,
+                "held",
+                "rejected quiet",
+                "rejected limits",
+                "allowed",
+                "shadow HELD",
+                "shadow REJECTED",
+                "campaigns a day",
+                "campaigns rolling");
     }
 
-    /** A grid instant within two days before one of the zone's DST changes in 2025-2027. */
-    static long nearDstChange(Random rnd, ZoneId zone) {
-        long base = Instant.parse("2025-01-01T00:00:00Z").toEpochMilli();
-        List<Long> changes = new ArrayList<>();
-        Instant at = Instant.ofEpochMilli(base);
-        for (int i = 0; i < 6; i++) {
-            ZoneOffsetTransition tr = zone.getRules().nextTransition(at);
-            if (tr == null) {
-                break;
-            }
-            changes.add(tr.getInstant().toEpochMilli());
-            at = tr.getInstant();
+    /** What became of a message: held, rejected in quiet hours or by limits, or its decision. */
+    private static String kind(RuleStep.Result got) {
+        if (got.sendAt() != null) {
+            return "held";
         }
-        long near =
-                changes.isEmpty()
-                        ? base + rnd.nextInt(700) * 86_400_000L
-                        : changes.get(rnd.nextInt(changes.size()));
-        return Math.floorDiv(near, GRID) * GRID - rnd.nextInt(2 * 24 * 12) * GRID;
-    }
-
-    static LimitConfig randomConfig(Random rnd, String zone) {
-        return randomConfig(rnd, zone, SendTimePropertyTest::randomRule);
-    }
-
-    /**
-     * A config in {@code zone} of one rule, and a shadow rule half the time, each {@code rule}'s.
-     */
-    static LimitConfig randomConfig(
-            Random rnd, String zone, java.util.function.Function<Random, String> rule) {
-        StringBuilder sb =
-                new StringBuilder("{\"version\":1,\"timezone\":\"" + zone + "\",\"rules\":[");
-        sb.append(rule.apply(rnd)).append(']');
-        if (rnd.nextBoolean()) {
-            sb.append(",\"shadow\":{\"rules\":[").append(rule.apply(rnd)).append("]}");
+        if (got.decision() == Decision.REJECTED) {
+            return got.violations().get(0).isQuietHours() ? "rejected quiet" : "rejected limits";
         }
-        sb.append('}');
-        try {
-            return LimitConfig.parse(sb.toString());
-        } catch (Exception e) {
-            throw new IllegalArgumentException(sb.toString(), e);
-        }
-    }
-
-    static String randomRule(Random rnd) {
-        StringBuilder sb = new StringBuilder("{\"segment\":\"*\",\"limits\":[");
-        boolean calendar = rnd.nextInt(3) == 0;
-        int windowMinutes = 15 * (1 + rnd.nextInt(12));
-        int longest = calendar ? 3 * 24 * 60 : windowMinutes;
-        sb.append("{\"window\":\"")
-                .append(windowMinutes)
-                .append("m\",\"max\":")
-                .append(rnd.nextInt(15) == 0 ? 0 : 1 + rnd.nextInt(3))
-                .append('}');
-        if (calendar) {
-            sb.append(",{\"calendar\":\"day\",\"max\":").append(2 + rnd.nextInt(4)).append('}');
-        }
-        sb.append(']');
-        if (rnd.nextBoolean()) {
-            int hours = 1 + rnd.nextInt(4);
-            longest = Math.max(longest, hours * 60);
-            sb.append(",\"channels\":{\"email\":[{\"window\":\"")
-                    .append(hours)
-                    .append("h\",\"max\":1}]}");
-        }
-        if (rnd.nextInt(3) == 0) {
-            // At most one or two distinct campaigns (of c0, c1, c2) a local day or a few hours.
-            sb.append(",\"campaigns\":[{")
-                    .append(
-                            rnd.nextBoolean()
-                                    ? "\"calendar\":\"day\""
-                                    : "\"window\":\"" + (1 + rnd.nextInt(4)) + "h\"")
-                    .append(",\"max\":")
-                    .append(1 + rnd.nextInt(2))
-                    .append("}]");
-        }
-        if (rnd.nextInt(4) != 0) {
-            // At most the longest window (a calendar day counts as 3d).
-            int holdMinutes = 5 * (1 + rnd.nextInt(Math.min(longest, 24 * 60) / 5));
-            sb.append(",\"hold\":\"").append(holdMinutes).append("m\"");
-        }
-        if (rnd.nextInt(4) != 0) {
-            int from = rnd.nextInt(24 * 12) * 5;
-            int to = (from + 5 * (1 + rnd.nextInt(20 * 12))) % (24 * 60);
-            sb.append(",\"quietHours\":{\"from\":\"")
-                    .append(hhmm(from))
-                    .append("\",\"to\":\"")
-                    .append(hhmm(to))
-                    .append('"');
-            if (rnd.nextBoolean()) {
-                sb.append(",\"channels\":[\"push\"]");
-            }
-            sb.append('}');
-        }
-        return sb.append('}').toString();
-    }
-
-    static String hhmm(int minute) {
-        return String.format("%02d:%02d", minute / 60, minute % 60);
+        return got.decision().name().toLowerCase();
     }
 
     /** contract.md §3 and §6 read literally, for one user whose messages are in one zone. */
@@ -280,6 +164,13 @@ class SendTimePropertyTest {
                     where);
         }
 
+        /** The same for the shadow decision (a config's with a shadow; STALE has none). */
+        static void assertShadowAgrees(Result want, RuleStep.Result got, String where) {
+            assertEquals(want.shadow(), got.shadow().label(), "shadow, " + where);
+            assertEquals(want.shadowSendAt(), got.shadow().sendAt(), "shadow, " + where);
+            assertEquals(want.shadowViolations(), got.shadow().violations(), "shadow " + where);
+        }
+
         /**
          * Where a property test's run stands, for its failure messages: the run, the zone, the
          * message, the config, what else is given, and what the oracle counted.
@@ -305,7 +196,7 @@ class SendTimePropertyTest {
 
         Result decide(OutboundMessage m) {
             // STALE reads the timestamps messages were stamped with, never send times (§6).
-            long latest = counted.stream().mapToLong(e -> e[2]).max().orElse(Long.MIN_VALUE);
+            long latest = latestStamped();
             if (ids.contains(m.messageId())) {
                 return new Result(Decision.DUPLICATE, null, List.of(), null, null, null, null);
             }
@@ -350,6 +241,20 @@ class SendTimePropertyTest {
                     shadowViolations);
         }
 
+        /** The latest timestamp a counted message was stamped with; none: MIN_VALUE. */
+        long latestStamped() {
+            return counted.stream().mapToLong(e -> e[2]).max().orElse(Long.MIN_VALUE);
+        }
+
+        /**
+         * The index of a counted message a failed receipt may name at {@code clock}, or -1: one
+         * already sent, never the one stamped latest (PreferencePropertyTest says why).
+         */
+        int receiptTarget(Random rnd, long clock) {
+            int k = rnd.nextInt(counted.size());
+            return counted.get(k)[0] <= clock && counted.get(k)[2] < latestStamped() ? k : -1;
+        }
+
         /** Un-counts the message a failed receipt names (contract.md §11). */
         void uncount(String messageId) {
             int i = ids.lastIndexOf(messageId);
@@ -368,9 +273,12 @@ class SendTimePropertyTest {
             long t = m.timestamp();
             Rule rule = fatigued(configured, t);
             boolean quietApplies =
-                    rule.quietHours() != null
-                            && (rule.quietHours().channels().isEmpty()
-                                    || rule.quietHours().channels().contains(m.channel()));
+                    rule.deferral().quietHours() != null
+                            && (rule.deferral().quietHours().channels().isEmpty()
+                                    || rule.deferral()
+                                            .quietHours()
+                                            .channels()
+                                            .contains(m.channel()));
             boolean quietNow = quietApplies && quiet(rule, t);
             long pausedUntil = pausedUntil();
             if (prefs != null && prefs.optOutChannels().contains(m.channel())) {
@@ -378,7 +286,10 @@ class SendTimePropertyTest {
                 List<Violation> v = new ArrayList<>();
                 v.add(Violation.optedOutOfChannel(m.channel()));
                 if (quietNow) {
-                    v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+                    v.add(
+                            Violation.quietHours(
+                                    rule.deferral().quietHours().from(),
+                                    rule.deferral().quietHours().to()));
                 }
                 if (t < pausedUntil) {
                     v.add(Violation.paused(pausedUntil));
@@ -389,7 +300,7 @@ class SendTimePropertyTest {
             boolean zero =
                     limits(rule, m).stream().anyMatch(l -> l.max() - kept(l, m) == 0)
                             || (m.campaignId() != null
-                                    && rule.campaigns().stream()
+                                    && rule.caps().campaigns().stream()
                                             .anyMatch(l -> l.max() - kept(l, m) == 0));
             Long first = null;
             if (!zero) {
@@ -410,13 +321,16 @@ class SendTimePropertyTest {
             // Held or rejected, the violations at t: what held it (§12 heldBy), or rejects it.
             List<Violation> v = new ArrayList<>();
             if (quietNow) {
-                v.add(Violation.quietHours(rule.quietHours().from(), rule.quietHours().to()));
+                v.add(
+                        Violation.quietHours(
+                                rule.deferral().quietHours().from(),
+                                rule.deferral().quietHours().to()));
             }
             if (t < pausedUntil) {
                 v.add(Violation.paused(pausedUntil));
             }
             v.addAll(violations(rule, m, t));
-            if (first != null && first - t <= rule.holdMillis()) {
+            if (first != null && first - t <= rule.deferral().holdMillis()) {
                 return new Ruling(first, v, null);
             }
             return new Ruling(null, v, first);
@@ -424,15 +338,15 @@ class SendTimePropertyTest {
 
         boolean quiet(Rule rule, long at) {
             LocalTime local = Instant.ofEpochMilli(at).atZone(zone).toLocalTime();
-            LocalTime from = LocalTime.parse(rule.quietHours().from());
-            LocalTime to = LocalTime.parse(rule.quietHours().to());
+            LocalTime from = LocalTime.parse(rule.deferral().quietHours().from());
+            LocalTime to = LocalTime.parse(rule.deferral().quietHours().to());
             return from.isBefore(to)
                     ? !local.isBefore(from) && local.isBefore(to)
                     : !local.isBefore(from) || local.isBefore(to);
         }
 
         List<Limit> limits(Rule rule, OutboundMessage m) {
-            List<Limit> all = new ArrayList<>(rule.limits());
+            List<Limit> all = new ArrayList<>(rule.caps().all());
             all.addAll(rule.channelLimits(m.channel()));
             if (prefs != null) {
                 all.addAll(prefs.limits());
@@ -444,7 +358,7 @@ class SendTimePropertyTest {
         List<Violation> violations(Rule rule, OutboundMessage m, long at) {
             List<Violation> out = new ArrayList<>();
             int p = m.priority();
-            check(out, "all", rule.limits(), at, -1, p);
+            check(out, "all", rule.caps().all(), at, -1, p);
             check(
                     out,
                     "channel:" + m.channel(),
@@ -463,7 +377,7 @@ class SendTimePropertyTest {
                         p);
             }
             if (m.campaignId() != null) {
-                for (Limit l : rule.campaigns()) {
+                for (Limit l : rule.caps().campaigns()) {
                     distinct(out, l, m.campaignId(), at, p);
                 }
             }
@@ -579,17 +493,17 @@ class SendTimePropertyTest {
                 return rule;
             }
             Map<String, List<Limit>> channels = new TreeMap<>();
-            rule.channels().forEach((k, v) -> channels.put(k, lowered(v, f, u)));
+            rule.caps().channels().forEach((k, v) -> channels.put(k, lowered(v, f, u)));
             Map<String, List<Limit>> categories = new TreeMap<>();
-            rule.categories().forEach((k, v) -> categories.put(k, lowered(v, f, u)));
+            rule.caps().categories().forEach((k, v) -> categories.put(k, lowered(v, f, u)));
             return new Rule(
                     rule.segment(),
                     new Rule.Caps(
-                            lowered(rule.limits(), f, u),
+                            lowered(rule.caps().all(), f, u),
                             channels,
                             categories,
-                            lowered(rule.campaign(), f, u),
-                            lowered(rule.campaigns(), f, u)),
+                            lowered(rule.caps().campaign(), f, u),
+                            lowered(rule.caps().campaigns(), f, u)),
                     rule.deferral(),
                     rule.preempt(),
                     f);
@@ -653,7 +567,7 @@ class SendTimePropertyTest {
         void assertNoPeriodOverfilled() {
             Rule rule = config.ruleFor("*");
             long[] ts = counted.stream().mapToLong(e -> e[0]).sorted().toArray();
-            for (Limit l : rule.limits()) {
+            for (Limit l : rule.caps().all()) {
                 for (long b : ts) {
                     if (l.isCalendar()) {
                         LocalDate day = Instant.ofEpochMilli(b).atZone(zone).toLocalDate();
