@@ -1,6 +1,8 @@
 package io.freqcap.operators.capping;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.freqcap.operators.capping.EdgeLedger.Held;
+import io.freqcap.operators.capping.EdgeLedger.Pair;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.common.Json;
@@ -8,7 +10,6 @@ import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.ConfigRecord;
 import io.freqcap.schema.config.ConfigTopic;
 import io.freqcap.schema.config.ControlRecord;
-import io.freqcap.schema.config.Limit;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.config.QuietHours;
 import io.freqcap.schema.config.Rule;
@@ -39,9 +40,7 @@ import io.freqcap.schema.receipt.DeliveryReceipt;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -119,85 +118,7 @@ final class EdgeRun implements AutoCloseable {
     private int at = -1;
     private final Map<String, Failure> soft = new LinkedHashMap<>();
 
-    // ---- the ledger: what the outputs so far say
-
-    /** A held message waiting: what its input said, and its send time as held state has it. */
-    private record Held(
-            long user,
-            String messageId,
-            String channel,
-            String category,
-            String campaign,
-            long timestamp,
-            long sendAt) {}
-
-    /** Per user and messageId: messages read, final outcomes seen, held ones waiting. */
-    private static final class Pair {
-        int inputs;
-        int finals;
-        final Deque<Held> waiting = new ArrayDeque<>();
-
-        Pair copy() {
-            Pair p = new Pair();
-            p.inputs = inputs;
-            p.finals = finals;
-            p.waiting.addAll(waiting);
-            return p;
-        }
-    }
-
-    /**
-     * A counted message: its send time (its timestamp, unless held), its scopes, and the config and
-     * segment whose rule admitted it.
-     */
-    private record Counted(
-            String messageId,
-            long at,
-            String channel,
-            String category,
-            String campaign,
-            long configVersion,
-            String segment,
-            int offsetSeconds) {}
-
-    /** What the outputs so far say: rolled back with the job when it restarts after a crash. */
-    private static final class Ledger {
-        final Map<String, Pair> pairs = new HashMap<>();
-        final Map<Long, Integer> waitingByUser = new HashMap<>();
-        final Map<Long, Long> preferenceVersions = new HashMap<>();
-
-        /** Users that had a message held: their held state is compared with what waits. */
-        final java.util.Set<Long> heldUsers = new java.util.HashSet<>();
-
-        /** Each user's counted messages, by the outputs: ALLOWED ones, until withdrawn. */
-        final Map<Long, List<Counted>> counted = new HashMap<>();
-
-        /** Every config that was in force, by version. */
-        final Map<Long, LimitConfig> configs = new HashMap<>();
-
-        LimitConfig inForce;
-
-        /**
-         * The held-messages topic as a compacted topic keeps it (§12): each key's latest notice,
-         * tombstoned keys removed. Rolled back with the rest: the sinks' transactions abort.
-         */
-        final Map<String, String> heldTopic = new java.util.TreeMap<>();
-
-        Ledger copy() {
-            Ledger l = new Ledger();
-            l.heldTopic.putAll(heldTopic);
-            l.heldUsers.addAll(heldUsers);
-            counted.forEach((u, list) -> l.counted.put(u, new ArrayList<>(list)));
-            l.configs.putAll(configs);
-            pairs.forEach((k, v) -> l.pairs.put(k, v.copy()));
-            l.waitingByUser.putAll(waitingByUser);
-            l.preferenceVersions.putAll(preferenceVersions);
-            l.inForce = inForce;
-            return l;
-        }
-    }
-
-    private Ledger ledger = new Ledger();
+    private EdgeLedger ledger = new EdgeLedger();
 
     /**
      * Redis, as the mirror's writes leave it: never rolled back (a crash does not undo what the
@@ -353,7 +274,7 @@ final class EdgeRun implements AutoCloseable {
         }
         checkHeldNow();
         checkHeldState();
-        checkLimits();
+        EdgeLimits.check(ledger, this::soft);
         checkMirror(step instanceof Sweep);
     }
 
@@ -367,7 +288,7 @@ final class EdgeRun implements AutoCloseable {
 
     /** The latest checkpoint: the tasks' state, the ledger then, the step it was taken at. */
     private record Checkpoint(
-            OperatorSubtaskState state, int parallelism, Ledger ledger, int step) {}
+            OperatorSubtaskState state, int parallelism, EdgeLedger ledger, int step) {}
 
     private Checkpoint latest;
 
@@ -680,7 +601,7 @@ final class EdgeRun implements AutoCloseable {
                 checkSendTime(m, d.segment(), d.sendAt());
             }
             if ("ALLOWED".equals(d.decision())) {
-                count(
+                ledger.count(
                         m,
                         d.sendAt() != null ? d.sendAt() : m.timestamp(),
                         d.configVersion(),
@@ -732,7 +653,7 @@ final class EdgeRun implements AutoCloseable {
             if (h.message().messageId().equals(m.messageId())
                     && h.message().timestamp() == m.timestamp()) {
                 if (sendAt < 0) {
-                    count(
+                    ledger.count(
                             m,
                             h.delivery().sendAt(),
                             h.delivery().configVersion(),
@@ -902,225 +823,8 @@ final class EdgeRun implements AutoCloseable {
         if (!a.has("sendAt")) {
             throw new Broken(decision + " without sendAt", a.toString());
         }
-        Held h = endWaiting(pairOf(a), decision + " of a message not waiting");
-        uncount(h.user(), h.messageId(), h.sendAt());
-        return h;
-    }
-
-    private void count(OutboundMessage m, long at, long configVersion, String segment) {
-        LimitConfig config = ledger.configs.get(configVersion);
-        // Its local time as its calendar limits read it: its own zone, else the config's (§3).
-        int offset =
-                io.freqcap.schema.common.Zones.offsetSeconds(
-                        m.timezone(), config == null ? "UTC" : config.timezone(), at);
-        ledger.counted
-                .computeIfAbsent(m.userId(), u -> new ArrayList<>())
-                .add(
-                        new Counted(
-                                m.messageId(),
-                                at,
-                                m.channel(),
-                                m.category(),
-                                m.campaignId(),
-                                configVersion,
-                                segment,
-                                offset));
-    }
-
-    /** Un-counts a message (at {@code at}, or at any time for {@code Long.MIN_VALUE}). */
-    private void uncount(long user, String messageId, long at) {
-        List<Counted> list = ledger.counted.get(user);
-        if (list != null) {
-            list.removeIf(
-                    c -> c.messageId().equals(messageId) && (at == Long.MIN_VALUE || c.at() == at));
-        }
-    }
-
-    /**
-     * The decision rule's promise (§6), for every limit kind: each counted message was admitted
-     * against every message counted before it (in the order the outputs said so) that still counts,
-     * under the rule of the config and segment it was decided with. So, over those and it: no
-     * interval of a rolling limit's window containing its time holds more than the limit's max
-     * (every message, a channel's, a category's, a campaign's), its calendar period (day, ISO week,
-     * month, each entry's local date in its own zone) holds no more than a calendar limit's max,
-     * and no interval or period holds more distinct campaigns than a {@code campaigns} limit
-     * allows. A max lowered by fatigue or a reserve only lowers what may be admitted: the config's
-     * max bounds it. Messages counted under other configs count too, unless a config in force kept
-     * less history than the limits need (§6: a longer limit sees what the shorter kept and no
-     * more): then only those of the same config.
-     */
-    private void checkLimits() {
-        long keptByAll = Long.MAX_VALUE;
-        for (LimitConfig c : ledger.configs.values()) {
-            keptByAll = Math.min(keptByAll, c.keptWindowMillis());
-        }
-        for (Map.Entry<Long, List<Counted>> e : ledger.counted.entrySet()) {
-            List<Counted> all = e.getValue();
-            for (int i = 0; i < all.size(); i++) {
-                Counted m = all.get(i);
-                LimitConfig config = ledger.configs.get(m.configVersion());
-                if (config == null) {
-                    continue;
-                }
-                boolean acrossConfigs = keptByAll >= config.longestWindowMillis();
-                List<Counted> before = new ArrayList<>(i + 1);
-                for (int j = 0; j <= i; j++) {
-                    Counted c = all.get(j);
-                    if (acrossConfigs || c.configVersion() == m.configVersion()) {
-                        before.add(c);
-                    }
-                }
-                admitted(e.getKey(), m, config.ruleFor(m.segment()), before);
-            }
-        }
-    }
-
-    /** {@code m} (the last of {@code before}) within every limit of its rule. */
-    private void admitted(long user, Counted m, Rule rule, List<Counted> before) {
-        within(user, m, rule.caps().all(), before, "all");
-        if (rule.caps().channels().containsKey(m.channel())) {
-            within(
-                    user,
-                    m,
-                    rule.channelLimits(m.channel()),
-                    before.stream().filter(c -> m.channel().equals(c.channel())).toList(),
-                    "channel:" + m.channel());
-        }
-        if (m.category() != null && rule.caps().categories().containsKey(m.category())) {
-            within(
-                    user,
-                    m,
-                    rule.categoryLimits(m.category()),
-                    before.stream().filter(c -> m.category().equals(c.category())).toList(),
-                    "category:" + m.category());
-        }
-        if (m.campaign() != null) {
-            within(
-                    user,
-                    m,
-                    rule.caps().campaign(),
-                    before.stream().filter(c -> m.campaign().equals(c.campaign())).toList(),
-                    "campaign:" + m.campaign());
-            List<Counted> withCampaign = before.stream().filter(c -> c.campaign() != null).toList();
-            for (Limit l : rule.caps().campaigns()) {
-                int most = l.isCalendar() ? campaignsInPeriod(l, m, withCampaign) : 0;
-                if (!l.isCalendar()) {
-                    for (long s : starts(m.at(), l.windowMillis(), withCampaign)) {
-                        java.util.Set<String> in = new java.util.HashSet<>();
-                        for (Counted c : withCampaign) {
-                            if (c.at() >= s && c.at() - s < l.windowMillis()) {
-                                in.add(c.campaign());
-                            }
-                        }
-                        most = Math.max(most, in.size());
-                    }
-                }
-                if (most > l.max()) {
-                    overAdmitted(user, m, "campaigns", l, most, withCampaign);
-                }
-            }
-        }
-    }
-
-    private int campaignsInPeriod(Limit l, Counted m, List<Counted> entries) {
-        long period = period(l.calendar(), m);
-        java.util.Set<String> in = new java.util.HashSet<>();
-        for (Counted c : entries) {
-            if (period(l.calendar(), c) == period) {
-                in.add(c.campaign());
-            }
-        }
-        return in.size();
-    }
-
-    /**
-     * The interval starts that matter for a time t (the entries in (t - w, t], and t): the fullest
-     * interval containing t starts at one of them.
-     */
-    private static List<Long> starts(long t, long w, List<Counted> entries) {
-        List<Long> out = new ArrayList<>();
-        out.add(t);
-        for (Counted c : entries) {
-            if (c.at() <= t && t - c.at() < w) {
-                out.add(c.at());
-            }
-        }
-        return out;
-    }
-
-    /**
-     * The period of a calendar limit holding a counted message, by its local date: the epoch day,
-     * the ISO week (Monday 00:00 on) or the month.
-     */
-    private static long period(String calendar, Counted c) {
-        long day = Math.floorDiv(c.at() + c.offsetSeconds() * 1000L, 86_400_000L);
-        return switch (calendar) {
-            case "day" -> day;
-            case "week" -> Math.floorDiv(day + 3, 7); // 1970-01-01 was a Thursday
-            default -> {
-                java.time.LocalDate d = java.time.LocalDate.ofEpochDay(day);
-                yield d.getYear() * 12L + d.getMonthValue();
-            }
-        };
-    }
-
-    private void within(
-            long user, Counted m, List<Limit> limits, List<Counted> scope, String what) {
-        for (Limit l : limits) {
-            int most = 0;
-            if (l.isCalendar()) {
-                long p = period(l.calendar(), m);
-                for (Counted c : scope) {
-                    most += period(l.calendar(), c) == p ? 1 : 0;
-                }
-            } else {
-                for (long s : starts(m.at(), l.windowMillis(), scope)) {
-                    int in = 0;
-                    for (Counted c : scope) {
-                        in += c.at() >= s && c.at() - s < l.windowMillis() ? 1 : 0;
-                    }
-                    most = Math.max(most, in);
-                }
-            }
-            if (most > l.max()) {
-                overAdmitted(user, m, what, l, most, scope);
-                return;
-            }
-        }
-    }
-
-    private void overAdmitted(
-            long user, Counted m, String what, Limit l, int most, List<Counted> scope) {
-        soft(
-                "more counted in a window than its limit",
-                "user "
-                        + user
-                        + ", "
-                        + m.messageId()
-                        + " at "
-                        + m.at()
-                        + " under v"
-                        + m.configVersion()
-                        + ", scope "
-                        + what
-                        + ", "
-                        + (l.isCalendar() ? l.calendar() : l.window())
-                        + " max "
-                        + l.max()
-                        + ": "
-                        + most
-                        + " with those counted before it: "
-                        + scope);
-    }
-
-    private Held endWaiting(String key, String brokenIfNone) {
-        Pair p = ledger.pairs.get(key);
-        if (p == null || p.waiting.isEmpty()) {
-            throw new Broken(brokenIfNone, key);
-        }
-        Held h = p.waiting.poll();
-        p.finals++;
-        ledger.waitingByUser.merge(h.user(), -1, Integer::sum);
+        Held h = ledger.endWaiting(pairOf(a), decision + " of a message not waiting");
+        ledger.uncount(h.user(), h.messageId(), h.sendAt());
         return h;
     }
 
@@ -1133,7 +837,7 @@ final class EdgeRun implements AutoCloseable {
             if (d.sendAt() > clock) {
                 throw new Broken("released before its send time", d.sendAt() + " > " + clock);
             }
-            Held h = endWaiting(pairOf(d), "released a message not waiting");
+            Held h = ledger.endWaiting(pairOf(d), "released a message not waiting");
             if (d.sendAt() < h.timestamp()) {
                 throw new Broken("sent before its timestamp", d.sendAt() + " < " + h.timestamp());
             }
@@ -1321,7 +1025,7 @@ final class EdgeRun implements AutoCloseable {
             DeliveryReceipt r = DeliveryReceipt.parse(e.value());
             Pair p = ledger.pairs.get(r.userId() + "/" + r.messageId());
             if (r.failed() && (p == null || p.waiting.isEmpty())) {
-                uncount(r.userId(), r.messageId(), Long.MIN_VALUE);
+                ledger.uncount(r.userId(), r.messageId(), Long.MIN_VALUE);
             }
         }
     }

@@ -143,12 +143,7 @@ public record OutboundMessage(
                         userId = nonNegativeLong(p, field);
                         break;
                     case "channel":
-                        channel = string(p, field);
-                        if (!isChannelName(channel)) {
-                            throw new MalformedRecordException(
-                                    "channel: must match [a-z0-9_-]{1,32}, got "
-                                            + Json.describe(p));
-                        }
+                        channel = channel(p);
                         break;
                     case "category":
                         if (p.currentToken() != JsonToken.VALUE_NULL) {
@@ -160,12 +155,7 @@ public record OutboundMessage(
                         break;
                     case "timezone":
                         if (p.currentToken() != JsonToken.VALUE_NULL) {
-                            timezone = string(p, field);
-                            if (!isKnownZone(timezone)) {
-                                throw new MalformedRecordException(
-                                        "timezone: not a time-zone id this job knows, got "
-                                                + Json.describe(p));
-                            }
+                            timezone = timezone(p);
                         }
                         break;
                     case "campaignId":
@@ -282,6 +272,24 @@ public record OutboundMessage(
     }
 
     /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
+    private static String channel(JsonParser p) throws IOException, MalformedRecordException {
+        String channel = string(p, "channel");
+        if (!isChannelName(channel)) {
+            throw new MalformedRecordException(
+                    "channel: must match [a-z0-9_-]{1,32}, got " + Json.describe(p));
+        }
+        return channel;
+    }
+
+    private static String timezone(JsonParser p) throws IOException, MalformedRecordException {
+        String timezone = string(p, "timezone");
+        if (!isKnownZone(timezone)) {
+            throw new MalformedRecordException(
+                    "timezone: not a time-zone id this job knows, got " + Json.describe(p));
+        }
+        return timezone;
+    }
+
     private static String campaignId(JsonParser p) throws IOException, MalformedRecordException {
         switch (p.currentToken()) {
             case VALUE_NULL:
