@@ -271,7 +271,6 @@ public record OutboundMessage(
         return io.freqcap.schema.common.JsonFields.isWellFormed(v);
     }
 
-    /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
     private static String channel(JsonParser p) throws IOException, MalformedRecordException {
         String channel = string(p, "channel");
         if (!isChannelName(channel)) {
@@ -290,6 +289,7 @@ public record OutboundMessage(
         return timezone;
     }
 
+    /** A string of 1..128 characters, an integer as its decimal text, or null (none). */
     private static String campaignId(JsonParser p) throws IOException, MalformedRecordException {
         switch (p.currentToken()) {
             case VALUE_NULL:
