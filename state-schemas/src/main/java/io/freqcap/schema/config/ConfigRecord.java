@@ -11,7 +11,14 @@ public interface ConfigRecord {
         public static final String REBUILD_MIRROR = "rebuild-mirror";
         public static final String FORGET_USER = "forget-user";
         public static final String CANCEL_HELD = "cancel-held";
+        public static final String END_CAMPAIGN = "end-campaign";
     }
+
+    /**
+     * {@code {"command": "end-campaign", "campaignId": ...}}: drop every user's lifetime count of
+     * the campaign (contract.md §3, §7); held messages stay as they are.
+     */
+    record EndCampaign(String campaignId) implements ConfigRecord {}
 
     /** {@code {"command": "forget-user", "userId": 42}}: erase everything kept of one user. */
     record ForgetUser(long userId) implements ConfigRecord {}

@@ -36,6 +36,14 @@ public final class ConfigTopic {
             if (ConfigRecord.Command.CANCEL_HELD.equals(command.textValue())) {
                 return cancelHeld(root);
             }
+            if (ConfigRecord.Command.END_CAMPAIGN.equals(command.textValue())) {
+                String campaignId = campaignId(root.get("campaignId"), "end-campaign");
+                if (campaignId == null) {
+                    throw new MalformedRecordException(
+                            "campaignId: end-campaign needs a campaignId, got none");
+                }
+                return new ConfigRecord.EndCampaign(campaignId);
+            }
             return new ConfigRecord.Command(command.textValue());
         }
         return LimitConfig.fromTree(root, value);
@@ -49,7 +57,7 @@ public final class ConfigTopic {
      */
     private static ConfigRecord.CancelHeld cancelHeld(ObjectNode root)
             throws MalformedRecordException {
-        String campaignId = campaignId(root.get("campaignId"));
+        String campaignId = campaignId(root.get("campaignId"), "cancel-held");
         Long userId = userId(root.get("userId"));
         String messageId = messageId(root.get("messageId"));
         if (campaignId == null && userId == null) {
@@ -63,7 +71,8 @@ public final class ConfigTopic {
         return new ConfigRecord.CancelHeld(campaignId, userId, messageId);
     }
 
-    private static String campaignId(JsonNode campaign) throws MalformedRecordException {
+    private static String campaignId(JsonNode campaign, String command)
+            throws MalformedRecordException {
         if (campaign == null || campaign.isNull()) {
             return null;
         }
@@ -74,7 +83,9 @@ public final class ConfigTopic {
             return campaign.textValue();
         }
         throw new MalformedRecordException(
-                "campaignId: cancel-held takes a string of 1..128 chars or an integer, got "
+                "campaignId: "
+                        + command
+                        + " takes a string of 1..128 chars or an integer, got "
                         + shown(campaign));
     }
 

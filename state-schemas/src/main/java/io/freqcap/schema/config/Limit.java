@@ -8,7 +8,9 @@ import java.util.regex.Pattern;
 /**
  * One limit (contract.md §3): rolling, at most {@code max} counted messages in any interval of
  * length {@code windowMillis}; or calendar, at most {@code max} in any calendar day, ISO week or
- * month of the user's zone.
+ * month of the user's zone; or, in a rule's {@code campaign} list only, lifetime: at most {@code
+ * max} counted messages of the message's campaign, ever (as long as the user's count of it is
+ * kept).
  *
  * @param window the window as written in the config ({@code 1d}), echoed in audit records; null for
  *     a calendar limit
@@ -21,6 +23,8 @@ import java.util.regex.Pattern;
  *     that message, which {@code max} already leaves out; 0 in a config's own limits
  * @param lowered in a limit as one user's message reads it: what {@code fatigue} lowered it from;
  *     null when it is the config's own max
+ * @param lifetime whether it is a lifetime limit: then window and calendar are null and {@code
+ *     windowMillis} 0 (it adds nothing to the longest window)
  */
 public record Limit(
         String window,
@@ -29,7 +33,8 @@ public record Limit(
         String calendar,
         Reserve reserve,
         int reserved,
-        Lowered lowered)
+        Lowered lowered,
+        boolean lifetime)
         implements java.io.Serializable {
 
     /**
@@ -52,7 +57,8 @@ public record Limit(
                         ? null
                         : new Reserve(Math.min(reserve.slots(), max), reserve.priority()),
                 0,
-                new Lowered(unengaged, this.max));
+                new Lowered(unengaged, this.max),
+                lifetime);
     }
 
     /**
@@ -63,12 +69,17 @@ public record Limit(
 
     /** A rolling limit. */
     public static Limit rolling(String window, long windowMillis, int max) {
-        return new Limit(window, windowMillis, max, null, null, 0, null);
+        return new Limit(window, windowMillis, max, null, null, 0, null, false);
+    }
+
+    /** A lifetime limit: at most {@code max} counted messages of the campaign, ever. */
+    public static Limit lifetime(int max) {
+        return new Limit(null, 0, max, null, null, 0, null, true);
     }
 
     /** The same limit with places reserved. */
     public Limit reserving(Reserve r) {
-        return new Limit(window, windowMillis, max, calendar, r, 0, null);
+        return new Limit(window, windowMillis, max, calendar, r, 0, null, lifetime);
     }
 
     /**
@@ -86,7 +97,8 @@ public record Limit(
                 calendar,
                 null,
                 reserve.slots(),
-                lowered);
+                lowered,
+                lifetime);
     }
 
     /** A calendar limit of {@code period} (day, week or month). */
@@ -102,7 +114,7 @@ public record Limit(
                                             + period
                                             + "\"");
                 };
-        return new Limit(null, days * 86_400_000L, max, period, null, 0, null);
+        return new Limit(null, days * 86_400_000L, max, period, null, 0, null, false);
     }
 
     public boolean isCalendar() {

@@ -69,7 +69,11 @@ final class RuleParser {
                 named(node.get("channels"), path, "channels", "channel", true);
         Map<String, List<Limit>> categories =
                 named(node.get("categories"), path, "categories", "category", true);
-        List<Limit> campaign = optionalLimits(node, "campaign", path);
+        JsonNode campaignNode = node.get("campaign");
+        List<Limit> campaign =
+                campaignNode == null || campaignNode.isNull()
+                        ? List.of()
+                        : limits(campaignNode, path + ".campaign", true, true, true);
         JsonNode holdNode = node.get("hold");
         String hold = null;
         long holdMillis = 0;
@@ -186,6 +190,16 @@ final class RuleParser {
      */
     static List<Limit> limits(JsonNode node, String path, boolean mayBeEmpty, boolean reservable)
             throws MalformedRecordException {
+        return limits(node, path, mayBeEmpty, reservable, false);
+    }
+
+    /**
+     * The same, where {@code lifetime} says whether a limit may be a lifetime one (a rule's {@code
+     * campaign} list, contract.md §3): elsewhere a {@code lifetime} that is not null is invalid.
+     */
+    private static List<Limit> limits(
+            JsonNode node, String path, boolean mayBeEmpty, boolean reservable, boolean lifetime)
+            throws MalformedRecordException {
         if (node == null || !node.isArray() || (!mayBeEmpty && node.isEmpty())) {
             throw new MalformedRecordException(
                     path + ": expected " + (mayBeEmpty ? "an" : "a non-empty") + " array");
@@ -205,11 +219,19 @@ final class RuleParser {
             JsonNode calendar = l.get("calendar");
             boolean hasWindow = w != null && !w.isNull();
             boolean hasCalendar = calendar != null && !calendar.isNull();
-            if (hasWindow == hasCalendar) {
+            boolean hasLifetime = isLifetime(l.get("lifetime"), p, lifetime);
+            if (lifetime
+                    && (hasWindow ? 1 : 0) + (hasCalendar ? 1 : 0) + (hasLifetime ? 1 : 0) != 1) {
+                throw new MalformedRecordException(
+                        p + ": exactly one of window, calendar and lifetime");
+            }
+            if (!lifetime && hasWindow == hasCalendar) {
                 throw new MalformedRecordException(p + ": exactly one of window and calendar");
             }
             long millis = 0;
-            if (hasCalendar) {
+            if (hasLifetime) {
+                // nothing to read: a lifetime limit has no window
+            } else if (hasCalendar) {
                 if (!calendar.isTextual()) {
                     throw new MalformedRecordException(
                             p + ".calendar: expected day, week or month, got " + calendar);
@@ -235,7 +257,9 @@ final class RuleParser {
                         p + ".max: expected an integer 0..1000000, got " + m);
             }
             Limit limit;
-            if (hasCalendar) {
+            if (hasLifetime) {
+                limit = Limit.lifetime(m.intValue());
+            } else if (hasCalendar) {
                 try {
                     limit = Limit.calendar(calendar.textValue(), m.intValue());
                 } catch (MalformedRecordException e) {
@@ -254,6 +278,25 @@ final class RuleParser {
                             : limit.reserving(reserve(reserve, p + ".reserve", limit.max())));
         }
         return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * Whether a limit's {@code lifetime} makes it a lifetime limit: {@code true} where one may be;
+     * absent or null, not; anything else invalid.
+     */
+    private static boolean isLifetime(JsonNode node, String path, boolean allowed)
+            throws MalformedRecordException {
+        if (node == null || node.isNull()) {
+            return false;
+        }
+        if (!allowed) {
+            throw new MalformedRecordException(
+                    path + ".lifetime: only a limit in a rule's campaign list may be one");
+        }
+        if (!node.isBoolean() || !node.booleanValue()) {
+            throw new MalformedRecordException(path + ".lifetime: expected true, got " + node);
+        }
+        return true;
     }
 
     /** Reads {@code {"after": 5, "scale": 0.5, "floor": 1, "window": "30d"}}, bounded. */

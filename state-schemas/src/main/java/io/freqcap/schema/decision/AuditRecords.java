@@ -313,6 +313,13 @@ public final class AuditRecords {
             g.writeStringField("scope", v.scope());
             if (v instanceof Violation.Exceeded e) {
                 writeExceeded(g, e);
+            } else if (v instanceof Violation.Lifetime l) {
+                g.writeBooleanField("lifetime", true);
+                g.writeNumberField("max", l.max());
+                if (l.reserved() > 0) {
+                    g.writeNumberField("reserved", l.reserved());
+                }
+                g.writeNumberField("count", l.count());
             } else if (v instanceof Violation.HoldFull h) {
                 g.writeNumberField("max", h.max());
                 g.writeNumberField("count", h.waiting());

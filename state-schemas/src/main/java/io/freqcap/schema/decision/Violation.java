@@ -8,6 +8,7 @@ import io.freqcap.schema.config.Limit;
  */
 public sealed interface Violation
         permits Violation.Exceeded,
+                Violation.Lifetime,
                 Violation.Quiet,
                 Violation.HoldFull,
                 Violation.OptedOut,
@@ -65,6 +66,16 @@ public sealed interface Violation
             Limit.Lowered lowered)
             implements Violation {}
 
+    /**
+     * A lifetime limit the message would break (contract.md §3): REJECTED, never held.
+     *
+     * @param max the limit's max as the config states it (places it keeps included)
+     * @param count the user's count of the campaign, without the message
+     * @param reserved the places the limit keeps for messages of a higher priority than this one's;
+     *     0 when none are kept from it
+     */
+    record Lifetime(String scope, int max, int count, int reserved) implements Violation {}
+
     /** Quiet hours from {@code from} to {@code to} ({@code HH:MM}, local times). */
     record Quiet(String from, String to) implements Violation {
         @Override
@@ -99,6 +110,9 @@ public sealed interface Violation
 
     /** A limit's violation; one that keeps places from the message says how many. */
     static Violation of(String scope, Limit l, int count) {
+        if (l.lifetime()) {
+            return new Lifetime(scope, l.max() + l.reserved(), count, l.reserved());
+        }
         return new Exceeded(
                 scope,
                 l.window(),

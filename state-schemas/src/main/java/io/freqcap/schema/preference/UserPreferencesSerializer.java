@@ -115,7 +115,7 @@ public final class UserPreferencesSerializer extends ImmutableSerializer<UserPre
             long windowMillis = in.readLong();
             int max = in.readInt();
             String calendar = StringValue.readString(in);
-            out.add(new Limit(window, windowMillis, max, calendar, null, 0, null));
+            out.add(new Limit(window, windowMillis, max, calendar, null, 0, null, false));
         }
         return Collections.unmodifiableList(out);
     }

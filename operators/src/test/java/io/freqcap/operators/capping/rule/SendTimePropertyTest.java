@@ -538,7 +538,8 @@ class SendTimePropertyTest {
                                         ? null
                                         : new Limit.Reserve(Math.min(r.slots(), m), r.priority()),
                                 0,
-                                new Limit.Lowered(u, l.max())));
+                                new Limit.Lowered(u, l.max()),
+                                false));
             }
             return out;
         }
