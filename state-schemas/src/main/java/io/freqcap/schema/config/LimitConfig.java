@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -89,6 +90,21 @@ public record LimitConfig(
      */
     public long rulesFatigueWindowMillis() {
         return Rule.longestFatigueWindow(rules);
+    }
+
+    /**
+     * Whether a rule or a shadow rule has a lifetime limit (contract.md §3): from the first config
+     * in force that has one on, the job counts every user's messages of every campaign.
+     */
+    public boolean hasLifetime() {
+        for (Map<String, Rule> rs : List.of(rules, shadow)) {
+            for (Rule r : rs.values()) {
+                if (!r.caps().lifetime().isEmpty()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Whether the config has shadow rules (contract.md §3): evaluated, never enforced. */

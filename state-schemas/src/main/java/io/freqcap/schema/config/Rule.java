@@ -27,13 +27,16 @@ public record Rule(String segment, Caps caps, Deferral deferral, boolean preempt
      * @param campaigns limits counting distinct campaigns: a message of a campaign passes only if
      *     no interval or period containing it holds more than max campaigns with its own
      *     (contract.md §3)
+     * @param lifetime the lifetime limits of the {@code campaign} list (the others are in {@code
+     *     campaign}): the user's counted messages of the message's campaign, ever
      */
     public record Caps(
             List<Limit> all,
             Map<String, List<Limit>> channels,
             Map<String, List<Limit>> categories,
             List<Limit> campaign,
-            List<Limit> campaigns)
+            List<Limit> campaigns,
+            List<Limit> lifetime)
             implements java.io.Serializable {}
 
     /**

@@ -70,10 +70,13 @@ final class RuleParser {
         Map<String, List<Limit>> categories =
                 named(node.get("categories"), path, "categories", "category", true);
         JsonNode campaignNode = node.get("campaign");
-        List<Limit> campaign =
+        List<Limit> campaignList =
                 campaignNode == null || campaignNode.isNull()
                         ? List.of()
                         : limits(campaignNode, path + ".campaign", true, true, true);
+        // Lifetime limits apart: they have no window for the rolling and calendar checks to read.
+        List<Limit> campaign = campaignList.stream().filter(l -> !l.lifetime()).toList();
+        List<Limit> lifetime = campaignList.stream().filter(Limit::lifetime).toList();
         JsonNode holdNode = node.get("hold");
         String hold = null;
         long holdMillis = 0;
@@ -107,7 +110,7 @@ final class RuleParser {
                         : fatigue(fatigueNode, path + ".fatigue");
         return new Rule(
                 seg.textValue(),
-                new Rule.Caps(limits, channels, categories, campaign, campaigns),
+                new Rule.Caps(limits, channels, categories, campaign, campaigns, lifetime),
                 new Rule.Deferral(hold, holdMillis, quiet),
                 preempt,
                 fatigue);

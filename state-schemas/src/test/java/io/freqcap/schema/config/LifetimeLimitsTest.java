@@ -36,12 +36,15 @@ class LifetimeLimitsTest {
     void readsTheContractExample() throws Exception {
         LimitConfig c =
                 LimitConfig.parse(SharedFiles.read("contract/examples/limit-config-lifetime.json"));
-        Limit vip = c.ruleFor("vip").caps().campaign().get(0);
+        Limit vip = c.ruleFor("vip").caps().lifetime().get(0);
         assertTrue(vip.lifetime());
         assertEquals(3, vip.max());
         assertEquals(new Limit.Reserve(1, 70), vip.reserve());
-        assertFalse(c.ruleFor("vip").caps().campaign().get(1).lifetime());
-        assertTrue(c.ruleFor("*").caps().campaign().get(0).lifetime());
+        // the campaign list's others stay where the rolling and calendar checks read them
+        assertEquals(
+                List.of(Limit.rolling("1d", 86_400_000L, 1)), c.ruleFor("vip").caps().campaign());
+        assertEquals(List.of(Limit.lifetime(1)), c.ruleFor("*").caps().lifetime());
+        assertTrue(c.hasLifetime());
         // not a window: the longest window is the rules' rolling and calendar ones
         assertEquals(7 * 86_400_000L, c.longestWindowMillis());
     }
@@ -53,7 +56,7 @@ class LifetimeLimitsTest {
                     LimitConfig.parse(config("[{\"lifetime\":true,\"max\":" + max + "}]"))
                             .ruleFor("*")
                             .caps()
-                            .campaign()
+                            .lifetime()
                             .get(0);
             assertTrue(l.lifetime());
             assertEquals(max, l.max());
@@ -130,7 +133,9 @@ class LifetimeLimitsTest {
                                 + "}],\"shadow\":{\"rules\":[{\"segment\":\"*\","
                                 + LIMITS
                                 + ",\"campaign\":[{\"lifetime\":true,\"max\":2}]}]}}");
-        assertTrue(c.shadowRuleFor("*").caps().campaign().get(0).lifetime());
+        assertTrue(c.shadowRuleFor("*").caps().lifetime().get(0).lifetime());
+        assertTrue(c.hasLifetime());
+        assertFalse(LimitConfig.parse(config("[{\"window\":\"1d\",\"max\":1}]")).hasLifetime());
     }
 
     @Test

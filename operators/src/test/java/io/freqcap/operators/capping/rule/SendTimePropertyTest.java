@@ -503,7 +503,8 @@ class SendTimePropertyTest {
                             channels,
                             categories,
                             lowered(rule.caps().campaign(), f, u),
-                            lowered(rule.caps().campaigns(), f, u)),
+                            lowered(rule.caps().campaigns(), f, u),
+                            rule.caps().lifetime()),
                     rule.deferral(),
                     rule.preempt(),
                     f);
