@@ -32,6 +32,17 @@ public final class Configs {
         return JSON.objectNode().put("calendar", period).put("max", max);
     }
 
+    /** A lifetime limit (a rule's {@code campaign} list only): at most {@code max}, ever. */
+    public static ObjectNode lifetime(int max) {
+        return JSON.objectNode().put("lifetime", true).put("max", max);
+    }
+
+    /** {@code limit} keeping its last {@code slots} places for messages of {@code priority}. */
+    public static ObjectNode reserving(ObjectNode limit, int slots, int priority) {
+        limit.putObject("reserve").put("slots", slots).put("priority", priority);
+        return limit;
+    }
+
     /** The rule of a segment ({@code *} for everyone else) with its limits over every message. */
     public static Rule rule(String segment, ObjectNode... limits) {
         ObjectNode r = JSON.objectNode().put("segment", segment);
@@ -73,6 +84,16 @@ public final class Configs {
         }
 
         /** A message this rule would hold back may take the place of lower-priority held ones. */
+        /** Lowers the rule's limits for a user who stopped engaging (contract.md §3). */
+        public Rule fatigue(int after, String scale, int floor, String window) {
+            node.putObject("fatigue")
+                    .put("after", after)
+                    .put("scale", new java.math.BigDecimal(scale))
+                    .put("floor", floor)
+                    .put("window", window);
+            return this;
+        }
+
         public Rule preempt() {
             node.put("preempt", true);
             return this;

@@ -10,6 +10,7 @@ import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
@@ -46,14 +47,20 @@ public final class Backtest implements AutoCloseable {
      */
     private long clock = Long.MIN_VALUE;
 
-    private Backtest(ControlHandler control, Map<Long, UserPreferences> preferences) {
+    private Backtest(
+            ControlHandler control,
+            Map<Long, UserPreferences> preferences,
+            long lifetimeRetentionMillis) {
         this.control = control;
         this.stores =
                 new Stores(
                         histories,
                         held,
                         preferences.isEmpty() ? Preferences.NONE : preferences::get,
-                        engagements);
+                        engagements,
+                        // from the first record when the config has a lifetime limit (§8)
+                        new MemoryLifetimes(
+                                lifetimeRetentionMillis, control.config().hasLifetime()));
         this.step = new DecisionStep(stores, false);
     }
 
@@ -109,9 +116,26 @@ public final class Backtest implements AutoCloseable {
             Consumer<String> log,
             Map<Long, UserPreferences> preferences)
             throws IOException, MalformedRecordException {
+        return start(
+                config, segments, loader, log, preferences, LifetimeCount.DEFAULT_RETENTION_MILLIS);
+    }
+
+    /**
+     * @param lifetimeRetentionMillis how long a lifetime count outlives its latest send time
+     *     ({@code --lifetime-retention})
+     */
+    public static Backtest start(
+            LimitConfig config,
+            List<SegmentUpdate> segments,
+            SegmentLoader loader,
+            Consumer<String> log,
+            Map<Long, UserPreferences> preferences,
+            long lifetimeRetentionMillis)
+            throws IOException, MalformedRecordException {
         return new Backtest(
                 ControlHandler.start(config, List.of(), Map.of(), segments, loader, log),
-                Map.copyOf(preferences));
+                Map.copyOf(preferences),
+                lifetimeRetentionMillis);
     }
 
     public LimitConfig config() {

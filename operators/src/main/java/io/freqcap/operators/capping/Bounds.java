@@ -2,6 +2,7 @@ package io.freqcap.operators.capping;
 
 import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.schema.decision.AuditRecords;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.FutureBound;
 import java.io.Serializable;
 import java.util.List;
@@ -10,20 +11,26 @@ import java.util.List;
  * What bounds the job's records and reads, so that no input, however large or hostile, can stop it:
  * the largest output record ({@code --max-record-bytes}; larger inputs are MALFORMED, audit records
  * are cut to fit) and where and how much segment files are read from ({@code --segment-uris},
- * {@code --max-segment-bytes}), and how far ahead of the wall clock a message may be stamped
- * ({@code --max-future}).
+ * {@code --max-segment-bytes}), how far ahead of the wall clock a message may be stamped ({@code
+ * --max-future}), and how long a user's lifetime count of a campaign outlives its latest send time
+ * ({@code --lifetime-retention}), so that state stays bounded.
  *
  * @param segmentUris uri prefixes segment files may be read from; empty for any
  */
 public record Bounds(
-        int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris, FutureBound maxFuture)
+        int maxRecordBytes,
+        long maxSegmentBytes,
+        List<String> segmentUris,
+        FutureBound maxFuture,
+        long lifetimeRetentionMillis)
         implements Serializable {
     public static final Bounds DEFAULTS =
             new Bounds(
                     AuditRecords.DEFAULT_MAX_BYTES,
                     FlinkFileLoader.DEFAULT_MAX_BYTES,
                     List.of(),
-                    FutureBound.ONE_DAY);
+                    FutureBound.ONE_DAY,
+                    LifetimeCount.DEFAULT_RETENTION_MILLIS);
 
     /**
      * The smallest {@code --max-record-bytes}: an audit record's own fields with every id at its
@@ -32,9 +39,14 @@ public record Bounds(
      */
     public static final int MIN_RECORD_BYTES = AuditRecords.MIN_MAX_BYTES;
 
-    /** Bounds with the default {@code --max-future}. */
+    /** Bounds with the default {@code --max-future} and {@code --lifetime-retention}. */
     public Bounds(int maxRecordBytes, long maxSegmentBytes, List<String> segmentUris) {
-        this(maxRecordBytes, maxSegmentBytes, segmentUris, FutureBound.ONE_DAY);
+        this(
+                maxRecordBytes,
+                maxSegmentBytes,
+                segmentUris,
+                FutureBound.ONE_DAY,
+                LifetimeCount.DEFAULT_RETENTION_MILLIS);
     }
 
     public Bounds {
@@ -46,6 +58,10 @@ public record Bounds(
                             + maxRecordBytes);
         }
         segmentUris = List.copyOf(segmentUris);
+        if (lifetimeRetentionMillis <= 0) {
+            throw new IllegalArgumentException(
+                    "lifetime retention must be positive, got " + lifetimeRetentionMillis);
+        }
     }
 
     /** Opens segment files within these bounds. */

@@ -10,6 +10,7 @@ import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.HeldSide;
 import io.freqcap.operators.capping.held.HeldTopicStart;
 import io.freqcap.operators.capping.held.Withdrawals;
+import io.freqcap.operators.capping.lifetime.LifetimeStore;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.HeldNotices;
@@ -44,6 +45,7 @@ final class CappingParts {
     final HeldMessages held;
     final PreferenceStore preferences;
     final EngagementStore engagements;
+    final LifetimeStore lifetimes;
     final Stores stores;
     final DecisionStep step;
     final MirrorLogs mirrorLogs;
@@ -102,7 +104,12 @@ final class CappingParts {
             preferences = hooks.preferenceStore().apply(rc.getState(PreferenceStore.STATE));
             metrics.gauge("usersWithPreferences", preferences::users);
             engagements = new EngagementStore(rc.getState(EngagementStore.STATE));
-            stores = new Stores(histories, held, preferences, engagements);
+            lifetimes =
+                    new LifetimeStore(
+                            rc.getMapState(LifetimeStore.STATE),
+                            settings.bounds().lifetimeRetentionMillis(),
+                            control::lifetimeCounting);
+            stores = new Stores(histories, held, preferences, engagements, lifetimes);
             long ahead = settings.bounds().maxFuture().millis();
             step =
                     new DecisionStep(
@@ -115,6 +122,7 @@ final class CappingParts {
                     new Withdrawals(
                             histories,
                             held,
+                            lifetimes,
                             hooks.keySetter(),
                             hooks.owns(),
                             hooks.eraser(),

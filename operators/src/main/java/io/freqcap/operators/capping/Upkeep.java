@@ -4,6 +4,7 @@ import io.freqcap.operators.capping.controlstate.ControlInput;
 import io.freqcap.operators.capping.fatigue.EngagementStore;
 import io.freqcap.operators.capping.held.HeldMessages;
 import io.freqcap.operators.capping.held.Withdrawals;
+import io.freqcap.operators.capping.lifetime.LifetimeStore;
 import io.freqcap.operators.capping.outputs.CappingMetrics;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.outputs.MirrorDebt;
@@ -73,6 +74,8 @@ record Upkeep(
             } else if (a.outcome() instanceof Outcome.CancelHeld c) {
                 withdrawals.cancelHeld(
                         c, a.record(), users -> heldUsers(ctx, users), auditsControl, sink);
+            } else if (a.outcome() instanceof Outcome.EndCampaign e) {
+                endCampaign(e.campaignId(), a.record(), ctx, sink);
             } else if (a.outcome() instanceof Outcome.Command) {
                 if (mirrorDebt != null) {
                     mirrorDebt.rebuild(() -> rebuildMirror(ctx, sink));
@@ -87,6 +90,33 @@ record Upkeep(
                 && mirrorDebt.windowChanged(control.config().longestWindowMillis())) {
             LOG.info("The longest window changed: every user's Redis key is written again");
             mirrorDebt.rebuild(() -> rebuildMirror(ctx, sink));
+        }
+    }
+
+    /**
+     * Drops every user's lifetime count of the campaign (contract.md §7 {@code end-campaign}): each
+     * instance its own users'; one that fails audits it, as only it knows.
+     */
+    private void endCampaign(
+            String campaign,
+            ControlRecord rec,
+            KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
+            CappingOutputs.Sink sink) {
+        try {
+            long users =
+                    withdrawals
+                            .lifetimes()
+                            .endCampaign(
+                                    f -> ctx.applyToKeyedState(LifetimeStore.STATE, f), campaign);
+            LOG.info("end-campaign {}: the lifetime counts of {} users dropped", campaign, users);
+        } catch (Exception e) {
+            LOG.error("end-campaign {} failed", campaign, e);
+            sink.notApplied(
+                    rec,
+                    "not applied: "
+                            + e.getClass().getSimpleName()
+                            + " while ending campaign "
+                            + campaign);
         }
     }
 
@@ -173,13 +203,25 @@ record Upkeep(
         if (swept.horizon() != Long.MIN_VALUE) {
             control.sweptTo(swept.horizon());
         }
+        long sweptHorizon = control.sweptHorizon();
+        long countsDropped =
+                sweptHorizon == Long.MIN_VALUE
+                        ? 0
+                        // Every message stamped before the horizon is STALE: what the ones after it
+                        // read as 0 can go.
+                        : withdrawals
+                                .lifetimes()
+                                .sweep(
+                                        f -> ctx.applyToKeyedState(LifetimeStore.STATE, f),
+                                        sweptHorizon);
         metrics.cleared.inc(swept.histories());
         LOG.debug(
-                "Sweep at watermark {} cleared {} histories ({} last engagements); messages before"
-                        + " {} are STALE",
+                "Sweep at watermark {} cleared {} histories ({} last engagements, {} lifetime"
+                        + " counts); messages before {} are STALE",
                 watermark,
                 swept.histories(),
                 dropped,
+                countsDropped,
                 control.sweptHorizon());
     }
 

@@ -48,6 +48,12 @@ public final class ControlHandler implements AutoCloseable {
         record CancelHeld(ConfigRecord.CancelHeld command) implements Outcome {}
 
         /**
+         * {@code end-campaign}, for the caller to carry out on every user's lifetime counts
+         * (contract.md §7).
+         */
+        record EndCampaign(String campaignId) implements Outcome {}
+
+        /**
          * A command that was on the config topic before a job without state started: not applied
          * (contract.md §7); {@code why} for the log.
          */
@@ -160,6 +166,9 @@ public final class ControlHandler implements AutoCloseable {
             }
             if (parsed instanceof ConfigRecord.CancelHeld c) {
                 return new Outcome.CancelHeld(c);
+            }
+            if (parsed instanceof ConfigRecord.EndCampaign e) {
+                return new Outcome.EndCampaign(e.campaignId());
             }
             if (parsed instanceof ConfigRecord.Command c) {
                 return ConfigRecord.Command.REBUILD_MIRROR.equals(c.name())

@@ -224,7 +224,9 @@ final class EdgeRun implements AutoCloseable {
                                         maxRecordBytes,
                                         FlinkFileLoader.DEFAULT_MAX_BYTES,
                                         List.of(),
-                                        maxFuture));
+                                        maxFuture,
+                                        io.freqcap.schema.lifetime.LifetimeCount
+                                                .DEFAULT_RETENTION_MILLIS));
         openTasks(null, 1);
     }
 

@@ -404,7 +404,8 @@ class InputEdgesTest {
                         io.freqcap.schema.decision.AuditRecords.DEFAULT_MAX_BYTES,
                         Bounds.DEFAULTS.maxSegmentBytes(),
                         List.of(),
-                        io.freqcap.schema.message.FutureBound.OFF);
+                        io.freqcap.schema.message.FutureBound.OFF,
+                        Bounds.DEFAULTS.lifetimeRetentionMillis());
         var h = harnesses.open(CappingSettings.of(config).withBounds(off), null, 1, 0);
         long year3000 = java.time.Instant.parse("3000-01-01T00:00:00Z").toEpochMilli();
         h.setProcessingTime(NOV_22_8H_UTC);

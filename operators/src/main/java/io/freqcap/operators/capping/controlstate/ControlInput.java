@@ -37,6 +37,13 @@ public final class ControlInput implements AutoCloseable {
             new ListStateDescriptor<>("limit-config-v1", Types.STRING);
 
     /**
+     * Whether lifetime counts are kept (contract.md §3): from the first config with a lifetime
+     * limit in force on, under every later config. Union state: every task keeps the same.
+     */
+    static final ListStateDescriptor<Boolean> LIFETIME_COUNTING =
+            new ListStateDescriptor<>("lifetime-counting-v1", Types.BOOLEAN);
+
+    /**
      * The swept horizon: messages older than this are STALE, since a sweep of this job cleared
      * histories they might need. Union list state: after a restore, at any parallelism, each
      * instance takes the highest, which is safe for every key group.
@@ -64,6 +71,8 @@ public final class ControlInput implements AutoCloseable {
     private final SegmentLoads loads;
     private final ControlHandler control;
     private long sweptHorizon = Long.MIN_VALUE;
+    private final ListState<Boolean> lifetimeState;
+    private boolean lifetimeCounting;
 
     /**
      * What the control side starts from besides its state.
@@ -107,6 +116,10 @@ public final class ControlInput implements AutoCloseable {
         for (Long h : horizonState.get()) {
             sweptHorizon = Math.max(sweptHorizon, h);
         }
+        lifetimeState = store.getUnionListState(LIFETIME_COUNTING);
+        for (Boolean on : lifetimeState.get()) {
+            lifetimeCounting |= on;
+        }
         segmentsState = store.getBroadcastState(ControlState.SEGMENTS);
         waitingState = store.getBroadcastState(ControlState.WAITING);
         loads = new SegmentLoads(settings.segmentLoader(), Thread::sleep);
@@ -133,7 +146,13 @@ public final class ControlInput implements AutoCloseable {
             segmentsState.clear();
             segmentsState.putAll(control.segments().descriptors());
         }
+        lifetimeCounting |= control.config().hasLifetime();
         LOG.info("Limit config version {} is in force", control.config().version());
+    }
+
+    /** Whether lifetime counts are kept: a config with a lifetime limit has been in force. */
+    public boolean lifetimeCounting() {
+        return lifetimeCounting;
     }
 
     public ControlHandler handler() {
@@ -159,6 +178,7 @@ public final class ControlInput implements AutoCloseable {
         commandsFrom.forEach((p, o) -> pairs.add(new long[] {p, o}));
         commandsFromState.update(pairs);
         horizonState.update(List.of(sweptHorizon));
+        lifetimeState.update(List.of(lifetimeCounting));
         waitingState.clear();
         List<String> pending = loads.pending();
         for (int i = 0; i < pending.size(); i++) {
@@ -217,6 +237,10 @@ public final class ControlInput implements AutoCloseable {
             LOG.info("Segment {} version {} applied", s.segmentId(), s.version());
         } else if (outcome instanceof Outcome.ConfigApplied c) {
             LOG.info("Limit config version {} is in force", c.config().version());
+            if (c.config().hasLifetime() && !lifetimeCounting) {
+                lifetimeCounting = true;
+                LOG.info("Lifetime limits are in force: lifetime counts are kept from now on");
+            }
         } else if (outcome instanceof Outcome.NotApplied n && n.cause() != null) {
             LOG.error(
                     "Control record {}-{}@{} not applied",
@@ -231,6 +255,7 @@ public final class ControlInput implements AutoCloseable {
     private static boolean isCommand(Outcome o) {
         return o instanceof Outcome.ForgetUser
                 || o instanceof Outcome.CancelHeld
+                || o instanceof Outcome.EndCampaign
                 || o instanceof Outcome.Command;
     }
 

@@ -16,7 +16,7 @@ import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,9 +97,17 @@ public final class DecisionStep {
         CountedHistory before = stores.histories().get(m.userId());
         UserPreferences prefs = stores.preferences().of(m.userId());
         long engaged = config.fatigues() ? stores.engagements().lastOf(m.userId()) : Long.MIN_VALUE;
+        long lifetime =
+                readsLifetime(config, segment, shadowSegment, m)
+                        ? stores.lifetimes().countAt(m.userId(), m.campaignId(), m.timestamp())
+                        : 0;
         Judging j =
                 new Judging(
-                        config, segment, shadowSegment, times, new Judging.User(prefs, engaged));
+                        config,
+                        segment,
+                        shadowSegment,
+                        times,
+                        new Judging.User(prefs, engaged, lifetime));
         try {
             return decide(in, m, before, j);
         } catch (RuleFailure e) {
@@ -110,6 +118,21 @@ public final class DecisionStep {
             return Decided.malformed(
                     in.undecided(UNDECIDED + e.getCause().getClass().getSimpleName()), config);
         }
+    }
+
+    /**
+     * Whether the message's rule or shadow rule has a lifetime limit for it: only then is its
+     * campaign's count read (a point read of keyed state).
+     */
+    private static boolean readsLifetime(
+            LimitConfig config, String segment, String shadowSegment, OutboundMessage m) {
+        return m.campaignId() != null
+                && (!config.ruleFor(segment).caps().lifetime().isEmpty()
+                        || (config.hasShadow()
+                                && !config.shadowRuleFor(shadowSegment)
+                                        .caps()
+                                        .lifetime()
+                                        .isEmpty()));
     }
 
     /** The error of a message the rule threw on: then its exception's class. */
@@ -144,7 +167,17 @@ public final class DecisionStep {
                 && !PreferenceRule.neverPasses(j.prefs(), m)
                 && rule(() -> CappingRule.rejectsAlone(found, m, j))) {
             Preemption.Found f =
-                    preemption(found, m, h -> rule(() -> CappingRule.judge(h, m, j)), j.now());
+                    preemption(
+                            found,
+                            m,
+                            (h, taken) ->
+                                    rule(
+                                            () ->
+                                                    CappingRule.judge(
+                                                            h,
+                                                            m,
+                                                            j.freeing(sameCampaign(taken, m)))),
+                            j.now());
             if (f != null) {
                 // m is decided against the history without them, its shadow decision against
                 // the history it found: shadow rules never preempt (contract.md §6).
@@ -170,6 +203,14 @@ public final class DecisionStep {
                         pruningClock(
                                 j.now(), latestStamped, before.firstHeldWaiting(j.now()), kept));
         return new Decided(in, m, config, v, j.now(), preempted, counting);
+    }
+
+    /** How many of {@code taken} are of the message's campaign: their lifetime places free up. */
+    private static long sameCampaign(List<HeldDelivery> taken, OutboundMessage m) {
+        if (m.campaignId() == null) {
+            return 0;
+        }
+        return taken.stream().filter(h -> m.campaignId().equals(h.message().campaignId())).count();
     }
 
     /**
@@ -199,7 +240,7 @@ public final class DecisionStep {
     private Preemption.Found preemption(
             CountedHistory before,
             OutboundMessage m,
-            Function<CountedHistory, Verdict> judge,
+            BiFunction<CountedHistory, List<HeldDelivery>, Verdict> judge,
             long now)
             throws Exception {
         List<HeldKey> keys = new ArrayList<>();

@@ -10,7 +10,7 @@ import io.freqcap.schema.history.UserHistory;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * Which held messages a message of a {@code preempt} rule takes the place of (contract.md §6,
@@ -46,19 +46,19 @@ final class Preemption {
     /**
      * @param before the user's history
      * @param waiting the held messages still waiting, of lower priority than the message
-     * @param judge the message's verdict against a history
+     * @param judge the message's verdict against a history, with the held messages given up
      * @return null when the message does not pass with all of them given up
      */
     static Found find(
             CountedHistory before,
             List<HeldDelivery> waiting,
-            Function<CountedHistory, Verdict> judge) {
+            BiFunction<CountedHistory, List<HeldDelivery>, Verdict> judge) {
         List<HeldDelivery> order = new ArrayList<>(waiting);
         order.sort(ORDER);
         UserHistory all =
                 before instanceof LongHistory l ? l.toUserHistory() : (UserHistory) before;
         UserHistory h = without(all, order, order.size());
-        Verdict v = judge.apply(h);
+        Verdict v = judge.apply(h, order);
         if (v.decision() != Decision.ALLOWED) {
             return null;
         }
@@ -67,7 +67,7 @@ final class Preemption {
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             UserHistory w = without(all, order, mid);
-            Verdict m = judge.apply(w);
+            Verdict m = judge.apply(w, order.subList(0, mid));
             if (m.decision() == Decision.ALLOWED) {
                 hi = mid;
                 v = m;

@@ -1,6 +1,7 @@
 package io.freqcap.operators.capping.held;
 
 import io.freqcap.operators.capping.decision.Withdrawn;
+import io.freqcap.operators.capping.lifetime.LifetimeStore;
 import io.freqcap.operators.capping.outputs.CappingOutputs;
 import io.freqcap.operators.capping.state.HistoryStore;
 import io.freqcap.operators.control.ControlHandler.Outcome;
@@ -31,6 +32,7 @@ import org.slf4j.LoggerFactory;
 public record Withdrawals(
         HistoryStore histories,
         HeldMessages held,
+        LifetimeStore lifetimes,
         LongConsumer keySetter,
         LongPredicate owns,
         Withdrawals.Eraser eraser,
@@ -57,6 +59,7 @@ public record Withdrawals(
             keySetter.accept(user);
             String[] channels = eraser.erase(user);
             erased = true;
+            lifetimes.clear(user);
             for (HeldDelivery h : held.withdraw(user, h -> true)) {
                 sink.ended(Decision.FORGOTTEN, Withdrawn.forgotten(h, out.maxRecordBytes()), h);
             }
@@ -173,6 +176,9 @@ public record Withdrawals(
         try {
             for (HeldDelivery h : cancelled) {
                 histories.uncount(user, h.delivery().sendAt(), h.message().messageId());
+                if (h.message().campaignId() != null) {
+                    lifetimes.uncount(user, h.message().campaignId());
+                }
                 sink.ended(
                         Decision.CANCELLED,
                         Withdrawn.cancelled(h, reasonOf.apply(h), out.maxRecordBytes()),

@@ -38,6 +38,9 @@ public final class Receipts {
         @Override
         public void apply(Stores stores) throws Exception {
             stores.histories().uncount(user, entry.timestamp(), messageId);
+            if (entry.campaign() != null) {
+                stores.lifetimes().uncount(user, entry.campaign());
+            }
         }
     }
 

@@ -149,7 +149,11 @@ public final class CappingRule {
      */
     public static boolean rejectsAlone(CountedHistory history, OutboundMessage m, Judging j) {
         Subject subject =
-                subject(history, m, j.config(), new Judging.User(null, j.lastEngagement()));
+                subject(
+                        history,
+                        m,
+                        j.config(),
+                        new Judging.User(null, j.lastEngagement(), j.user().lifetime()));
         Under alone =
                 Under.rule(
                         j.segment(),
@@ -178,8 +182,12 @@ public final class CappingRule {
         List<ScopeLimits> scopes =
                 PreferenceRule.withUserLimits(ScopeLimits.of(rule, m, u.fatigue()), m, prefs);
         boolean paused = prefs != null && prefs.pausedAt(m.timestamp());
+        List<Violation> lifetime = LifetimeRule.broken(s, u);
         if (prefs != null && prefs.optsOut(m.channel(), m.category())) {
-            return optedOut(s, u, scopes);
+            return neverPasses(s, u, scopes, PreferenceRule.optOuts(prefs, m), lifetime);
+        }
+        if (!lifetime.isEmpty()) {
+            return neverPasses(s, u, scopes, new ArrayList<>(), lifetime);
         }
         if (!rule.defers() && !paused) {
             return LimitCheck.of(s, u, scopes, null, u.findRetry());
@@ -206,20 +214,29 @@ public final class CappingRule {
     }
 
     /**
-     * A message of a channel or category its user opted out of (contract.md §10): REJECTED, never
-     * held, no {@code retryAfter}, with whatever else it breaks at its timestamp.
+     * A message no send time lets through (contract.md §3, §10): of a channel or category its user
+     * opted out of, or breaking a lifetime limit. REJECTED, never held, no {@code retryAfter}, with
+     * whatever else it breaks at its timestamp: the opt-outs first, the lifetime limits where the
+     * campaign's scope begins.
+     *
+     * @param first the opt-outs, or an empty list the violations are added to
      */
-    private static Verdict optedOut(Subject s, Under u, List<ScopeLimits> scopes) {
+    private static Verdict neverPasses(
+            Subject s,
+            Under u,
+            List<ScopeLimits> scopes,
+            List<Violation> first,
+            List<Violation> lifetime) {
         OutboundMessage m = s.message();
         UserPreferences prefs = s.prefs();
-        List<Violation> violations = PreferenceRule.optOuts(prefs, m);
         QuietHours hours = u.rule().quietHoursFor(m.channel());
         QuietTimes quiet =
-                hours == null && !prefs.pausedAt(m.timestamp())
+                hours == null && (prefs == null || !prefs.pausedAt(m.timestamp()))
                         ? null
                         : new QuietTimes(hours, s.zone(), PreferenceRule.pausedUntil(prefs));
-        violations.addAll(LimitCheck.of(s, u, scopes, quiet, false).violations());
-        return Verdict.rejected(u.segment(), violations, null);
+        List<Violation> at = LimitCheck.of(s, u, scopes, quiet, false).violations();
+        first.addAll(LifetimeRule.placed(at, lifetime));
+        return Verdict.rejected(u.segment(), first, null);
     }
 
     /**

@@ -35,10 +35,25 @@ public record Judging(
      * @param prefs the user's preferences (contract.md §10), or null for none
      * @param lastEngagement the timestamp of the user's last engagement (contract.md §11), which a
      *     rule's {@code fatigue} reads; {@link Long#MIN_VALUE} for none yet
+     * @param lifetime the user's lifetime count of the message's campaign as the message reads it
+     *     (contract.md §3), which a rule's lifetime limits read; 0 where none is read
      */
-    public record User(UserPreferences prefs, long lastEngagement) {
-        /** A user without preferences who has not engaged yet. */
-        public static final User NONE = new User(null, Long.MIN_VALUE);
+    public record User(UserPreferences prefs, long lastEngagement, long lifetime) {
+        /** A user without preferences who has not engaged yet, with nothing counted for life. */
+        public static final User NONE = new User(null, Long.MIN_VALUE, 0);
+
+        /** The same, with {@code n} of the campaign's counted messages given up (preemption). */
+        User freeing(long n) {
+            return n == 0 ? this : new User(prefs, lastEngagement, Math.max(0, lifetime - n));
+        }
+    }
+
+    /**
+     * The same message with {@code n} of its campaign's counted messages given up: preemption frees
+     * lifetime places too (contract.md §3).
+     */
+    public Judging freeing(long n) {
+        return n == 0 ? this : new Judging(config, segment, shadowSegment, times, user.freeing(n));
     }
 
     /** A message of a user without preferences, nothing swept, no held message waiting. */

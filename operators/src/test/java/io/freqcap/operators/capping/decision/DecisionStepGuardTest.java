@@ -75,7 +75,8 @@ class DecisionStepGuardTest {
                                 java.util.List.of(),
                                 java.util.Map.of(),
                                 java.util.Map.of());
-        Stores stores = new Stores(histories, HeldQueue.NONE, poisoned, Engagements.NONE);
+        Stores stores =
+                new Stores(histories, HeldQueue.NONE, poisoned, Engagements.NONE, Lifetimes.NONE);
         Decided d = decide(stores);
         assertEquals(Decision.MALFORMED, d.decision());
         assertTrue(d.undecided());

@@ -56,7 +56,8 @@ class CappingRuleFineGridTest {
                     s,
                     new Rule(
                             s,
-                            new Rule.Caps(limits, channels, Map.of(), List.of(), List.of(), List.of()),
+                            new Rule.Caps(
+                                    limits, channels, Map.of(), List.of(), List.of(), List.of()),
                             Rule.Deferral.NONE,
                             false,
                             null));

@@ -86,7 +86,7 @@ class FatiguePropertyTest {
                                         m,
                                         config,
                                         LimitConfig.DEFAULT_SEGMENT,
-                                        new Judging.User(prefs, user.engaged));
+                                        new Judging.User(prefs, user.engaged, 0));
                         boolean lowered = lowers(oracle, config.ruleFor("*"), m);
                         Oracle.Result want = oracle.decide(m);
                         String where =

@@ -77,7 +77,7 @@ class PreferencePropertyTest {
                                         m,
                                         run.config(),
                                         LimitConfig.DEFAULT_SEGMENT,
-                                        new Judging.User(prefs, Long.MIN_VALUE));
+                                        new Judging.User(prefs, Long.MIN_VALUE, 0));
                         Oracle.Result want = oracle.decide(m);
                         String where =
                                 oracle.where(run.number(), i, m, prefs) + " history " + history;
