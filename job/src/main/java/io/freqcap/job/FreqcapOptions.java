@@ -189,6 +189,14 @@ public final class FreqcapOptions {
                     .withDescription(
                             "How far after the job's wall clock a message's timestamp may lie"
                                     + " (30m, 1d, 2w, ...); later is MALFORMED. off accepts any.");
+    public static final ConfigOption<String> LIFETIME_RETENTION =
+            ConfigOptions.key("lifetime-retention")
+                    .stringType()
+                    .defaultValue("730d")
+                    .withDescription(
+                            "How long a user's lifetime count of a campaign outlives its latest"
+                                    + " send time (1d..3650d); a message later than that counts"
+                                    + " it afresh.");
     public static final ConfigOption<Long> MAX_SEGMENT_BYTES =
             ConfigOptions.key("max-segment-bytes")
                     .longType()

@@ -9,6 +9,7 @@ import io.freqcap.operators.segments.FlinkFileLoader;
 import io.freqcap.operators.segments.SegmentTable;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.ByteArrayOutputStream;
@@ -136,6 +137,12 @@ public record JobSettings(
         } catch (IllegalArgumentException e) {
             throw new FreqcapOptions.InvalidOptionException("--max-future: " + e.getMessage());
         }
+        try {
+            LifetimeCount.parseRetention(conf.get(FreqcapOptions.LIFETIME_RETENTION));
+        } catch (IllegalArgumentException e) {
+            throw new FreqcapOptions.InvalidOptionException(
+                    "--lifetime-retention: " + e.getMessage());
+        }
         if (conf.get(FreqcapOptions.MAX_SEGMENT_BYTES) < 1) {
             throw new FreqcapOptions.InvalidOptionException(
                     "--max-segment-bytes: must be a positive integer");
@@ -226,7 +233,8 @@ public record JobSettings(
                 conf.get(FreqcapOptions.MAX_RECORD_BYTES),
                 conf.get(FreqcapOptions.MAX_SEGMENT_BYTES),
                 segmentUris(conf),
-                FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE)));
+                FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE)),
+                LifetimeCount.parseRetention(conf.get(FreqcapOptions.LIFETIME_RETENTION)));
     }
 
     /** The file an option names, read; one that cannot be read is the option's error. */

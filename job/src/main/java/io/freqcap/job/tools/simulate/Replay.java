@@ -61,7 +61,13 @@ final class Replay implements AutoCloseable {
                         ? null
                         : new BufferedOutputStream(Files.newOutputStream(Path.of(output)), 1 << 20);
         return new Replay(
-                Backtest.start(config, segments, bounds.segmentLoader(), s -> {}, preferences),
+                Backtest.start(
+                        config,
+                        segments,
+                        bounds.segmentLoader(),
+                        s -> {},
+                        preferences,
+                        bounds.lifetimeRetentionMillis()),
                 out,
                 bounds.maxRecordBytes(),
                 finals);

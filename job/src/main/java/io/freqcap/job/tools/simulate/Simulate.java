@@ -13,6 +13,7 @@ import io.freqcap.operators.control.ControlHandler;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -52,6 +53,7 @@ public final class Simulate {
                     + " --output FILE [--compare-output FILE] [--summary FILE.json]\n"
                     + "         [--max-record-bytes N] [--max-future 1d|off] [--max-segment-bytes N]"
                     + " [--segment-uris PREFIXES]\n"
+                    + "         [--lifetime-retention 730d]\n"
                     + "  TIME: epoch milliseconds or an ISO-8601 instant (2026-11-16T00:00:00Z)";
 
     private static final Set<String> OPTIONS =
@@ -72,6 +74,7 @@ public final class Simulate {
                     "summary",
                     "max-record-bytes",
                     "max-future",
+                    "lifetime-retention",
                     "max-segment-bytes",
                     "segment-uris");
 
@@ -133,6 +136,12 @@ public final class Simulate {
                 FutureBound.parse(conf.get(FreqcapOptions.MAX_FUTURE));
             } catch (IllegalArgumentException e) {
                 throw new InvalidOptionException("--max-future: " + e.getMessage());
+            }
+            copy(opts, conf, "lifetime-retention", FreqcapOptions.LIFETIME_RETENTION.key());
+            try {
+                LifetimeCount.parseRetention(conf.get(FreqcapOptions.LIFETIME_RETENTION));
+            } catch (IllegalArgumentException e) {
+                throw new InvalidOptionException("--lifetime-retention: " + e.getMessage());
             }
             copy(opts, conf, "max-segment-bytes", FreqcapOptions.MAX_SEGMENT_BYTES.key());
             copy(opts, conf, "segment-uris", FreqcapOptions.SEGMENT_URIS.key());

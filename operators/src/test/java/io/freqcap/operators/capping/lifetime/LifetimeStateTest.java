@@ -1,0 +1,114 @@
+package io.freqcap.operators.capping.lifetime;
+
+import static io.freqcap.operators.capping.CappingFixtures.auditDecisions;
+import static io.freqcap.schema.Configs.lifetime;
+import static io.freqcap.schema.Configs.rule;
+import static io.freqcap.schema.Configs.version;
+import static io.freqcap.schema.Configs.window;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.freqcap.operators.capping.CappingHarnesses;
+import io.freqcap.operators.capping.CappingSettings;
+import io.freqcap.schema.Records;
+import io.freqcap.schema.config.ControlRecord;
+import io.freqcap.schema.lifetime.LifetimeCount;
+import io.freqcap.schema.message.InboundMessage;
+import java.time.Instant;
+import java.util.List;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Lifetime counts in the job's keyed state (contract.md §3, §7): counted from the first config with
+ * a lifetime limit on, kept across restores and later configs, dropped by {@code end-campaign} and
+ * {@code forget-user}.
+ */
+class LifetimeStateTest {
+    static final long NOV_22 = Instant.parse("2025-11-22T10:00:00Z").toEpochMilli();
+    static final long DAY = 86_400_000L;
+
+    static final String PLAIN = version(1).rule(rule("*", window("1d", 10))).json();
+
+    static String once(long version) {
+        return version(version).rule(rule("*", window("1d", 10)).campaign(lifetime(1))).json();
+    }
+
+    @RegisterExtension final CappingHarnesses harnesses = new CappingHarnesses();
+
+    void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, long user, long t)
+            throws Exception {
+        InboundMessage m =
+                Records.message("m" + harnesses.offset(), user, t)
+                        .campaign("spring")
+                        .inbound(harnesses.nextOffset());
+        h.processElement(m, t);
+    }
+
+    static LifetimeCount count(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
+            throws Exception {
+        MapState<String, LifetimeCount> s = CappingHarnesses.keyed(h, user, LifetimeStore.STATE);
+        return s.get("spring");
+    }
+
+    static ControlRecord command(String json) {
+        return Records.config(json);
+    }
+
+    @Test
+    void countingStartsWithTheFirstLifetimeConfigAndGoesOnUnderLaterOnes() throws Exception {
+        var h = harnesses.open(CappingSettings.of(PLAIN));
+        send(h, 42, NOV_22);
+        assertNull(count(h, 42), "no lifetime config yet: nothing counted");
+        h.processBroadcastElement(command(once(2)), 0);
+        send(h, 42, NOV_22 + DAY);
+        assertEquals(new LifetimeCount(1, NOV_22 + DAY), count(h, 42));
+        send(h, 42, NOV_22 + 2 * DAY);
+        assertEquals(List.of("REJECTED"), auditDecisions(h), "the one before it does not count");
+        // a later config without lifetime limits: still counting
+        h.processBroadcastElement(command(version(3).rule(rule("*", window("1d", 10))).json()), 0);
+        send(h, 42, NOV_22 + 3 * DAY);
+        assertEquals(new LifetimeCount(2, NOV_22 + 3 * DAY), count(h, 42));
+
+        OperatorSubtaskState snapshot = h.snapshot(1, 1);
+        harnesses.close(h);
+        var restored = harnesses.open(CappingSettings.of(PLAIN), snapshot);
+        send(restored, 42, NOV_22 + 4 * DAY);
+        assertEquals(
+                new LifetimeCount(3, NOV_22 + 4 * DAY),
+                count(restored, 42),
+                "a restore goes on counting, whatever config it starts with");
+    }
+
+    @Test
+    void endCampaignDropsEveryUsersCountAndForgetUserOnesOwn() throws Exception {
+        var h = harnesses.open(CappingSettings.of(once(1)));
+        for (long user = 1; user <= 3; user++) {
+            send(h, user, NOV_22);
+        }
+        h.processBroadcastElement(command("{\"command\":\"forget-user\",\"userId\":1}"), 0);
+        assertNull(count(h, 1));
+        assertEquals(new LifetimeCount(1, NOV_22), count(h, 2));
+        h.processBroadcastElement(
+                command("{\"command\":\"end-campaign\",\"campaignId\":\"spring\"}"), 0);
+        assertNull(count(h, 2));
+        assertNull(count(h, 3));
+        send(h, 2, NOV_22 + DAY);
+        assertTrue(auditDecisions(h).isEmpty(), "the campaign counts afresh: " + auditDecisions(h));
+        assertEquals(new LifetimeCount(1, NOV_22 + DAY), count(h, 2));
+    }
+
+    @Test
+    void aBrokenEndCampaignIsInvalidControl() throws Exception {
+        var h = harnesses.open(CappingSettings.of(once(1)));
+        send(h, 2, NOV_22);
+        h.processBroadcastElement(command("{\"command\":\"end-campaign\"}"), 0);
+        assertEquals(List.of("INVALID_CONTROL"), auditDecisions(h));
+        assertFalse(count(h, 2) == null, "nothing dropped");
+    }
+}
