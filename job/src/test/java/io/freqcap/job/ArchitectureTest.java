@@ -15,6 +15,7 @@ import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import io.freqcap.operators.capping.decision.Engagements;
 import io.freqcap.operators.capping.decision.HeldQueue;
 import io.freqcap.operators.capping.decision.Histories;
+import io.freqcap.operators.capping.decision.Lifetimes;
 import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.receipt.Receipts;
 import org.junit.jupiter.api.BeforeAll;
@@ -220,7 +221,8 @@ class ArchitectureTest {
                         (JavaMethodCall call) ->
                                 writes(call, Histories.class, "count", "uncount")
                                         || writes(call, HeldQueue.class, "hold", "take")
-                                        || writes(call, Engagements.class, "engage"));
+                                        || writes(call, Engagements.class, "engage")
+                                        || writes(call, Lifetimes.class, "count", "uncount"));
         noClasses()
                 .that(deciding)
                 .should()

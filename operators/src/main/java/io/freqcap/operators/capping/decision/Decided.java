@@ -100,6 +100,19 @@ public record Decided(
         return verdict == null ? null : verdict.segment();
     }
 
+    /** Whether a lifetime limit (contract.md §3) is among what the message breaks. */
+    public boolean byLifetime() {
+        if (verdict == null) {
+            return false;
+        }
+        for (Violation v : verdict.violations()) {
+            if (v instanceof Violation.Lifetime) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether a preference of its user's (contract.md §10) is among what rejected it. */
     public boolean byPreference() {
         if (verdict == null) {

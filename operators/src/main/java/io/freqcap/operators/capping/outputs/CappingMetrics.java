@@ -48,6 +48,7 @@ public final class CappingMetrics {
     private final Counter fatigued;
     public final Counter engagements;
     private final Counter preferenceRejected;
+    private final Counter lifetimeRejected;
     public final Counter undecided;
     public final Counter heldNotices;
     private final MetricGroup group;
@@ -117,6 +118,7 @@ public final class CappingMetrics {
         fatigued = metrics.counter("fatigued");
         engagements = metrics.counter("engagements");
         preferenceRejected = metrics.counter("preferenceRejected");
+        lifetimeRejected = metrics.counter("lifetimeRejected");
         metrics.gauge("configVersion", () -> control.config().version());
         metrics.gauge("segments", () -> control.segments().size());
         metrics.gauge("segmentBytes", () -> control.segments().bytes());
@@ -148,6 +150,9 @@ public final class CappingMetrics {
         }
         if (d == Decision.REJECTED && decided.byPreference()) {
             preferenceRejected.inc();
+        }
+        if (d == Decision.REJECTED && decided.byLifetime()) {
+            lifetimeRejected.inc();
         }
         if (decided.shadowRejects()) {
             shadowRejected.inc();
