@@ -45,22 +45,24 @@ class SimulateMatchesJobITCase {
 
     /**
      * Calendar limits in users' zones, scopes, a segment rule, shadow rules, holds and quiet hours,
-     * a reserved place, distinct campaigns and caps lowered by fatigue, in the rule and the shadow
-     * rule (without receipts: two topics have no common order; the traffic is old: held messages
-     * are delivered at once, with their send times; no rule preempts, since a job replaying old
-     * traffic finds every send time past where simulate's clock does not: PreemptionITCase compares
-     * the two on live traffic).
+     * a reserved place, distinct campaigns, lifetime limits (one with a reserved place) and caps
+     * lowered by fatigue, in the rule and the shadow rule (without receipts: two topics have no
+     * common order; the traffic is old: held messages are delivered at once, with their send times;
+     * no rule preempts, since a job replaying old traffic finds every send time past where
+     * simulate's clock does not: PreemptionITCase compares the two on live traffic).
      */
     static final String CONFIG =
             "{\"version\":3,\"timezone\":\"Asia/Singapore\",\"rules\":["
                     + "{\"segment\":\"vip\",\"limits\":[{\"window\":\"1d\",\"max\":4,"
+                    + "\"reserve\":{\"slots\":1,\"priority\":70}}],"
+                    + "\"campaign\":[{\"lifetime\":true,\"max\":3,"
                     + "\"reserve\":{\"slots\":1,\"priority\":70}}],"
                     + "\"channels\":{\"email\":[{\"calendar\":\"day\",\"max\":1}]},"
                     + "\"quietHours\":{\"from\":\"23:00\",\"to\":\"06:30\"}},"
                     + "{\"segment\":\"*\",\"limits\":[{\"calendar\":\"day\",\"max\":2},"
                     + "{\"window\":\"7d\",\"max\":6}],"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":2}]},"
-                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],"
+                    + "\"campaign\":[{\"lifetime\":true,\"max\":2},{\"window\":\"3d\",\"max\":1}],"
                     + "\"campaigns\":[{\"calendar\":\"week\",\"max\":3}],\"hold\":\"12h\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
                     + "\"channels\":[\"push\"]},"
@@ -69,6 +71,7 @@ class SimulateMatchesJobITCase {
                     + "[{\"window\":\"1d\",\"max\":2}],\"hold\":\"6h\"},"
                     + "{\"segment\":\"*\",\"limits\":"
                     + "[{\"calendar\":\"day\",\"max\":2}],"
+                    + "\"campaign\":[{\"lifetime\":true,\"max\":1}],"
                     + "\"fatigue\":{\"after\":2,\"scale\":0.5,\"floor\":0,\"window\":\"3d\"}}]},"
                     + "\"exempt\":[\"transactional\"]}";
 
@@ -151,15 +154,24 @@ class SimulateMatchesJobITCase {
             long reserved = 0;
             long campaigns = 0;
             long fatigue = 0;
+            long lifetime = 0;
             for (Output o : outputs.values()) {
                 String audit = o.audit() == null ? "" : o.audit().toString();
                 reserved += audit.contains("\"reserved\":1") ? 1 : 0;
                 campaigns += audit.contains("\"scope\":\"campaigns\"") ? 1 : 0;
                 fatigue += audit.contains("\"fatigue\":{\"unengaged\":") ? 1 : 0;
+                lifetime += audit.contains("\"lifetime\":true") ? 1 : 0;
             }
             assertTrue(
-                    reserved > 20 && campaigns > 20 && fatigue > 20,
-                    reserved + " reserved, " + campaigns + " campaigns, " + fatigue + " fatigue");
+                    reserved > 20 && campaigns > 20 && fatigue > 20 && lifetime > 20,
+                    reserved
+                            + " reserved, "
+                            + campaigns
+                            + " campaigns, "
+                            + fatigue
+                            + " fatigue, "
+                            + lifetime
+                            + " lifetime");
             // freqcap-export: both topics as one JSONL file, a line per output
             Path export = tmp.resolve("export.jsonl");
             ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.freqcap.operators.backtest.MemoryHistories;
+import io.freqcap.operators.backtest.MemoryLifetimes;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
+import io.freqcap.operators.capping.decision.Engagements;
 import io.freqcap.operators.capping.decision.HeldQueue;
+import io.freqcap.operators.capping.decision.Preferences;
 import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.schema.common.Json;
@@ -18,6 +21,7 @@ import io.freqcap.schema.decision.Decision;
 import io.freqcap.schema.decision.Delivery;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.history.CountedHistory;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.message.OutboundMessage;
 import io.freqcap.schema.message.RawRecord;
@@ -216,7 +220,17 @@ public final class JobOutputs {
 
         // Replay each user's messages in partition order through the job's decision step.
         MemoryHistories histories = new MemoryHistories();
-        Stores stores = Stores.of(histories, HeldQueue.NONE);
+        // Lifetime counts from the first record when a config has a lifetime limit: the tests'
+        // jobs start with theirs.
+        Stores stores =
+                new Stores(
+                        histories,
+                        HeldQueue.NONE,
+                        Preferences.NONE,
+                        Engagements.NONE,
+                        new MemoryLifetimes(
+                                LifetimeCount.DEFAULT_RETENTION_MILLIS,
+                                configs.values().stream().anyMatch(LimitConfig::hasLifetime)));
         DecisionStep step = new DecisionStep(stores, false);
         List<Traffic.Input> ordered = Traffic.inPartitionOrder(inputs);
         for (Traffic.Input in : ordered) {

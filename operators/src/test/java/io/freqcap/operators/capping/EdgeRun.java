@@ -225,8 +225,8 @@ final class EdgeRun implements AutoCloseable {
                                         FlinkFileLoader.DEFAULT_MAX_BYTES,
                                         List.of(),
                                         maxFuture,
-                                        io.freqcap.schema.lifetime.LifetimeCount
-                                                .DEFAULT_RETENTION_MILLIS));
+                                        io.freqcap.schema.lifetime.LifetimeCount.parseRetention(
+                                                s.lifetimeRetention())));
         openTasks(null, 1);
     }
 
@@ -492,6 +492,13 @@ final class EdgeRun implements AutoCloseable {
                         }
                         count("violation under fatigue");
                     }
+                    if (v.path("lifetime").asBoolean(false)) {
+                        // §3: a lifetime limit is never lowered, and its count is below nothing
+                        if (f.isObject() || v.path("count").asLong() < 0) {
+                            throw new Broken("a lifetime violation out of shape", v.toString());
+                        }
+                        count("violation of a lifetime limit");
+                    }
                 }
             }
             // The Redis mirror's writes, not an outcome: the changed users' keys written (as
@@ -749,6 +756,7 @@ final class EdgeRun implements AutoCloseable {
             String scope = v.path("scope").asText();
             never |= scope.equals("preference:opt-out");
             never |= scope.equals("preference:paused") && v.path("until").asLong() >= YEAR_10000;
+            never |= v.path("lifetime").asBoolean(false); // §3: no send time helps
             byHeld |= scope.equals("hold");
         }
         if (never && !retry.isNull()) {

@@ -33,6 +33,16 @@ final class EdgeRecords {
 
     final EdgeValues v;
     final Random r;
+
+    /**
+     * Draws lifetime limits and {@code end-campaign} (contract v6) from a stream of its own, so
+     * that the main stream's draws stay as they were; null: none drawn.
+     */
+    Random lifetimes;
+
+    /** Whether the lifetime limits drawn are all valid (a config that must be). */
+    boolean lifetimesValid;
+
     final boolean coherent;
     final int maxRecordBytes;
 
@@ -383,6 +393,71 @@ final class EdgeRecords {
         return o.value(r);
     }
 
+    /**
+     * A rule's {@code campaign} list: a list of limits, with a lifetime limit (§3) at its front or
+     * end often.
+     */
+    Value campaignLimits(Longest longest) {
+        Value l = limits(false, true, longest);
+        if (lifetimes == null || lifetimes.nextInt(10) < 4) {
+            return l;
+        }
+        int n;
+        try {
+            n = io.freqcap.schema.common.Json.MAPPER.readTree(l.json()).size();
+        } catch (Exception e) {
+            return l;
+        }
+        Value lifetime = lifetimeLimit();
+        boolean front = lifetimes.nextBoolean();
+        String inner = l.json().substring(1, l.json().length() - 1);
+        String json =
+                "["
+                        + (front ? lifetime.json() : inner)
+                        + (inner.isEmpty() ? "" : ",")
+                        + (front ? inner : lifetime.json())
+                        + "]";
+        if (inner.isEmpty()) {
+            json = "[" + lifetime.json() + "]";
+        }
+        Validity validity = l.validity().and(lifetime.validity());
+        String why = l.why() != null ? l.why() : lifetime.why();
+        if (n + 1 > 16) {
+            validity = Validity.INVALID;
+            why = "length " + (n + 1);
+        }
+        return new Value(json, validity, why);
+    }
+
+    /** A lifetime limit at its edges: max 0, 1, 1,000,000 and one past, a reserve, bad kinds. */
+    Value lifetimeLimit() {
+        int k = lifetimes.nextInt(20);
+        if (lifetimesValid && k >= 10 && k <= 13) {
+            k = 0;
+        }
+        return switch (k) {
+            case 8, 9 ->
+                    Value.valid(
+                            "{\"lifetime\":true,\"max\":"
+                                    + (2 + lifetimes.nextInt(2))
+                                    + ",\"reserve\":{\"slots\":1,\"priority\":70}}");
+            case 10 -> new Value("{\"lifetime\":true,\"max\":1000001}", Validity.INVALID, "max");
+            case 11 -> new Value("{\"lifetime\":false,\"max\":1}", Validity.INVALID, "lifetime");
+            case 12 -> new Value("{\"lifetime\":\"true\",\"max\":1}", Validity.INVALID, "lifetime");
+            case 13 ->
+                    new Value(
+                            "{\"lifetime\":true,\"window\":\"1d\",\"max\":1}",
+                            Validity.INVALID,
+                            "lifetime and window");
+            case 14 -> Value.valid("{\"lifetime\":null,\"window\":\"1d\",\"max\":1}");
+            default ->
+                    Value.valid(
+                            "{\"lifetime\":true,\"max\":"
+                                    + List.of(0, 1, 1, 2, 3, 1_000_000).get(lifetimes.nextInt(6))
+                                    + "}");
+        };
+    }
+
     /** A list of limits; {@code nonEmpty} where the contract asks for at least one. */
     Value limits(boolean nonEmpty, boolean reservable, Longest longest) {
         int n;
@@ -491,7 +566,12 @@ final class EdgeRecords {
             o.put("campaigns", limits(false, true, longest));
         }
         if (v.chance(0.25)) {
-            o.put("campaign", limits(false, true, longest));
+            o.put("campaign", campaignLimits(longest));
+        } else if (lifetimes != null && lifetimes.nextInt(4) == 0) {
+            Value lifetime = lifetimeLimit();
+            o.put(
+                    "campaign",
+                    new Value("[" + lifetime.json() + "]", lifetime.validity(), lifetime.why()));
         }
         if (forceDeep || v.chance(0.4)) {
             o.put("quietHours", quietHours());
@@ -850,7 +930,34 @@ final class EdgeRecords {
                 o.put("userId", num(user()));
             }
         }
-        return EdgeInput.of(Topic.CONFIG, null, o.json(r), o.validity(), o.why());
+        String json = o.json(r);
+        if (lifetimes != null && lifetimes.nextInt(6) == 0) {
+            return endCampaign();
+        }
+        return EdgeInput.of(Topic.CONFIG, null, json, o.validity(), o.why());
+    }
+
+    /** {@code end-campaign} (§7): a campaign's id at its edges, or none (INVALID_CONTROL). */
+    EdgeInput endCampaign() {
+        int k = lifetimes.nextInt(10);
+        String id;
+        Validity validity = Validity.VALID;
+        if (k < 6) {
+            id = campaignJson.get(lifetimes.nextInt(campaignJson.size()));
+        } else {
+            id = List.of("null", "\"\"", quote(repeat("c", 129), false), "1.5").get(k - 6);
+            validity = Validity.INVALID;
+        }
+        String json = "{\"command\":\"end-campaign\",\"campaignId\":" + id + "}";
+        if (k == 6 && lifetimes.nextBoolean()) {
+            json = "{\"command\":\"end-campaign\"}";
+        }
+        return EdgeInput.of(
+                Topic.CONFIG,
+                null,
+                json,
+                validity,
+                validity == Validity.VALID ? null : "campaignId");
     }
 
     // ---- segment updates (§4)

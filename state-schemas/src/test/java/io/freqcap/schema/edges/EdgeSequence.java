@@ -24,6 +24,7 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
      * @param liveHistoryBytes heap for long histories
      * @param clock the wall clock (processing time) at start
      * @param compareConfig a second valid config, for {@code freqcap-simulate --compare}, or null
+     * @param lifetimeRetention {@code --lifetime-retention}: a duration of 1d..3650d
      */
     public record Start(
             String initialConfig,
@@ -34,7 +35,8 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
             int historyCacheSlots,
             long liveHistoryBytes,
             long clock,
-            String compareConfig) {
+            String compareConfig,
+            String lifetimeRetention) {
 
         /** The same start without {@code --segments} and without a config to compare. */
         Start withoutSegments() {
@@ -62,7 +64,8 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
                     slots,
                     liveBytes,
                     clock,
-                    compare);
+                    compare,
+                    lifetimeRetention);
         }
     }
 
@@ -151,10 +154,11 @@ public record EdgeSequence(long seed, String shape, Start start, List<Step> step
         }
         b.append(
                 String.format(
-                        "  --max-record-bytes %d --max-future %s, mirror %s, history cache %d"
-                                + " slots, live history bytes %d, clock %d%n",
+                        "  --max-record-bytes %d --max-future %s --lifetime-retention %s, mirror"
+                                + " %s, history cache %d slots, live history bytes %d, clock %d%n",
                         start.maxRecordBytes(),
                         start.maxFuture(),
+                        start.lifetimeRetention(),
                         start.mirror() ? "on" : "off",
                         start.historyCacheSlots(),
                         start.liveHistoryBytes(),

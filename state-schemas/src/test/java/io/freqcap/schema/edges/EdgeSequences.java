@@ -35,6 +35,13 @@ public final class EdgeSequences {
      *
      * @param maxSteps the longest sequence made (at least 10)
      */
+    /**
+     * Lifetime limits, {@code end-campaign} and {@code --lifetime-retention} (contract v6) are
+     * drawn from streams of their own, seeded from the sequence's seed with this, so that the
+     * sequences drawn before them (and the seeds kept for what they found) stay as they were.
+     */
+    static final long LIFETIME_STREAM = 0x11FE_71AEL;
+
     public static EdgeSequence generate(long seed, int maxSteps) {
         Random r = new Random(seed);
         boolean coherent = r.nextInt(10) < 6;
@@ -48,6 +55,7 @@ public final class EdgeSequences {
         long base = base(r, zone, coherent);
         long clock = EdgeRecords.sat(base - r.nextInt((int) (2 * HOUR)));
         EdgeRecords records = new EdgeRecords(v, coherent, maxRecordBytes, base, zone);
+        records.lifetimes = new Random(seed ^ LIFETIME_STREAM ^ 1);
         records.clockHint = clock;
 
         String initial = validConfig(r, zone, base, coherent, 1);
@@ -63,7 +71,10 @@ public final class EdgeSequences {
                         v.one(List.of(0, 1, 64, 1024)),
                         v.one(List.of(0L, 1L << 16, 256L << 20)),
                         clock,
-                        compare);
+                        compare,
+                        // from a stream of its own: the draws of the main one stay as they were
+                        List.of("730d", "730d", "1d", "3650d", "2d")
+                                .get(new Random(seed ^ LIFETIME_STREAM).nextInt(5)));
 
         int n = 10 + r.nextInt(Math.max(1, maxSteps - 10));
         boolean rescales = r.nextBoolean();
@@ -173,6 +184,8 @@ public final class EdgeSequences {
         for (int attempt = 0; attempt < 200; attempt++) {
             EdgeValues v = new EdgeValues(r, coherent ? 0.1 : 0.5, 0.0);
             EdgeRecords records = new EdgeRecords(v, coherent, 1_000_000, base, zone);
+            records.lifetimes = new Random(base * 31 + version + attempt);
+            records.lifetimesValid = true;
             Value c = records.config(version, coherent || r.nextBoolean());
             if (c.validity() == Validity.VALID) {
                 return c.json();

@@ -216,7 +216,8 @@ class SimulateEdgesFuzzTest {
                         "--input", in.toString(),
                         "--output", out.toString(),
                         "--max-record-bytes", Integer.toString(start.maxRecordBytes()),
-                        "--max-future", start.maxFuture()));
+                        "--max-future", start.maxFuture(),
+                        "--lifetime-retention", start.lifetimeRetention()));
         if (r.nextBoolean()) {
             args.addAll(List.of("--summary", dir.resolve("summary.json").toString()));
         }
