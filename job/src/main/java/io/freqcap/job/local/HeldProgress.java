@@ -53,7 +53,8 @@ final class HeldProgress {
                                         + "capping.held,capping.released,capping.heldNow,"
                                         + "capping.preempted,capping.cancelled,"
                                         + "capping.preferencesApplied,capping.receiptsApplied,"
-                                        + "capping.fatigued,capping.engagements";
+                                        + "capping.fatigued,capping.engagements,"
+                                        + "capping.lifetimeRejected";
                     }
                 }
                 if (metrics == null) {

@@ -47,7 +47,7 @@ final class ProgressLine implements AutoCloseable {
         lastNanos = now;
         HeldProgress.Counts h = held == null ? HeldProgress.Counts.UNKNOWN : held.counts();
         out.printf(
-                "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | cancelled %s | preferences %s | un-counted %s | opens %s | under a lowered cap %s | %,.0f decisions/s%s%n",
+                "in %,d | allowed %,d | exempt %,d | rejected %,d | duplicate %,d | stale %,d | malformed %,d | shadow-rejected %,d | held %s (waiting %s) | released %s | preempted %s | cancelled %s | preferences %s | un-counted %s | opens %s | under a lowered cap %s | lifetime-rejected %s | %,.0f decisions/s%s%n",
                 generator == null ? -1 : generator.sent(),
                 counter.count("ALLOWED"),
                 counter.count("EXEMPT"),
@@ -65,6 +65,7 @@ final class ProgressLine implements AutoCloseable {
                 known(h.of("receiptsApplied")),
                 known(h.of("engagements")),
                 known(h.of("fatigued")),
+                known(h.of("lifetimeRejected")),
                 rate,
                 mirror == null ? "" : " | redis keys " + mirror.keys());
     }

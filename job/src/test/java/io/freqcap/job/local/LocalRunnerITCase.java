@@ -178,10 +178,13 @@ public class LocalRunnerITCase {
         // cap, and the opens of the others are applied.
         assertTrue(
                 java.util.regex.Pattern.compile(
-                                "\\| opens [1-9][0-9,]* \\| under a lowered cap [1-9][0-9,]* \\|")
+                                "\\| opens [1-9][0-9,]* \\| under a lowered cap [1-9][0-9,]* \\|"
+                                        + " lifetime-rejected [1-9][0-9,]* \\|")
                         .matcher(text)
                         .find(),
-                "opens and messages under a lowered cap in the progress lines: " + text);
+                "opens, messages under a lowered cap and messages a lifetime limit rejected in the"
+                        + " progress lines: "
+                        + text);
         assertTrue(text.contains("Summary: sent"), text);
         assertTrue(
                 summary.segments().getOrDefault("new", 0L) > 0,

@@ -51,7 +51,8 @@ class NotebooksITCase {
                     + "{\"window\":\"7d\",\"max\":4}],"
                     + "\"channels\":{\"email\":[{\"window\":\"2d\",\"max\":1}]},"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":1}]},"
-                    + "\"campaign\":[{\"window\":\"3d\",\"max\":1}],\"hold\":\"1d\","
+                    + "\"campaign\":[{\"lifetime\":true,\"max\":3},{\"window\":\"3d\",\"max\":1}],"
+                    + "\"hold\":\"1d\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
                     + "\"channels\":[\"push\"]},\"preempt\":true,"
                     + FATIGUE
@@ -279,6 +280,7 @@ class NotebooksITCase {
                 "capping-report-held-by-campaign.png",
                 "capping-report-preemption.png",
                 "capping-report-preferences.png",
+                "capping-report-lifetime.png",
                 "capping-report-fatigue-caps.png",
                 "capping-report-fatigue-compare.png");
         execute("limit-tuning");
