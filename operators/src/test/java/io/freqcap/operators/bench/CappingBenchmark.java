@@ -7,6 +7,7 @@ import io.freqcap.operators.capping.CappingHarnesses;
 import io.freqcap.operators.capping.CappingOperator;
 import io.freqcap.operators.capping.CappingSettings;
 import io.freqcap.operators.capping.held.HeldMessages;
+import io.freqcap.operators.capping.lifetime.LifetimeStore;
 import io.freqcap.operators.capping.outputs.HeldNotices;
 import io.freqcap.schema.config.ControlRecord;
 import io.freqcap.schema.decision.Delivery;
@@ -142,6 +143,21 @@ public final class CappingBenchmark {
                             "{\"window\":\"7d\",\"max\":4}],\"fatigue\":{\"after\":3,\"scale\":0.25,"
                                     + "\"floor\":1,\"window\":\"14d\"}}]}}");
 
+    /**
+     * Issue 60's config: the calendar config with a lifetime limit on every campaign ({@code
+     * -Dbench.config=lifetime -Dbench.baseConfig=calendar -Dbench.sameTraffic=true
+     * -Dbench.campaigns=1000}: what lifetime limits cost, the same traffic without them).
+     */
+    static final String LIFETIME_CONFIG =
+            CALENDAR_CONFIG.replace(
+                    "\"campaign\":[{\"window\":\"3d\",\"max\":1}]",
+                    "\"campaign\":[{\"lifetime\":true,\"max\":3},{\"window\":\"3d\",\"max\":1}]");
+
+    /**
+     * How many campaigns the calendar traffic's messages are spread over ({@code bench.campaigns}).
+     */
+    static final int CAMPAIGNS = Integer.getInteger("bench.campaigns", 20);
+
     static final String[] ZONES = {null, "Asia/Singapore", "America/New_York", "Europe/Berlin"};
 
     /** A config by name ({@code calendar}, {@code hold}, {@code rolling}), or the JSON itself. */
@@ -154,6 +170,7 @@ public final class CappingBenchmark {
             case "rolling" -> CONFIG;
             case "priority" -> PRIORITY_CONFIG;
             case "fatigue" -> FATIGUE_CONFIG;
+            case "lifetime" -> LIFETIME_CONFIG;
             // What reading u costs alone: every message reads it, none reaches a step.
             case "fatigue-idle" ->
                     FATIGUE_CONFIG
@@ -376,7 +393,7 @@ public final class CappingBenchmark {
                                                                                                 & 3)]
                                                                         : null,
                                                                 calendar && !noCampaign
-                                                                        ? "c" + (n % 20)
+                                                                        ? "c" + (n % CAMPAIGNS)
                                                                         : null,
                                                                 !priorities
                                                                         ? 0
@@ -451,6 +468,9 @@ public final class CappingBenchmark {
                 heldUsers++;
             }
         }
+        if (config.contains("\"lifetime\"")) {
+            lifetimeCosts(hs);
+        }
         if (heldWaiting > 0 || HELD_DELIVERED.sum() > 0) {
             System.out.printf(
                     "held messages delivered: %,d; waiting at the end: %,d of %,d users%n",
@@ -492,6 +512,59 @@ public final class CappingBenchmark {
         }
         deleteQuietly(dir);
         return new Result(messages / seconds, messages / (cpuNanos.sum() / 1e9));
+    }
+
+    /**
+     * What lifetime counts take (issue 60): the pairs of user and campaign counted and their bytes
+     * before compression (the campaign and the count as written, the user id and key group RocksDB
+     * prefixes them with), then how long an {@code end-campaign} takes, a pass over every user.
+     */
+    static void lifetimeCosts(
+            List<KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ControlRecord, Delivery>>
+                    hs)
+            throws Exception {
+        long pairs = 0;
+        long bytes = 0;
+        for (var h : hs) {
+            var backend = h.getOperator().getKeyedStateBackend();
+            List<Long> users;
+            try (var keys =
+                    backend.getKeys(LifetimeStore.STATE.getName(), VoidNamespace.INSTANCE)) {
+                users = keys.map(k -> (Long) k).toList();
+            }
+            var out = new org.apache.flink.core.memory.DataOutputSerializer(64);
+            for (long u : users) {
+                backend.setCurrentKey(u);
+                var state = CappingHarnesses.keyed(backend, LifetimeStore.STATE);
+                for (var e : state.entries()) {
+                    out.clear();
+                    org.apache.flink.api.common.typeutils.base.StringSerializer.INSTANCE.serialize(
+                            e.getKey(), out);
+                    io.freqcap.schema.lifetime.LifetimeCountSerializer.INSTANCE.serialize(
+                            e.getValue(), out);
+                    bytes += out.length() + Long.BYTES + 2;
+                    pairs++;
+                }
+            }
+        }
+        long start = System.nanoTime();
+        for (var h : hs) {
+            h.processBroadcastElement(
+                    new ControlRecord(
+                            ControlRecord.Kind.CONFIG,
+                            "{\"command\":\"end-campaign\",\"campaignId\":\"c0\"}"
+                                    .getBytes(StandardCharsets.UTF_8),
+                            "config",
+                            0,
+                            1),
+                    0);
+        }
+        System.out.printf(
+                "lifetime counts: %,d pairs of user and campaign, %.1f bytes each before"
+                        + " compression; end-campaign over every user: %.2f s%n",
+                pairs,
+                pairs == 0 ? 0.0 : (double) bytes / pairs,
+                (System.nanoTime() - start) / 1e9);
     }
 
     /**
