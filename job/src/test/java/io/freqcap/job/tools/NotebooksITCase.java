@@ -51,7 +51,7 @@ class NotebooksITCase {
                     + "{\"window\":\"7d\",\"max\":4}],"
                     + "\"channels\":{\"email\":[{\"window\":\"2d\",\"max\":1}]},"
                     + "\"categories\":{\"promo\":[{\"calendar\":\"week\",\"max\":1}]},"
-                    + "\"campaign\":[{\"lifetime\":true,\"max\":3},{\"window\":\"3d\",\"max\":1}],"
+                    + "\"campaign\":[{\"lifetime\":true,\"max\":1},{\"window\":\"3d\",\"max\":1}],"
                     + "\"hold\":\"1d\","
                     + "\"quietHours\":{\"from\":\"21:00\",\"to\":\"08:00\","
                     + "\"channels\":[\"push\"]},\"preempt\":true,"
