@@ -13,6 +13,7 @@ import io.freqcap.schema.decision.AuditEvent;
 import io.freqcap.schema.decision.AuditRecords;
 import io.freqcap.schema.decision.Verdict;
 import io.freqcap.schema.decision.Violation;
+import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.OutboundMessage;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -186,6 +187,21 @@ class LifetimeLimitsTest {
             MalformedRecordException e =
                     assertThrows(MalformedRecordException.class, () -> command(bad), bad);
             assertTrue(e.getMessage().startsWith("campaignId: end-campaign"), e.getMessage());
+        }
+    }
+
+    @Test
+    void theRetentionIsOneDayTo3650Days() {
+        assertEquals(86_400_000L, LifetimeCount.parseRetention("1d"));
+        assertEquals(86_400_000L, LifetimeCount.parseRetention("24h"));
+        assertEquals(3_650L * 86_400_000L, LifetimeCount.parseRetention("3650d"));
+        assertEquals(730L * 86_400_000L, LifetimeCount.DEFAULT_RETENTION_MILLIS);
+        for (String bad :
+                new String[] {
+                    "0d", "86399s", "3651d", "522w", "1y", "", "99999999999999999999d", "-1d"
+                }) {
+            assertThrows(
+                    IllegalArgumentException.class, () -> LifetimeCount.parseRetention(bad), bad);
         }
     }
 

@@ -408,7 +408,7 @@ final class EdgeRecords {
         } catch (Exception e) {
             return l;
         }
-        Value lifetime = lifetimeLimit();
+        Value lifetime = lifetimeLimit(longest);
         boolean front = lifetimes.nextBoolean();
         String inner = l.json().substring(1, l.json().length() - 1);
         String json =
@@ -430,7 +430,7 @@ final class EdgeRecords {
     }
 
     /** A lifetime limit at its edges: max 0, 1, 1,000,000 and one past, a reserve, bad kinds. */
-    Value lifetimeLimit() {
+    Value lifetimeLimit(Longest longest) {
         int k = lifetimes.nextInt(20);
         if (lifetimesValid && k >= 10 && k <= 13) {
             k = 0;
@@ -449,7 +449,11 @@ final class EdgeRecords {
                             "{\"lifetime\":true,\"window\":\"1d\",\"max\":1}",
                             Validity.INVALID,
                             "lifetime and window");
-            case 14 -> Value.valid("{\"lifetime\":null,\"window\":\"1d\",\"max\":1}");
+            case 14 -> {
+                // a window after all: the longest the rule's hold may reach
+                longest.millis = Math.max(longest.millis, DAY);
+                yield Value.valid("{\"lifetime\":null,\"window\":\"1d\",\"max\":1}");
+            }
             default ->
                     Value.valid(
                             "{\"lifetime\":true,\"max\":"
@@ -567,11 +571,6 @@ final class EdgeRecords {
         }
         if (v.chance(0.25)) {
             o.put("campaign", campaignLimits(longest));
-        } else if (lifetimes != null && lifetimes.nextInt(4) == 0) {
-            Value lifetime = lifetimeLimit();
-            o.put(
-                    "campaign",
-                    new Value("[" + lifetime.json() + "]", lifetime.validity(), lifetime.why()));
         }
         if (forceDeep || v.chance(0.4)) {
             o.put("quietHours", quietHours());

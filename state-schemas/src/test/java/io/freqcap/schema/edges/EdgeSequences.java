@@ -31,17 +31,17 @@ public final class EdgeSequences {
     static final long CONTRACT_NIGHT = 1_763_845_800_000L;
 
     /**
-     * The sequence of one seed.
-     *
-     * @param maxSteps the longest sequence made (at least 10)
-     */
-    /**
      * Lifetime limits, {@code end-campaign} and {@code --lifetime-retention} (contract v6) are
      * drawn from streams of their own, seeded from the sequence's seed with this, so that the
      * sequences drawn before them (and the seeds kept for what they found) stay as they were.
      */
     static final long LIFETIME_STREAM = 0x11FE_71AEL;
 
+    /**
+     * The sequence of one seed.
+     *
+     * @param maxSteps the longest sequence made (at least 10)
+     */
     public static EdgeSequence generate(long seed, int maxSteps) {
         Random r = new Random(seed);
         boolean coherent = r.nextInt(10) < 6;

@@ -34,6 +34,9 @@ public final class LifetimeStore implements Lifetimes {
     private final long retentionMillis;
     private final BooleanSupplier counting;
 
+    /** The time the last sweep dropped the counts expired at: none sooner can expire anew. */
+    private long sweptFrom = Long.MIN_VALUE;
+
     /**
      * @param retentionMillis how long a count outlives its latest send time ({@code
      *     --lifetime-retention})
@@ -103,11 +106,16 @@ public final class LifetimeStore implements Lifetimes {
     /**
      * Drops the counts that no message from {@code from} on reads any more: their latest send time
      * lies the retention or more before it. A message stamped earlier than {@code from} is STALE or
-     * would read them as 0 anyway, as the caller chooses {@code from}.
+     * would read them as 0 anyway, as the caller chooses {@code from}. Nothing to do when {@code
+     * from} has not moved since the last sweep (after a restore, the first sweep passes once).
      *
      * @return how many counts were dropped
      */
     public long sweep(Visitor forEachUser, long from) throws Exception {
+        if (from <= sweptFrom) {
+            return 0; // nothing more has passed the retention since
+        }
+        sweptFrom = from;
         long[] dropped = {0};
         forEachUser.visit(
                 (user, s) -> {

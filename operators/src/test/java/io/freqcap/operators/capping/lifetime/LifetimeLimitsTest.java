@@ -243,10 +243,22 @@ class LifetimeLimitsTest {
             assertEquals(
                     List.of("m1"),
                     high.preempted().stream().map(h -> h.message().messageId()).toList());
-            // the place is m2's now
+            // the place is m2's now: m1's went back (one counted, not two) ...
             assertEquals(
                     Decision.REJECTED,
                     decide(b, "m3", 42, NOV_22 + 5 * DAY, "spring", 100).decision());
+            // ... so once m2 fails to be delivered (after its send time), none is counted
+            decide(b, "x", 7, NOV_22 + 5 * DAY, null, 0); // the clock passes m2's send time
+            assertEquals(
+                    Receipts.Uncounted.class,
+                    b.receipt(
+                                    new DeliveryReceipt(
+                                            "m2", 42, DeliveryReceipt.FAILED, NOV_22 + 5 * DAY),
+                                    new Receipts.Time(NOV_22 + 5 * DAY, Long.MAX_VALUE))
+                            .getClass());
+            assertEquals(
+                    Decision.ALLOWED,
+                    decide(b, "m4", 42, NOV_22 + 6 * DAY, "spring", 100).decision());
         }
     }
 }

@@ -104,6 +104,29 @@ class LifetimeStateTest {
     }
 
     @Test
+    void aHeldMessageCountsAtItsSendTimeAndACancelledOneGivesItsPlaceBack() throws Exception {
+        String night =
+                version(1)
+                        .rule(
+                                rule("*", window("1d", 10))
+                                        .campaign(lifetime(1))
+                                        .quietHours("21:00", "08:00")
+                                        .hold("12h"))
+                        .json();
+        var h = harnesses.open(CappingSettings.of(night));
+        long tenPm = Instant.parse("2025-11-22T22:00:00Z").toEpochMilli();
+        long eightAm = Instant.parse("2025-11-23T08:00:00Z").toEpochMilli();
+        send(h, 42, tenPm);
+        assertEquals(new LifetimeCount(1, eightAm), count(h, 42), "its send time is the latest");
+        h.processBroadcastElement(
+                command("{\"command\":\"cancel-held\",\"campaignId\":\"spring\"}"), 0);
+        assertEquals(List.of("CANCELLED"), auditDecisions(h));
+        assertEquals(new LifetimeCount(0, eightAm), count(h, 42), "none counted, the latest stays");
+        send(h, 42, eightAm + DAY);
+        assertEquals(List.of("CANCELLED"), auditDecisions(h), "the place is free again");
+    }
+
+    @Test
     void aBrokenEndCampaignIsInvalidControl() throws Exception {
         var h = harnesses.open(CappingSettings.of(once(1)));
         send(h, 2, NOV_22);
