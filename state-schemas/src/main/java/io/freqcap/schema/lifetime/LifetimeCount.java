@@ -1,5 +1,7 @@
 package io.freqcap.schema.lifetime;
 
+import io.freqcap.schema.message.FutureBound;
+
 /**
  * A user's lifetime count of one campaign (contract.md §3): how many of the user's messages of the
  * campaign are counted, and the latest send time among those ever counted (one that stops being
@@ -19,9 +21,6 @@ public record LifetimeCount(long count, long latest) {
 
     public static final long MAX_RETENTION_MILLIS = 3_650L * 86_400_000L;
 
-    private static final java.util.regex.Pattern DURATION =
-            java.util.regex.Pattern.compile("([0-9]+)([smhdw])");
-
     /**
      * Reads {@code --lifetime-retention}: a window's syntax (contract.md §3), from {@code 1d} to
      * {@code 3650d}.
@@ -29,28 +28,17 @@ public record LifetimeCount(long count, long latest) {
      * @throws IllegalArgumentException saying what is wrong
      */
     public static long parseRetention(String text) {
-        java.util.regex.Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
+        long millis = FutureBound.durationMillis(text.trim());
+        if (millis < 0) {
             throw new IllegalArgumentException(
                     "expected a positive integer followed by s, m, h, d or w, got \""
                             + text
                             + "\"");
         }
-        long unit =
-                switch (m.group(2)) {
-                    case "s" -> 1000L;
-                    case "m" -> 60_000L;
-                    case "h" -> 3_600_000L;
-                    case "d" -> 86_400_000L;
-                    default -> 7 * 86_400_000L;
-                };
-        java.math.BigInteger millis =
-                new java.math.BigInteger(m.group(1)).multiply(java.math.BigInteger.valueOf(unit));
-        if (millis.compareTo(java.math.BigInteger.valueOf(MIN_RETENTION_MILLIS)) < 0
-                || millis.compareTo(java.math.BigInteger.valueOf(MAX_RETENTION_MILLIS)) > 0) {
+        if (millis < MIN_RETENTION_MILLIS || millis > MAX_RETENTION_MILLIS) {
             throw new IllegalArgumentException("must be 1d..3650d, got \"" + text + "\"");
         }
-        return millis.longValueExact();
+        return millis;
     }
 
     /** What a message stamped {@code t} reads. */

@@ -32,12 +32,24 @@ public record FutureBound(long millis, String text) implements Serializable {
         if (t.equals("off")) {
             return OFF;
         }
-        Matcher m = DURATION.matcher(t);
-        if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+        long millis = durationMillis(t);
+        if (millis < 0) {
             throw new IllegalArgumentException(
                     "expected off or a positive integer followed by s, m, h, d or w, got \""
                             + text
                             + "\"");
+        }
+        return new FutureBound(millis, t);
+    }
+
+    /**
+     * A duration in the window syntax ({@code 30m}, {@code 1d}, {@code 2w}; at most nine digits, so
+     * no product overflows) in milliseconds; -1 when {@code t} is not one, or is zero.
+     */
+    public static long durationMillis(String t) {
+        Matcher m = DURATION.matcher(t);
+        if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+            return -1;
         }
         long unit =
                 switch (m.group(2)) {
@@ -47,7 +59,7 @@ public record FutureBound(long millis, String text) implements Serializable {
                     case "d" -> 86_400_000L;
                     default -> 7 * 86_400_000L;
                 };
-        return new FutureBound(Long.parseLong(m.group(1)) * unit, t);
+        return Long.parseLong(m.group(1)) * unit;
     }
 
     /**
