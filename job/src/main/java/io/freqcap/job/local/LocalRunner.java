@@ -304,8 +304,12 @@ public final class LocalRunner {
             if (generator != null) {
                 generator.stop();
             }
-            // Let the last checkpoint commit what was decided, so the summary sees it.
-            Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+            // Let the job decide what was sent and a checkpoint commit it, so the summary sees it.
+            if (generator != null && job != null && !status.isGloballyTerminalState()) {
+                drain(out, generator.sent(), counter, options);
+            } else {
+                Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
+            }
             progress.close();
             if (job != null && !status.isGloballyTerminalState()) {
                 progress.print(); // the job's metrics as they stand at its end
@@ -336,6 +340,35 @@ public final class LocalRunner {
             return summary;
         }
     }
+
+    /**
+     * Waits, a checkpoint at a time, until every message sent is decided or waits on the held
+     * topic; gives up after {@link #DRAIN_LIMIT} or once two checkpoints pass with nothing more
+     * committed (a job that stopped deciding).
+     */
+    private static void drain(
+            PrintStream out, long sent, OutputCounter counter, Configuration options)
+            throws InterruptedException {
+        long interval = options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis();
+        long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
+        long seen = -1;
+        int still = 0;
+        while (System.nanoTime() < deadline && still < 2) {
+            Thread.sleep(interval + 1000);
+            long decided = counter.total();
+            long accounted = decided + Math.max(0, waiting(options));
+            if (accounted >= sent) {
+                return;
+            }
+            still = decided == seen ? still + 1 : 0;
+            seen = decided;
+            out.printf(
+                    "  %,d messages still in flight, waiting for the job ...%n", sent - accounted);
+        }
+    }
+
+    /** How long a stopping runner waits at most for the job to decide what it was sent. */
+    static final Duration DRAIN_LIMIT = Duration.ofSeconds(60);
 
     /** The held topic's live keys now (what waits), or -1 without a held topic or a broker. */
     private static long waiting(Configuration options) {
