@@ -152,6 +152,7 @@ public class CappingFunction
         }
         if (parts != null) {
             parts.histories.close();
+            parts.lifetimes.close();
         }
         if (heldTopicStart != null) {
             heldTopicStart.close();
@@ -251,13 +252,14 @@ public class CappingFunction
     /**
      * Called by {@link CappingOperator} once open, keyed state restored: counts the messages
      * freqcap 0.3 held in lists, if the state has any (for the {@code heldNow} gauge), and finds
-     * the users with preferences and with a last engagement.
+     * the users with preferences, with a last engagement and with lifetime counts.
      */
     @Override
     public void loadRestored(KeyedStateBackend<Long> backend) throws Exception {
         parts.heldSide.load(backend);
         parts.preferences.load(backend);
         parts.engagements.load(backend);
+        parts.lifetimes.load(backend);
     }
 
     /** What it wired once open (tests read its stores). */

@@ -86,12 +86,13 @@ final class CappingParts {
             mirrorDebt.windowChanged(control.config().longestWindowMillis());
         }
         metrics = new CappingMetrics(rc.getMetricGroup(), control.handler());
+        int cacheSlots = HistoryStore.cacheSlots(settings.historyCacheSlots());
         mirrorLogs = settings.mirror() ? new MirrorLogs() : null;
         histories =
                 new HistoryStore(
                         HistoryStore.States.of(rc),
                         hooks.keySetter(),
-                        HistoryStore.cacheSlots(settings.historyCacheSlots()),
+                        cacheSlots,
                         metrics.cacheHits::inc,
                         settings.liveHistoryBytes());
         metrics.gauge("longHistories", histories.live()::size);
@@ -108,7 +109,10 @@ final class CappingParts {
                     new LifetimeStore(
                             rc.getMapState(LifetimeStore.STATE),
                             settings.bounds().lifetimeRetentionMillis(),
-                            control::lifetimeCounting);
+                            control::lifetimeCounting,
+                            hooks.keySetter(),
+                            cacheSlots);
+            metrics.gauge("usersWithLifetimeCounts", lifetimes::users);
             stores = new Stores(histories, held, preferences, engagements, lifetimes);
             long ahead = settings.bounds().maxFuture().millis();
             step =

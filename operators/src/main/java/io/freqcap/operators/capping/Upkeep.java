@@ -103,6 +103,7 @@ record Upkeep(
             KeyedBroadcastProcessFunction<Long, ?, ?, ?>.Context ctx,
             CappingOutputs.Sink sink) {
         try {
+            flush(); // the pass reads keyed state
             long users =
                     withdrawals
                             .lifetimes()
@@ -142,11 +143,21 @@ record Upkeep(
         ctx.applyToKeyedState(HeldMessages.LEGACY, (user, state) -> users.accept(user));
     }
 
-    /** Writes the histories only the cache holds to keyed state (before a snapshot or a scan). */
+    /**
+     * Writes the histories and lifetime counts only the caches hold to keyed state (before a
+     * snapshot or a scan).
+     */
     void flush() throws Exception {
         int max = maxParallelism.getAsInt();
         int n = histories().flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, max));
-        LOG.debug("Wrote {} cached histories to keyed state", n);
+        int counts =
+                withdrawals
+                        .lifetimes()
+                        .flush(u -> KeyGroupRangeAssignment.assignToKeyGroup(u, max));
+        LOG.debug(
+                "Wrote {} cached histories and {} users' lifetime counts to keyed state",
+                n,
+                counts);
     }
 
     /**

@@ -1,16 +1,23 @@
 package io.freqcap.operators.capping.lifetime;
 
 import io.freqcap.operators.capping.decision.Lifetimes;
+import io.freqcap.operators.capping.state.HistoryCache;
+import io.freqcap.operators.capping.state.UsersWithState;
 import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.lifetime.LifetimeCountSerializer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
+import java.util.function.LongToIntFunction;
+import java.util.function.UnaryOperator;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateFunction;
+import org.roaringbitmap.longlong.Roaring64Bitmap;
 
 /**
  * The users' lifetime counts (contract.md §3) in keyed state beside their histories, per campaign a
@@ -21,6 +28,12 @@ import org.apache.flink.runtime.state.KeyedStateFunction;
  * keeps it, {@code counting}), and goes on under later configs. {@code forget-user} erases a user's
  * counts ({@link #clear}), {@code end-campaign} one campaign's of every user ({@link
  * #endCampaign}), and the sweep those past the retention ({@link #sweep}).
+ *
+ * <p>So that a capped message costs no RocksDB read or write: users without counts are known (a
+ * bitmap, made from keyed state when the task opens, {@link #load}), and recent users' counts of
+ * every campaign are cached in a slot each, written back to keyed state at {@link #flush} (before
+ * every snapshot and every pass over keyed state) in RocksDB's key order, as histories are. A user
+ * with more campaigns than a slot holds is read and written one campaign at a time.
  */
 public final class LifetimeStore implements Lifetimes {
     /** Per user (the key) and campaign: its count and latest send time. */
@@ -30,9 +43,18 @@ public final class LifetimeStore implements Lifetimes {
                     StringSerializer.INSTANCE,
                     LifetimeCountSerializer.INSTANCE);
 
+    /** Users of a slot's counts that keyed state may not hold the whole of: 16 campaigns. */
+    static final int CACHED_CAMPAIGNS = 16;
+
     private final MapState<String, LifetimeCount> state;
     private final long retentionMillis;
     private final BooleanSupplier counting;
+    private final LongConsumer keySetter;
+    private final HistoryCache cache;
+    private final Roaring64Bitmap users = new Roaring64Bitmap();
+    private final UserCounts counts = new UserCounts();
+    private final UserCounts flushing = new UserCounts();
+    private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
 
     /** The time the last sweep dropped the counts expired at: none sooner can expire anew. */
     private long sweptFrom = Long.MIN_VALUE;
@@ -41,40 +63,135 @@ public final class LifetimeStore implements Lifetimes {
      * @param retentionMillis how long a count outlives its latest send time ({@code
      *     --lifetime-retention})
      * @param counting whether counts are kept: a config with a lifetime limit has been in force
+     * @param keySetter makes a userId the current key (to write cached counts to keyed state)
+     * @param cacheSlots slots of the cache of recent users' counts (0 for none)
      */
     public LifetimeStore(
-            MapState<String, LifetimeCount> state, long retentionMillis, BooleanSupplier counting) {
+            MapState<String, LifetimeCount> state,
+            long retentionMillis,
+            BooleanSupplier counting,
+            LongConsumer keySetter,
+            int cacheSlots) {
         this.state = state;
         this.retentionMillis = retentionMillis;
         this.counting = counting;
+        this.keySetter = keySetter;
+        this.cache = new HistoryCache(cacheSlots);
+    }
+
+    /** Without a cache: every count read from and written to keyed state at once. */
+    public LifetimeStore(
+            MapState<String, LifetimeCount> state, long retentionMillis, BooleanSupplier counting) {
+        this(state, retentionMillis, counting, user -> {}, 0);
+    }
+
+    /**
+     * After a restore: the users of this task with counts (the backend holds only this task's key
+     * groups, so after a rescale too). Users outside it cost no RocksDB read.
+     */
+    public void load(KeyedStateBackend<Long> backend) throws Exception {
+        UsersWithState.load(backend, STATE, users);
     }
 
     @Override
     public long countAt(long user, String campaign, long t) throws Exception {
-        LifetimeCount c = state.get(campaign);
+        UserCounts all = read(user);
+        LifetimeCount c = all == null ? state.get(campaign) : all.get(campaign);
         return c == null ? 0 : c.at(t, retentionMillis);
     }
 
     @Override
     public void count(long user, String campaign, long t, long sendAt) throws Exception {
         if (counting.getAsBoolean()) {
-            state.put(
-                    campaign,
-                    LifetimeCount.counted(state.get(campaign), t, sendAt, retentionMillis));
+            change(user, campaign, c -> LifetimeCount.counted(c, t, sendAt, retentionMillis));
         }
     }
 
     @Override
     public void uncount(long user, String campaign) throws Exception {
-        LifetimeCount c = state.get(campaign);
-        if (c != null) {
-            state.put(campaign, c.uncounted());
+        change(user, campaign, c -> c == null ? null : c.uncounted());
+    }
+
+    private void change(long user, String campaign, UnaryOperator<LifetimeCount> f)
+            throws Exception {
+        UserCounts all = read(user);
+        if (all == null) { // too many campaigns for a slot
+            LifetimeCount next = f.apply(state.get(campaign));
+            if (next != null) {
+                state.put(campaign, next);
+            }
+            return;
         }
+        LifetimeCount next = f.apply(all.get(campaign));
+        if (next == null) {
+            return;
+        }
+        all.set(campaign, next);
+        users.addLong(user);
+        if (!cache.putDirty(user, all.serialize().bytes(), all.length())) {
+            all.write(state); // the whole: the slot may have held some of it, newer than state
+        }
+    }
+
+    /**
+     * Every count of the user (the current key), from the cache or keyed state; null when keyed
+     * state holds more campaigns than a slot does ({@link #CACHED_CAMPAIGNS}): read those one at a
+     * time.
+     */
+    private UserCounts read(long user) throws Exception {
+        if (!users.contains(user)) {
+            return counts.empty();
+        }
+        int length = cache.get(user, buffer);
+        if (length > 0) {
+            return counts.read(buffer, 0, length);
+        }
+        if (cache.slots() == 0 || counts.readAtMost(state, CACHED_CAMPAIGNS) == null) {
+            return null;
+        }
+        cache.put(user, counts.serialize().bytes(), counts.length());
+        return counts;
+    }
+
+    /**
+     * Writes the counts only the cache holds to keyed state (before a snapshot or a scan of keyed
+     * state), in RocksDB's key order.
+     *
+     * @param keyGroupOf the key group of a userId
+     * @return how many users' counts
+     */
+    public int flush(LongToIntFunction keyGroupOf) throws Exception {
+        return cache.flushDirty(
+                keyGroupOf,
+                (user, bytes, offset, length) -> {
+                    keySetter.accept(user);
+                    flushing.read(bytes, offset, length).write(state);
+                });
+    }
+
+    /** The task closed: the cache gives back its memory. */
+    public void close() {
+        cache.release();
+    }
+
+    /** Users of this task with counts. */
+    public long users() {
+        return users.getLongCardinality();
     }
 
     /** Erases every count of {@code user} (the current key): {@code forget-user}. */
     public void clear(long user) {
         state.clear();
+        cache.forget(user);
+        users.removeLong(user);
+    }
+
+    /** Before a pass over keyed state changes counts behind the cache: flushed, now forgotten. */
+    private void forgetCache() {
+        if (cache.anyDirty()) {
+            throw new IllegalStateException("lifetime counts not flushed before a pass over state");
+        }
+        cache.clear();
     }
 
     /**
@@ -92,12 +209,16 @@ public final class LifetimeStore implements Lifetimes {
      * @return how many users had one
      */
     public long endCampaign(Visitor forEachUser, String campaign) throws Exception {
+        forgetCache();
         long[] dropped = {0};
         forEachUser.visit(
                 (user, s) -> {
                     if (s.contains(campaign)) {
                         s.remove(campaign);
                         dropped[0]++;
+                        if (s.isEmpty()) {
+                            users.removeLong(user);
+                        }
                     }
                 });
         return dropped[0];
@@ -116,6 +237,7 @@ public final class LifetimeStore implements Lifetimes {
             return 0; // nothing more has passed the retention since
         }
         sweptFrom = from;
+        forgetCache();
         long[] dropped = {0};
         forEachUser.visit(
                 (user, s) -> {
@@ -127,6 +249,9 @@ public final class LifetimeStore implements Lifetimes {
                     }
                     for (String campaign : gone) {
                         s.remove(campaign);
+                    }
+                    if (!gone.isEmpty() && s.isEmpty()) {
+                        users.removeLong(user);
                     }
                     dropped[0] += gone.size();
                 });

@@ -22,13 +22,16 @@ package io.freqcap.operators.capping.state;
  * messages in the longest window, fewer when messages carry campaigns and zones) is not cached.
  * Memory: {@link #BYTES_PER_SLOT} bytes per slot written; slots hold 127 bytes so that counted
  * entries with a campaign and a zone offset still fit (docs/benchmarks.md has the measurements).
+ *
+ * <p>Lifetime counts use a cache of their own of this kind ({@code capping.lifetime}): a user's
+ * counts of every campaign, serialized the same way into one slot.
  */
 public final class HistoryCache {
     /** The most slots a cache may have (8.5 GB of arrays when all are written). */
     public static final int MAX_SLOTS = 1 << 26;
 
     /** The longest serialized history a slot holds. */
-    static final int MAX_BYTES = 127;
+    public static final int MAX_BYTES = 127;
 
     private static final int SLOT_BYTES = MAX_BYTES + 1; // a length byte, then the bytes
 
@@ -75,7 +78,7 @@ public final class HistoryCache {
     /**
      * @param slots at least this many slots (rounded up to a power of two); 0 caches nothing
      */
-    HistoryCache(int slots) {
+    public HistoryCache(int slots) {
         if (slots < 0 || slots > MAX_SLOTS) {
             throw new IllegalArgumentException("slots must be 0.." + MAX_SLOTS + ", got " + slots);
         }
@@ -87,7 +90,7 @@ public final class HistoryCache {
         shift = n == 0 ? 0 : 64 - Integer.numberOfTrailingZeros(n);
     }
 
-    int slots() {
+    public int slots() {
         return slots;
     }
 
@@ -95,7 +98,7 @@ public final class HistoryCache {
      * Copies the user's cached serialized history into {@code out} (at least {@link #MAX_BYTES}
      * long) and returns its length, or returns 0 when the slot holds another user or nothing.
      */
-    int get(long user, byte[] out) {
+    public int get(long user, byte[] out) {
         if (slots == 0) {
             return 0;
         }
@@ -120,7 +123,7 @@ public final class HistoryCache {
      * it. Never replaces another user's dirty history; a history longer than {@link #MAX_BYTES}
      * empties the user's slot instead.
      */
-    void put(long user, byte[] serialized, int length) {
+    public void put(long user, byte[] serialized, int length) {
         store(user, serialized, length, false);
     }
 
@@ -130,7 +133,7 @@ public final class HistoryCache {
      * @return false if it could not be cached (too long, or the slot holds another user's dirty
      *     history): the caller must write it to keyed state itself
      */
-    boolean putDirty(long user, byte[] serialized, int length) {
+    public boolean putDirty(long user, byte[] serialized, int length) {
         return store(user, serialized, length, true);
     }
 
@@ -173,7 +176,7 @@ public final class HistoryCache {
     }
 
     /** Empties the user's slot, if it holds the user: keyed state holds the user's history now. */
-    void forget(long user) {
+    public void forget(long user) {
         if (slots == 0) {
             return;
         }
@@ -186,7 +189,7 @@ public final class HistoryCache {
     }
 
     /** Receives a dirty history on its way to keyed state. */
-    interface Writer {
+    public interface Writer {
         void write(long user, byte[] bytes, int offset, int length) throws Exception;
     }
 
@@ -198,7 +201,7 @@ public final class HistoryCache {
      * @param keyGroupOf the key group of a userId
      * @return how many were written
      */
-    int flushDirty(java.util.function.LongToIntFunction keyGroupOf, Writer writer)
+    public int flushDirty(java.util.function.LongToIntFunction keyGroupOf, Writer writer)
             throws Exception {
         // The users that turned dirty, not a scan of every slot: a scan read a cache line per slot
         // at every checkpoint.
@@ -253,14 +256,19 @@ public final class HistoryCache {
      * Gives back the slots' memory (the task closed): a metric reporter that keeps a closed task's
      * gauges must not keep a cache of hundreds of megabytes alive with them.
      */
-    void release() {
+    public void release() {
         java.util.Arrays.fill(users, null);
         java.util.Arrays.fill(bytes, null);
         dirtyCount = 0;
     }
 
+    /** Whether some slot may be dirty: a {@link #flushDirty} would write something. */
+    public boolean anyDirty() {
+        return dirtyCount > 0;
+    }
+
     /** Empties every slot; dirty histories are lost, so {@link #flushDirty} first. */
-    void clear() {
+    public void clear() {
         dirtyCount = 0;
         for (byte[] b : bytes) {
             if (b != null) {

@@ -50,8 +50,12 @@ class LifetimeStateTest {
         h.processElement(m, t);
     }
 
+    private static long snapshots = 1_000;
+
+    /** The count keyed state holds, as a checkpoint takes it (the task's cache written first). */
     static LifetimeCount count(KeyedBroadcastOperatorTestHarness<Long, ?, ?, ?> h, long user)
             throws Exception {
+        h.snapshot(++snapshots, 0);
         MapState<String, LifetimeCount> s = CappingHarnesses.keyed(h, user, LifetimeStore.STATE);
         return s.get("spring");
     }
@@ -133,5 +137,68 @@ class LifetimeStateTest {
         h.processBroadcastElement(command("{\"command\":\"end-campaign\"}"), 0);
         assertEquals(List.of("INVALID_CONTROL"), auditDecisions(h));
         assertFalse(count(h, 2) == null, "nothing dropped");
+    }
+
+    void sendTo(
+            KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h,
+            long user,
+            String campaign,
+            long t)
+            throws Exception {
+        h.processElement(
+                Records.message("m" + harnesses.offset(), user, t)
+                        .campaign(campaign)
+                        .inbound(harnesses.nextOffset()),
+                t);
+    }
+
+    /**
+     * Each campaign's count read back, whatever way the task keeps it: a user's counts in one cache
+     * slot, a user with more campaigns or longer campaignIds than a slot holds one at a time, users
+     * sharing a slot of a small cache, or no cache; written at a snapshot, read after a restore.
+     */
+    @Test
+    void everyWayOfKeepingCountsKeepsEveryCount() throws Exception {
+        String config = version(1).rule(rule("*", window("1d", 1000)).campaign(lifetime(1))).json();
+        List<String> campaigns = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            campaigns.add(i % 7 == 6 ? "x".repeat(126) + String.format("%02d", i) : "c" + i);
+        }
+        for (int slots : new int[] {0, 2, 1 << 10}) {
+            var settings = CappingSettings.of(config).withHistoryCache(slots);
+            var h = harnesses.open(settings);
+            // user 1: one campaign; users 2..5: three; user 6: all twenty
+            for (long user = 1; user <= 6; user++) {
+                int n = user == 1 ? 1 : user == 6 ? campaigns.size() : 3;
+                for (int i = 0; i < n; i++) {
+                    sendTo(h, user, campaigns.get(i), NOV_22 + i * 60_000L);
+                }
+            }
+            assertEquals(List.of(), auditDecisions(h), "slots " + slots + ": each allowed once");
+            OperatorSubtaskState snapshot = h.snapshot(1, 1);
+            for (long user = 1; user <= 6; user++) {
+                sendTo(h, user, campaigns.get(0), NOV_22 + DAY);
+            }
+            assertEquals(6, auditDecisions(h).size(), "slots " + slots + ": " + auditDecisions(h));
+            harnesses.close(h);
+
+            var restored = harnesses.open(settings, snapshot);
+            for (long user = 1; user <= 6; user++) {
+                int n = user == 1 ? 1 : user == 6 ? campaigns.size() : 3;
+                for (int i = 0; i < n; i++) {
+                    sendTo(restored, user, campaigns.get(i), NOV_22 + DAY + i);
+                }
+                sendTo(restored, user, "new", NOV_22 + DAY + 100);
+            }
+            List<String> decided = auditDecisions(restored);
+            assertEquals(1 + 4 * 3 + campaigns.size(), decided.size(), "slots " + slots);
+            assertTrue(decided.stream().allMatch("REJECTED"::equals), decided.toString());
+            restored.snapshot(2, 2);
+            MapState<String, LifetimeCount> six =
+                    CappingHarnesses.keyed(restored, 6, LifetimeStore.STATE);
+            assertEquals(new LifetimeCount(1, NOV_22 + 19 * 60_000L), six.get(campaigns.get(19)));
+            assertEquals(new LifetimeCount(1, NOV_22 + DAY + 100), six.get("new"));
+            harnesses.close(restored);
+        }
     }
 }

@@ -1,0 +1,124 @@
+package io.freqcap.operators.capping.lifetime;
+
+import io.freqcap.schema.common.VarInts;
+import io.freqcap.schema.lifetime.LifetimeCount;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Map;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+/**
+ * One user's lifetime counts of every campaign, reused from message to message: read from keyed
+ * state or from a cache slot, changed, and written back to either. In a slot each campaign is its
+ * UTF-8 bytes behind their length, then its count and its latest send time, as varints (the latest
+ * in zigzag form: the years before 1970 are negative).
+ */
+final class UserCounts {
+    private String[] campaigns = new String[8];
+    private long[] counts = new long[8];
+    private long[] latest = new long[8];
+    private int size;
+
+    private final DataInputDeserializer in = new DataInputDeserializer();
+    private final DataOutputSerializer out = new DataOutputSerializer(128);
+
+    /** The count of {@code campaign}, or null for none. */
+    LifetimeCount get(String campaign) {
+        int i = indexOf(campaign);
+        return i < 0 ? null : new LifetimeCount(counts[i], latest[i]);
+    }
+
+    /** Sets the count of {@code campaign}. */
+    void set(String campaign, LifetimeCount c) {
+        int i = indexOf(campaign);
+        if (i < 0) {
+            if (size == campaigns.length) {
+                campaigns = Arrays.copyOf(campaigns, size * 2);
+                counts = Arrays.copyOf(counts, size * 2);
+                latest = Arrays.copyOf(latest, size * 2);
+            }
+            i = size++;
+            campaigns[i] = campaign;
+        }
+        counts[i] = c.count();
+        latest[i] = c.latest();
+    }
+
+    private int indexOf(String campaign) {
+        for (int i = 0; i < size; i++) {
+            if (campaigns[i].equals(campaign)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The user has no counts. */
+    UserCounts empty() {
+        Arrays.fill(campaigns, 0, size, null);
+        size = 0;
+        return this;
+    }
+
+    /**
+     * The counts keyed state holds for the current key, or null when it holds more than {@code
+     * most}.
+     */
+    UserCounts readAtMost(MapState<String, LifetimeCount> state, int most) throws Exception {
+        empty();
+        for (Map.Entry<String, LifetimeCount> e : state.entries()) {
+            if (size == most) {
+                return null;
+            }
+            set(e.getKey(), e.getValue());
+        }
+        return this;
+    }
+
+    /** Puts every count into keyed state, for the current key. */
+    void write(MapState<String, LifetimeCount> state) throws Exception {
+        for (int i = 0; i < size; i++) {
+            state.put(campaigns[i], new LifetimeCount(counts[i], latest[i]));
+        }
+    }
+
+    /** The counts {@code length} bytes of a slot hold. */
+    UserCounts read(byte[] bytes, int offset, int length) throws IOException {
+        empty();
+        in.setBuffer(bytes, offset, length);
+        while (in.available() > 0) {
+            byte[] utf8 = new byte[(int) VarInts.readVarLong(in)];
+            in.readFully(utf8);
+            long count = VarInts.readVarLong(in);
+            long z = VarInts.readVarLong(in);
+            set(
+                    new String(utf8, StandardCharsets.UTF_8),
+                    new LifetimeCount(count, (z >>> 1) ^ -(z & 1)));
+        }
+        return this;
+    }
+
+    /** The counts as a slot holds them: {@link #bytes()}, {@link #length()}. */
+    UserCounts serialize() throws IOException {
+        out.clear();
+        for (int i = 0; i < size; i++) {
+            byte[] utf8 = campaigns[i].getBytes(StandardCharsets.UTF_8);
+            VarInts.writeVarLong(out, utf8.length);
+            out.write(utf8);
+            VarInts.writeVarLong(out, counts[i]);
+            VarInts.writeVarLong(out, (latest[i] << 1) ^ (latest[i] >> 63));
+        }
+        return this;
+    }
+
+    byte[] bytes() {
+        return out.getSharedBuffer();
+    }
+
+    int length() {
+        return out.length();
+    }
+}
