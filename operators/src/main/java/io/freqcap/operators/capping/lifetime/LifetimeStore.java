@@ -53,6 +53,12 @@ public final class LifetimeStore implements Lifetimes {
     private final HistoryCache cache;
     private final Roaring64Bitmap users = new Roaring64Bitmap();
     private final UserCounts counts = new UserCounts();
+
+    /** Whose counts {@link #counts} holds, as they stand now, or {@link #NOBODY}. */
+    private long countsOf = NOBODY;
+
+    private static final long NOBODY = Long.MIN_VALUE;
+
     private final UserCounts flushing = new UserCounts();
     private final byte[] buffer = new byte[HistoryCache.MAX_BYTES];
 
@@ -139,17 +145,23 @@ public final class LifetimeStore implements Lifetimes {
      * time.
      */
     private UserCounts read(long user) throws Exception {
+        if (countsOf == user) {
+            return counts; // the decision read them, now they are counted
+        }
+        countsOf = NOBODY;
         if (!users.contains(user)) {
-            return counts.empty();
+            counts.empty();
+        } else {
+            int length = cache.get(user, buffer);
+            if (length > 0) {
+                counts.read(buffer, 0, length);
+            } else if (cache.slots() == 0 || counts.readAtMost(state, CACHED_CAMPAIGNS) == null) {
+                return null;
+            } else {
+                cache.put(user, counts.serialize().bytes(), counts.length());
+            }
         }
-        int length = cache.get(user, buffer);
-        if (length > 0) {
-            return counts.read(buffer, 0, length);
-        }
-        if (cache.slots() == 0 || counts.readAtMost(state, CACHED_CAMPAIGNS) == null) {
-            return null;
-        }
-        cache.put(user, counts.serialize().bytes(), counts.length());
+        countsOf = user;
         return counts;
     }
 
@@ -161,11 +173,12 @@ public final class LifetimeStore implements Lifetimes {
      * @return how many users' counts
      */
     public int flush(LongToIntFunction keyGroupOf) throws Exception {
+        countsOf = NOBODY; // read again from the slot, whose counts keyed state now has
         return cache.flushDirty(
                 keyGroupOf,
                 (user, bytes, offset, length) -> {
                     keySetter.accept(user);
-                    flushing.read(bytes, offset, length).write(state);
+                    flushing.writeChanged(bytes, offset, length, state);
                 });
     }
 
@@ -181,6 +194,7 @@ public final class LifetimeStore implements Lifetimes {
 
     /** Erases every count of {@code user} (the current key): {@code forget-user}. */
     public void clear(long user) {
+        countsOf = NOBODY;
         state.clear();
         cache.forget(user);
         users.removeLong(user);
@@ -192,6 +206,7 @@ public final class LifetimeStore implements Lifetimes {
             throw new IllegalStateException("lifetime counts not flushed before a pass over state");
         }
         cache.clear();
+        countsOf = NOBODY;
     }
 
     /**

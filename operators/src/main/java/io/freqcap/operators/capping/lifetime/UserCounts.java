@@ -13,13 +13,15 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 /**
  * One user's lifetime counts of every campaign, reused from message to message: read from keyed
  * state or from a cache slot, changed, and written back to either. In a slot each campaign is its
- * UTF-8 bytes behind their length, then its count and its latest send time, as varints (the latest
- * in zigzag form: the years before 1970 are negative).
+ * UTF-8 bytes behind their length (times two, plus one when keyed state does not have the count
+ * yet), then its count and its latest send time, as varints (the latest in zigzag form: the years
+ * before 1970 are negative).
  */
 final class UserCounts {
     private String[] campaigns = new String[8];
     private long[] counts = new long[8];
     private long[] latest = new long[8];
+    private boolean[] changed = new boolean[8];
     private int size;
 
     private final DataInputDeserializer in = new DataInputDeserializer();
@@ -31,20 +33,26 @@ final class UserCounts {
         return i < 0 ? null : new LifetimeCount(counts[i], latest[i]);
     }
 
-    /** Sets the count of {@code campaign}. */
+    /** Sets the count of {@code campaign}: changed since keyed state last had it. */
     void set(String campaign, LifetimeCount c) {
+        set(campaign, c, true);
+    }
+
+    private void set(String campaign, LifetimeCount c, boolean changing) {
         int i = indexOf(campaign);
         if (i < 0) {
             if (size == campaigns.length) {
                 campaigns = Arrays.copyOf(campaigns, size * 2);
                 counts = Arrays.copyOf(counts, size * 2);
                 latest = Arrays.copyOf(latest, size * 2);
+                changed = Arrays.copyOf(changed, size * 2);
             }
             i = size++;
             campaigns[i] = campaign;
         }
         counts[i] = c.count();
         latest[i] = c.latest();
+        changed[i] = changing;
     }
 
     private int indexOf(String campaign) {
@@ -73,7 +81,7 @@ final class UserCounts {
             if (size == most) {
                 return null;
             }
-            set(e.getKey(), e.getValue());
+            set(e.getKey(), e.getValue(), false);
         }
         return this;
     }
@@ -90,15 +98,41 @@ final class UserCounts {
         empty();
         in.setBuffer(bytes, offset, length);
         while (in.available() > 0) {
-            byte[] utf8 = new byte[(int) VarInts.readVarLong(in)];
+            long header = VarInts.readVarLong(in);
+            byte[] utf8 = new byte[(int) (header >>> 1)];
             in.readFully(utf8);
             long count = VarInts.readVarLong(in);
             long z = VarInts.readVarLong(in);
             set(
                     new String(utf8, StandardCharsets.UTF_8),
-                    new LifetimeCount(count, (z >>> 1) ^ -(z & 1)));
+                    new LifetimeCount(count, (z >>> 1) ^ -(z & 1)),
+                    (header & 1) != 0);
         }
         return this;
+    }
+
+    /**
+     * Puts the counts of a slot's bytes that changed since keyed state last had them into keyed
+     * state, for the current key, and marks them unchanged in the bytes themselves (a flag bit of
+     * each count's first byte: the slot's length stays).
+     */
+    void writeChanged(byte[] bytes, int offset, int length, MapState<String, LifetimeCount> state)
+            throws Exception {
+        in.setBuffer(bytes, offset, length);
+        while (in.available() > 0) {
+            int at = offset + length - in.available();
+            long header = VarInts.readVarLong(in);
+            byte[] utf8 = new byte[(int) (header >>> 1)];
+            in.readFully(utf8);
+            long count = VarInts.readVarLong(in);
+            long z = VarInts.readVarLong(in);
+            if ((header & 1) != 0) {
+                state.put(
+                        new String(utf8, StandardCharsets.UTF_8),
+                        new LifetimeCount(count, (z >>> 1) ^ -(z & 1)));
+                bytes[at] &= ~1;
+            }
+        }
     }
 
     /** The counts as a slot holds them: {@link #bytes()}, {@link #length()}. */
@@ -106,7 +140,7 @@ final class UserCounts {
         out.clear();
         for (int i = 0; i < size; i++) {
             byte[] utf8 = campaigns[i].getBytes(StandardCharsets.UTF_8);
-            VarInts.writeVarLong(out, utf8.length);
+            VarInts.writeVarLong(out, ((long) utf8.length << 1) | (changed[i] ? 1 : 0));
             out.write(utf8);
             VarInts.writeVarLong(out, counts[i]);
             VarInts.writeVarLong(out, (latest[i] << 1) ^ (latest[i] >> 63));

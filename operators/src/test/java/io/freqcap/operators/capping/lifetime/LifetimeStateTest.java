@@ -201,4 +201,37 @@ class LifetimeStateTest {
             harnesses.close(restored);
         }
     }
+
+    /**
+     * The sweep drops the counts no message it leaves undecided reads any more (their latest send
+     * time a retention or more before the swept horizon), and only those.
+     */
+    @Test
+    void theSweepDropsCountsPastTheRetention() throws Exception {
+        CappingSettings plain = CappingSettings.of(once(1));
+        io.freqcap.operators.capping.Bounds b = plain.bounds();
+        var h =
+                harnesses.open(
+                        plain.withBounds(
+                                new io.freqcap.operators.capping.Bounds(
+                                        b.maxRecordBytes(),
+                                        b.maxSegmentBytes(),
+                                        b.segmentUris(),
+                                        b.maxFuture(),
+                                        2 * DAY)));
+        send(h, 1, NOV_22);
+        send(h, 2, NOV_22 + 3 * DAY);
+        send(h, 3, NOV_22 + 5 * DAY);
+        // Twice the longest window (1d) behind the watermark: messages before 4 days on are STALE,
+        // and counts last sent 2 days (the retention) or more before that read as 0 for all others.
+        h.watermark(NOV_22 + 6 * DAY);
+        h.processBroadcastElement(ControlRecord.sweep(1), 0);
+        assertNull(count(h, 1), "latest 4 days before the horizon");
+        assertEquals(new LifetimeCount(1, NOV_22 + 3 * DAY), count(h, 2), "1 day before it");
+        assertEquals(new LifetimeCount(1, NOV_22 + 5 * DAY), count(h, 3));
+        send(h, 2, NOV_22 + 5 * DAY - 1);
+        assertEquals(List.of("REJECTED"), auditDecisions(h), "a kept count still counts");
+        send(h, 1, NOV_22 + 6 * DAY);
+        assertEquals(new LifetimeCount(1, NOV_22 + 6 * DAY), count(h, 1), "counted afresh");
+    }
 }
