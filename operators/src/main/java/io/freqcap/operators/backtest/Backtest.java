@@ -1,5 +1,6 @@
 package io.freqcap.operators.backtest;
 
+import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.operators.capping.decision.DecisionStep;
 import io.freqcap.operators.capping.decision.Preferences;
@@ -116,26 +117,30 @@ public final class Backtest implements AutoCloseable {
             Consumer<String> log,
             Map<Long, UserPreferences> preferences)
             throws IOException, MalformedRecordException {
-        return start(
-                config, segments, loader, log, preferences, LifetimeCount.DEFAULT_RETENTION_MILLIS);
+        return new Backtest(
+                ControlHandler.start(config, List.of(), Map.of(), segments, loader, log),
+                Map.copyOf(preferences),
+                LifetimeCount.DEFAULT_RETENTION_MILLIS);
     }
 
     /**
-     * @param lifetimeRetentionMillis how long a lifetime count outlives its latest send time
-     *     ({@code --lifetime-retention})
+     * A backtest as the job decides under {@code bounds}: its segment loader and its lifetime
+     * retention ({@code --lifetime-retention}).
+     *
+     * @param preferences users' preferences, in force for the whole replay
      */
     public static Backtest start(
             LimitConfig config,
             List<SegmentUpdate> segments,
-            SegmentLoader loader,
+            Bounds bounds,
             Consumer<String> log,
-            Map<Long, UserPreferences> preferences,
-            long lifetimeRetentionMillis)
+            Map<Long, UserPreferences> preferences)
             throws IOException, MalformedRecordException {
         return new Backtest(
-                ControlHandler.start(config, List.of(), Map.of(), segments, loader, log),
+                ControlHandler.start(
+                        config, List.of(), Map.of(), segments, bounds.segmentLoader(), log),
                 Map.copyOf(preferences),
-                lifetimeRetentionMillis);
+                bounds.lifetimeRetentionMillis());
     }
 
     public LimitConfig config() {

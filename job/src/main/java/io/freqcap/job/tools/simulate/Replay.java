@@ -61,13 +61,7 @@ final class Replay implements AutoCloseable {
                         ? null
                         : new BufferedOutputStream(Files.newOutputStream(Path.of(output)), 1 << 20);
         return new Replay(
-                Backtest.start(
-                        config,
-                        segments,
-                        bounds.segmentLoader(),
-                        s -> {},
-                        preferences,
-                        bounds.lifetimeRetentionMillis()),
+                Backtest.start(config, segments, bounds, s -> {}, preferences),
                 out,
                 bounds.maxRecordBytes(),
                 finals);

@@ -36,13 +36,18 @@ class LifetimeLimitsTest {
     static final long DAY = 86_400_000L;
 
     static Backtest start(String config, long retentionMillis) throws Exception {
+        Bounds d = Bounds.DEFAULTS;
         return Backtest.start(
                 LimitConfig.parse(config),
                 List.of(),
-                Bounds.DEFAULTS.segmentLoader(),
+                new Bounds(
+                        d.maxRecordBytes(),
+                        d.maxSegmentBytes(),
+                        d.segmentUris(),
+                        d.maxFuture(),
+                        retentionMillis),
                 s -> {},
-                Map.of(),
-                retentionMillis);
+                Map.of());
     }
 
     static Backtest start(String config) throws Exception {
