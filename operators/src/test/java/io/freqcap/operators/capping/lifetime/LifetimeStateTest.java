@@ -234,4 +234,54 @@ class LifetimeStateTest {
         send(h, 1, NOV_22 + 6 * DAY);
         assertEquals(new LifetimeCount(1, NOV_22 + 6 * DAY), count(h, 1), "counted afresh");
     }
+
+    /** Two tasks' counts merged into one and spread over three: every user's count goes along. */
+    @Test
+    void countsFollowTheirUsersThroughARescale() throws Exception {
+        List<OperatorSubtaskState> snapshots = new java.util.ArrayList<>();
+        for (int task = 0; task < 2; task++) {
+            var h = harnesses.open(CappingSettings.of(once(1)), null, 2, task);
+            for (long user = 1; user <= 8; user++) {
+                if (org.apache.flink.runtime.state.KeyGroupRangeAssignment
+                                .assignKeyToParallelOperator(user, 128, 2)
+                        == task) {
+                    send(h, user, NOV_22);
+                }
+            }
+            assertEquals(List.of(), auditDecisions(h));
+            snapshots.add(h.snapshot(1, 0));
+            harnesses.close(h);
+        }
+        var one =
+                harnesses.open(
+                        CappingSettings.of(once(1)),
+                        CappingHarnesses.rescaled(snapshots, 1, 0),
+                        1,
+                        0);
+        for (long user = 1; user <= 8; user++) {
+            send(one, user, NOV_22 + DAY);
+        }
+        assertEquals(8, auditDecisions(one).size(), "every count kept: " + auditDecisions(one));
+        OperatorSubtaskState merged = one.snapshot(2, 0);
+        harnesses.close(one);
+        int rejected = 0;
+        for (int task = 0; task < 3; task++) {
+            var h =
+                    harnesses.open(
+                            CappingSettings.of(once(1)),
+                            CappingHarnesses.rescaled(List.of(merged), 3, task),
+                            3,
+                            task);
+            for (long user = 1; user <= 8; user++) {
+                if (org.apache.flink.runtime.state.KeyGroupRangeAssignment
+                                .assignKeyToParallelOperator(user, 128, 3)
+                        == task) {
+                    send(h, user, NOV_22 + 2 * DAY);
+                }
+            }
+            rejected += auditDecisions(h).size();
+            harnesses.close(h);
+        }
+        assertEquals(8, rejected, "and spread over three tasks");
+    }
 }
