@@ -53,7 +53,50 @@ final class EdgeLedger {
             String campaign,
             long configVersion,
             String segment,
-            int offsetSeconds) {}
+            int offsetSeconds,
+            long timestamp,
+            long seq) {}
+
+    /** How many messages were counted so far: each counted one's {@link Counted#seq}. */
+    long seq;
+
+    /** The {@link #seq} from which lifetime counts are kept: a lifetime config came into force. */
+    long countingFrom = Long.MAX_VALUE;
+
+    /** {@code --lifetime-retention}. */
+    long lifetimeRetention;
+
+    /** Each campaign's {@code end-campaign}s, as the {@link #seq} they came at. */
+    final Map<String, List<Long>> ended = new HashMap<>();
+
+    /**
+     * Users and campaigns ("user campaign") whose job's count lost a message the ledger never had:
+     * one un-counted that was counted before counting began or before an {@code end-campaign} (§3:
+     * an un-count takes one whenever it was counted, never below 0).
+     */
+    final java.util.Set<String> uncountedAcross = new java.util.HashSet<>();
+
+    /**
+     * A config came into force: lifetime counts are kept from now on if it has a lifetime limit.
+     */
+    void inForce(LimitConfig c) {
+        inForce = c;
+        configs.put(c.version(), c);
+        if (c.hasLifetime() && countingFrom == Long.MAX_VALUE) {
+            countingFrom = seq;
+        }
+    }
+
+    /** The last {@code end-campaign} of {@code campaign} before {@code seq}, or -1. */
+    long endedBefore(String campaign, long seq) {
+        long last = -1;
+        for (long at : ended.getOrDefault(campaign, List.of())) {
+            if (at <= seq) {
+                last = Math.max(last, at);
+            }
+        }
+        return last;
+    }
 
     final Map<String, Pair> pairs = new HashMap<>();
     final Map<Long, Integer> waitingByUser = new HashMap<>();
@@ -86,6 +129,11 @@ final class EdgeLedger {
         l.waitingByUser.putAll(waitingByUser);
         l.preferenceVersions.putAll(preferenceVersions);
         l.inForce = inForce;
+        l.seq = seq;
+        l.countingFrom = countingFrom;
+        l.lifetimeRetention = lifetimeRetention;
+        ended.forEach((c, list) -> l.ended.put(c, new ArrayList<>(list)));
+        l.uncountedAcross.addAll(uncountedAcross);
         return l;
     }
 
@@ -106,7 +154,9 @@ final class EdgeLedger {
                                 m.campaignId(),
                                 configVersion,
                                 segment,
-                                offset));
+                                offset,
+                                m.timestamp(),
+                                seq++));
     }
 
     /** Un-counts a message (at {@code at}, or at any time for {@code Long.MIN_VALUE}). */
@@ -114,7 +164,18 @@ final class EdgeLedger {
         List<Counted> list = counted.get(user);
         if (list != null) {
             list.removeIf(
-                    c -> c.messageId().equals(messageId) && (at == Long.MIN_VALUE || c.at() == at));
+                    c -> {
+                        boolean gone =
+                                c.messageId().equals(messageId)
+                                        && (at == Long.MIN_VALUE || c.at() == at);
+                        if (gone
+                                && c.campaign() != null
+                                && (c.seq() < countingFrom
+                                        || endedBefore(c.campaign(), seq) > c.seq())) {
+                            uncountedAcross.add(user + " " + c.campaign());
+                        }
+                        return gone;
+                    });
         }
     }
 

@@ -58,6 +58,53 @@ final class EdgeLimits {
                     }
                 }
                 admitted(e.getKey(), m, config.ruleFor(m.segment()), before);
+                lifetime(e.getKey(), m, config.ruleFor(m.segment()), all.subList(0, i + 1), ledger);
+            }
+        }
+    }
+
+    /**
+     * §3: a message of a campaign under a rule with lifetime limits was admitted against the user's
+     * messages of the campaign counted since lifetime counts are kept and since the last {@code
+     * end-campaign}, so they and it are no more than each limit's max. Checked where no count can
+     * have started afresh (they and their send times lie within the retention) and no un-count took
+     * one the ledger never had.
+     */
+    private void lifetime(
+            long user,
+            EdgeLedger.Counted m,
+            Rule rule,
+            List<EdgeLedger.Counted> upToIt,
+            EdgeLedger ledger) {
+        if (m.campaign() == null
+                || rule.caps().lifetime().isEmpty()
+                || m.seq() < ledger.countingFrom
+                || ledger.uncountedAcross.contains(user + " " + m.campaign())) {
+            return;
+        }
+        long ended = ledger.endedBefore(m.campaign(), m.seq());
+        List<EdgeLedger.Counted> counted =
+                upToIt.stream()
+                        .filter(
+                                c ->
+                                        m.campaign().equals(c.campaign())
+                                                && c.seq() >= ledger.countingFrom
+                                                && c.seq() >= ended)
+                        .toList();
+        long first = Long.MAX_VALUE;
+        long last = Long.MIN_VALUE;
+        for (EdgeLedger.Counted c : counted) {
+            first = Math.min(first, Math.min(c.timestamp(), c.at()));
+            last = Math.max(last, Math.max(c.timestamp(), c.at()));
+        }
+        if (last - first >= ledger.lifetimeRetention) {
+            return; // a count may have started afresh in between
+        }
+        for (Limit l : rule.caps().lifetime()) {
+            if (counted.size() > l.max()) {
+                overAdmitted(
+                        user, m, "lifetime campaign:" + m.campaign(), l, counted.size(), counted);
+                return;
             }
         }
     }

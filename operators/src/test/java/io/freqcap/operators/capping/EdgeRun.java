@@ -211,8 +211,9 @@ final class EdgeRun implements AutoCloseable {
                     "valid initial config refused: " + field(e.getMessage()),
                     e.getMessage() + " in " + s.initialConfig());
         }
-        ledger.inForce = settings.initialConfig();
-        ledger.configs.put(ledger.inForce.version(), ledger.inForce);
+        ledger.lifetimeRetention =
+                io.freqcap.schema.lifetime.LifetimeCount.parseRetention(s.lifetimeRetention());
+        ledger.inForce(settings.initialConfig());
         settings =
                 settings.withSegments(s.initialSegments())
                         .withHeldTopic(liveKeys)
@@ -225,8 +226,7 @@ final class EdgeRun implements AutoCloseable {
                                         FlinkFileLoader.DEFAULT_MAX_BYTES,
                                         List.of(),
                                         maxFuture,
-                                        io.freqcap.schema.lifetime.LifetimeCount.parseRetention(
-                                                s.lifetimeRetention())));
+                                        ledger.lifetimeRetention));
         openTasks(null, 1);
     }
 
@@ -1182,8 +1182,7 @@ final class EdgeRun implements AutoCloseable {
                         "v" + c.version() + " against v" + ledger.inForce.version() + ": " + error);
             }
             if (!invalid) {
-                ledger.inForce = c;
-                ledger.configs.put(c.version(), c);
+                ledger.inForce(c);
             }
         } else if (parsed instanceof ConfigRecord.ForgetUser f && !invalid) {
             for (Held h : withdrawn) {
@@ -1196,6 +1195,8 @@ final class EdgeRun implements AutoCloseable {
             }
             ledger.preferenceVersions.remove(f.userId());
             ledger.counted.remove(f.userId());
+        } else if (parsed instanceof ConfigRecord.EndCampaign c && !invalid) {
+            ledger.ended.computeIfAbsent(c.campaignId(), k -> new ArrayList<>()).add(ledger.seq);
         } else if (parsed instanceof ConfigRecord.CancelHeld c && !invalid) {
             for (Held h : withdrawn) {
                 if (!names(c, h)) {
