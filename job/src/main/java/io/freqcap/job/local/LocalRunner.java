@@ -193,6 +193,13 @@ public final class LocalRunner {
                     JobSettings.from(options, limits, segmentsJson).mirror(),
                     RedisPreflight.TIMEOUT);
         }
+        // Held messages a resumed state dir's held topic still has: they are released or wait on,
+        // beside what this run sends, before the runner stops.
+        long heldBefore =
+                options.get(RunnerOptions.NO_JOB)
+                                || !(embedded || options.get(RunnerOptions.GENERATE))
+                        ? 0
+                        : Math.max(0, waiting(options));
         JobClient job =
                 options.get(RunnerOptions.NO_JOB)
                         ? null
@@ -306,7 +313,7 @@ public final class LocalRunner {
             }
             // Let the job decide what was sent and a checkpoint commit it, so the summary sees it.
             if (generator != null && job != null && !status.isGloballyTerminalState()) {
-                drain(out, generator.sent(), counter, options);
+                drain(out, generator.sent() + heldBefore, counter, options);
             } else {
                 Thread.sleep(options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis() + 2000);
             }
@@ -342,28 +349,29 @@ public final class LocalRunner {
     }
 
     /**
-     * Waits, a checkpoint at a time, until every message sent is decided or waits on the held
-     * topic; gives up after {@link #DRAIN_LIMIT} or once two checkpoints pass with nothing more
-     * committed (a job that stopped deciding).
+     * Waits, a checkpoint at a time, until the outputs read and what waits on the held topic
+     * account for {@code expected} messages (those sent, and those held before this run); gives up
+     * after {@link #DRAIN_LIMIT} or once five checkpoints pass with nothing more accounted for (a
+     * job that stopped deciding).
      */
     private static void drain(
-            PrintStream out, long sent, OutputCounter counter, Configuration options)
+            PrintStream out, long expected, OutputCounter counter, Configuration options)
             throws InterruptedException {
         long interval = options.get(FreqcapOptions.CHECKPOINT_INTERVAL).toMillis();
         long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
         long seen = -1;
         int still = 0;
-        while (System.nanoTime() < deadline && still < 2) {
+        while (System.nanoTime() < deadline && still < 5) {
             Thread.sleep(interval + 1000);
-            long decided = counter.total();
-            long accounted = decided + Math.max(0, waiting(options));
-            if (accounted >= sent) {
+            long accounted = counter.total() + Math.max(0, waiting(options));
+            if (accounted >= expected) {
                 return;
             }
-            still = decided == seen ? still + 1 : 0;
-            seen = decided;
+            still = accounted == seen ? still + 1 : 0;
+            seen = accounted;
             out.printf(
-                    "  %,d messages still in flight, waiting for the job ...%n", sent - accounted);
+                    "  %,d messages still in flight, waiting for the job ...%n",
+                    expected - accounted);
         }
     }
 

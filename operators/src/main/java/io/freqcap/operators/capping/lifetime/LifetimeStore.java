@@ -33,7 +33,8 @@ import org.roaringbitmap.longlong.Roaring64Bitmap;
  * bitmap, made from keyed state when the task opens, {@link #load}), and recent users' counts of
  * every campaign are cached in a slot each, written back to keyed state at {@link #flush} (before
  * every snapshot and every pass over keyed state) in RocksDB's key order, as histories are. A user
- * with more campaigns than a slot holds is read and written one campaign at a time.
+ * whose counts take more than a slot's 127 bytes (about six campaigns with ids of a dozen
+ * characters) is read and written one campaign at a time.
  */
 public final class LifetimeStore implements Lifetimes {
     /** Per user (the key) and campaign: its count and latest send time. */
@@ -43,15 +44,16 @@ public final class LifetimeStore implements Lifetimes {
                     StringSerializer.INSTANCE,
                     LifetimeCountSerializer.INSTANCE);
 
-    /** Users of a slot's counts that keyed state may not hold the whole of: 16 campaigns. */
-    static final int CACHED_CAMPAIGNS = 16;
-
     private final MapState<String, LifetimeCount> state;
     private final long retentionMillis;
     private final BooleanSupplier counting;
     private final LongConsumer keySetter;
     private final HistoryCache cache;
     private final Roaring64Bitmap users = new Roaring64Bitmap();
+
+    /** Users whose counts were found longer than a slot: read one campaign at a time. */
+    private final Roaring64Bitmap big = new Roaring64Bitmap();
+
     private final UserCounts counts = new UserCounts();
 
     /** Whose counts {@link #counts} holds, as they stand now, or {@link #NOBODY}. */
@@ -83,12 +85,6 @@ public final class LifetimeStore implements Lifetimes {
         this.counting = counting;
         this.keySetter = keySetter;
         this.cache = new HistoryCache(cacheSlots);
-    }
-
-    /** Without a cache: every count read from and written to keyed state at once. */
-    public LifetimeStore(
-            MapState<String, LifetimeCount> state, long retentionMillis, BooleanSupplier counting) {
-        this(state, retentionMillis, counting, user -> {}, 0);
     }
 
     /**
@@ -134,15 +130,19 @@ public final class LifetimeStore implements Lifetimes {
         }
         all.set(campaign, next);
         users.addLong(user);
-        if (!cache.putDirty(user, all.serialize().bytes(), all.length())) {
-            all.write(state); // the whole: the slot may have held some of it, newer than state
+        all.serialize();
+        if (!cache.putDirty(user, all.bytes(), all.length())) {
+            // what keyed state lacks: this count, and those the slot held newer than state
+            all.writeChanged(state);
+            if (all.length() > HistoryCache.MAX_BYTES) {
+                big.addLong(user);
+            }
         }
     }
 
     /**
-     * Every count of the user (the current key), from the cache or keyed state; null when keyed
-     * state holds more campaigns than a slot does ({@link #CACHED_CAMPAIGNS}): read those one at a
-     * time.
+     * Every count of the user (the current key), from the cache or keyed state; null when they take
+     * more bytes than a slot holds: read those one at a time.
      */
     private UserCounts read(long user) throws Exception {
         if (countsOf == user) {
@@ -155,7 +155,10 @@ public final class LifetimeStore implements Lifetimes {
             int length = cache.get(user, buffer);
             if (length > 0) {
                 counts.read(buffer, 0, length);
-            } else if (cache.slots() == 0 || counts.readAtMost(state, CACHED_CAMPAIGNS) == null) {
+            } else if (cache.slots() == 0 || big.contains(user)) {
+                return null;
+            } else if (counts.readAtMost(state, HistoryCache.MAX_BYTES) == null) {
+                big.addLong(user);
                 return null;
             } else {
                 cache.put(user, counts.serialize().bytes(), counts.length());
@@ -195,6 +198,7 @@ public final class LifetimeStore implements Lifetimes {
     /** Erases every count of {@code user} (the current key): {@code forget-user}. */
     public void clear(long user) {
         countsOf = NOBODY;
+        big.removeLong(user);
         state.clear();
         cache.forget(user);
         users.removeLong(user);
@@ -206,6 +210,7 @@ public final class LifetimeStore implements Lifetimes {
             throw new IllegalStateException("lifetime counts not flushed before a pass over state");
         }
         cache.clear();
+        big.clear(); // a pass may make them short again
         countsOf = NOBODY;
     }
 
@@ -251,7 +256,6 @@ public final class LifetimeStore implements Lifetimes {
         if (from <= sweptFrom) {
             return 0; // nothing more has passed the retention since
         }
-        sweptFrom = from;
         forgetCache();
         long[] dropped = {0};
         forEachUser.visit(
@@ -270,6 +274,7 @@ public final class LifetimeStore implements Lifetimes {
                     }
                     dropped[0] += gone.size();
                 });
+        sweptFrom = from; // a pass that failed is made again
         return dropped[0];
     }
 }

@@ -72,24 +72,52 @@ final class UserCounts {
     }
 
     /**
-     * The counts keyed state holds for the current key, or null when it holds more than {@code
-     * most}.
+     * The counts keyed state holds for the current key, or null once they take more than {@code
+     * most} bytes in a slot (the rest is not read).
      */
     UserCounts readAtMost(MapState<String, LifetimeCount> state, int most) throws Exception {
         empty();
+        int bytes = 0;
         for (Map.Entry<String, LifetimeCount> e : state.entries()) {
-            if (size == most) {
+            LifetimeCount c = e.getValue();
+            int utf8 = utf8Length(e.getKey());
+            bytes +=
+                    varLength(utf8 * 2L + 1)
+                            + utf8
+                            + varLength(c.count())
+                            + varLength((c.latest() << 1) ^ (c.latest() >> 63));
+            if (bytes > most) {
                 return null;
             }
-            set(e.getKey(), e.getValue(), false);
+            set(e.getKey(), c, false);
         }
         return this;
     }
 
-    /** Puts every count into keyed state, for the current key. */
-    void write(MapState<String, LifetimeCount> state) throws Exception {
+    private static int varLength(long v) {
+        return v == 0 ? 1 : (63 - Long.numberOfLeadingZeros(v)) / 7 + 1;
+    }
+
+    /** Bytes of {@code s} in UTF-8 (a surrogate pair: 4). */
+    private static int utf8Length(String s) {
+        int n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            n += c < 0x80 ? 1 : c < 0x800 || Character.isSurrogate(c) ? 2 : 3;
+        }
+        return n;
+    }
+
+    /**
+     * Puts the counts that changed since keyed state last had them into keyed state, for the
+     * current key, and marks them unchanged.
+     */
+    void writeChanged(MapState<String, LifetimeCount> state) throws Exception {
         for (int i = 0; i < size; i++) {
-            state.put(campaigns[i], new LifetimeCount(counts[i], latest[i]));
+            if (changed[i]) {
+                state.put(campaigns[i], new LifetimeCount(counts[i], latest[i]));
+                changed[i] = false;
+            }
         }
     }
 

@@ -27,12 +27,8 @@ public final class UsersWithState {
     public static void load(
             KeyedStateBackend<Long> backend, StateDescriptor<?, ?> state, Roaring64Bitmap users)
             throws Exception {
-        List<Long> keys;
         try (var stream = backend.getKeys(state.getName(), VoidNamespace.INSTANCE)) {
-            keys = stream.toList();
-        }
-        for (long user : keys) {
-            users.addLong(user);
+            stream.forEach(users::addLong); // no list: tens of millions of users
         }
     }
 }
