@@ -284,4 +284,28 @@ class LifetimeStateTest {
         }
         assertEquals(8, rejected, "and spread over three tasks");
     }
+
+    /** One user with 10,000 campaigns counted: each count kept, through a restore. */
+    @Test
+    void tenThousandCampaignsForOneUser() throws Exception {
+        String config =
+                version(1).rule(rule("*", window("1d", 100_000)).campaign(lifetime(1))).json();
+        var h = harnesses.open(CappingSettings.of(config));
+        for (int i = 0; i < 10_000; i++) {
+            sendTo(h, 42, "c" + i, NOV_22 + i);
+        }
+        assertEquals(List.of(), auditDecisions(h), "each campaign's first allowed");
+        OperatorSubtaskState snapshot = h.snapshot(1, 1);
+        harnesses.close(h);
+        var restored = harnesses.open(CappingSettings.of(config), snapshot);
+        restored.processBroadcastElement(
+                command("{\"command\":\"end-campaign\",\"campaignId\":\"c5000\"}"), 0);
+        for (String c : List.of("c0", "c5000", "c9999", "c10000")) {
+            sendTo(restored, 42, c, NOV_22 + DAY);
+        }
+        assertEquals(
+                List.of("REJECTED", "REJECTED"),
+                auditDecisions(restored),
+                "c0 and c9999 counted; c5000 ended and c10000 new are allowed");
+    }
 }
