@@ -22,6 +22,10 @@ final class UserCounts {
     private long[] counts = new long[8];
     private long[] latest = new long[8];
     private boolean[] changed = new boolean[8];
+
+    /** Where each count begins in the slot it was last {@link #read} from. */
+    private int[] starts = new int[8];
+
     private int size;
 
     private final DataInputDeserializer in = new DataInputDeserializer();
@@ -46,6 +50,7 @@ final class UserCounts {
                 counts = Arrays.copyOf(counts, size * 2);
                 latest = Arrays.copyOf(latest, size * 2);
                 changed = Arrays.copyOf(changed, size * 2);
+                starts = Arrays.copyOf(starts, size * 2);
             }
             i = size++;
             campaigns[i] = campaign;
@@ -126,6 +131,7 @@ final class UserCounts {
         empty();
         in.setBuffer(bytes, offset, length);
         while (in.available() > 0) {
+            int start = offset + length - in.available();
             long header = VarInts.readVarLong(in);
             byte[] utf8 = new byte[(int) (header >>> 1)];
             in.readFully(utf8);
@@ -135,6 +141,7 @@ final class UserCounts {
                     new String(utf8, StandardCharsets.UTF_8),
                     new LifetimeCount(count, (z >>> 1) ^ -(z & 1)),
                     (header & 1) != 0);
+            starts[size - 1] = start; // a slot holds each campaign once: the one just added
         }
         return this;
     }
@@ -146,21 +153,13 @@ final class UserCounts {
      */
     void writeChanged(byte[] bytes, int offset, int length, MapState<String, LifetimeCount> state)
             throws Exception {
-        in.setBuffer(bytes, offset, length);
-        while (in.available() > 0) {
-            int at = offset + length - in.available();
-            long header = VarInts.readVarLong(in);
-            byte[] utf8 = new byte[(int) (header >>> 1)];
-            in.readFully(utf8);
-            long count = VarInts.readVarLong(in);
-            long z = VarInts.readVarLong(in);
-            if ((header & 1) != 0) {
-                state.put(
-                        new String(utf8, StandardCharsets.UTF_8),
-                        new LifetimeCount(count, (z >>> 1) ^ -(z & 1)));
-                bytes[at] &= ~1;
+        read(bytes, offset, length);
+        for (int i = 0; i < size; i++) {
+            if (changed[i]) {
+                bytes[starts[i]] &= ~1;
             }
         }
+        writeChanged(state);
     }
 
     /** The counts as a slot holds them: {@link #bytes()}, {@link #length()}. */

@@ -43,11 +43,7 @@ class LifetimeStateTest {
 
     void send(KeyedBroadcastOperatorTestHarness<Long, InboundMessage, ?, ?> h, long user, long t)
             throws Exception {
-        InboundMessage m =
-                Records.message("m" + harnesses.offset(), user, t)
-                        .campaign("spring")
-                        .inbound(harnesses.nextOffset());
-        h.processElement(m, t);
+        sendTo(h, user, "spring", t);
     }
 
     private static long snapshots = 1_000;
