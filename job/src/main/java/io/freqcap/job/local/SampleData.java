@@ -9,11 +9,11 @@ import java.util.Base64;
 import java.util.stream.LongStream;
 
 /** What the local runner uses when it is given no limits or segments: a first config to try. */
-final class SampleData {
+public final class SampleData {
     private SampleData() {}
 
     /** The sample limit config (the README's first config), written into {@code work}. */
-    static Path limits(Path work) throws IOException {
+    public static Path limits(Path work) throws IOException {
         Path limits = work.resolve("sample-limit-config.json");
         try (InputStream in =
                 SampleData.class.getResourceAsStream("/freqcap/sample-limit-config.json")) {
@@ -26,7 +26,7 @@ final class SampleData {
      * Segments for the sample config's rules: the newest tenth of the users are "new", every third
      * user is "active" (new wins where both: higher priority).
      */
-    static Path segments(Path work, int users) throws IOException {
+    public static Path segments(Path work, int users) throws IOException {
         long[] fresh = LongStream.range(users - users / 10, users).toArray();
         long[] active = LongStream.range(0, users).filter(u -> u % 3 == 0).toArray();
         String json =

@@ -57,6 +57,9 @@ public final class EndToEndBenchmark {
         boolean mirror = Boolean.getBoolean("bench.redis");
         boolean identity = "identity".equals(System.getProperty("bench.pipeline", "freqcap"));
         boolean brokerInJvm = "jvm".equals(System.getProperty("bench.broker", "process"));
+        // -Dbench.workload=all: every feature on (AllFeatures); otherwise plain spread traffic.
+        boolean all = "all".equals(System.getProperty("bench.workload"));
+        String warmupLimits = all ? AllFeatures.LIMITS : LIMITS;
         System.out.printf(
                 "pipeline %s, broker %s%n",
                 identity ? "identity (keyBy + ValueState)" : "freqcap",
@@ -76,12 +79,25 @@ public final class EndToEndBenchmark {
                         redis,
                         work.resolve("warmup"),
                         "warmup-",
-                        new Workload("warmup", warmup, users, days * 86_400_000L, 0, 0, LIMITS),
+                        new Workload(
+                                all ? ALL : "warmup",
+                                warmup,
+                                users,
+                                days * 86_400_000L,
+                                0,
+                                0,
+                                warmupLimits),
                         identity);
                 System.out.printf("measured run, %,d messages:%n", messages);
             }
             if ("heavy".equals(System.getProperty("bench.suite"))) {
                 heavySuite(kafka, redis, work);
+            } else if (all) {
+                System.out.println("workload all");
+                Workload w =
+                        new Workload(
+                                ALL, messages, users, days * 86_400_000L, 0, 0, AllFeatures.LIMITS);
+                run(kafka, redis, work.resolve("run"), "", w, identity);
             } else {
                 // -Dbench.jvmArg=-Dbench.limits=calendar: issue 14's config (calendar limits in
                 // the users' zone, a category and a campaign limit, a shadow).
@@ -99,6 +115,9 @@ public final class EndToEndBenchmark {
         }
         System.exit(0);
     }
+
+    /** The name of issue 61's workload: every feature on ({@link AllFeatures}). */
+    static final String ALL = "all";
 
     static final String LIMITS =
             "{\"version\":1,\"rules\":[{\"segment\":\"*\",\"limits\":"
@@ -200,44 +219,16 @@ public final class EndToEndBenchmark {
             pp.put(ProducerConfig.LINGER_MS_CONFIG, "20");
             pp.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
             pp.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-            Random rnd = new Random(42);
+            boolean all = ALL.equals(workload.name());
+            List<String> featureArgs =
+                    all ? AllFeatures.prepare(kafka, work, prefix, workload.users()) : List.of();
             long p0 = System.nanoTime();
             try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(pp)) {
-                double step = (double) workload.spanMillis() / messages;
-                long[] heavyClock = new long[workload.heavyUsers()];
-                for (int i = 0; i < messages; i++) {
-                    long user;
-                    long t;
-                    if (workload.heavyUsers() > 0
-                            && (workload.heavyShare() >= 1
-                                    || rnd.nextDouble() < workload.heavyShare())) {
-                        int k = rnd.nextInt(workload.heavyUsers());
-                        user = workload.users() + k; // apart from the spread users
-                        t = start + 1000 * heavyClock[k]++;
-                    } else {
-                        user = rnd.nextInt(workload.users());
-                        t = start + (long) (i * step) + rnd.nextInt(3_600_000);
-                    }
-                    String v =
-                            "{\"messageId\":\"m-"
-                                    + i
-                                    + "\",\"userId\":"
-                                    + user
-                                    + ",\"channel\":\""
-                                    + (i % 3 == 0 ? "email" : "push")
-                                    + "\",\"category\":\"marketing\",\"campaignId\":\"spring-sale-2026\","
-                                    + "\"timestamp\":"
-                                    + t
-                                    + ",\"payload\":{\"title\":\"20% off rides this weekend\","
-                                    + "\"body\":\"Ride anywhere in town for less, this weekend only.\","
-                                    + "\"deeplink\":\"app://promo/spring?src=push&id="
-                                    + i
-                                    + "\"}}";
-                    producer.send(
-                            new ProducerRecord<>(
-                                    prefix + "in",
-                                    Long.toString(user).getBytes(StandardCharsets.UTF_8),
-                                    v.getBytes(StandardCharsets.UTF_8)));
+                if (all) {
+                    AllFeatures.produce(
+                            producer, prefix, messages, workload.users(), workload.spanMillis());
+                } else {
+                    produce(producer, prefix, workload, start);
                 }
             }
             double produceSeconds = (System.nanoTime() - p0) / 1e9;
@@ -275,6 +266,7 @@ public final class EndToEndBenchmark {
                                             "bench.historyCache",
                                             Integer.toString(
                                                     FreqcapOptions.HISTORY_CACHE.defaultValue()))));
+            jobArgs.addAll(featureArgs);
             if (redis != null) {
                 jobArgs.addAll(
                         List.of(
@@ -354,12 +346,19 @@ public final class EndToEndBenchmark {
                 long halfwaySeen = 0;
                 long nextReport = 0;
                 long deadline = submitted + Duration.ofMinutes(15).toNanos();
-                while (seen < messages && System.nanoTime() < deadline) {
+                OneOutputEach check = new OneOutputEach();
+                long waitingNow = 0;
+                while (seen + waitingNow < messages && System.nanoTime() < deadline) {
                     var records = consumer.poll(Duration.ofMillis(200));
                     if (!records.isEmpty() && firstOutput == 0) {
                         firstOutput = System.nanoTime();
                     }
-                    seen += records.count();
+                    for (var r : records) {
+                        check.output(r.value());
+                    }
+                    seen = check.outputs();
+                    // Messages held past the wall clock wait in the job's state, not decided yet.
+                    waitingNow = all ? sum(metrics, job, "heldNow") : 0;
                     if (halfway == 0 && seen >= messages / 2) {
                         halfway = System.nanoTime();
                         halfwaySeen = seen;
@@ -377,6 +376,7 @@ public final class EndToEndBenchmark {
                     }
                 }
                 long done = System.nanoTime();
+                verify(check, consumer, kafka, all ? prefix + "held" : null, messages);
                 if (redis != null) {
                     // Every delivery here is ALLOWED (nothing exempt). Each user's key is written
                     // within 100 ms of its change: Redis holds every counted message once the
@@ -433,6 +433,86 @@ public final class EndToEndBenchmark {
                         "second half of the outputs: %,.0f msg/s%n",
                         (seen - halfwaySeen) / ((done - halfway) / 1e9));
                 return new double[] {fromRead, seen / fromRead};
+            }
+        }
+    }
+
+    /** The spread and heavy workloads' messages, on {@code prefix + "in"}. */
+    private static void produce(
+            KafkaProducer<byte[], byte[]> producer, String prefix, Workload workload, long start) {
+        Random rnd = new Random(42);
+        int messages = workload.messages();
+        double step = (double) workload.spanMillis() / messages;
+        long[] heavyClock = new long[workload.heavyUsers()];
+        for (int i = 0; i < messages; i++) {
+            long user;
+            long t;
+            if (workload.heavyUsers() > 0
+                    && (workload.heavyShare() >= 1 || rnd.nextDouble() < workload.heavyShare())) {
+                int k = rnd.nextInt(workload.heavyUsers());
+                user = workload.users() + k; // apart from the spread users
+                t = start + 1000 * heavyClock[k]++;
+            } else {
+                user = rnd.nextInt(workload.users());
+                t = start + (long) (i * step) + rnd.nextInt(3_600_000);
+            }
+            String v =
+                    "{\"messageId\":\"m-"
+                            + i
+                            + "\",\"userId\":"
+                            + user
+                            + ",\"channel\":\""
+                            + (i % 3 == 0 ? "email" : "push")
+                            + "\",\"category\":\"marketing\",\"campaignId\":\"spring-sale-2026\","
+                            + "\"timestamp\":"
+                            + t
+                            + ",\"payload\":{\"title\":\"20% off rides this weekend\","
+                            + "\"body\":\"Ride anywhere in town for less, this weekend only.\","
+                            + "\"deeplink\":\"app://promo/spring?src=push&id="
+                            + i
+                            + "\"}}";
+            producer.send(
+                    new ProducerRecord<>(
+                            prefix + "in",
+                            Long.toString(user).getBytes(StandardCharsets.UTF_8),
+                            v.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    /**
+     * Checks that every message has its one output or waits on the held topic (reading outputs a
+     * little longer while the two disagree: the held topic's tombstones and the outputs commit
+     * together), and stops the benchmark with the problem otherwise.
+     */
+    private static void verify(
+            OneOutputEach check,
+            KafkaConsumer<byte[], byte[]> consumer,
+            LocalKafka kafka,
+            String heldTopic,
+            int messages) {
+        long giveUp = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            java.util.Collection<byte[]> waiting =
+                    heldTopic == null
+                            ? List.of()
+                            : io.freqcap.job.KafkaHeldTopic.live(
+                                            kafka.bootstrapServers(),
+                                            java.util.Map.of(),
+                                            heldTopic,
+                                            Duration.ZERO,
+                                            key -> true)
+                                    .values();
+            String problems = check.problems(messages, waiting);
+            if (problems == null) {
+                System.out.println(
+                        "check: every message has its one output: " + check.summary(waiting));
+                return;
+            }
+            if (System.nanoTime() > giveUp) {
+                throw new IllegalStateException("check failed: " + problems);
+            }
+            for (var r : consumer.poll(Duration.ofSeconds(2))) {
+                check.output(r.value());
             }
         }
     }

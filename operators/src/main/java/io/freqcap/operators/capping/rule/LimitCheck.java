@@ -67,7 +67,7 @@ final class LimitCheck {
     }
 
     Verdict verdict() {
-        Verdict v = history.isEmpty() || t >= history.latest() ? inOrder(null) : outOfOrder(null);
+        Verdict v = inOrder() ? verdict(scanInOrder()) : verdict(scanOutOfOrder());
         return campaigns == null ? v : withCampaigns(v);
     }
 
@@ -97,8 +97,49 @@ final class LimitCheck {
             return null; // one side never passes
         }
         DistinctCampaigns.Sweep sweep = campaigns.sweep(t);
-        return (history.isEmpty() || t >= history.latest() ? inOrder(sweep) : outOfOrder(sweep))
-                .retryAfter();
+        return inOrder() ? retryAfter(scanInOrder(), sweep) : retryAfter(scanOutOfOrder(), sweep);
+    }
+
+    /** Whether the message is at or after every counted one. */
+    private boolean inOrder() {
+        return history.isEmpty() || t >= history.latest();
+    }
+
+    /**
+     * What the limits found, for either kind of message.
+     *
+     * @param violations null when none
+     * @param retry for a message in order: the earliest time its rolling limits pass
+     * @param never for a message in order: no time passes (a max of 0, or none in range)
+     * @param read for a message out of order: the entries its rolling limits' windows reach
+     */
+    private record Scan(
+            List<Violation> violations,
+            boolean anyCalendar,
+            long retry,
+            boolean never,
+            List<IntervalScan.Scoped> read) {}
+
+    /**
+     * The verdict of the other limits and quiet hours. (The campaigns limits' search with them
+     * takes {@link #retryAfter(Scan, DistinctCampaigns.Sweep)} apart: one method with a branch for
+     * each kept the JIT deoptimizing it hundreds of times a second, issue 61.)
+     */
+    private Verdict verdict(Scan scan) {
+        boolean quietNow = quiet != null && quiet.isQuiet(t);
+        if (scan.violations() == null && !quietNow) {
+            return Verdict.passed(Decision.ALLOWED, segment);
+        }
+        return Verdict.rejected(
+                segment, quietFirst(scan.violations(), quietNow), retryAfter(scan, null));
+    }
+
+    /**
+     * When asked, the earliest time at or after t, outside quiet hours, at which the limits pass
+     * (and those of {@code extra}, when not null); null otherwise or when none does.
+     */
+    private Long retryAfter(Scan scan, DistinctCampaigns.Sweep extra) {
+        return scan.read() == null ? inOrderRetry(scan, extra) : outOfOrderRetry(scan, extra);
     }
 
     /**
@@ -124,11 +165,8 @@ final class LimitCheck {
      * a limit counts the entries in it. Once rejected, a limit of max L passes again from the L-th
      * latest entry in scope plus w (every entry is at or before t), and the message from the latest
      * of those times.
-     *
-     * @param extra the campaigns limits searched with the others, or null: then the verdict carries
-     *     only the earliest time both pass
      */
-    private Verdict inOrder(DistinctCampaigns.Sweep extra) {
+    private Scan scanInOrder() {
         List<Violation> violations = null;
         boolean never = false;
         boolean anyCalendar = false;
@@ -160,12 +198,15 @@ final class LimitCheck {
                 }
             }
         }
-        boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow && extra == null) {
-            return Verdict.passed(Decision.ALLOWED, segment);
-        }
+        return new Scan(violations, anyCalendar, retry, never, null);
+    }
+
+    /** {@link #retryAfter(Scan, DistinctCampaigns.Sweep)} for a message in order. */
+    private Long inOrderRetry(Scan scan, DistinctCampaigns.Sweep extra) {
+        boolean never = scan.never();
+        long retry = scan.retry();
         Long retryAfter = never ? null : retry;
-        if (anyCalendar && !never && findRetry) {
+        if (scan.anyCalendar() && !never && findRetry) {
             // Rolling limits pass from `retry` on; calendar ones at period starts, or at `retry`.
             retryAfter =
                     calendar.retryAfter(
@@ -180,7 +221,7 @@ final class LimitCheck {
                     QuietTimes.earliest(
                             t, candidates, candidates.length, and(at -> at >= from, extra), quiet);
         }
-        return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
+        return retryAfter;
     }
 
     /**
@@ -203,10 +244,8 @@ final class LimitCheck {
     /**
      * A message before the latest counted one: the entries its rolling limits' windows can reach
      * (later than t minus the longest of them) are read, and every interval start is checked.
-     *
-     * @param extra as for {@link #inOrder}
      */
-    private Verdict outOfOrder(DistinctCampaigns.Sweep extra) {
+    private Scan scanOutOfOrder() {
         long reach = 0;
         for (ScopeLimits s : scopes) {
             for (int i = 0; i < s.size(); i++) {
@@ -243,12 +282,14 @@ final class LimitCheck {
                 }
             }
         }
-        boolean quietNow = quiet != null && quiet.isQuiet(t);
-        if (violations == null && !quietNow && extra == null) {
-            return Verdict.passed(Decision.ALLOWED, segment);
-        }
+        return new Scan(violations, anyCalendar, t, false, read);
+    }
+
+    /** {@link #retryAfter(Scan, DistinctCampaigns.Sweep)} for a message out of order. */
+    private Long outOfOrderRetry(Scan scan, DistinctCampaigns.Sweep extra) {
+        List<IntervalScan.Scoped> read = scan.read();
         Long retryAfter = null;
-        if (findRetry && anyCalendar) {
+        if (findRetry && scan.anyCalendar()) {
             long[] own = IntervalScan.candidates(t, read);
             retryAfter =
                     calendar.retryAfter(
@@ -269,7 +310,7 @@ final class LimitCheck {
                             and(new RollingPasses(read), extra),
                             quiet);
         }
-        return Verdict.rejected(segment, quietFirst(violations, quietNow), retryAfter);
+        return retryAfter;
     }
 
     /** The violations, after the quiet hours' own when the message falls in them. */
