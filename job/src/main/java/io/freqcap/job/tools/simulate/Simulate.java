@@ -16,7 +16,6 @@ import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.FutureBound;
 import io.freqcap.schema.message.InboundMessage;
-import io.freqcap.schema.message.RawRecord;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.segment.SegmentUpdate;
 import java.io.IOException;
@@ -193,23 +192,16 @@ public final class Simulate {
             err.println("freqcap-simulate: cannot read or write: " + e.getMessage());
             return 2;
         }
+        long started = System.nanoTime();
         try (input;
                 Replay a = main;
-                Replay b = other) {
+                Replay b = other;
+                ParsedAhead ahead = new ParsedAhead(input, bounds)) {
             Changes changes = b == null ? null : new Changes();
-            long started = System.nanoTime();
-            RawRecord raw;
-            while ((raw = input.next()) != null) {
-                // The job's clock is the wall clock: so is simulate's, for --max-future.
-                long length = input.lengthOf(raw);
-                InboundMessage in =
-                        raw.value() != null && length > raw.value().length
-                                ? InboundMessage.tooLarge(raw, length, bounds.maxRecordBytes())
-                                : InboundMessage.of(
-                                        raw,
-                                        bounds.maxRecordBytes(),
-                                        bounds.maxFuture(),
-                                        System.currentTimeMillis());
+            ParsedAhead.Parsed p;
+            while ((p = ahead.next()) != null) {
+                InboundMessage in = p.message();
+                long length = p.length();
                 if (!in.isMalformed()) {
                     receipts.before(
                             in.timestamp(),
