@@ -376,7 +376,20 @@ public final class EndToEndBenchmark {
                     }
                 }
                 long done = System.nanoTime();
-                verify(check, consumer, kafka, all ? prefix + "held" : null, messages);
+                if (seen + waitingNow < messages) {
+                    throw new IllegalStateException(
+                            String.format(
+                                    "check failed: %,d of %,d messages decided or waiting after"
+                                            + " 15 minutes",
+                                    seen + waitingNow, messages));
+                }
+                verify(
+                        check,
+                        consumer,
+                        kafka,
+                        all ? prefix + "held" : null,
+                        messages,
+                        options.get(FreqcapOptions.CHECKPOINT_INTERVAL));
                 if (redis != null) {
                     // Every delivery here is ALLOWED (nothing exempt). Each user's key is written
                     // within 100 ms of its change: Redis holds every counted message once the
@@ -489,8 +502,12 @@ public final class EndToEndBenchmark {
             KafkaConsumer<byte[], byte[]> consumer,
             LocalKafka kafka,
             String heldTopic,
-            int messages) {
-        long giveUp = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            int messages,
+            Duration checkpointInterval) {
+        // Outputs and the held topic's tombstones commit at checkpoints: a few of them.
+        long giveUp =
+                System.nanoTime()
+                        + Duration.ofSeconds(60).plus(checkpointInterval.multipliedBy(3)).toNanos();
         while (true) {
             java.util.Collection<byte[]> waiting =
                     heldTopic == null

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The input read and parsed on a thread of its own, ahead of the decisions and in input order: on
@@ -19,11 +20,17 @@ final class ParsedAhead implements AutoCloseable {
     /** One input record parsed, with its full length as read. */
     record Parsed(InboundMessage message, long length) {}
 
+    /** A batch ends at this many records or once its values hold {@link #BATCH_BYTES}. */
     private static final int BATCH = 512;
+
+    private static final long BATCH_BYTES = 1 << 20;
+
     private static final Object END = new Object();
 
-    // Batches of parsed records (Parsed[]), then END or what the reader threw.
-    private final BlockingQueue<Object> batches = new ArrayBlockingQueue<>(32);
+    // Batches of parsed records (Parsed[]), then END or what the reader threw. At most 16
+    // batches of at most 1 MiB and one record (a record keeps at most --max-record-bytes of its
+    // value): however long the input's lines, what is read ahead stays within a few tens of MiB.
+    private final BlockingQueue<Object> batches = new ArrayBlockingQueue<>(16);
     private final Thread reader;
     private Parsed[] batch = new Parsed[0];
     private int next;
@@ -59,15 +66,18 @@ final class ParsedAhead implements AutoCloseable {
     private void read(SimulationInput input, Bounds bounds) {
         Parsed[] out = new Parsed[BATCH];
         int n = 0;
+        long bytes = 0;
         Object last = END;
         try {
             RawRecord raw;
             while ((raw = input.next()) != null) {
                 out[n++] = parse(input, raw, bounds);
-                if (n == BATCH) {
-                    batches.put(out);
+                bytes += raw.value() == null ? 0 : raw.value().length;
+                if (n == BATCH || bytes >= BATCH_BYTES) {
+                    batches.put(n == BATCH ? out : Arrays.copyOf(out, n));
                     out = new Parsed[BATCH];
                     n = 0;
+                    bytes = 0;
                 }
             }
         } catch (InterruptedException closed) {
@@ -100,9 +110,21 @@ final class ParsedAhead implements AutoCloseable {
         return new Parsed(in, length);
     }
 
+    /**
+     * The next batch, END or failure; a reader that died without handing over either (an Error
+     * thrown while handing over) ends the wait with an IOException instead of a hang.
+     */
     private Object take() throws IOException {
         try {
-            return batches.take();
+            while (true) {
+                Object o = batches.poll(1, TimeUnit.SECONDS);
+                if (o != null) {
+                    return o;
+                }
+                if (!reader.isAlive() && batches.isEmpty()) {
+                    throw new IOException("the input's reader stopped without finishing");
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while reading the input", e);
@@ -126,9 +148,15 @@ final class ParsedAhead implements AutoCloseable {
     @Override
     public void close() {
         reader.interrupt();
-        try {
-            reader.join();
-        } catch (InterruptedException e) {
+        boolean interrupted = false;
+        while (reader.isAlive()) {
+            try {
+                reader.join();
+            } catch (InterruptedException e) {
+                interrupted = true; // the input is closed after this: wait for the reader still
+            }
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
     }

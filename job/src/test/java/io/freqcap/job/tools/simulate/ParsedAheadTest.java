@@ -73,6 +73,70 @@ class ParsedAheadTest {
     }
 
     @Test
+    void anErrorOfTheReaderReachesTheDecisionsInsteadOfAHang() throws Exception {
+        SimulationInput failing =
+                new SimulationInput() {
+                    final SimulationInput ten = lines(10, null);
+
+                    @Override
+                    public RawRecord next() throws IOException {
+                        RawRecord r = ten.next();
+                        if (r == null) {
+                            throw new StackOverflowError("deep");
+                        }
+                        return r;
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+        try (ParsedAhead ahead = new ParsedAhead(failing, BOUNDS)) {
+            for (int i = 0; i < 10; i++) {
+                assertEquals("m-" + i, ahead.next().message().messageId());
+            }
+            assertThrows(StackOverflowError.class, ahead::next);
+        }
+    }
+
+    @Test
+    void longLinesAreReadAheadInSmallerBatchesStillInOrder() throws Exception {
+        // 40 lines of 400 KB: a batch ends at 1 MiB of values, long before 512 lines.
+        String pad = "x".repeat(400_000);
+        SimulationInput longLines =
+                new SimulationInput() {
+                    int i;
+
+                    @Override
+                    public RawRecord next() {
+                        if (i == 40) {
+                            return null;
+                        }
+                        String line =
+                                "{\"messageId\":\"m-"
+                                        + i
+                                        + "\",\"userId\":1,\"channel\":\"push\","
+                                        + "\"category\":\"marketing\",\"timestamp\":1763769600000,"
+                                        + "\"payload\":{\"pad\":\""
+                                        + pad
+                                        + "\"}}";
+                        return new RawRecord(
+                                null, line.getBytes(StandardCharsets.UTF_8), "in", 0, i++);
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+        try (ParsedAhead ahead = new ParsedAhead(longLines, BOUNDS)) {
+            for (int i = 0; i < 40; i++) {
+                ParsedAhead.Parsed p = ahead.next();
+                assertEquals("m-" + i, p.message().messageId());
+                assertTrue(p.length() > 400_000);
+            }
+            assertNull(ahead.next());
+        }
+    }
+
+    @Test
     void decisionsThatStopEarlyStopTheReader() throws Exception {
         // An endless input: closing must not hang on a reader blocked on a full queue.
         SimulationInput endless = lines(Integer.MAX_VALUE, null);
