@@ -89,7 +89,9 @@ public class LocalRunnerITCase {
                 // the UI starts with the job
             }
         }
-        assertTrue(jobs.contains("freqcap (local)") && jobs.contains("RUNNING"), jobs);
+        assertTrue(
+                jobs.contains("freqcap (local)") && jobs.contains("RUNNING"),
+                () -> notRunning(run, printed));
         // The broker runs in a JVM of its own, a child of this one (seen through /proc: Linux).
         boolean proc = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self"));
         List<ProcessHandle> brokers = brokerProcesses();
@@ -195,6 +197,32 @@ public class LocalRunnerITCase {
         // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
         assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
         assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+    }
+
+    /** Why the job was not seen running: how the run ended, if it did, and what it printed. */
+    private static String notRunning(
+            CompletableFuture<RunSummary> run, ByteArrayOutputStream printed) {
+        String outcome;
+        if (!run.isDone()) {
+            outcome = "the run is still starting after 150 s";
+        } else {
+            try {
+                outcome = "the run ended: " + run.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                StringBuilder causes = new StringBuilder("the run failed:");
+                for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+                    causes.append("\n  ")
+                            .append(t)
+                            .append(" at ")
+                            .append(t.getStackTrace().length > 0 ? t.getStackTrace()[0] : "?");
+                }
+                outcome = causes.toString();
+            }
+        }
+        return "the web UI never listed the job as RUNNING; "
+                + outcome
+                + "\nprinted:\n"
+                + printed.toString(StandardCharsets.UTF_8);
     }
 
     private static List<String> runnerTempDirs() throws java.io.IOException {
