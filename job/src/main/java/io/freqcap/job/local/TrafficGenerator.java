@@ -201,7 +201,7 @@ public final class TrafficGenerator implements Runnable {
     }
 
     /** A record keyed by the user; a null value is a tombstone. */
-    private static void send(
+    public static void send(
             KafkaProducer<byte[], byte[]> producer, String topic, long user, String value) {
         producer.send(
                 new ProducerRecord<>(

@@ -2,13 +2,12 @@ package io.freqcap.job.bench;
 
 import io.freqcap.job.local.LocalKafka;
 import io.freqcap.job.local.SampleData;
-import java.nio.charset.StandardCharsets;
+import io.freqcap.job.local.TrafficGenerator;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Issue 61's workload, {@code -Dbench.workload=all}: every feature of contract v6 on at once.
@@ -104,7 +103,11 @@ final class AllFeatures {
         long now = System.currentTimeMillis();
         long from = now - spanMillis - 3_600_000L;
         for (int user = 0; user < users; user += 10) {
-            send(producer, prefix + "preferences", user, preference(rnd, user, from, spanMillis));
+            TrafficGenerator.send(
+                    producer,
+                    prefix + "preferences",
+                    user,
+                    preference(rnd, user, from, spanMillis));
         }
         double step = (double) spanMillis / messages;
         for (int i = 0; i < messages; i++) {
@@ -116,7 +119,7 @@ final class AllFeatures {
             int kind = rnd.nextInt(20);
             int priority = kind < 14 ? 10 : kind < 18 ? 40 : 80;
             String id = "m-" + i;
-            send(
+            TrafficGenerator.send(
                     producer,
                     prefix + "in",
                     user,
@@ -141,7 +144,7 @@ final class AllFeatures {
                             + "\"}}");
             int r = rnd.nextInt(100);
             if (r < 25) {
-                send(
+                TrafficGenerator.send(
                         producer,
                         prefix + "receipts",
                         user,
@@ -172,14 +175,5 @@ final class AllFeatures {
             case 3 -> head + ",\"limits\":[{\"window\":\"7d\",\"max\":2}]}";
             default -> head + ",\"channels\":{\"email\":[{\"calendar\":\"week\",\"max\":1}]}}";
         };
-    }
-
-    private static void send(
-            KafkaProducer<byte[], byte[]> producer, String topic, long user, String value) {
-        producer.send(
-                new ProducerRecord<>(
-                        topic,
-                        Long.toString(user).getBytes(StandardCharsets.UTF_8),
-                        value.getBytes(StandardCharsets.UTF_8)));
     }
 }
