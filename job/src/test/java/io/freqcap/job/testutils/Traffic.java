@@ -4,7 +4,6 @@ import static io.freqcap.schema.Instants.DAY;
 
 import io.freqcap.operators.backtest.Backtest;
 import io.freqcap.operators.backtest.FinalOutcomes;
-import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.config.LimitConfig;
 import io.freqcap.schema.decision.Verdict;
@@ -350,12 +349,8 @@ public final class Traffic {
     public static Map<Integer, Decided> finalOutcomes(List<Input> inputs, String json)
             throws Exception {
         Map<Integer, Decided> out = new HashMap<>();
-        try (Backtest backtest =
-                Backtest.start(
-                        LimitConfig.parse(json),
-                        List.of(),
-                        Bounds.DEFAULTS.segmentLoader(),
-                        s -> {})) {
+        try (Backtest backtest = Backtest.start(LimitConfig.parse(json), List.of(), s -> {})) {
+
             FinalOutcomes<Integer> outcomes =
                     new FinalOutcomes<>(true, (d, seq) -> out.put(seq, d));
             for (Input in : inPartitionOrder(inputs)) {

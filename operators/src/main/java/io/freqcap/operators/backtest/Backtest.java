@@ -8,10 +8,8 @@ import io.freqcap.operators.capping.decision.Stores;
 import io.freqcap.operators.capping.receipt.Receipts;
 import io.freqcap.operators.capping.rule.Judging;
 import io.freqcap.operators.control.ControlHandler;
-import io.freqcap.operators.segments.SegmentLoader;
 import io.freqcap.schema.common.MalformedRecordException;
 import io.freqcap.schema.config.LimitConfig;
-import io.freqcap.schema.lifetime.LifetimeCount;
 import io.freqcap.schema.message.InboundMessage;
 import io.freqcap.schema.preference.UserPreferences;
 import io.freqcap.schema.receipt.DeliveryReceipt;
@@ -94,33 +92,15 @@ public final class Backtest implements AutoCloseable {
     }
 
     /**
+     * A backtest under the job's default bounds and no preferences.
+     *
      * @param segments full loads, as for the job's {@code --segments}
      * @param log where a segment that could not be applied is told
      */
     public static Backtest start(
-            LimitConfig config,
-            List<SegmentUpdate> segments,
-            SegmentLoader loader,
-            Consumer<String> log)
+            LimitConfig config, List<SegmentUpdate> segments, Consumer<String> log)
             throws IOException, MalformedRecordException {
-        return start(config, segments, loader, log, Map.of());
-    }
-
-    /**
-     * @param preferences users' preferences, in force for the whole replay (contract.md §8, {@code
-     *     freqcap-simulate --preferences})
-     */
-    public static Backtest start(
-            LimitConfig config,
-            List<SegmentUpdate> segments,
-            SegmentLoader loader,
-            Consumer<String> log,
-            Map<Long, UserPreferences> preferences)
-            throws IOException, MalformedRecordException {
-        return new Backtest(
-                ControlHandler.start(config, List.of(), Map.of(), segments, loader, log),
-                Map.copyOf(preferences),
-                LifetimeCount.DEFAULT_RETENTION_MILLIS);
+        return start(config, segments, Bounds.DEFAULTS, log, Map.of());
     }
 
     /**

@@ -86,34 +86,24 @@ public record CappingSettings(
     }
 
     public CappingSettings withSegments(String json) {
-        Copy c = new Copy(this);
-        c.initialSegmentsJson = json;
-        return c.settings();
+        return with(c -> c.initialSegmentsJson = json);
     }
 
     public CappingSettings withMirror(boolean on) {
-        Copy c = new Copy(this);
-        c.mirror = on;
-        return c.settings();
+        return with(c -> c.mirror = on);
     }
 
     public CappingSettings withHistoryCache(int slots) {
-        Copy c = new Copy(this);
-        c.historyCacheSlots = slots;
-        return c.settings();
+        return with(c -> c.historyCacheSlots = slots);
     }
 
     public CappingSettings withBounds(Bounds b) {
-        Copy c = new Copy(this);
-        c.bounds = b;
-        return c.settings();
+        return with(c -> c.bounds = b);
     }
 
     /** Long histories kept in memory, in bytes per task; the least recently used go first. */
     public CappingSettings withLiveHistoryBytes(long bytes) {
-        Copy c = new Copy(this);
-        c.liveHistoryBytes = bytes;
-        return c.settings();
+        return with(c -> c.liveHistoryBytes = bytes);
     }
 
     /** What the control side starts from besides its state. */
@@ -124,15 +114,18 @@ public record CappingSettings(
 
     /** Commands at or after these config-topic offsets are applied (see {@code commandsFrom}). */
     public CappingSettings withCommandsFrom(Map<Integer, Long> offsets) {
-        Copy c = new Copy(this);
-        c.commandsFrom = offsets;
-        return c.settings();
+        return with(c -> c.commandsFrom = offsets);
     }
 
     /** HeldNotices on the held topic this start reads ({@code --held-topic}); null for none. */
     public CappingSettings withHeldTopic(HeldNotices.LiveKeys topic) {
+        return with(c -> c.heldTopic = topic);
+    }
+
+    /** A copy with one setting changed. */
+    private CappingSettings with(java.util.function.Consumer<Copy> change) {
         Copy c = new Copy(this);
-        c.heldTopic = topic;
+        change.accept(c);
         return c.settings();
     }
 

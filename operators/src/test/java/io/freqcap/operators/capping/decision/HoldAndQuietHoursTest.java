@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.freqcap.operators.backtest.Backtest;
-import io.freqcap.operators.capping.Bounds;
 import io.freqcap.schema.Configs;
 import io.freqcap.schema.Records;
 import io.freqcap.schema.SharedFiles;
@@ -52,8 +51,7 @@ class HoldAndQuietHoursTest {
     }
 
     static Backtest start(String config) throws Exception {
-        return Backtest.start(
-                LimitConfig.parse(config), List.of(), Bounds.DEFAULTS.segmentLoader(), s -> {});
+        return Backtest.start(LimitConfig.parse(config), List.of(), s -> {});
     }
 
     @Test
@@ -119,8 +117,7 @@ class HoldAndQuietHoursTest {
                         new String(
                                 SharedFiles.read("contract/examples/limit-config-priority.json"),
                                 StandardCharsets.UTF_8));
-        try (Backtest b =
-                Backtest.start(config, List.of(), Bounds.DEFAULTS.segmentLoader(), s -> {})) {
+        try (Backtest b = Backtest.start(config, List.of(), s -> {})) {
             long nov22at10 = Instant.parse("2025-11-22T09:00:00Z").toEpochMilli();
             b.decide(Records.inbound(message("m-000390", nov22at10)));
             Decided promo =

@@ -8,7 +8,6 @@ import static io.freqcap.operators.capping.rule.PropertyFixtures.stamped;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.freqcap.operators.backtest.Backtest;
-import io.freqcap.operators.capping.Bounds;
 import io.freqcap.operators.capping.decision.Decided;
 import io.freqcap.schema.common.Json;
 import io.freqcap.schema.config.LimitConfig;
@@ -55,12 +54,8 @@ class PreemptionPropertyTest {
                     List<String> ids = new ArrayList<>();
                     long clock = run.start();
                     int messages = 5 + rnd.nextInt(40);
-                    try (Backtest job =
-                            Backtest.start(
-                                    run.config(),
-                                    List.of(),
-                                    Bounds.DEFAULTS.segmentLoader(),
-                                    s -> {})) {
+                    try (Backtest job = Backtest.start(run.config(), List.of(), s -> {})) {
+
                         for (int i = 0; i < messages; i++) {
                             clock += rnd.nextInt(8) * GRID;
                             long t = stamped(rnd, clock);
