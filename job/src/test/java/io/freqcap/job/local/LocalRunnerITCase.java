@@ -82,16 +82,18 @@ public class LocalRunnerITCase {
                                                                 "http://localhost:"
                                                                         + port
                                                                         + "/jobs/overview"))
+                                                .timeout(java.time.Duration.ofSeconds(10))
                                                 .build(),
                                         HttpResponse.BodyHandlers.ofString())
                                 .body();
             } catch (java.io.IOException notUpYet) {
-                // the UI starts with the job
+                // the UI starts with the job (a request unanswered for 10 s is tried again)
             }
         }
+        String lastSeen = jobs;
         assertTrue(
                 jobs.contains("freqcap (local)") && jobs.contains("RUNNING"),
-                () -> notRunning(run, printed));
+                () -> notRunning(run, lastSeen, printed));
         // The broker runs in a JVM of its own, a child of this one (seen through /proc: Linux).
         boolean proc = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self"));
         List<ProcessHandle> brokers = brokerProcesses();
@@ -106,6 +108,7 @@ public class LocalRunnerITCase {
                                                             "http://127.0.0.1:"
                                                                     + metricsPort
                                                                     + "/metrics"))
+                                            .timeout(java.time.Duration.ofSeconds(10))
                                             .build(),
                                     HttpResponse.BodyHandlers.ofString())
                             .body();
@@ -199,27 +202,35 @@ public class LocalRunnerITCase {
         assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
     }
 
-    /** Why the job was not seen running: how the run ended, if it did, and what it printed. */
+    /**
+     * Why the job was not seen running: the web UI's last answer, how the run ended if it did, and
+     * what it printed.
+     */
     private static String notRunning(
-            CompletableFuture<RunSummary> run, ByteArrayOutputStream printed) {
+            CompletableFuture<RunSummary> run, String lastSeen, ByteArrayOutputStream printed) {
         String outcome;
         if (!run.isDone()) {
-            outcome = "the run is still starting after 150 s";
+            outcome = "the run had not ended (waited up to 150 s)";
         } else {
             try {
                 outcome = "the run ended: " + run.join();
-            } catch (java.util.concurrent.CompletionException e) {
+            } catch (RuntimeException e) {
                 StringBuilder causes = new StringBuilder("the run failed:");
-                for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
-                    causes.append("\n  ")
-                            .append(t)
-                            .append(" at ")
-                            .append(t.getStackTrace().length > 0 ? t.getStackTrace()[0] : "?");
+                Throwable t =
+                        e instanceof java.util.concurrent.CompletionException ? e.getCause() : e;
+                for (int depth = 0; t != null && depth < 20; t = t.getCause(), depth++) {
+                    causes.append("\n  ").append(t);
+                    StackTraceElement[] frames = t.getStackTrace();
+                    for (int i = 0; i < Math.min(3, frames.length); i++) {
+                        causes.append("\n    at ").append(frames[i]);
+                    }
                 }
                 outcome = causes.toString();
             }
         }
-        return "the web UI never listed the job as RUNNING; "
+        return "the web UI never listed the job as RUNNING; last /jobs/overview: \""
+                + lastSeen
+                + "\"; "
                 + outcome
                 + "\nprinted:\n"
                 + printed.toString(StandardCharsets.UTF_8);
