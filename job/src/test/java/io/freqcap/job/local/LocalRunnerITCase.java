@@ -75,17 +75,7 @@ public class LocalRunnerITCase {
         while (!jobs.contains("RUNNING") && !run.isDone() && System.nanoTime() < startBy) {
             Thread.sleep(500);
             try {
-                jobs =
-                        http.send(
-                                        HttpRequest.newBuilder(
-                                                        URI.create(
-                                                                "http://localhost:"
-                                                                        + port
-                                                                        + "/jobs/overview"))
-                                                .timeout(java.time.Duration.ofSeconds(10))
-                                                .build(),
-                                        HttpResponse.BodyHandlers.ofString())
-                                .body();
+                jobs = get(http, "http://localhost:" + port + "/jobs/overview");
             } catch (java.io.IOException notUpYet) {
                 // the UI starts with the job (a request unanswered for 10 s is tried again)
             }
@@ -101,17 +91,7 @@ public class LocalRunnerITCase {
         // The job's metrics, for Prometheus (its operators' once its tasks run).
         String metrics = "";
         for (int i = 0; i < 60 && !metrics.contains("flink_taskmanager_job_task_operator_"); i++) {
-            metrics =
-                    http.send(
-                                    HttpRequest.newBuilder(
-                                                    URI.create(
-                                                            "http://127.0.0.1:"
-                                                                    + metricsPort
-                                                                    + "/metrics"))
-                                            .timeout(java.time.Duration.ofSeconds(10))
-                                            .build(),
-                                    HttpResponse.BodyHandlers.ofString())
-                            .body();
+            metrics = get(http, "http://127.0.0.1:" + metricsPort + "/metrics");
             Thread.sleep(500);
         }
         assertTrue(metrics.contains("flink_taskmanager_job_task_operator_"), metrics);
@@ -200,6 +180,16 @@ public class LocalRunnerITCase {
         // The embedded Redis holds the mirror: a user key (and channel keys) per counted user.
         assertTrue(summary.redisKeys() > 100, "Redis mirror keys: " + summary);
         assertTrue(text.contains("Redis mirror: redis://127.0.0.1:"), text);
+    }
+
+    /** A page's body; a request unanswered for 10 s fails (HttpTimeoutException). */
+    private static String get(HttpClient http, String url)
+            throws java.io.IOException, InterruptedException {
+        HttpRequest request =
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(java.time.Duration.ofSeconds(10))
+                        .build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString()).body();
     }
 
     /**
